@@ -1,0 +1,101 @@
+"""Command-line interface: ``fmu-surrogate <command> ...``.
+
+Each sub-command is a thin wrapper; the work is done by the library function named in its help.
+Heavy imports (torch, fmpy, xarray) happen inside the command functions so that ``--help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+class CLIError(Exception):
+    """A user error that the CLI reports as one line (exit status 2)."""
+
+
+# --------------------------------------------------------------------------- commands
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from fmu_surrogate.demo import run_demo
+
+    run_demo(args.out, quick=args.quick)
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from fmu_surrogate.fmu.model import open_fmu
+
+    print(open_fmu(args.fmu).describe())
+    return 0
+
+
+def _cmd_harvest(args: argparse.Namespace) -> int:
+    from fmu_surrogate.fmu.harvest_cli import harvest_command
+
+    return harvest_command(args)
+
+
+def _cmd_benchmarks_build(args: argparse.Namespace) -> int:
+    from fmu_surrogate.benchmarks.build import build_benchmarks
+
+    paths = build_benchmarks(args.dir, names=args.names or None, force=args.force)
+    for name, path in paths.items():
+        print(f"{name:16s} {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``fmu-surrogate``."""
+    p = argparse.ArgumentParser(
+        prog="fmu-surrogate",
+        description="Structure-preserving port-Hamiltonian surrogates of FMUs.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    d = sub.add_parser("demo", help="build the benchmark FMUs, harvest them, write plots and data")
+    d.add_argument("out", nargs="?", default="demo-out", help="output folder (default: demo-out)")
+    d.add_argument("--quick", action="store_true", help="smaller runs (used by the tests)")
+    d.set_defaults(func=_cmd_demo)
+
+    i = sub.add_parser("info", help="list an FMU's variables by causality, states, defaults")
+    i.add_argument("fmu", help="path of the .fmu file")
+    i.set_defaults(func=_cmd_info)
+
+    h = sub.add_parser("harvest", help="simulate an FMU under designed inputs/parameters")
+    from fmu_surrogate.fmu.harvest_cli import add_harvest_arguments
+
+    add_harvest_arguments(h)
+    h.set_defaults(func=_cmd_harvest)
+
+    b = sub.add_parser("benchmarks", help="the bundled benchmark systems")
+    bsub = b.add_subparsers(dest="benchmarks_command", required=True, metavar="ACTION")
+    bb = bsub.add_parser("build", help="compile the benchmark FMUs into DIR (cached)")
+    bb.add_argument("dir", help="output folder for the .fmu files")
+    bb.add_argument("--names", nargs="*", help="only these benchmarks (default: all)")
+    bb.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    bb.set_defaults(func=_cmd_benchmarks_build)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fmu-surrogate`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted; finished runs are on disk, run the same command again to resume.",
+              file=sys.stderr)
+        return 130
+    except Exception as exc:  # user errors are reported in one line, without a traceback
+        from fmu_surrogate.fmu.errors import FMUError
+
+        if isinstance(exc, (CLIError, FMUError, ValueError, FileNotFoundError)):
+            print(f"fmu-surrogate: error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

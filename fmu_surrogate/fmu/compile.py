@@ -1,0 +1,161 @@
+"""Compile C sources and a modelDescription.xml into an FMU archive.
+
+Uses the system C compiler (``$CC``, else ``cc``) and the FMI headers that fmpy ships in
+``fmpy/c-code``.  Builds are cached: the archive records a hash of everything that went into it
+(sources, model description, flags, compiler version) and is rebuilt only when that changes.
+This module is shared by the benchmark FMUs, the test fixtures and the FMU exporter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+_BUILD_INFO = "documentation/fmu-surrogate-build.json"
+
+
+class FMUBuildError(RuntimeError):
+    """Compiling an FMU failed; the message carries the compiler output."""
+
+
+def fmi_include_dir() -> Path:
+    """Directory of the FMI 2.0/3.0 headers shipped with fmpy."""
+    import fmpy
+
+    return Path(fmpy.__file__).parent / "c-code"
+
+
+def _compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise FMUBuildError(
+            "no C compiler found: install gcc (Debian: apt install gcc) or set $CC to your compiler."
+        )
+    return cc
+
+
+def _compiler_version(cc: str) -> str:
+    try:
+        return subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        return cc
+
+
+def _binary_dir(fmi_version: str) -> str:
+    import fmpy
+
+    return fmpy.platform if fmi_version.startswith("2") else fmpy.platform_tuple
+
+
+def _shared_suffix() -> str:
+    import fmpy
+
+    return {"windows": ".dll", "darwin": ".dylib"}.get(fmpy.system, ".so")
+
+
+def build_hash(
+    sources: Sequence[Path], model_description: str, cflags: Sequence[str], cc: str
+) -> str:
+    """Hash of all build inputs (source contents, model description, flags, compiler)."""
+    h = hashlib.sha256()
+    for s in sources:
+        h.update(Path(s).name.encode())
+        h.update(Path(s).read_bytes())
+    h.update(model_description.encode())
+    h.update(" ".join(cflags).encode())
+    h.update(_compiler_version(cc).encode())
+    return h.hexdigest()
+
+
+def cached_hash(fmu: Path) -> str | None:
+    """The build hash recorded in an FMU built by :func:`build_fmu`, or ``None``."""
+    try:
+        with zipfile.ZipFile(fmu) as z:
+            return json.loads(z.read(_BUILD_INFO))["hash"]
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError):
+        return None
+
+
+def build_fmu(
+    sources: Sequence[str | Path],
+    model_description: str,
+    output: str | Path,
+    model_identifier: str,
+    *,
+    headers: Sequence[str | Path] = (),
+    cflags: Sequence[str] = (),
+    fmi_version: str = "2.0",
+    force: bool = False,
+) -> Path:
+    """Compile ``sources`` into the FMU ``output`` (cached on the build inputs).
+
+    Parameters
+    ----------
+    sources : sequence of path
+        C files compiled into the shared library (and shipped under ``sources/``).
+    model_description : str
+        Text of ``modelDescription.xml``.
+    output : path
+        Where to write the ``.fmu`` archive; parent directories are created.
+    model_identifier : str
+        Name of the shared library, as in the model description.
+    headers : sequence of path
+        Extra header files, shipped under ``sources/`` and on the include path.
+    cflags : sequence of str
+        Extra compiler flags (e.g. ``-DMODEL_FAULT=1``).
+    fmi_version : {"2.0", "3.0"}
+    force : bool
+        Rebuild even if the cached archive is up to date.
+
+    Returns
+    -------
+    Path
+        The path of the FMU.
+    """
+    output = Path(output)
+    srcs = [Path(s) for s in sources]
+    hdrs = [Path(h) for h in headers]
+    for p in srcs + hdrs:
+        if not p.is_file():
+            raise FMUBuildError(f"source file {p} does not exist; check the path.")
+    cc = _compiler()
+    digest = build_hash(srcs + hdrs, model_description, list(cflags), cc)
+    if not force and output.is_file() and cached_hash(output) == digest:
+        return output
+
+    with tempfile.TemporaryDirectory(prefix="fmu-build-") as tmp:
+        root = Path(tmp) / "fmu"
+        (root / "sources").mkdir(parents=True)
+        bindir = root / "binaries" / _binary_dir(fmi_version)
+        bindir.mkdir(parents=True)
+        (root / "documentation").mkdir()
+        (root / "modelDescription.xml").write_text(model_description, encoding="utf-8")
+        for p in srcs + hdrs:
+            shutil.copy(p, root / "sources" / p.name)
+        lib = bindir / (model_identifier + _shared_suffix())
+        include_dirs = {fmi_include_dir(), *(p.parent for p in srcs + hdrs)}
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=default"]
+        cmd += [f"-I{d}" for d in sorted(include_dirs)]
+        cmd += list(cflags) + [str(s) for s in srcs] + ["-o", str(lib), "-lm"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise FMUBuildError(
+                f"compiling {model_identifier} failed (exit {proc.returncode}):\n"
+                f"{' '.join(cmd)}\n{proc.stderr.strip()}"
+            )
+        (root / _BUILD_INFO).write_text(json.dumps({"hash": digest, "command": cmd}, indent=1))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        part = output.with_suffix(output.suffix + ".part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(root.rglob("*")):
+                if f.is_file():
+                    z.write(f, f.relative_to(root).as_posix())
+        os.replace(part, output)  # atomic: a concurrent reader never sees half an archive
+    return output

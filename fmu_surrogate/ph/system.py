@@ -1,0 +1,244 @@
+"""Port-Hamiltonian DAE systems with constant structure matrices.
+
+    E ẋ = (J − R) z(x) + B u,     y = Bᵀ z(x),     J = −Jᵀ,  R = Rᵀ ⪰ 0,  Eᵀ z(x) = ∇H(x)
+
+Shapes used throughout: states ``x`` are ``(N, n)`` (one row per time point), inputs ``u`` are
+``(N, m)``, efforts ``z`` are ``(N, n)``, outputs ``y`` are ``(N, m)``.  A single point may be
+passed as a 1-D array of length ``n`` and comes back 1-D.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.ph.structure import (
+    StructureError,
+    check_psd,
+    check_skew,
+    check_spd,
+    psd_violation,
+    skew_violation,
+    symmetry_violation,
+)
+
+Array = NDArray[np.float64]
+
+
+class Effort(Protocol):
+    """An effort function ``z(x)``: maps ``(N, n)`` states to ``(N, n)`` efforts."""
+
+    def __call__(self, x: Array) -> Array: ...
+
+
+@dataclass(frozen=True)
+class PowerBalance:
+    """Energy balance of a trajectory, ``H(t_N) − H(t_0) + ∫ zᵀRz dt − ∫ yᵀu dt``.
+
+    Attributes
+    ----------
+    stored : float
+        ``H(t_N) − H(t_0)``.
+    dissipated : float
+        ``∫ zᵀ R z dt`` (trapezoidal rule on the given grid), ≥ 0.
+    supplied : float
+        ``∫ yᵀ u dt`` (trapezoidal rule).
+    residual : float
+        ``stored + dissipated − supplied``; zero for an exact pH trajectory up to quadrature error.
+    """
+
+    stored: float
+    dissipated: float
+    supplied: float
+    residual: float
+
+
+def _as_2d(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
+    a = np.asarray(x, dtype=float)
+    single = a.ndim == 1
+    a = np.atleast_2d(a)
+    if a.ndim != 2 or a.shape[1] != n:
+        raise ValueError(f"{name} must have shape (N, {n}) or ({n},), got {np.shape(x)}.")
+    return a, single
+
+
+class PHDAE:
+    """A port-Hamiltonian DAE ``E ẋ = (J − R) z(x) + B u``, ``y = Bᵀ z(x)``.
+
+    Parameters
+    ----------
+    E, J, R : array_like, shape (n, n)
+        Descriptor, structure (skew) and dissipation (symmetric PSD) matrices.
+    B : array_like, shape (n, m)
+        Port matrix.
+    effort : callable
+        ``z(x)``, vectorised: ``(N, n) -> (N, n)``.
+    hamiltonian : callable, optional
+        ``H(x)``, vectorised: ``(N, n) -> (N,)``.  ``None`` when the system has no known
+        Hamiltonian (e.g. an effort learned without the compatibility condition).
+    rtol : float
+        Relative tolerance of the structure validation.
+
+    Raises
+    ------
+    StructureError
+        If J is not skew, R not symmetric PSD, or the shapes do not fit together.
+    """
+
+    def __init__(
+        self,
+        E: ArrayLike,
+        J: ArrayLike,
+        R: ArrayLike,
+        B: ArrayLike,
+        effort: Callable[[Array], Array],
+        hamiltonian: Callable[[Array], Array] | None = None,
+        rtol: float = 1e-10,
+    ) -> None:
+        self.J = check_skew(J, "J", rtol)
+        self.R = check_psd(R, "R", rtol)
+        n = self.J.shape[0]
+        E = np.asarray(E, dtype=float)
+        B = np.asarray(B, dtype=float)
+        if B.ndim == 1:
+            B = B[:, None]
+        for name, M, shape in (("E", E, (n, n)), ("R", self.R, (n, n))):
+            if M.shape != shape:
+                raise StructureError(f"{name} must have shape {shape} to match J, got {M.shape}.")
+        if B.ndim != 2 or B.shape[0] != n:
+            raise StructureError(f"B must have shape ({n}, m) to match J ({n}×{n}), got {B.shape}.")
+        if not (np.all(np.isfinite(E)) and np.all(np.isfinite(B))):
+            raise StructureError("E and B must be finite; remove NaN/Inf entries.")
+        self.E = E
+        self.B = B
+        self._effort = effort
+        self._hamiltonian = hamiltonian
+
+    # -- sizes -----------------------------------------------------------------------------
+    @property
+    def n_states(self) -> int:
+        """Number of states n."""
+        return self.J.shape[0]
+
+    @property
+    def n_inputs(self) -> int:
+        """Number of ports m."""
+        return self.B.shape[1]
+
+    @property
+    def has_hamiltonian(self) -> bool:
+        """Whether ``H(x)`` is available."""
+        return self._hamiltonian is not None
+
+    # -- evaluation ------------------------------------------------------------------------
+    def effort(self, x: ArrayLike) -> Array:
+        """Effort ``z(x)``; ``(N, n) -> (N, n)``."""
+        a, single = _as_2d(x, self.n_states, "x")
+        z = np.asarray(self._effort(a), dtype=float).reshape(a.shape)
+        return z[0] if single else z
+
+    def hamiltonian(self, x: ArrayLike) -> Array:
+        """Hamiltonian ``H(x)``; ``(N, n) -> (N,)``."""
+        if self._hamiltonian is None:
+            raise AttributeError(
+                "this system has no Hamiltonian (its effort was not constructed as a gradient); "
+                "identify it with the Hamiltonian-consistent option to get one."
+            )
+        a, single = _as_2d(x, self.n_states, "x")
+        h = np.asarray(self._hamiltonian(a), dtype=float).reshape(a.shape[0])
+        return h[0] if single else h
+
+    def output(self, x: ArrayLike) -> Array:
+        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``."""
+        return self.effort(x) @ self.B
+
+    def flow(self, x: ArrayLike, u: ArrayLike) -> Array:
+        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``."""
+        z = self.effort(x)
+        uu = np.asarray(u, dtype=float)
+        if uu.ndim == z.ndim - 1 and self.n_inputs == 1:
+            uu = uu[..., None]
+        return z @ (self.J - self.R).T + uu @ self.B.T
+
+    def structure_violation(self) -> dict[str, float]:
+        """Sizes of the structure violations: ``{'J_skew', 'R_symmetric', 'R_psd'}`` (all 0 if exact)."""
+        return {
+            "J_skew": skew_violation(self.J),
+            "R_symmetric": symmetry_violation(self.R),
+            "R_psd": psd_violation(self.R),
+        }
+
+    def power_balance(self, t: ArrayLike, x: ArrayLike, u: ArrayLike) -> PowerBalance:
+        """Energy balance along a trajectory (needs the Hamiltonian).
+
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+        x : array_like, shape (N, n)
+        u : array_like, shape (N, m) or (N,) for one port
+        """
+        t = np.asarray(t, dtype=float)
+        x, _ = _as_2d(x, self.n_states, "x")
+        u = np.asarray(u, dtype=float).reshape(len(t), -1)
+        z = self.effort(x)
+        H = self.hamiltonian(x)
+        diss = np.einsum("ij,jk,ik->i", z, self.R, z)
+        supp = np.einsum("ij,ij->i", z @ self.B, u)
+        d = float(np.trapezoid(diss, t))
+        s = float(np.trapezoid(supp, t))
+        stored = float(H[-1] - H[0])
+        return PowerBalance(stored, d, s, stored + d - s)
+
+
+class LinearPH(PHDAE):
+    """Linear pH system ``E ẋ = (J − R) Q x + B u``, ``y = Bᵀ Q x``, ``H = ½ xᵀ Qᵀ E x``.
+
+    With ``E = I`` (the default) this is the pH-ODE of DESIGN.md §4 with ``Q ≻ 0``.
+
+    Parameters
+    ----------
+    J, R, Q : array_like, shape (n, n)
+    B : array_like, shape (n, m)
+    E : array_like, shape (n, n), optional
+        Defaults to the identity.
+    """
+
+    def __init__(
+        self,
+        J: ArrayLike,
+        R: ArrayLike,
+        Q: ArrayLike,
+        B: ArrayLike,
+        E: ArrayLike | None = None,
+        rtol: float = 1e-10,
+    ) -> None:
+        Qm = check_spd(Q, "Q", rtol)
+        n = Qm.shape[0]
+        Em = np.eye(n) if E is None else np.asarray(E, dtype=float)
+        self.Q = Qm
+        super().__init__(
+            Em,
+            J,
+            R,
+            B,
+            effort=lambda x: x @ Qm.T,
+            hamiltonian=lambda x: 0.5 * np.einsum("ij,jk,ik->i", x, Qm.T @ Em, x),
+            rtol=rtol,
+        )
+        if Qm.shape != self.J.shape:
+            raise StructureError(f"Q must have shape {self.J.shape} to match J, got {Qm.shape}.")
+
+    def state_space(self) -> tuple[Array, Array, Array]:
+        """``(A, B, C)`` with ``A = (J − R) Q``, ``C = Bᵀ Q`` (for ``E = I``)."""
+        return (self.J - self.R) @ self.Q, self.B, self.B.T @ self.Q
+
+    def transfer_function(self, s: complex | ArrayLike) -> NDArray[np.complex128]:
+        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``; scalar ``s`` gives ``(m, m)``, ``(K,)`` gives ``(K, m, m)``."""
+        A = (self.J - self.R) @ self.Q
+        C = self.B.T @ self.Q
+        ss = np.atleast_1d(np.asarray(s, dtype=complex))
+        G = np.stack([C @ np.linalg.solve(si * self.E - A, self.B) for si in ss])
+        return G[0] if np.ndim(s) == 0 else G
