@@ -76,6 +76,11 @@ def euler_data(
     x1[0] = x10
     for k in range(n_steps):
         x1[k + 1] = x1[k] + h * G * (u[k] - np.sqrt(2.0 * x1[k]))
+        if not x1[k + 1] > 0.0:
+            raise ValueError(
+                f"explicit Euler left the domain x1 > 0 at step {k + 1} (h = {h:.3g}); "
+                "use more steps (the paper uses 3000)."
+            )
     x1dot = G * (u - np.sqrt(2.0 * x1))
     x = np.column_stack([x1, u, x1dot])
     xdot = np.column_stack([x1dot, np.zeros_like(t), np.zeros_like(t)])
