@@ -1,0 +1,795 @@
+r"""Forward models, discrete costs and adjoint gradients for linear pH identification.
+
+Model (DESIGN.md §4, Günther–Jacob–Totzeck)::
+
+    ẋ = (J − R) Q x + B u,   x(0) = x0,   y = Bᵀ Q x          (A = (J − R) Q,  C = Bᵀ Q)
+
+    cost(w) = Σ_experiments ½ Σ_k w_k |y_k − y_data,k|²  +  regularisation
+
+Two discretisations (``mode``)
+------------------------------
+``"euler"`` — the paper's scheme, for reproduction.
+    Explicit Euler ``x_{k+1} = x_k + h_k (A x_k + B u_k)`` and left-endpoint quadrature:
+    weights ``w_k = h_k`` for ``k < K−1`` and ``w_{K−1} = 0``.
+
+``"exact"`` — exact discretisation for piecewise-linear (first-order hold) inputs.
+    With ``M = [[A h, B h, 0], [0, 0, I_m], [0, 0, 0]]`` (size ``n + 2m``),
+    ``expm(M) = [[Φ, Γ_a, Γ_b], [0, I, I], [0, 0, I]]`` where ``Φ = e^{Ah}``,
+    ``Γ_a = ∫₀ʰ e^{A(h−s)} B ds`` and ``Γ_b = ∫₀ʰ e^{A(h−s)} B (s/h) ds``; the solution for
+    ``u(t_k + s) = u_k + (s/h)(u_{k+1} − u_k)`` is exactly
+    ``x_{k+1} = Φ x_k + Γ0 u_k + Γ1 u_{k+1}`` with ``Γ0 = Γ_a − Γ_b``, ``Γ1 = Γ_b``.
+    The cost uses trapezoidal weights ``w_0 = h_0/2``, ``w_k = (h_{k−1} + h_k)/2``,
+    ``w_{K−1} = h_{K−2}/2`` on the sample points.  (The data are only known at the samples; the
+    trapezoidal rule is the natural O(h²) discrete L² norm of them.  Integrating the squared
+    *linearly interpolated* residual exactly would give the same order — the model output
+    between samples is not linear either — at the price of cross terms ``r_k·r_{k+1}``.)
+
+Gradients (``cost_and_gradient``)
+---------------------------------
+All gradients are plain Euclidean partial derivatives w.r.t. every entry of ``J, R, Q, B, x0``
+(entries treated as independent; no symmetrisation).  A manifold layer projects them, e.g.
+for ``R = Y Yᵀ`` the gradient in ``Y`` is ``2 sym(G_R) Y``.
+
+``gradient="exact"`` (default, both modes) — the exact gradient of the *discrete* cost
+(discrete adjoint).  With ``x_{k+1} = Φ_k x_k + b_k``, residuals ``r_k = C x_k − y_data,k``::
+
+    λ_{K−1} = w_{K−1} Cᵀ r_{K−1},     λ_k = Φ_kᵀ λ_{k+1} + w_k Cᵀ r_k
+    G_x0 = λ_0,   G_C = Σ_k w_k r_k x_kᵀ
+
+  Euler (``Φ_k = I + h_k A``, ``b_k = h_k B u_k``)::
+
+    G_A = Σ_k h_k λ_{k+1} x_kᵀ,   G_B(input) = Σ_k h_k λ_{k+1} u_kᵀ
+
+  Exact: ``G_Φ = Σ_k λ_{k+1} x_kᵀ``, ``G_Γ0 = Σ_k λ_{k+1} u_kᵀ``, ``G_Γ1 = Σ_k λ_{k+1} u_{k+1}ᵀ``
+  (sums per distinct step size), assembled into ``G_E`` (blocks ``G_Φ``, ``G_Γ_a = G_Γ0``,
+  ``G_Γ_b = G_Γ1 − G_Γ0``), pulled back through the exponential with the adjoint of the
+  Fréchet derivative, ``G_M = L_exp(Mᵀ, G_E)`` (one call per distinct step size and gradient,
+  shared across experiments), and ``G_A = h G_M[:n, :n]``, ``G_B(input) = h G_M[:n, n:n+m]``.
+
+``gradient="paper"`` (Euler mode only) — the paper's continuous adjoint
+``−ṗ = Q (J − R)ᵀ p + Q B (y − y_data)``, ``p(T) = 0`` (Q symmetric; we use ``Aᵀ``, ``Cᵀ``
+for the general case) discretised as in the paper: explicit Euler backwards in time,
+``p_{K−1} = 0``, ``p_k = p_{k+1} + h_k (Aᵀ p_{k+1} + Cᵀ r_{k+1})``, and left-endpoint
+quadrature of Theorem 5's integrals: ``G_A = Σ_k h_k p_k x_kᵀ``,
+``G_B(input) = Σ_k h_k p_k u_kᵀ``, ``G_C = Σ_k h_k r_k x_kᵀ``, ``G_x0 = p_0``.
+Compared with the discrete adjoint it uses ``r_{k+1}`` instead of ``r_k`` in the adjoint forcing
+and ``p_k`` instead of ``λ_{k+1}`` in the integrals, so it differs by O(h): it is the gradient
+of the continuous cost, not of the discrete one (a line search on the discrete cost sees an
+inexact gradient).
+
+In both cases the chain rule through ``A = (J − R) Q`` and ``C = Bᵀ Q`` gives::
+
+    G_J = G_A Qᵀ,   G_R = −G_A Qᵀ,   G_Q = (J − R)ᵀ G_A + B G_C,   G_B = G_B(input) + Q G_Cᵀ
+
+which is Theorem 5 of the paper (∇_J = ∫ p (Qx)ᵀ, ∇_R = −∫ p (Qx)ᵀ, ∇_Q = ∫ (J−R)ᵀ p xᵀ +
+B r xᵀ, ∇_B = ∫ p uᵀ + Q x rᵀ, ∇_x0 = p(0)), written with plain (unsymmetrised) outer products.
+
+Cost of one evaluation
+----------------------
+No Python loop over time steps: both recurrences use the doubling scan of
+:mod:`fmu_surrogate.identify.linear_recurrence`; the sums over k are single matrix products.
+Time grids may be non-uniform: step sizes equal to a relative ``STEP_RTOL`` are grouped
+(snapped to the group mean, a model change ≤ STEP_RTOL relative).  A uniform grid is the fast
+path.  With G distinct step sizes the exact mode needs G matrix exponentials (batched) and G
+Fréchet derivatives per gradient, and the recurrences become time-varying
+(``O(K n³ log K)`` scan for n ≤ 24, sequential loop above).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import eigh, expm, expm_frechet, logm
+
+from fmu_surrogate.identify.linear_recurrence import (
+    solve_adjoint_recurrence,
+    solve_linear_recurrence,
+)
+
+Array = NDArray[np.float64]
+Mode = Literal["exact", "euler"]
+GradientKind = Literal["exact", "paper"]
+
+#: Names of the identifiable parameters, in canonical order.
+PARAMS: tuple[str, ...] = ("J", "R", "Q", "B", "x0")
+MODES: tuple[str, ...] = ("exact", "euler")
+#: Step sizes that agree to this relative tolerance are treated as one step size.
+STEP_RTOL = 1e-9
+#: Block-matrix size up to which the Fréchet adjoint uses the 2×2 block exponential
+#: (batched; faster than scipy.linalg.expm_frechet for small matrices, measured).
+_BLOCK_FRECHET_MAX = 48
+
+
+# ---------------------------------------------------------------------------------------------
+# Data containers
+# ---------------------------------------------------------------------------------------------
+def _check_time(t: ArrayLike, name: str = "t") -> Array:
+    tt = np.array(t, dtype=float)
+    if tt.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of sample times, got shape {tt.shape}.")
+    if tt.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 sample times, got {tt.shape[0]}.")
+    if not np.all(np.isfinite(tt)):
+        raise ValueError(f"{name} contains NaN or Inf; remove or interpolate those samples.")
+    d = np.diff(tt)
+    if np.any(d <= 0):
+        k = int(np.argmax(d <= 0))
+        raise ValueError(
+            f"{name} must be strictly increasing, but {name}[{k + 1}] = {tt[k + 1]!r} <= "
+            f"{name}[{k}] = {tt[k]!r}; sort the samples and drop duplicate time points."
+        )
+    return tt
+
+
+def _check_signal(a: ArrayLike, K: int, name: str, m: int | None = None) -> Array:
+    arr = np.array(a, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != K:
+        raise ValueError(
+            f"{name} must have shape (K, m) = ({K}, m) with one row per sample time, "
+            f"got shape {np.shape(a)}."
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
+    if m is not None and arr.shape[1] != m:
+        raise ValueError(
+            f"{name} has {arr.shape[1]} channels but the model has m = {m} ports (B is n×{m}); "
+            f"pass a ({K}, {m}) array."
+        )
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"{name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
+            f"remove or interpolate those samples."
+        )
+    return arr
+
+
+@dataclass(frozen=True)
+class StepGroups:
+    """Distinct step sizes of a time grid.
+
+    Attributes
+    ----------
+    h : ndarray, shape (G,)
+        Representative step sizes (mean of each group).
+    index : ndarray of int, shape (K−1,)
+        Group of each step.
+    """
+
+    h: Array
+    index: NDArray[np.intp]
+
+    @property
+    def uniform(self) -> bool:
+        """Whether the grid has a single step size."""
+        return self.h.shape[0] == 1
+
+    @property
+    def steps(self) -> Array:
+        """Snapped step sizes ``h[index]``, shape (K−1,)."""
+        return self.h[self.index]
+
+
+def _group_values(h: Array, rtol: float) -> tuple[Array, NDArray[np.intp]]:
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    brk = np.flatnonzero(np.diff(hs) > rtol * hs[1:]) + 1
+    labels_sorted = np.zeros(h.shape[0], dtype=np.intp)
+    labels_sorted[brk] = 1
+    labels_sorted = np.cumsum(labels_sorted)
+    G = int(labels_sorted[-1]) + 1 if h.shape[0] else 0
+    means = np.bincount(labels_sorted, weights=hs, minlength=G) / np.bincount(
+        labels_sorted, minlength=G
+    )
+    index = np.empty_like(labels_sorted)
+    index[order] = labels_sorted
+    return means, index
+
+
+def step_groups(t: ArrayLike, rtol: float = STEP_RTOL) -> StepGroups:
+    """Group the steps of a time grid by size (equal to ``rtol`` relative).
+
+    Parameters
+    ----------
+    t : array_like, shape (K,)
+        Strictly increasing sample times.
+    rtol : float
+        Relative tolerance under which two step sizes count as equal.
+    """
+    h = np.diff(np.asarray(t, dtype=float))
+    means, index = _group_values(h, rtol)
+    return StepGroups(means, index)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment: inputs and measured outputs on its own time grid.
+
+    Parameters
+    ----------
+    t : ndarray, shape (K,)
+        Strictly increasing sample times (K ≥ 2).  Uniform grids are the fast path; a grid with
+        G distinct step sizes costs G matrix exponentials per evaluation (exact mode).
+    u : ndarray, shape (K, m)
+        Inputs at the sample times (interpreted as piecewise linear in exact mode, as
+        left-endpoint piecewise constant in Euler mode).  ``(K,)`` is accepted for m = 1.
+    y : ndarray, shape (K, m)
+        Measured outputs ``y = Bᵀ Q x`` (no feedthrough), same shape as ``u``.
+
+    Raises
+    ------
+    ValueError
+        Inconsistent shapes, NaN/Inf, or ``t`` not strictly increasing.
+    """
+
+    t: Array
+    u: Array
+    y: Array
+    groups: StepGroups = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        t = _check_time(self.t)
+        K = t.shape[0]
+        u = _check_signal(self.u, K, "u")
+        y = _check_signal(self.y, K, "y")
+        if y.shape != u.shape:
+            raise ValueError(
+                f"y must have the same shape as u (K, m) = {u.shape} — a pH port pairs each "
+                f"input with one output — got {y.shape}."
+            )
+        for a in (t, u, y):
+            a.setflags(write=False)
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "u", u)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "groups", step_groups(t))
+
+    @classmethod
+    def from_arrays(cls, t: ArrayLike, u: ArrayLike, y: ArrayLike) -> "Experiment":
+        """Validate and copy arrays into an :class:`Experiment` (see the class docstring)."""
+        return cls(t, u, y)  # type: ignore[arg-type]
+
+    @property
+    def n_samples(self) -> int:
+        """Number of sample times K."""
+        return self.t.shape[0]
+
+    @property
+    def n_ports(self) -> int:
+        """Number of ports m."""
+        return self.u.shape[1]
+
+
+@dataclass(frozen=True)
+class Regularization:
+    """Regularisation added to the data misfit.
+
+    ``(lam/2) Σ_{p fitted} ‖p − reference[p]‖²_F + (log_q/2) ‖log Q‖²_F`` (the latter only
+    when Q is fitted).  Missing reference entries (or ``reference=None``) mean a zero
+    reference.  The paper uses ``log_q = 0.001``.
+
+    Parameters
+    ----------
+    lam : float
+        Weight λ ≥ 0 of the reference term.
+    reference : dict of str to ndarray, optional
+        Reference values ``w_ref`` keyed by parameter name.
+    log_q : float
+        Weight ≥ 0 of ``½‖log Q‖²_F``.
+    """
+
+    lam: float = 0.0
+    reference: Mapping[str, ArrayLike] | None = None
+    log_q: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("lam", "log_q"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"Regularization.{name} must be a finite number ≥ 0, got {v!r}.")
+        if self.reference is not None:
+            unknown = set(self.reference) - set(PARAMS)
+            if unknown:
+                raise ValueError(
+                    f"Regularization.reference has unknown keys {sorted(unknown)}; "
+                    f"allowed: {PARAMS}."
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation of parameters
+# ---------------------------------------------------------------------------------------------
+def check_params(params: Mapping[str, ArrayLike]) -> dict[str, Array]:
+    """Validate the model parameters and return float copies.
+
+    Parameters
+    ----------
+    params : dict
+        ``J, R, Q`` of shape (n, n), ``B`` of shape (n, m), optional ``x0`` of shape (n,)
+        (defaults to zero).  No structure is required here (the gradients are w.r.t. all
+        entries); only shapes and finiteness are checked.
+
+    Returns
+    -------
+    dict of str to ndarray
+        All five parameters.
+    """
+    missing = [k for k in ("J", "R", "Q", "B") if k not in params]
+    if missing:
+        raise ValueError(f"params is missing {missing}; pass a dict with keys {PARAMS}.")
+    unknown = set(params) - set(PARAMS)
+    if unknown:
+        raise ValueError(f"params has unknown keys {sorted(unknown)}; allowed: {PARAMS}.")
+    out: dict[str, Array] = {}
+    J = np.array(params["J"], dtype=float)
+    if J.ndim != 2 or J.shape[0] != J.shape[1]:
+        raise ValueError(f"J must be a square (n, n) matrix, got shape {J.shape}.")
+    n = J.shape[0]
+    if n < 1:
+        raise ValueError("the model order n must be at least 1 (J is 0×0).")
+    out["J"] = J
+    for k in ("R", "Q"):
+        a = np.array(params[k], dtype=float)
+        if a.shape != (n, n):
+            raise ValueError(f"{k} must have shape ({n}, {n}) to match J, got {a.shape}.")
+        out[k] = a
+    B = np.array(params["B"], dtype=float)
+    if B.ndim == 1:
+        B = B[:, None]
+    if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1:
+        raise ValueError(f"B must have shape ({n}, m) with m ≥ 1, got {np.shape(params['B'])}.")
+    out["B"] = B
+    x0 = np.zeros(n) if params.get("x0") is None else np.array(params["x0"], dtype=float)
+    if x0.shape != (n,):
+        x0 = x0.reshape(-1) if x0.size == n else x0
+        if x0.shape != (n,):
+            raise ValueError(f"x0 must have shape ({n},), got {np.shape(params['x0'])}.")
+    out["x0"] = x0
+    for k, a in out.items():
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"parameter {k} contains NaN or Inf; pass finite values.")
+    return out
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+
+
+def _check_wrt(wrt: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(wrt, str):
+        wrt = (wrt,)
+    w = tuple(wrt)
+    bad = [k for k in w if k not in PARAMS]
+    if bad:
+        raise ValueError(f"wrt has unknown parameter names {bad}; choose from {PARAMS}.")
+    return w
+
+
+def _as_experiments(experiments: Experiment | Sequence[Experiment], m: int) -> list[Experiment]:
+    exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
+    if not exps:
+        raise ValueError("experiments is empty; pass at least one Experiment.")
+    for i, e in enumerate(exps):
+        if not isinstance(e, Experiment):
+            raise TypeError(
+                f"experiments[{i}] is a {type(e).__name__}; build it with Experiment.from_arrays."
+            )
+        if e.n_ports != m:
+            raise ValueError(
+                f"experiments[{i}] has {e.n_ports} ports but B is n×{m}; "
+                f"the model and the data must have the same number of ports."
+            )
+    return exps
+
+
+# ---------------------------------------------------------------------------------------------
+# Discretisation
+# ---------------------------------------------------------------------------------------------
+def quadrature_weights(h: Array, mode: str) -> Array:
+    """Cost weights ``w_k`` (shape (K,)) from the steps ``h`` (shape (K−1,)).
+
+    ``"euler"``: left endpoint (``w_k = h_k``, ``w_{K−1} = 0``); ``"exact"``: trapezoidal.
+    """
+    K = h.shape[0] + 1
+    w = np.zeros(K)
+    if mode == "euler":
+        w[:-1] = h
+    else:
+        w[:-1] += 0.5 * h
+        w[1:] += 0.5 * h
+    return w
+
+
+def foh_block_matrix(A: Array, B: Array, h: float | Array) -> Array:
+    """``M = [[A h, B h, 0], [0, 0, I], [0, 0, 0]]``; ``h`` of shape (G,) gives (G, N, N)."""
+    n, m = B.shape
+    hh = np.atleast_1d(np.asarray(h, dtype=float))
+    N = n + 2 * m
+    M = np.zeros((hh.shape[0], N, N))
+    M[:, :n, :n] = hh[:, None, None] * A
+    M[:, :n, n : n + m] = hh[:, None, None] * B
+    M[:, n : n + m, n + m :] = np.eye(m)
+    return M if np.ndim(h) else M[0]
+
+
+def foh_matrices(A: Array, B: Array, h: ArrayLike) -> tuple[Array, Array, Array, Array]:
+    """Exact first-order-hold discretisation.
+
+    Returns ``(Phi, Gamma0, Gamma1, E)`` for step sizes ``h`` (shape (G,)): ``Phi`` (G, n, n),
+    ``Gamma0``/``Gamma1`` (G, n, m) with ``x_{k+1} = Φ x_k + Γ0 u_k + Γ1 u_{k+1}`` and the
+    full exponentials ``E = expm(M)`` (G, N, N).
+    """
+    n, m = B.shape
+    M = foh_block_matrix(A, B, np.atleast_1d(np.asarray(h, dtype=float)))
+    E = expm(M)
+    Phi = E[:, :n, :n]
+    Ga = E[:, :n, n : n + m]
+    Gb = E[:, :n, n + m :]
+    return Phi, Ga - Gb, Gb, E
+
+
+def _expm_frechet_adjoint(M: Array, GE: Array) -> Array:
+    """``L_exp(M_gᵀ, GE_g)`` for stacks (G, N, N): the adjoint of the Fréchet derivative."""
+    G, N, _ = M.shape
+    MT = np.swapaxes(M, -1, -2)
+    if N <= _BLOCK_FRECHET_MAX:
+        big = np.zeros((G, 2 * N, 2 * N))
+        big[:, :N, :N] = MT
+        big[:, N:, N:] = MT
+        big[:, :N, N:] = GE
+        return expm(big)[:, :N, N:]
+    return np.stack([expm_frechet(MT[g], GE[g], compute_expm=False) for g in range(G)])
+
+
+@dataclass
+class _Plan:
+    """Global step sizes across experiments and, per experiment, their indices."""
+
+    h: Array  # (G,)
+    index: list[NDArray[np.intp]]  # per experiment, (K_e − 1,)
+
+
+def _plan(experiments: Sequence[Experiment]) -> _Plan:
+    if len(experiments) == 1:
+        g = experiments[0].groups
+        return _Plan(g.h, [g.index])
+    reps = np.concatenate([e.groups.h for e in experiments])
+    means, lab = _group_values(reps, STEP_RTOL)
+    idx = []
+    off = 0
+    for e in experiments:
+        G = e.groups.h.shape[0]
+        idx.append(lab[off : off + G][e.groups.index])
+        off += G
+    return _Plan(means, idx)
+
+
+@dataclass
+class _Forward:
+    X: Array  # (K, n)
+    r: Array  # (K, m) residual C x − y_data
+    w: Array  # (K,)
+    h: Array  # (K−1,) snapped steps
+    Phi: Array  # (n, n) or (K−1, n, n)
+    idx: NDArray[np.intp]
+    uniform: bool
+    misfit: float
+
+
+def _forward(
+    A: Array,
+    B: Array,
+    C: Array,
+    x0: Array,
+    u: Array,
+    ydata: Array | None,
+    hs: Array,
+    idx: NDArray[np.intp],
+    mode: str,
+    disc: tuple[Array, Array, Array] | None,
+) -> _Forward:
+    n = A.shape[0]
+    uniform = hs.shape[0] == 1
+    h = hs[idx]
+    if mode == "euler":
+        I = np.eye(n)
+        if uniform:
+            Phi = I + hs[0] * A
+        else:
+            Phi = I + hs[:, None, None] * A
+            Phi = Phi[idx]
+        b = (u[:-1] @ B.T) * h[:, None]
+    else:
+        assert disc is not None
+        PhiG, G0, G1 = disc
+        if uniform:
+            Phi = PhiG[0]
+            b = u[:-1] @ G0[0].T + u[1:] @ G1[0].T
+        else:
+            Phi = PhiG[idx]
+            b = np.einsum("kij,kj->ki", G0[idx], u[:-1]) + np.einsum("kij,kj->ki", G1[idx], u[1:])
+    X = solve_linear_recurrence(Phi, b, x0)
+    Y = X @ C.T
+    w = quadrature_weights(h, mode)
+    if ydata is None:
+        return _Forward(X, Y, w, h, Phi, idx, uniform, 0.0)
+    r = Y - ydata
+    misfit = 0.5 * float(w @ np.einsum("ij,ij->i", r, r))
+    return _Forward(X, r, w, h, Phi, idx, uniform, misfit)
+
+
+def simulate(
+    params: Mapping[str, ArrayLike], t: ArrayLike, u: ArrayLike, mode: Mode = "exact"
+) -> tuple[Array, Array]:
+    """Simulate the discretised model.
+
+    Parameters
+    ----------
+    params : dict
+        ``J, R, Q`` (n, n), ``B`` (n, m), optional ``x0`` (n,).
+    t : array_like, shape (K,)
+        Strictly increasing sample times.
+    u : array_like, shape (K, m)
+        Inputs at the sample times.
+    mode : {"exact", "euler"}
+        Discretisation (see the module docstring).
+
+    Returns
+    -------
+    x : ndarray, shape (K, n)
+    y : ndarray, shape (K, m)
+        ``y = Bᵀ Q x``.
+    """
+    _check_mode(mode)
+    p = check_params(params)
+    tt = _check_time(t)
+    uu = _check_signal(u, tt.shape[0], "u", p["B"].shape[1])
+    g = step_groups(tt)
+    A = (p["J"] - p["R"]) @ p["Q"]
+    C = p["B"].T @ p["Q"]
+    disc = None
+    if mode == "exact":
+        disc = foh_matrices(A, p["B"], g.h)[:3]
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = _forward(A, p["B"], C, p["x0"], uu, None, g.h, g.index, mode, disc)
+    return f.X, f.r
+
+
+# ---------------------------------------------------------------------------------------------
+# Regularisation
+# ---------------------------------------------------------------------------------------------
+def _log_q_value_grad(Q: Array, need_grad: bool) -> tuple[float, Array | None]:
+    """``½‖log Q‖²_F`` and its gradient ``Q⁻ᵀ (log Q)ᵀ`` (= Q⁻¹ log Q for symmetric Q)."""
+    if np.array_equal(Q, Q.T):
+        lam, U = eigh(Q)
+        if lam[0] <= 0:
+            raise ValueError(
+                f"the log Q regulariser needs Q ≻ 0, but its smallest eigenvalue is {lam[0]:.3e}; "
+                f"keep Q on the SPD manifold (or set log_q = 0)."
+            )
+        ll = np.log(lam)
+        val = 0.5 * float(ll @ ll)
+        grad = (U * (ll / lam)) @ U.T if need_grad else None
+        return val, grad
+    L = logm(Q)
+    if np.iscomplexobj(L):
+        L = L.real
+    val = 0.5 * float(np.sum(L * L))
+    grad = np.linalg.solve(Q.T, L.T) if need_grad else None
+    return val, grad
+
+
+def _regularization(
+    p: Mapping[str, Array], reg: Regularization, wrt: Sequence[str], need_grad: bool
+) -> tuple[float, dict[str, Array]]:
+    val = 0.0
+    grads: dict[str, Array] = {}
+    for k in wrt:
+        if reg.lam > 0:
+            ref = None if reg.reference is None else reg.reference.get(k)
+            d = p[k] - (0.0 if ref is None else np.asarray(ref, dtype=float).reshape(p[k].shape))
+            val += 0.5 * reg.lam * float(np.sum(d * d))
+            if need_grad:
+                grads[k] = reg.lam * d
+        if k == "Q" and reg.log_q > 0:
+            v, g = _log_q_value_grad(p["Q"], need_grad)
+            val += reg.log_q * v
+            if need_grad:
+                assert g is not None
+                grads[k] = grads.get(k, 0.0) + reg.log_q * g
+    return val, grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost and gradient
+# ---------------------------------------------------------------------------------------------
+def cost(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: Mode = "exact",
+    reg: Regularization = Regularization(),
+    wrt: Sequence[str] = PARAMS,
+) -> float:
+    """Discrete cost ``Σ_e ½ Σ_k w_k |y_k − y_data,k|²`` + regularisation of the ``wrt`` params.
+
+    Parameters
+    ----------
+    params : dict
+        ``J, R, Q`` (n, n), ``B`` (n, m), optional ``x0`` (n,).
+    experiments : Experiment or sequence of Experiment
+    mode : {"exact", "euler"}
+    reg : Regularization
+    wrt : sequence of str
+        The fitted parameters (only these are regularised).
+
+    Returns
+    -------
+    float
+        The cost; ``inf`` if the simulation overflows.
+    """
+    val, _ = _evaluate(params, experiments, mode, reg, wrt, need_grad=False, gradient="exact")
+    return val
+
+
+def cost_and_gradient(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: Mode = "exact",
+    reg: Regularization = Regularization(),
+    wrt: Sequence[str] = PARAMS,
+    gradient: GradientKind = "exact",
+) -> tuple[float, dict[str, Array]]:
+    """Cost and its Euclidean gradient w.r.t. the parameters in ``wrt``.
+
+    Parameters
+    ----------
+    params, experiments, mode, reg, wrt
+        As in :func:`cost`.
+    gradient : {"exact", "paper"}
+        ``"exact"``: exact gradient of the discrete cost (discrete adjoint; both modes).
+        ``"paper"``: the paper's continuous adjoint discretised by explicit Euler with
+        left-endpoint quadrature (Euler mode only; O(h) away from the exact gradient).
+
+    Returns
+    -------
+    cost : float
+    grad : dict of str to ndarray
+        ``grad[k]`` has the shape of ``params[k]`` for each ``k`` in ``wrt`` (plain partial
+        derivatives, all entries independent).  NaN if the simulation overflows (cost ``inf``).
+    """
+    return _evaluate(params, experiments, mode, reg, wrt, need_grad=True, gradient=gradient)
+
+
+def _evaluate(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: str,
+    reg: Regularization,
+    wrt: Sequence[str],
+    need_grad: bool,
+    gradient: str,
+) -> tuple[float, dict[str, Array]]:
+    _check_mode(mode)
+    wrt = _check_wrt(wrt)
+    if gradient not in ("exact", "paper"):
+        raise ValueError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
+    if gradient == "paper" and mode != "euler":
+        raise ValueError(
+            "gradient='paper' (continuous adjoint, explicit Euler) exists only for mode='euler'; "
+            "use gradient='exact' with mode='exact'."
+        )
+    p = check_params(params)
+    J, R, Q, B, x0 = (p[k] for k in PARAMS)
+    n, m = B.shape
+    exps = _as_experiments(experiments, m)
+    plan = _plan(exps)
+    JR = J - R
+    A = JR @ Q
+    C = B.T @ Q
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        disc = None
+        E = None
+        if mode == "exact":
+            Phi_g, G0_g, G1_g, E = foh_matrices(A, B, plan.h)
+            disc = (Phi_g, G0_g, G1_g)
+        fwds = [
+            _forward(A, B, C, x0, e.u, e.y, plan.h, plan.index[i], mode, disc)
+            for i, e in enumerate(exps)
+        ]
+        misfit = sum(f.misfit for f in fwds)
+        rval, rgrad = _regularization(p, reg, wrt, need_grad)
+        total = misfit + rval
+        if not np.isfinite(total):
+            total = float("inf")
+        if not need_grad:
+            return total, {}
+        if not np.isfinite(total):
+            return total, {k: np.full_like(p[k], np.nan) for k in wrt}
+
+        need_AB = any(k in wrt for k in ("J", "R", "Q", "B"))
+        G_A = np.zeros((n, n))
+        G_Bin = np.zeros((n, m))
+        G_C = np.zeros((m, n))
+        G_x0 = np.zeros(n)
+        Gsz = plan.h.shape[0]
+        if mode == "exact" and need_AB:
+            GE = np.zeros((Gsz,) + E.shape[1:])
+        for e, f in zip(exps, fwds):
+            X, r, w, u = f.X, f.r, f.w, e.u
+            if gradient == "paper":
+                # p_{K−1} = 0;  p_k = Φ_kᵀ p_{k+1} + h_k Cᵀ r_{k+1}  (explicit Euler backwards)
+                g = np.zeros_like(X)
+                g[:-1] = (r[1:] @ C) * f.h[:, None]
+                P = solve_adjoint_recurrence(f.Phi, g)
+                Lh = P[:-1] * f.h[:, None]  # h_k p_k (left endpoint)
+                G_C += (r[:-1] * f.h[:, None]).T @ X[:-1]
+                G_x0 += P[0]
+                if need_AB:
+                    G_A += Lh.T @ X[:-1]
+                    G_Bin += Lh.T @ u[:-1]
+                continue
+            g = (r @ C) * w[:, None]
+            lam = solve_adjoint_recurrence(f.Phi, g)
+            G_x0 += lam[0]
+            G_C += (r * w[:, None]).T @ X
+            if not need_AB:
+                continue
+            L1 = lam[1:]
+            if mode == "euler":
+                Lh = L1 * f.h[:, None]
+                G_A += Lh.T @ X[:-1]
+                G_Bin += Lh.T @ u[:-1]
+            elif f.uniform:
+                gi = f.idx[0]
+                _accumulate_GE(GE[gi], L1, X[:-1], u, n, m)
+            else:
+                for gi in np.unique(f.idx):
+                    sel = f.idx == gi
+                    _accumulate_GE(GE[gi], L1[sel], X[:-1][sel], u, n, m, sel)
+        if mode == "exact" and need_AB:
+            M = foh_block_matrix(A, B, plan.h)
+            GM = _expm_frechet_adjoint(M, GE)
+            G_A += np.einsum("g,gij->ij", plan.h, GM[:, :n, :n])
+            G_Bin += np.einsum("g,gij->ij", plan.h, GM[:, :n, n : n + m])
+
+    grads: dict[str, Array] = {}
+    for k in wrt:
+        if k == "J":
+            gk = G_A @ Q.T
+        elif k == "R":
+            gk = -(G_A @ Q.T)
+        elif k == "Q":
+            gk = JR.T @ G_A + B @ G_C
+        elif k == "B":
+            gk = G_Bin + Q @ G_C.T
+        else:
+            gk = G_x0.copy()
+        if k in rgrad:
+            gk = gk + rgrad[k]
+        grads[k] = gk
+    return total, grads
+
+
+def _accumulate_GE(
+    GE: Array,
+    L1: Array,
+    X0: Array,
+    u: Array,
+    n: int,
+    m: int,
+    sel: NDArray[np.bool_] | None = None,
+) -> None:
+    """Add ``G_Φ``, ``G_Γ_a = G_Γ0``, ``G_Γ_b = G_Γ1 − G_Γ0`` of one step group into ``GE``."""
+    ul, ur = (u[:-1], u[1:]) if sel is None else (u[:-1][sel], u[1:][sel])
+    GG0 = L1.T @ ul
+    GG1 = L1.T @ ur
+    GE[:n, :n] += L1.T @ X0
+    GE[:n, n : n + m] += GG0
+    GE[:n, n + m :] += GG1 - GG0
