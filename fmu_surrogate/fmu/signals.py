@@ -227,7 +227,7 @@ class SchroederMultisine(Signal):
     period : float or None
         Period of the signal; must be a common period of all lines (each ``f_k · period`` an
         integer).  ``None``: the smallest such period, found from the frequencies (they must then
-        be commensurate, i.e. integer multiples of a base frequency, to 1e-9 relative).
+        be commensurate: integer multiples of a base frequency ``max(f) / q``, ``q <= 1e5``).
     """
 
     frequencies: tuple[float, ...] = (1.0,)
@@ -312,15 +312,17 @@ class SchroederMultisine(Signal):
 
 
 def _common_period(freqs: Sequence[float]) -> float:
-    """Smallest P with f·P integer for all f (frequencies commensurate to 1e-9 relative)."""
+    """Smallest P with f·P integer for all f.
+
+    Ratios ``f / max(f)`` must be fractions with denominators up to 1e5 to 1e-11 relative.
+    """
     from fractions import Fraction
 
     fmax = max(freqs)
     # express every frequency as a fraction of fmax, find the lcm of denominators
-    base = Fraction(1)
-    ratios = [Fraction(f / fmax).limit_denominator(1_000_000) for f in freqs]
+    ratios = [Fraction(f / fmax).limit_denominator(100_000) for f in freqs]
     for f, r in zip(freqs, ratios):
-        if abs(float(r) * fmax - f) > 1e-9 * fmax:
+        if abs(float(r) * fmax - f) > 1e-11 * fmax:
             raise SignalError(
                 "SchroederMultisine: the frequencies are not multiples of a common base frequency, "
                 "so the signal has no period; use harmonics of 1/period (e.g. from_band with "
@@ -335,7 +337,6 @@ def _common_period(freqs: Sequence[float]) -> float:
     g = 0
     for x in nums:
         g = _m.gcd(g, x)
-    del base
     f0 = fmax * g / den  # base frequency
     return 1.0 / f0
 
