@@ -1,0 +1,768 @@
+"""Isolated execution of FMU runs: persistent worker processes, timeouts, crash detection.
+
+Runs execute in worker *processes* (a native crash or a hang must not take the caller down,
+DESIGN.md §8).  Each worker is a fresh Python interpreter (``subprocess``, i.e. the 'spawn'
+model; it also works inside daemonic Dask workers, where ``multiprocessing`` may not create
+children) that opens the FMU once — extract, instantiate — and then executes many runs on that
+instance (reset between runs).  The parent
+
+* sends batches of :class:`RunSpec` and receives one result message per run (prefetching the next
+  batch so that a worker never waits for the parent);
+* enforces a wall-clock timeout per run: a worker whose current run exceeds it is killed
+  (SIGKILL) and respawned, the run is recorded as ``"timeout"``;
+* detects a worker that died (segfault, abort, OOM kill): the run is recorded as ``"crash"`` with
+  the signal name and the tail of the worker's output (stderr, the FMU's log messages);
+* keeps partial data of killed/crashed runs: the backend writes every recorded row straight into a
+  per-worker scratch file (memory-mapped) together with a row counter, which the parent reads
+  after the worker is gone.
+
+Failures detected inside the worker (:func:`classify`): FMI error status (``"error_status"``),
+other exceptions (``"exception"``), NaN/inf (``"non_finite"``), values beyond a bound
+(``"exploding"``, default ``|x| > 1e10``; diverged co-simulation FMUs return e.g. 1e104 without an
+error), and an FMU that ended the run by itself (``"early_stop"``).  The kinds are those of
+:data:`fmu_surrogate.fmu.dataset.FAILURE_KINDS`; the message carries the FMU's own log text.
+
+Workers die with their parent (``PR_SET_PDEATHSIG`` on Linux, plus an EOF check), so a parent
+killed with SIGKILL leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal as _signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time as _time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RunnerConfig",
+    "RunSpec",
+    "RunResult",
+    "WorkerPool",
+    "run_isolated",
+    "classify",
+    "DEFAULT_EXPLODE_THRESHOLD",
+]
+
+#: Default bound for "exploding" values: ``|x| > 1e10``.
+DEFAULT_EXPLODE_THRESHOLD = 1e10
+
+_HEADER_BYTES = 64  # scratch file: int64[8] header (row counter, run index), then the data
+_MAX_MESSAGE = 4000
+
+
+# ---------------------------------------------------------------------------- data classes
+@dataclass(frozen=True)
+class RunnerConfig:
+    """Everything a worker needs to open the FMU and execute runs (sent once per worker).
+
+    Attributes
+    ----------
+    fmu_path : str
+    info : FMUInfo
+        From :func:`fmu_surrogate.fmu.model.open_fmu`.
+    time : ndarray, shape (T,)
+        The communication grid of every run.
+    record : tuple of str
+        Variables recorded at every grid point.
+    signal_sets : tuple of dict
+        ``({input name: Signal}, ...)``; a :class:`RunSpec` refers to one by position.
+    backend : str
+        ``"auto"``, ``"fmpy"`` or ``"pyfmi"``.
+    backend_options : dict
+        Passed to the backend (``interface``, ``tolerance``, ``reuse_instance``).
+    explode_threshold : float
+        Finite values with ``|x|`` above this are a failure of kind ``"exploding"``.
+    """
+
+    fmu_path: str
+    info: Any
+    time: np.ndarray
+    record: tuple[str, ...]
+    signal_sets: tuple[dict, ...] = ({},)
+    backend: str = "auto"
+    backend_options: dict = field(default_factory=dict)
+    explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD
+
+    @property
+    def columns(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """``{name: (first column, shape)}`` of the recorded variables in a data block."""
+        cols, c = {}, 0
+        by_name = {v.name: v for v in self.info.variables}
+        for n in self.record:
+            shape = tuple(by_name[n].shape or ())
+            cols[n] = (c, shape)
+            c += int(np.prod(shape)) if shape else 1
+        return cols
+
+    @property
+    def n_columns(self) -> int:
+        """Number of float64 columns of a data block."""
+        return sum(int(np.prod(s)) if s else 1 for _, s in self.columns.values())
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: its label, parameter values and the position of its signal set."""
+
+    index: int
+    params: dict = field(default_factory=dict)
+    signal_set: int = 0
+
+
+@dataclass
+class RunResult:
+    """Outcome of one run as reported by the runner.
+
+    Attributes
+    ----------
+    index : int
+    failure_kind : str
+        ``""`` for an ok run, else a key of ``dataset.FAILURE_KINDS``.
+    message : str
+    n_samples : int
+        Valid leading rows of ``data``.
+    data : ndarray, shape (n_samples, n_columns)
+    wall_time : float
+        Seconds from the start of the run to its result.
+    started, finished : float
+        Wall-clock stamps (``time.time()``) of the run.
+    worker : int
+        Process id of the worker that executed it.
+    """
+
+    index: int
+    failure_kind: str
+    message: str
+    n_samples: int
+    data: np.ndarray
+    wall_time: float
+    started: float
+    finished: float
+    worker: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure_kind
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.ok else "failed"
+
+
+# ---------------------------------------------------------------------------- classification
+def _trim(text: str, limit: int = _MAX_MESSAGE) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return "...\n" + text[-limit:]
+
+
+def classify(output: Any, time: np.ndarray, explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD,
+             extra_text: str = "") -> tuple[str, str]:
+    """Failure kind and message of a finished :class:`~fmu_surrogate.fmu.backends.RunOutput`.
+
+    Precedence: an exception (``"error_status"`` for an FMI status or when the FMU logged an
+    error, else ``"exception"``); then whichever of non-finite / exploding values occurs first in
+    time; then ``"early_stop"``.  An ok run gets kind ``""`` and, as message, its warnings.
+
+    Parameters
+    ----------
+    output : RunOutput
+    time : ndarray, shape (T,)
+    explode_threshold : float
+    extra_text : str
+        Other diagnostics (e.g. the solver's console output) appended to failure messages.
+
+    Returns
+    -------
+    (kind, message)
+    """
+    n = output.n_done
+    logged_error = any(s >= 3 for s, _, _ in output.messages)
+    log_all = output.log_text()
+    log_warn = output.log_text(min_status=1)
+
+    def with_log(head: str, log: str) -> str:
+        parts = [head]
+        if log:
+            parts.append("FMU log:\n" + log)
+        if extra_text.strip():
+            parts.append("output:\n" + extra_text.strip())
+        return _trim("\n".join(parts))
+
+    def at(t: float | None) -> str:
+        return "" if t is None else f" at t={t:g}"
+
+    exc = output.error
+    if exc is not None:
+        function = getattr(exc, "function", None)
+        status = getattr(exc, "status", None)
+        if function is not None and status is not None:
+            from fmu_surrogate.fmu.backends import STATUS_NAMES
+
+            label = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else str(status)
+            prefix = "fmi3" if function.startswith("fmi3") else "fmi2"
+            head = f"{function} returned {prefix}{label}{at(output.error_time)}"
+            return "error_status", with_log(head, log_all)
+        head = f"{type(exc).__name__}: {exc}"
+        return ("error_status" if logged_error else "exception"), with_log(head, log_all)
+
+    if n:
+        block = output.data[:n]
+        finite = np.isfinite(block)
+        bad_rows = np.flatnonzero(~finite.all(axis=1))
+        with np.errstate(invalid="ignore"):
+            big = np.abs(np.where(finite, block, 0.0)) > explode_threshold
+        big_rows = np.flatnonzero(big.any(axis=1))
+        first_bad = int(bad_rows[0]) if bad_rows.size else None
+        first_big = int(big_rows[0]) if big_rows.size else None
+        names = _column_names(output)
+        if first_bad is not None and (first_big is None or first_bad <= first_big):
+            j = int(np.flatnonzero(~finite[first_bad])[0])
+            v = block[first_bad, j]
+            head = (f"{names[j]} is {v}{at(float(time[first_bad]))} (first non-finite value; the "
+                    f"FMU did not report an error)")
+            return "non_finite", with_log(head, log_all)
+        if first_big is not None:
+            j = int(np.flatnonzero(big[first_big])[0])
+            v = block[first_big, j]
+            head = (f"|{names[j]}| = {abs(v):.3g} exceeds the bound {explode_threshold:g}"
+                    f"{at(float(time[first_big]))} (diverged without an error; raise "
+                    f"explode_threshold if such values are legitimate)")
+            return "exploding", with_log(head, log_all)
+    if output.stopped_early or n < len(time):
+        t_end = float(time[n - 1]) if n else float(time[0])
+        head = (f"the FMU ended the run at t={t_end:g}, before the stop time {float(time[-1]):g}, "
+                f"without an error")
+        return "early_stop", with_log(head, log_all)
+    return "", _trim(log_warn)
+
+
+def _column_names(output: Any) -> list[str]:
+    names = []
+    for name in output.names:
+        c0, shape = output.columns[name]
+        if not shape:
+            names.append(name)
+        else:
+            for idx in np.ndindex(*shape):
+                names.append(f"{name}[{','.join(str(i + 1) for i in idx)}]")
+    return names
+
+
+# ---------------------------------------------------------------------------- worker side
+def _set_pdeathsig() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, _signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _flush_c_stdio() -> None:
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
+def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
+    size = _HEADER_BYTES + 8 * max(1, n_rows * n_cols)
+    if mode == "w+":
+        with open(path, "wb") as f:
+            f.truncate(size)
+    mm = np.memmap(path, dtype=np.uint8, mode="r+", shape=(size,))
+    header = mm[:_HEADER_BYTES].view(np.int64)
+    data = mm[_HEADER_BYTES:_HEADER_BYTES + 8 * n_rows * n_cols].view(np.float64)
+    return mm, header, data.reshape(n_rows, n_cols)
+
+
+def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by the tests)
+    """Entry point of a worker process: ``python -c '...; _worker_main()' FD PARENT_PID``."""
+    _set_pdeathsig()
+    fd, parent = int(sys.argv[1]), int(sys.argv[2])
+    if os.getppid() != parent:  # parent already gone before prctl took effect
+        os._exit(0)
+    conn = Connection(fd)
+    try:
+        cfg, scratch_path = conn.recv()
+    except EOFError:
+        os._exit(0)
+    from fmu_surrogate.fmu.backends import get_backend
+    from fmu_surrogate.fmu.signals import sample_inputs
+
+    err_fd = 2
+    labels = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
+
+    def echo(status: int, category: str, message: str) -> None:
+        label = labels[status] if 0 <= status < len(labels) else str(status)
+        try:
+            os.write(err_fd, f"[FMU {label}] {category}: {message}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+    time = np.asarray(cfg.time, dtype=np.float64)
+    ncol = cfg.n_columns
+    try:
+        backend = get_backend(cfg.backend, log_sink=echo, **cfg.backend_options) \
+            if cfg.backend in ("auto", "fmpy") else get_backend(cfg.backend,
+                                                                **cfg.backend_options)
+        backend.open(cfg.fmu_path, cfg.info)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        conn.send(("open_error", type(exc).__name__, str(exc)))
+        conn.close()
+        os._exit(0)
+    mm, header, out = _open_scratch(scratch_path, time.shape[0], ncol, "r+")
+    progress = header[0:1]
+    input_cache: dict[int, dict[str, np.ndarray]] = {}
+    conn.send(("ready", os.getpid()))
+    pid = os.getpid()
+    log_path = f"/proc/self/fd/{err_fd}"
+    while True:
+        try:
+            batch = conn.recv()
+        except (EOFError, OSError):
+            break
+        if batch is None:
+            break
+        for spec in batch:
+            header[1] = spec.index
+            started = _time.time()
+            t0 = _time.perf_counter()
+            inputs = input_cache.get(spec.signal_set)
+            if inputs is None:
+                inputs = sample_inputs(cfg.signal_sets[spec.signal_set], time)
+                input_cache[spec.signal_set] = inputs
+            try:
+                log_pos = os.lseek(err_fd, 0, os.SEEK_END)
+            except OSError:
+                log_pos = None
+            res = backend.run(spec.params, inputs, time, cfg.record, out=out, progress=progress)
+            extra = ""
+            if res.error is not None and log_pos is not None:
+                _flush_c_stdio()
+                try:
+                    with open(log_path, "rb") as f:
+                        f.seek(log_pos)
+                        text = f.read(1 << 16).decode("utf-8", "replace")
+                    # our own echo of the FMU log is already in the message
+                    extra = "\n".join(l for l in text.splitlines() if not l.startswith("[FMU "))
+                except OSError:
+                    pass
+            kind, message = classify(res, time, cfg.explode_threshold, extra_text=extra)
+            n = res.n_done
+            payload = out[:n].tobytes()
+            finished = _time.time()
+            try:
+                conn.send((spec.index, kind, message, n, _time.perf_counter() - t0, started,
+                           finished, pid, payload))
+            except (BrokenPipeError, OSError):
+                os._exit(0)
+    try:
+        backend.close()
+    finally:
+        os._exit(0)
+
+
+# ---------------------------------------------------------------------------- parent side
+def _signal_name(returncode: int | None) -> str:
+    if returncode is None:
+        return "unknown cause"
+    if returncode < 0:
+        try:
+            sig = _signal.Signals(-returncode)
+            desc = _signal.strsignal(sig) or ""
+            return f"{sig.name} ({desc})" if desc else sig.name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class _Worker:
+    __slots__ = ("slot", "proc", "conn", "scratch", "mm", "header", "data", "log_path", "log",
+                 "queue", "ready", "run_started", "log_offset", "spawned")
+
+
+class WorkerPool:
+    """Persistent isolated workers executing :class:`RunSpec` s of one :class:`RunnerConfig`.
+
+    Parameters
+    ----------
+    config : RunnerConfig
+    workers : int
+        Number of worker processes (>= 1).
+    timeout : float or None
+        Wall-clock limit per run in seconds (``None``: no limit).
+    batch_size : int, optional
+        Runs sent to a worker at once (default: chosen from the number of runs, at most 32).
+    start_timeout : float
+        Limit for a worker to start and instantiate the FMU.
+    scratch_dir : path, optional
+        Where the per-worker scratch and log files go (default: a temporary directory).
+
+    Examples
+    --------
+    >>> with WorkerPool(cfg, workers=2, timeout=10) as pool:          # doctest: +SKIP
+    ...     pool.run(specs, on_result=results.append)
+    """
+
+    def __init__(self, config: RunnerConfig, workers: int = 1, timeout: float | None = 60.0,
+                 batch_size: int | None = None, start_timeout: float = 120.0,
+                 scratch_dir: str | os.PathLike | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout}")
+        self.config = config
+        self.n_workers = int(workers)
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self.start_timeout = start_timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix="fmu-surrogate-run-",
+                                                dir=scratch_dir or _default_scratch_dir())
+        self._workers: list[_Worker] = []
+        self._n_time = int(np.asarray(config.time).shape[0])
+        self._n_col = config.n_columns
+        self._time = np.asarray(config.time, dtype=float)
+        self.respawns = 0
+
+    # ---------------------------------------------------------------- process management
+    def _spawn(self, slot: int) -> _Worker:
+        w = _Worker()
+        w.slot = slot
+        w.scratch = os.path.join(self._tmp.name, f"scratch-{slot}.bin")
+        w.mm, w.header, w.data = _open_scratch(w.scratch, self._n_time, self._n_col, "w+")
+        w.header[:] = 0
+        w.header[1] = -1
+        w.log_path = os.path.join(self._tmp.name, f"worker-{slot}.log")
+        w.log = open(w.log_path, "ab")
+        w.log_offset = w.log.tell()
+        parent_sock, child_sock = socket.socketpair()
+        env = dict(os.environ)
+        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env.setdefault(k, "1")
+        env["PYTHONUNBUFFERED"] = "1"
+        code = "from fmu_surrogate.fmu.runner import _worker_main; _worker_main()"
+        w.proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(child_sock.fileno()), str(os.getpid())],
+            pass_fds=[child_sock.fileno()], stdin=subprocess.DEVNULL, stdout=w.log,
+            stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )
+        child_sock.close()
+        w.conn = Connection(parent_sock.detach())
+        w.conn.send((self.config, w.scratch))
+        w.queue = deque()
+        w.ready = False
+        w.spawned = _time.monotonic()
+        w.run_started = w.spawned
+        return w
+
+    def _kill(self, w: _Worker) -> int | None:
+        try:
+            w.proc.kill()
+        except OSError:
+            pass
+        try:
+            rc = w.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+            rc = None
+        self._release(w)
+        return rc
+
+    def _release(self, w: _Worker) -> None:
+        try:
+            w.conn.close()
+        except OSError:
+            pass
+        try:
+            w.log.close()
+        except OSError:
+            pass
+
+    def _log_tail(self, w: _Worker, limit: int = 3000) -> str:
+        try:
+            with open(w.log_path, "rb") as f:
+                f.seek(w.log_offset)
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return _trim(text, limit)
+
+    def start(self) -> None:
+        """Start the workers and wait until they have instantiated the FMU.
+
+        Raises
+        ------
+        FMUError
+            The FMU cannot be loaded or instantiated in a worker (the message says why).
+        """
+        if self._workers:
+            return
+        self._workers = [self._spawn(i) for i in range(self.n_workers)]
+        for w in self._workers:
+            self._await_ready(w)
+
+    def _await_ready(self, w: _Worker) -> None:
+        from fmu_surrogate.fmu.errors import FMUError
+
+        deadline = w.spawned + self.start_timeout
+        while True:
+            left = deadline - _time.monotonic()
+            if left <= 0:
+                self._kill(w)
+                raise FMUError(f"the worker did not load the FMU within {self.start_timeout:g} s "
+                               f"(instantiation hangs?); output:\n{self._log_tail(w)}")
+            if not w.conn.poll(min(left, 1.0)):
+                continue
+            try:
+                msg = w.conn.recv()
+            except (EOFError, OSError):
+                rc = self._kill(w)
+                raise FMUError(
+                    f"the FMU crashed while loading in the worker process ({_signal_name(rc)}); "
+                    f"the FMU binary is broken or incompatible with this machine. "
+                    f"Output:\n{self._log_tail(w)}") from None
+            if msg[0] == "ready":
+                w.ready = True
+                w.run_started = _time.monotonic()
+                return
+            if msg[0] == "open_error":
+                self._kill(w)
+                _, etype, text = msg
+                from fmu_surrogate.fmu import errors as _errors
+
+                cls = getattr(_errors, etype, None)
+                if isinstance(cls, type) and issubclass(cls, FMUError):
+                    raise cls(text)
+                raise FMUError(f"cannot instantiate the FMU ({etype}: {text}); check that it was "
+                               f"exported for this platform and that its resources are "
+                               f"complete.")
+
+    def close(self) -> None:
+        """Stop all workers and delete the scratch files."""
+        for w in self._workers:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+        for w in self._workers:
+            try:
+                w.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
+                w.proc.wait()
+            self._release(w)
+        self._workers = []
+        self._tmp.cleanup()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:  # interrupted: do not wait for running FMUs
+            for w in self._workers:
+                self._kill(w)
+            self._workers = []
+            self._tmp.cleanup()
+        else:
+            self.close()
+
+    # ---------------------------------------------------------------- running
+    def _failure_from_scratch(self, w: _Worker, spec: RunSpec, kind: str, head: str,
+                              started_wall: float, started_mono: float) -> RunResult:
+        n = int(min(max(w.header[0], 0), self._n_time))
+        data = np.array(w.data[:n], copy=True)
+        tail = self._log_tail(w)
+        where = f" (last recorded t={self._time[n - 1]:g})" if n else ""
+        message = head + where
+        if tail:
+            message += "\nworker output:\n" + tail
+        now = _time.time()
+        return RunResult(spec.index, kind, _trim(message), n, data,
+                         _time.monotonic() - started_mono, started_wall, now, w.proc.pid)
+
+    def run(self, specs: Iterable[RunSpec], on_result: Callable[[RunResult], None]) -> None:
+        """Execute ``specs``; call ``on_result(result)`` in the parent as each run finishes.
+
+        Results arrive in completion order (with several workers not in spec order).  Every spec
+        produces exactly one result, failures included.
+        """
+        pending = deque(specs)
+        total = len(pending)
+        if not total:
+            return
+        self.start()
+        bs = self.batch_size or max(1, min(32, total // (4 * self.n_workers) or 1))
+        low = max(1, bs // 2)
+        workers = self._workers
+        conn_of = {}
+
+        def register() -> None:
+            conn_of.clear()
+            for w in workers:
+                conn_of[w.conn] = w
+
+        register()
+        started_wall: dict[int, float] = {}
+        done = 0
+        while done < total:
+            now = _time.monotonic()
+            for w in workers:
+                if w.ready and pending and len(w.queue) <= low:
+                    if w.proc.poll() is not None:  # died while idle: replace silently
+                        if not w.queue:
+                            self._replace(w)
+                            register()
+                            continue
+                    batch = [pending.popleft() for _ in range(min(bs, len(pending)))]
+                    if not w.queue:
+                        w.run_started = now
+                        started_wall[w.slot] = _time.time()
+                    w.queue.extend(batch)
+                    try:
+                        w.conn.send(batch)
+                    except OSError:
+                        pass  # death is detected below through EOF
+            # how long may we sleep?
+            wait_for = 1.0
+            if self.timeout is not None:
+                for w in workers:
+                    if w.ready and w.queue:
+                        wait_for = min(wait_for, w.run_started + self.timeout - now)
+            ready = wait(list(conn_of), timeout=max(0.0, wait_for))
+            now = _time.monotonic()
+            for conn in ready:
+                w = conn_of.get(conn)
+                if w is None:
+                    continue
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    done += self._on_death(w, pending, on_result, started_wall)
+                    register()
+                    continue
+                if msg[0] == "ready":
+                    w.ready = True
+                    w.run_started = now
+                    started_wall[w.slot] = _time.time()
+                    continue
+                if msg[0] == "open_error":  # a respawned worker cannot open the FMU any more
+                    from fmu_surrogate.fmu.errors import FMUError
+
+                    raise FMUError(f"a restarted worker could not open the FMU: {msg[1]}: "
+                                   f"{msg[2]}")
+                index, kind, message, n, wall, t_start, t_end, pid, payload = msg
+                spec = w.queue.popleft()
+                data = np.frombuffer(payload, dtype=np.float64).reshape(n, self._n_col)
+                on_result(RunResult(index, kind, message, n, data, wall, t_start, t_end, pid))
+                done += 1
+                w.run_started = now
+                started_wall[w.slot] = t_end
+                w.log_offset = os.fstat(w.log.fileno()).st_size
+                if spec.index != index:  # pragma: no cover - protocol invariant
+                    raise RuntimeError(f"worker answered run {index} for {spec.index}")
+            for w in workers:
+                if not w.ready and now - w.spawned > self.start_timeout:
+                    from fmu_surrogate.fmu.errors import FMUError
+
+                    self._kill(w)
+                    raise FMUError(f"a restarted worker did not load the FMU within "
+                                   f"{self.start_timeout:g} s; output:\n{self._log_tail(w)}")
+            if self.timeout is not None:
+                for w in list(workers):
+                    if w.ready and w.queue and now - w.run_started > self.timeout:
+                        spec = w.queue.popleft()
+                        rc_started = w.run_started
+                        self._kill(w)
+                        head = (f"the run exceeded the time limit of {self.timeout:g} s and its "
+                                f"worker was killed (the FMU hangs or is too slow; raise the "
+                                f"timeout if it is just slow)")
+                        res = self._failure_from_scratch(
+                            w, spec, "timeout", head, started_wall.get(w.slot, _time.time()),
+                            rc_started)
+                        pending.extendleft(reversed(w.queue))
+                        w.queue.clear()
+                        on_result(res)
+                        done += 1
+                        self._replace(w)
+                        register()
+
+    def _replace(self, w: _Worker) -> None:
+        try:
+            if w.proc.poll() is None:
+                w.proc.kill()
+                w.proc.wait()
+        except OSError:
+            pass
+        self._release(w)
+        new = self._spawn(w.slot)
+        self._workers[self._workers.index(w)] = new
+        self.respawns += 1
+
+    def _on_death(self, w: _Worker, pending: deque, on_result, started_wall) -> int:
+        try:
+            rc = w.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            w.proc.kill()
+            rc = w.proc.wait()
+        produced = 0
+        if not w.ready:
+            from fmu_surrogate.fmu.errors import FMUError
+
+            raise FMUError(f"a restarted worker crashed while loading the FMU "
+                           f"({_signal_name(rc)}); output:\n{self._log_tail(w)}")
+        if w.queue:
+            spec = w.queue.popleft()
+            head = (f"the worker process died during the run: {_signal_name(rc)}; the FMU "
+                    f"crashed (native fault in the model code)")
+            res = self._failure_from_scratch(w, spec, "crash", head,
+                                             started_wall.get(w.slot, _time.time()),
+                                             w.run_started)
+            pending.extendleft(reversed(w.queue))
+            w.queue.clear()
+            on_result(res)
+            produced = 1
+        self._replace(w)
+        return produced
+
+
+def _default_scratch_dir() -> str | None:
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return str(shm)
+    return None
+
+
+def run_isolated(config: RunnerConfig, specs: Sequence[RunSpec], *, workers: int = 1,
+                 timeout: float | None = 60.0,
+                 on_result: Callable[[RunResult], None] | None = None) -> list[RunResult]:
+    """Execute ``specs`` in isolated workers and return the results in spec order.
+
+    Convenience wrapper around :class:`WorkerPool` (used by Dask tasks and tests).
+    """
+    results: dict[int, RunResult] = {}
+
+    def collect(r: RunResult) -> None:
+        results[r.index] = r
+        if on_result is not None:
+            on_result(r)
+
+    with WorkerPool(config, workers=workers, timeout=timeout) as pool:
+        pool.run(specs, collect)
+    return [results[s.index] for s in specs]
+
