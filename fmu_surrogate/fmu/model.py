@@ -415,13 +415,14 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
         raise NotAnFMUError(f"{path}: cannot read the file ({exc}); check its permissions.") \
             from exc
 
+    declared = _declared_fmi_version(path)
+    if not (declared.startswith("2.") or declared.startswith("3.")):
+        raise ModelDescriptionError(
+            f"{path} is an FMI {declared or '(no fmiVersion)'} FMU; only FMI 2.0 and 3.0 are "
+            f"supported: export it as FMI 2.0 or 3.0."
+        )
     md = _read_model_description(path)
     fmi_version = str(md.fmiVersion)
-    if not (fmi_version.startswith("2") or fmi_version.startswith("3")):
-        raise ModelDescriptionError(
-            f"{path} is an FMI {fmi_version} FMU; only FMI 2.0 and 3.0 are supported: export "
-            f"it as FMI 2.0 or 3.0."
-        )
     platforms = _platforms(names)
     here = current_platform(fmi_version)
     has_binary = any(n.startswith(f"binaries/{here}/") and not n.endswith("/") for n in names)
@@ -477,6 +478,23 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
         default_experiment=default,
         description=md.description or "",
     )
+
+
+def _declared_fmi_version(path: Path) -> str:
+    """The ``fmiVersion`` attribute of the root element (read before fmpy parses the rest)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        with zipfile.ZipFile(path) as z, z.open("modelDescription.xml") as f:
+            for _event, elem in ET.iterparse(f, events=("start",)):
+                return str(elem.get("fmiVersion") or "")
+    except ET.ParseError as exc:
+        raise ModelDescriptionError(
+            f"{path}: cannot parse modelDescription.xml ({exc}); the FMU's modelDescription.xml "
+            f"is broken; re-export the FMU from its tool, or fix the XML by hand (unzip, edit "
+            f"modelDescription.xml, zip again)."
+        ) from exc
+    return ""
 
 
 def _read_model_description(path: Path):
