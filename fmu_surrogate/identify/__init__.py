@@ -1,1 +1,33 @@
-"""identify layer."""
+"""identify layer: datasets / arrays in, ``ph`` objects out.
+
+Names are imported lazily (``fmu_surrogate.identify.X`` loads its module on first access), so
+importing the package does not pull in torch for users of the torch-free parts.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> module (add yours here)
+_LAZY = {
+    # GP identification of pH-DAE efforts (issue 3)
+    "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
+    "effort_targets": "fmu_surrogate.identify.gp_effort",
+    "TransformedMultitaskGP": "fmu_surrogate.identify.kronecker_gp",
+    "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
+    "kron_mll": "fmu_surrogate.identify.kronecker_gp",
+}
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'fmu_surrogate.identify' has no attribute {name!r}")
+    return getattr(importlib.import_module(mod), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = sorted(_LAZY)
