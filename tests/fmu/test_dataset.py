@@ -1,0 +1,291 @@
+"""The dataset format: round trips, awkward names, NaN tails, versions, foreign files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import fmu_surrogate
+from fmu_surrogate.fmu import dataset as dsmod
+from fmu_surrogate.fmu.dataset import (
+    FAILURE_KINDS,
+    FORMAT_VERSION,
+    RunRecord,
+    data_var_name,
+    dataset_to_records,
+    escape_name,
+    failed_runs,
+    fmu_variables,
+    load_dataset,
+    parameter_names,
+    records_to_dataset,
+    run_arrays,
+    runs_table,
+    save_dataset,
+    unescape_name,
+)
+from fmu_surrogate.fmu.errors import DatasetError, FMUError, UnknownVariableError
+from fmu_surrogate.fmu.model import DefaultExperiment, FMUInfo, Variable
+from fmu_surrogate.fmu.signals import Chirp, Step
+
+NAMES = ["x", "der(x)", "u", "a.b[1]", "a/b%c", "status", "y z"]
+T = np.linspace(0.0, 1.0, 21)
+
+
+@pytest.fixture
+def info() -> FMUInfo:
+    def v(name, causality, unit=None, shape=()):
+        return Variable(name, 0, causality, "continuous", "Real", None, unit, None, shape)
+
+    return FMUInfo(
+        path=Path("/models/m.fmu"), sha256="ab" * 32, name="m", guid="{g}", fmi_version="2.0",
+        generation_tool="tool 1.0", model_identifier_cs="m", model_identifier_me=None,
+        platforms=("linux64",), has_binary=True,
+        variables=(v("x", "output", "m"), v("der(x)", "local", "m/s"), v("u", "input"),
+                   v("a.b[1]", "local"), v("a/b%c", "local"), v("status", "local"),
+                   v("y z", "output"), v("arr", "output", shape=(2,)),
+                   v("k", "parameter")),
+        states=("x",), derivatives={"x": "der(x)"},
+        default_experiment=DefaultExperiment(0.0, 1.0, 0.05, None),
+    )
+
+
+def _records() -> list[RunRecord]:
+    rng = np.random.default_rng(0)
+    full = {n: rng.standard_normal(T.size) for n in NAMES}
+    short = {n: rng.standard_normal(8) for n in NAMES}  # ended early after 8 samples
+    return [
+        RunRecord(0, {"k": 1.0}, {"u": Step(0.5).describe()}, values=full, wall_time=0.25),
+        RunRecord(3, {"k": 2.0, "w/1": 0.5}, {"u": Chirp().describe()}, "failed", "early_stop",
+                  "stopped at t=0.35", values=short, wall_time=0.1),
+        RunRecord(7, {}, {}, "failed", "crash", "worker died (signal 11)"),
+    ]
+
+
+@pytest.fixture
+def ds(info) -> xr.Dataset:
+    return records_to_dataset(_records(), T, info, NAMES)
+
+
+# ------------------------------------------------------------------ layout
+def test_layout(ds):
+    assert dict(ds.sizes) == {"run": 3, "time": T.size}
+    np.testing.assert_array_equal(ds["run"].values, [0, 3, 7])
+    assert ds["time"].dtype == np.float64 and ds["run"].dtype == np.int64
+    for n in NAMES:
+        key = data_var_name(ds, n)
+        assert ds[key].dims == ("run", "time") and ds[key].dtype == np.float64
+        assert ds[key].attrs["fmu_variable"] == n
+    # stored under their own names except the two that cannot be
+    assert {"x", "der(x)", "u", "a.b[1]", "y z"} <= set(ds.data_vars)
+    assert data_var_name(ds, "a/b%c") == "a%2Fb%25c"
+    assert data_var_name(ds, "status") == "var:status"
+    assert ds["x"].attrs["units"] == "m" and ds["x"].attrs["causality"] == "output"
+    assert list(ds["status"].values) == ["ok", "failed", "failed"]
+    assert list(ds["failure_kind"].values) == ["", "early_stop", "crash"]
+    np.testing.assert_array_equal(ds["n_samples"].values, [T.size, 8, 0])
+    np.testing.assert_array_equal(ds["param:k"].values, [1.0, 2.0, np.nan])
+    assert ds["param:w%2F1"].attrs["parameter"] == "w/1"
+    assert json.loads(ds["signal"].values[0]) == {"u": Step(0.5).describe()}
+    a = ds.attrs
+    assert (a["fmu_name"], a["fmu_guid"], a["fmi_version"], a["generation_tool"]) == \
+        ("m", "{g}", "2.0", "tool 1.0")
+    assert a["fmu_sha256"] == "ab" * 32 and a["fmu_path"] == "/models/m.fmu"
+    assert a["format_version"] == FORMAT_VERSION == 1
+    assert a["fmu_surrogate_version"] == fmu_surrogate.__version__
+    assert json.loads(a["states"]) == ["x"] and json.loads(a["derivatives"]) == ["der(x)"]
+    assert json.loads(a["inputs"]) == ["u"] and json.loads(a["outputs"]) == ["x", "y z", "arr"]
+    assert json.loads(a["variables"]) == NAMES and json.loads(a["parameters"]) == ["k", "w/1"]
+
+
+def test_escape_is_reversible():
+    tricky = ["x", "der(x)", "a.b[1]", "a/b", "%", "%2F", "50%/s", ".", "..", "...", "time",
+              "run", "signal", "param:k", "var:x", "var:var:x", "x y", "é/ü"]
+    stored = [escape_name(n) for n in tricky]
+    assert [unescape_name(s) for s in stored] == tricky
+    assert len(set(stored)) == len(tricky)
+    assert all("/" not in s and s not in (".", "..") for s in stored)
+    assert escape_name("der(x)") == "der(x)" and escape_name("a.b[1]") == "a.b[1]"
+
+
+# ------------------------------------------------------------------ round trip
+def test_round_trip(ds, tmp_path):
+    path = save_dataset(ds, tmp_path / "sub" / "data.nc")
+    assert path.is_file() and not (tmp_path / "sub" / "data.nc.part").exists()
+    back = load_dataset(path)
+    xr.testing.assert_identical(back.drop_attrs(), ds.drop_attrs())  # values bit-identical
+    for k in ("fmu_name", "fmu_guid", "variables", "parameters", "states", "created"):
+        assert back.attrs[k] == ds.attrs[k]
+    assert int(back.attrs["format_version"]) == 1
+    assert fmu_variables(back) == NAMES
+    assert parameter_names(back) == ["k", "w/1"]
+    for n in NAMES:
+        np.testing.assert_array_equal(back[data_var_name(back, n)].values,
+                                      ds[data_var_name(ds, n)].values)
+    # the file can be replaced while the loaded dataset is in use (it was closed after loading)
+    save_dataset(back, path)
+    assert load_dataset(path)["message"].values[2] == "worker died (signal 11)"
+
+
+def test_records_round_trip(ds, tmp_path):
+    again = dataset_to_records(load_dataset(save_dataset(ds, tmp_path / "d.nc")))
+    for a, b in zip(_records(), again):
+        assert (a.index, a.params, a.signals, a.status, a.failure_kind, a.message) == \
+            (b.index, b.params, b.signals, b.status, b.failure_kind, b.message)
+        assert set(b.values) == set(NAMES) and a.n_samples == b.n_samples
+        for n, v in a.values.items():
+            np.testing.assert_array_equal(b.values[n], v)
+        assert a.wall_time == b.wall_time or (math.isnan(a.wall_time) and math.isnan(b.wall_time))
+
+
+# ------------------------------------------------------------------ reading runs
+def test_run_arrays_trims_the_nan_tail(ds):
+    recs = _records()
+    ok = run_arrays(ds, ["x", "der(x)", "a/b%c"])
+    assert len(ok) == 1
+    t, X = ok[0]
+    np.testing.assert_array_equal(t, T)
+    np.testing.assert_array_equal(X, np.column_stack([recs[0].values[n]
+                                                      for n in ["x", "der(x)", "a/b%c"]]))
+    everything = run_arrays(ds, ["u", "status"], only_ok=False)
+    assert [len(t) for t, _ in everything] == [T.size, 8, 0]
+    t1, X1 = everything[1]
+    np.testing.assert_array_equal(t1, T[:8])
+    np.testing.assert_array_equal(X1[:, 1], recs[1].values["status"])
+    assert everything[2][1].shape == (0, 2)
+    (t3, X3), = run_arrays(ds, ["x"], runs=[3], only_ok=False)
+    assert X3.shape == (8, 1)
+    assert run_arrays(ds, ["x"], runs=[3]) == []  # failed run skipped when only_ok
+    with pytest.raises(KeyError, match="run 5 is not in the dataset"):
+        run_arrays(ds, ["x"], runs=[5])
+    with pytest.raises(UnknownVariableError, match=r"'der\(x\)'"):
+        run_arrays(ds, ["der(X)"])
+
+
+def test_trailing_nan_rows_inside_n_samples_are_trimmed_but_inner_nans_kept():
+    x = np.arange(10.0)
+    x[3] = np.nan  # a hole in the middle stays (it is data)
+    y = x.copy()
+    x[7:], y[7:] = np.nan, np.nan
+    ds = records_to_dataset([RunRecord(0, values={"x": x, "y": y})], np.arange(12.0), None,
+                            ["x", "y"])
+    assert int(ds["n_samples"].values[0]) == 10
+    (t, X), = run_arrays(ds, ["x", "y"])
+    assert t.shape == (7,) and np.isnan(X[3]).all() and np.isfinite(X[6]).all()
+
+
+def test_array_variables_are_stored_element_wise(info):
+    arr = np.arange(10.0).reshape(5, 2)
+    ds = records_to_dataset([RunRecord(0, values={"arr": arr}), RunRecord(1)], T, info, ["arr"])
+    assert fmu_variables(ds) == ["arr[1]", "arr[2]"]
+    assert fmu_variables(ds, elements=False) == ["arr"]
+    assert ds["arr[2]"].attrs == {"fmu_variable": "arr", "element": "2", "causality": "output"}
+    (t, X), (_, X1) = run_arrays(ds, ["arr[1]", "arr[2]"])
+    np.testing.assert_array_equal(X, arr)
+    assert X1.shape == (0, 2)
+
+
+def test_failed_runs_table(ds):
+    tab = failed_runs(ds)
+    assert list(tab["run"]) == [3, 7]
+    assert list(tab["failure_kind"]) == ["early_stop", "crash"]
+    assert list(tab["message"]) == ["stopped at t=0.35", "worker died (signal 11)"]
+    assert tab["k"].iloc[0] == 2.0 and math.isnan(tab["k"].iloc[1])
+    assert list(tab.columns[:6]) == ["run", "status", "failure_kind", "message", "n_samples",
+                                     "wall_time"]
+    assert len(runs_table(ds)) == 3
+
+
+# ------------------------------------------------------------------ validation
+def test_record_and_build_validation(info):
+    with pytest.raises(ValueError, match="status must be 'ok' or 'failed'"):
+        RunRecord(0, status="broken")
+    with pytest.raises(ValueError, match="failure_kind 'oops' is not one of"):
+        RunRecord(0, status="failed", failure_kind="oops")
+    with pytest.raises(ValueError, match="an ok run has failure_kind ''"):
+        RunRecord(0, failure_kind="timeout")
+    assert {"error_status", "exception", "non_finite", "exploding", "crash", "timeout",
+            "early_stop"} == set(FAILURE_KINDS)
+    with pytest.raises(ValueError, match="more than the 21 of the time grid"):
+        records_to_dataset([RunRecord(0, values={"x": np.zeros(22)})], T, info, ["x"])
+    with pytest.raises(ValueError, match="unique"):
+        records_to_dataset([RunRecord(0), RunRecord(0)], T, info, ["x"])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        records_to_dataset([RunRecord(0)], T[::-1], info, ["x"])
+    with pytest.raises(ValueError, match="more than once"):
+        records_to_dataset([RunRecord(0)], T, info, ["x", "x"])
+
+
+def test_without_fmu_and_extra_attrs():
+    ds = records_to_dataset([RunRecord(0, values={"q": np.ones(3)})], [0.0, 0.1, 0.2], None,
+                            ["q"], attrs={"source": "euler", "n": 3, "flag": True,
+                                          "tags": ["a", "b"]})
+    assert ds.attrs["fmu_name"] == "" and ds.attrs["states"] == "[]"
+    assert ds.attrs["source"] == "euler" and ds.attrs["flag"] == 1
+    assert json.loads(ds.attrs["tags"]) == ["a", "b"]
+
+
+# ------------------------------------------------------------------ versions and foreign files
+def _with_version(ds: xr.Dataset, v: int, path: Path) -> Path:
+    ds = ds.copy()
+    ds.attrs["format_version"] = np.int64(v)
+    return save_dataset(ds, path)
+
+
+def test_future_version_is_refused(ds, tmp_path):
+    p = _with_version(ds, FORMAT_VERSION + 1, tmp_path / "future.nc")
+    with pytest.raises(DatasetError, match=r"format_version 2, written by a newer fmu-surrogate.*"
+                                           r"reads format_version <= 1.*pip install -U") as exc:
+        load_dataset(p)
+    assert isinstance(exc.value, FMUError)
+
+
+def test_older_version_upgraded_or_refused(ds, tmp_path, monkeypatch):
+    p = _with_version(ds, 0, tmp_path / "old.nc")
+    with pytest.raises(DatasetError, match="format_version 0, which this fmu-surrogate "
+                                           r"\(format_version 1\) cannot convert; re-harvest"):
+        load_dataset(p)
+
+    def up(old):
+        new = old.copy()
+        new.attrs["upgraded"] = "yes"
+        return new
+
+    monkeypatch.setitem(dsmod._UPGRADERS, 0, up)
+    back = load_dataset(p)
+    assert back.attrs["upgraded"] == "yes" and int(back.attrs["format_version"]) == 1
+
+
+def test_foreign_netcdf_and_garbage_are_refused(tmp_path):
+    p = tmp_path / "other.nc"
+    xr.Dataset({"a": ("x", [1.0, 2.0])}).to_netcdf(p, engine="h5netcdf")
+    with pytest.raises(DatasetError, match="no attribute format='fmu-surrogate dataset', so it "
+                                           "is not an fmu-surrogate dataset"):
+        load_dataset(p)
+    g = tmp_path / "garbage.nc"
+    g.write_bytes(b"CDF\x01 not really")
+    with pytest.raises(DatasetError, match="cannot be read as NetCDF-4/HDF5.*not an fmu-surrogate"):
+        load_dataset(g)
+    with pytest.raises(FileNotFoundError, match="no such dataset file"):
+        load_dataset(tmp_path / "missing.nc")
+
+
+def test_damaged_dataset_is_refused(ds, tmp_path):
+    p = save_dataset(ds.drop_vars("n_samples"), tmp_path / "damaged.nc")
+    with pytest.raises(DatasetError, match=r"lacks \['n_samples'\].*re-harvest"):
+        load_dataset(p)
+
+
+def test_failed_save_keeps_the_old_file(ds, tmp_path):
+    p = save_dataset(ds, tmp_path / "d.nc")
+    before = p.read_bytes()
+    bad = ds.copy()
+    bad.attrs["unserialisable"] = {"a": object()}
+    with pytest.raises(Exception):
+        save_dataset(bad, p)
+    assert p.read_bytes() == before and not (tmp_path / "d.nc.part").exists()
