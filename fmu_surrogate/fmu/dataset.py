@@ -77,23 +77,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model import FMUInfo
 
 __all__ = [
-    "FORMAT_VERSION",
-    "FORMAT_NAME",
     "FAILURE_KINDS",
-    "STATUS_OK",
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
     "STATUS_FAILED",
+    "STATUS_OK",
     "RunRecord",
-    "records_to_dataset",
+    "data_var_name",
     "dataset_to_records",
-    "save_dataset",
-    "load_dataset",
-    "run_arrays",
-    "runs_table",
+    "escape_name",
     "failed_runs",
     "fmu_variables",
+    "load_dataset",
     "parameter_names",
-    "data_var_name",
-    "escape_name",
+    "records_to_dataset",
+    "run_arrays",
+    "runs_table",
+    "save_dataset",
     "unescape_name",
 ]
 
@@ -145,8 +145,7 @@ _UNESCAPE = {"%25": "%", "%2F": "/", "%2E": "."}
 
 def unescape_name(stored: str) -> str:
     """Inverse of :func:`escape_name`."""
-    if stored.startswith(_VAR_PREFIX):
-        stored = stored[len(_VAR_PREFIX):]
+    stored = stored.removeprefix(_VAR_PREFIX)
     return re.sub(r"%(25|2F|2E)", lambda m: _UNESCAPE[m.group(0)], stored)
 
 
@@ -526,7 +525,7 @@ def fmu_variables(ds: xr.Dataset, elements: bool = True) -> list[str]:
     if not elements:
         return _json_attr(ds, "variables")
     out = []
-    for k, v in ds.data_vars.items():
+    for v in ds.data_vars.values():
         if "fmu_variable" in v.attrs:
             base = v.attrs["fmu_variable"]
             el = v.attrs.get("element")

@@ -24,14 +24,14 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
+    "DatasetError",
+    "ExperimentError",
     "FMUError",
-    "NotAnFMUError",
     "ModelDescriptionError",
     "NoBinaryError",
-    "UnknownVariableError",
-    "ExperimentError",
+    "NotAnFMUError",
     "SignalError",
-    "DatasetError",
+    "UnknownVariableError",
 ]
 
 

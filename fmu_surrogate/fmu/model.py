@@ -40,7 +40,7 @@ from fmu_surrogate.fmu.errors import (
     UnknownVariableError,
 )
 
-__all__ = ["Variable", "DefaultExperiment", "FMUInfo", "open_fmu", "current_platform"]
+__all__ = ["DefaultExperiment", "FMUInfo", "Variable", "current_platform", "open_fmu"]
 
 
 @dataclass(frozen=True)
@@ -416,7 +416,7 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
             from exc
 
     declared = _declared_fmi_version(path)
-    if not (declared.startswith("2.") or declared.startswith("3.")):
+    if not declared.startswith(("2.", "3.")):
         raise ModelDescriptionError(
             f"{path} is an FMI {declared or '(no fmiVersion)'} FMU; only FMI 2.0 and 3.0 are "
             f"supported: export it as FMI 2.0 or 3.0."

@@ -25,11 +25,11 @@ __all__ = [
     "Plan",
     "explicit",
     "grid",
-    "one_at_a_time",
     "latin_hypercube",
-    "sobol",
+    "one_at_a_time",
     "parse_param_option",
     "plan_parameter_names",
+    "sobol",
 ]
 
 Plan = list[dict[str, float]]

@@ -27,6 +27,7 @@ Unbounded signals fit any experiment.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -38,18 +39,18 @@ import numpy as np
 from fmu_surrogate.fmu.errors import ExperimentError, SignalError
 
 __all__ = [
-    "Signal",
-    "Constant",
-    "Step",
-    "Chirp",
-    "SchroederMultisine",
     "PRBS",
-    "BandLimitedNoise",
+    "SIGNAL_KINDS",
     "ArraySignal",
-    "signal_from_description",
+    "BandLimitedNoise",
+    "Chirp",
+    "Constant",
+    "SchroederMultisine",
+    "Signal",
+    "Step",
     "check_signal_fits",
     "sample_inputs",
-    "SIGNAL_KINDS",
+    "signal_from_description",
 ]
 
 
@@ -243,7 +244,7 @@ class SchroederMultisine(Signal):
         for i, f in enumerate(freqs):
             _finite("SchroederMultisine", **{f"frequencies[{i}]": f})
             _positive("SchroederMultisine", **{f"frequencies[{i}]": f})
-        if any(b <= a for a, b in zip(freqs, freqs[1:])):
+        if any(b <= a for a, b in itertools.pairwise(freqs)):
             raise SignalError("SchroederMultisine: frequencies must be strictly increasing; "
                               "sort them and remove duplicates.")
         _finite("SchroederMultisine", rms=self.rms, offset=self.offset)

@@ -158,7 +158,7 @@ def test_run_arrays_trims_the_nan_tail(ds):
     np.testing.assert_array_equal(t1, T[:8])
     np.testing.assert_array_equal(X1[:, 1], recs[1].values["status"])
     assert everything[2][1].shape == (0, 2)
-    (t3, X3), = run_arrays(ds, ["x"], runs=[3], only_ok=False)
+    (_t3, X3), = run_arrays(ds, ["x"], runs=[3], only_ok=False)
     assert X3.shape == (8, 1)
     assert run_arrays(ds, ["x"], runs=[3]) == []  # failed run skipped when only_ok
     with pytest.raises(KeyError, match="run 5 is not in the dataset"):
@@ -185,7 +185,7 @@ def test_array_variables_are_stored_element_wise(info):
     assert fmu_variables(ds) == ["arr[1]", "arr[2]"]
     assert fmu_variables(ds, elements=False) == ["arr"]
     assert ds["arr[2]"].attrs == {"fmu_variable": "arr", "element": "2", "causality": "output"}
-    (t, X), (_, X1) = run_arrays(ds, ["arr[1]", "arr[2]"])
+    (_t, X), (_, X1) = run_arrays(ds, ["arr[1]", "arr[2]"])
     np.testing.assert_array_equal(X, arr)
     assert X1.shape == (0, 2)
 
@@ -286,6 +286,6 @@ def test_failed_save_keeps_the_old_file(ds, tmp_path):
     before = p.read_bytes()
     bad = ds.copy()
     bad.attrs["unserialisable"] = {"a": object()}
-    with pytest.raises(Exception):
+    with pytest.raises(TypeError):  # h5netcdf cannot store a dict attribute
         save_dataset(bad, p)
     assert p.read_bytes() == before and not (tmp_path / "d.nc.part").exists()
