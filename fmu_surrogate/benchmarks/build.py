@@ -1,0 +1,234 @@
+"""Build the benchmark systems as native FMI 2.0 FMUs (co-simulation + model exchange).
+
+The C sources live in ``fmu_surrogate/benchmarks/c`` (a shared framework plus one file of
+equations per model); the model descriptions and the C header with the value references are
+generated from the Python specs in :mod:`fmu_surrogate.benchmarks.specs`.  Compilation goes
+through :func:`fmu_surrogate.fmu.compile.build_fmu`, so builds are cached on the content of all
+inputs: an FMU is recompiled only when a source, the spec or the compiler changes.
+
+Example
+-------
+>>> from fmu_surrogate.benchmarks.build import benchmark_fmu
+>>> path = benchmark_fmu("cauer")        # doctest: +SKIP  (built once, then cached)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fmu_surrogate.benchmarks import specs
+from fmu_surrogate.benchmarks.model_description import ModelSpec
+from fmu_surrogate.fmu.compile import FMUBuildError, build_fmu, cached_hash
+
+#: Folder of the C sources shipped with the package.
+C_DIR = Path(__file__).parent / "c"
+FRAMEWORK_SOURCE = "fmi2_framework.c"
+FRAMEWORK_HEADER = "fmi2_framework.h"
+GENERATED_HEADER = "model_vars.h"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A registered benchmark FMU.
+
+    Attributes
+    ----------
+    name : str
+        Registry key, also the ``modelIdentifier``.
+    description : str
+    spec : callable
+        ``spec(**options) -> ModelSpec``.
+    options : dict
+        Build options accepted by ``spec`` with their defaults (e.g. ``{"n_cells": 50}``).
+    """
+
+    name: str
+    description: str
+    spec: Callable[..., ModelSpec]
+    options: dict[str, object]
+
+    def filename(self, **options: object) -> str:
+        """File name of the FMU for these options (non-default options appear in the name)."""
+        suffix = "".join(
+            f"_{k}{options[k]}" for k in sorted(options) if options[k] != self.options.get(k)
+        )
+        return f"{self.name}{suffix}.fmu"
+
+
+#: The benchmark FMUs by name.
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name: b
+    for b in (
+        Benchmark("rc_network", "RC network pH-DAE, index 1 (DESIGN §3a)", specs.rc_network_spec, {}),
+        Benchmark("pendulum", "planar pendulum pH-DAE, index 3 (DESIGN §3b)", specs.pendulum_spec, {}),
+        Benchmark("msd_chain", "mass-spring-damper chain (DESIGN §4a)", specs.msd_chain_spec,
+                  {"n_cells": 50}),
+        Benchmark("cauer", "Cauer low-pass filter with a nonlinear resistor (DESIGN §6a)",
+                  specs.cauer_spec, {}),
+        Benchmark("duffing", "Duffing oscillator (DESIGN §5b)", specs.duffing_spec, {}),
+    )
+}
+
+
+def default_cache_dir() -> Path:
+    """``$FMU_SURROGATE_CACHE`` if set, else ``~/.cache/fmu-surrogate/fmus``."""
+    env = os.environ.get("FMU_SURROGATE_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "fmu-surrogate" / "fmus"
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)  # atomic: concurrent builders never read half a file
+
+
+def _check(names: Iterable[str] | None) -> list[str]:
+    if names is None:
+        return list(BENCHMARKS)
+    if isinstance(names, str):
+        names = [names]
+    names = list(names)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {sorted(BENCHMARKS)}.")
+    return names
+
+
+def build_benchmark(
+    name: str,
+    out_dir: str | Path,
+    force: bool = False,
+    *,
+    source_dir: str | Path | None = None,
+    cflags: Sequence[str] = (),
+    **options: object,
+) -> Path:
+    """Build one benchmark FMU into ``out_dir`` (cached) and return its path.
+
+    Parameters
+    ----------
+    name : str
+        Key of :data:`BENCHMARKS`.
+    out_dir : path
+        Output folder; generated files go to ``out_dir/.build/<fmu name>/``.
+    force : bool
+        Recompile even when the cached FMU is up to date.
+    source_dir : path, optional
+        Folder with the C sources (default: the package's ``c/`` folder).
+    cflags : sequence of str
+        Extra compiler flags.
+    **options
+        Build options of this benchmark (see ``BENCHMARKS[name].options``), e.g. ``n_cells``.
+
+    Raises
+    ------
+    ValueError
+        Unknown name or option.
+    FMUBuildError
+        Compilation failed or the generated model description does not validate.
+    """
+    (name,) = _check([name])
+    bench = BENCHMARKS[name]
+    unknown = set(options) - set(bench.options)
+    if unknown:
+        raise ValueError(
+            f"{name} has no build option(s) {sorted(unknown)}; it accepts {sorted(bench.options) or 'none'}."
+        )
+    spec = bench.spec(**options)
+    src = Path(source_dir) if source_dir is not None else C_DIR
+    out_dir = Path(out_dir)
+    output = out_dir / bench.filename(**options)
+    gen = out_dir / ".build" / output.stem
+    xml = spec.model_description_xml()
+    _write_if_changed(gen / GENERATED_HEADER, spec.c_header())
+    _write_if_changed(gen / "modelDescription.xml", xml)
+    before = cached_hash(output) if output.is_file() else None
+    path = build_fmu(
+        [src / FRAMEWORK_SOURCE, src / spec.source],
+        xml,
+        output,
+        spec.identifier,
+        headers=[src / FRAMEWORK_HEADER, gen / GENERATED_HEADER],
+        cflags=list(cflags),
+        force=force,
+    )
+    if force or cached_hash(path) != before:  # freshly built: validate once
+        from fmpy.validation import validate_fmu
+
+        problems = validate_fmu(str(path))
+        if problems:
+            path.unlink(missing_ok=True)
+            raise FMUBuildError(
+                f"the generated model description of {name} does not validate:\n  "
+                + "\n  ".join(problems)
+            )
+    return path
+
+
+def build_benchmarks(
+    out_dir: str | Path,
+    names: Iterable[str] | None = None,
+    force: bool = False,
+    *,
+    source_dir: str | Path | None = None,
+    cflags: Sequence[str] = (),
+    **options: object,
+) -> dict[str, Path]:
+    """Build benchmark FMUs into ``out_dir`` (cached: rebuilt only when their inputs change).
+
+    Parameters
+    ----------
+    out_dir : path
+        Output folder for the ``.fmu`` files.
+    names : iterable of str, optional
+        Subset of :data:`BENCHMARKS` (default: all).
+    force : bool
+        Recompile even when up to date.
+    source_dir : path, optional
+        Folder with the C sources (default: the package's).
+    cflags : sequence of str
+        Extra compiler flags.
+    **options
+        Build options, each passed to the selected benchmarks that accept it (e.g.
+        ``n_cells=100`` for ``msd_chain``).
+
+    Returns
+    -------
+    dict
+        ``name -> Path`` of each FMU.
+    """
+    selected = _check(names)
+    unused = [k for k in options if not any(k in BENCHMARKS[n].options for n in selected)]
+    if unused:
+        raise ValueError(
+            f"build option(s) {unused} are not accepted by any of {selected}; "
+            + "; ".join(f"{n}: {sorted(BENCHMARKS[n].options)}" for n in selected if BENCHMARKS[n].options)
+        )
+    return {
+        n: build_benchmark(
+            n, out_dir, force, source_dir=source_dir, cflags=cflags,
+            **{k: v for k, v in options.items() if k in BENCHMARKS[n].options},
+        )
+        for n in selected
+    }
+
+
+def benchmark_fmu(name: str, cache_dir: str | Path | None = None, **options: object) -> Path:
+    """Path of the benchmark FMU ``name``, built into the cache on first use.
+
+    Parameters
+    ----------
+    name : str
+        Key of :data:`BENCHMARKS`.
+    cache_dir : path, optional
+        Default: :func:`default_cache_dir`.
+    **options
+        Build options (e.g. ``n_cells`` for ``msd_chain``).
+    """
+    return build_benchmark(name, cache_dir if cache_dir is not None else default_cache_dir(), **options)
