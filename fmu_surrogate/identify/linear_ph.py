@@ -1,0 +1,835 @@
+"""Structure-preserving identification of linear port-Hamiltonian systems (DESIGN.md §4).
+
+:class:`LinearPHIdentifier` fits any subset of ``w = (J, R, Q, B, x0)`` of
+
+    ẋ = (J − R) Q x + B u,     y = Bᵀ Q x,      J = −Jᵀ,  R = Rᵀ ⪰ 0,  Q ≻ 0
+
+to input/output data by Riemannian optimisation (Günther, Jacob & Totzeck, Algorithm 1) on the
+product of
+
+==========  ===============================================  =====================================
+parameter   manifold (pymanopt)                              point ↦ matrix
+==========  ===============================================  =====================================
+J           ``SkewSymmetric(n)``                              J itself (bitwise skew, see below)
+R           ``PSDFixedRank(n, k)`` if ``rank_R = k``          R = ½(P + Pᵀ), P = Y Yᵀ
+            ``Euclidean(n, n)`` factor if ``rank_R = None``   (same map)
+Q           ``SymmetricPositiveDefinite(n)``                  Q itself
+B, x0       ``Euclidean``                                     itself
+==========  ===============================================  =====================================
+
+The Euclidean gradients with respect to the full matrices come from the adjoint method
+(:func:`fmu_surrogate.identify.adjoint.cost_and_gradient`); the chain rule through ``R = YYᵀ``
+gives ``∂f/∂Y = (G_R + G_Rᵀ) Y``, and the manifolds turn Euclidean into Riemannian gradients with
+their own ``euclidean_to_riemannian_gradient`` (skew projection for J, ``Q sym(G) Q`` for the
+affine-invariant SPD metric, identity for the factor and the Euclidean parts).
+
+Structure by construction, in floating point
+--------------------------------------------
+* **J**: the iterate starts bitwise skew (``(J₀ − J₀ᵀ)/2`` of the initial guess, which is exactly
+  skew because IEEE subtraction satisfies ``a ⊖ b = −(b ⊖ a)`` and halving is exact), the Riemannian
+  gradient is ``(G − Gᵀ)/2`` (bitwise skew, zero diagonal) and every later operation (sums, scalar
+  multiples, the retraction ``J + σ η``) is sign-symmetric in IEEE arithmetic, so
+  ``J + Jᵀ == 0`` holds exactly for every iterate.  :meth:`LinearPHIdentifier.fit` checks it.
+* **R**: assembled from its factor as ``½(P + Pᵀ)``, ``P = Y Yᵀ`` — bitwise symmetric because
+  floating-point addition is commutative, PSD up to the rounding of the product (eigenvalues
+  ≥ −O(k ε ‖Y‖²)).  No projection of the iterate happens anywhere.
+* **Q**: pymanopt's SPD retraction ``herm(Q + ξ + ½ ξ Q⁻¹ ξ) = herm(½Q + ½(Q+ξ)Q⁻¹(Q+ξ))`` is SPD in
+  exact arithmetic for every ξ; a trial point that is not numerically SPD (Cholesky fails — only
+  possible for enormous line-search trials) gets cost ``+inf`` and is rejected by the line search.
+
+Full-rank R (``rank_R=None``)
+-----------------------------
+pymanopt's ``PSDFixedRank(n, n)`` is a quotient geometry whose projection and vector transport
+solve a Lyapunov equation with ``YᵀY``; it breaks down at rank-deficient factors — and the paper's
+initial guess ``R = diag(1, 1, 0, …)`` is rank-deficient, as are typical dissipation matrices (the
+MSD chain's R has rank n/2).  The default therefore optimises the factor ``Y ∈ ℝ^{n×n}`` on the
+*total space* of that quotient (``Euclidean(n, n)``, flat metric, identity transport): the same
+Riemannian gradient (pymanopt's ``PSDFixedRank`` also returns the Euclidean one), complete, valid at
+every point, and ``R = YYᵀ`` stays PSD.  Gradient flow on a factor never increases its rank
+(``Y⁺ = (I + 2σ G) Y``), so zero eigenvalues of the initial R are lifted to
+``1e-2 · λ_max(R₀)`` before factorising (documented deviation from the paper's initial guess).
+With ``rank_R = k`` the factor is ``n × k`` on ``PSDFixedRank(n, k)``; missing directions of a
+lower-rank initial R are filled the same way.
+
+Discretisations (``mode``) — see :mod:`fmu_surrogate.identify.adjoint`: ``"euler"`` is the paper's
+explicit Euler scheme with left-endpoint quadrature (reproduction), ``"exact"`` the exact
+discretisation for piecewise-linear inputs with the exact gradient of that discrete cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.ph import LinearPH, check_psd, check_skew, check_spd
+
+Array = NDArray[np.float64]
+
+__all__ = ["LinearPHIdentifier", "LinearPHFit", "PARAMETER_NAMES", "paper_initial_guess"]
+
+#: The parameters that can be fitted or held fixed, in canonical order.
+PARAMETER_NAMES = ("J", "R", "Q", "B", "x0")
+_MODES = ("exact", "euler")
+_OPTIMIZERS = ("cg", "steepest", "trust_regions", "pymanopt_cg")
+_LINE_SEARCHES = ("armijo", "backtracking")
+#: Relative floor for the eigenvalues of the initial R before factorising (see module docstring).
+R_EIGEN_FLOOR = 1e-2
+
+
+# --------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class LinearPHFit:
+    """Result of :meth:`LinearPHIdentifier.fit`.
+
+    Attributes
+    ----------
+    system : LinearPH
+        The fitted system (validated pH structure).
+    x0 : ndarray, shape (n,)
+        Fitted (or fixed) initial state.
+    cost_history : tuple of float
+        Cost at the initial guess and after every iteration.
+    stopping_reason : str
+    gradient_norm : float
+        Riemannian gradient norm at the returned point.
+    iterations : int
+    time_s : float
+        Wall time of the optimisation.
+    mode : str
+        ``"exact"`` or ``"euler"``.
+    fitted : tuple of str
+        Names of the fitted parameters.
+    optimizer : str
+    n_cost_evaluations, n_gradient_evaluations : int
+        Forward solves for the cost alone and forward+adjoint solves for cost and gradient.
+    """
+
+    system: LinearPH
+    x0: Array
+    cost_history: tuple[float, ...]
+    stopping_reason: str
+    gradient_norm: float
+    iterations: int
+    time_s: float
+    mode: str
+    fitted: tuple[str, ...] = ()
+    optimizer: str = "cg"
+    n_cost_evaluations: int = 0
+    n_gradient_evaluations: int = 0
+    gradient_norm_history: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def initial_cost(self) -> float:
+        """Cost at the initial guess."""
+        return self.cost_history[0]
+
+    @property
+    def final_cost(self) -> float:
+        """Cost at the returned point."""
+        return self.cost_history[-1]
+
+
+# ------------------------------------------------------------------------------ validation
+def _as_time_grid(t: ArrayLike, where: str) -> Array:
+    a = np.asarray(t, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"{where}: t must be a 1-D array of time points, got shape {a.shape}.")
+    if a.size < 2:
+        raise ValueError(f"{where}: t needs at least 2 time points, got {a.size}.")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: t contains NaN or Inf; pass finite time points.")
+    if not np.all(np.diff(a) > 0):
+        k = int(np.argmax(~(np.diff(a) > 0)))
+        raise ValueError(
+            f"{where}: time grid must be strictly increasing, but t[{k + 1}] = {a[k + 1]!r} "
+            f"<= t[{k}] = {a[k]!r}. Sort the samples and drop duplicate time points."
+        )
+    return a
+
+
+def _as_signal(v: ArrayLike, K: int, name: str, where: str) -> Array:
+    a = np.asarray(v, dtype=float)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != K:
+        raise ValueError(
+            f"{where}: {name} must have shape (K, m) with K = len(t) = {K} rows, got {np.shape(v)}."
+        )
+    if not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(
+            f"{where}: {name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
+            f"remove or interpolate the missing samples."
+        )
+    return a
+
+
+def _validate_triplet(t: ArrayLike, u: ArrayLike, y: ArrayLike, where: str) -> tuple[Array, Array, Array]:
+    tt = _as_time_grid(t, where)
+    uu = _as_signal(u, tt.size, "u", where)
+    yy = _as_signal(y, tt.size, "y", where)
+    if uu.shape[1] != yy.shape[1]:
+        raise ValueError(
+            f"{where}: a pH system has as many outputs as inputs (y = Bᵀ Q x), but u has "
+            f"{uu.shape[1]} columns and y has {yy.shape[1]}. Pass collocated input/output pairs."
+        )
+    return tt, uu, yy
+
+
+def _adjoint():
+    from fmu_surrogate.identify import adjoint
+
+    return adjoint
+
+
+def _to_experiments(experiments: Any) -> list[Any]:
+    """Normalise Experiment objects / (t, u, y) tuples / lists thereof to validated Experiments."""
+    adj = _adjoint()
+    Experiment = adj.Experiment
+    if isinstance(experiments, Experiment):
+        items: list[Any] = [experiments]
+    elif (
+        isinstance(experiments, tuple)
+        and len(experiments) == 3
+        and not any(isinstance(e, (tuple, list, Experiment)) for e in experiments)
+    ):
+        items = [experiments]
+    else:
+        try:
+            items = list(experiments)
+        except TypeError:
+            raise TypeError(
+                "experiments must be an Experiment, a (t, u, y) tuple or a list of those, got "
+                f"{type(experiments).__name__}."
+            ) from None
+    if not items:
+        raise ValueError("experiments is empty; pass at least one (t, u, y) experiment.")
+    out = []
+    for i, e in enumerate(items):
+        where = f"experiment {i}"
+        if isinstance(e, Experiment):
+            t, u, y = e.t, e.u, e.y
+        else:
+            try:
+                t, u, y = e
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{where}: expected an Experiment or a (t, u, y) tuple, got {type(e).__name__}."
+                ) from None
+        t, u, y = _validate_triplet(t, u, y, where)
+        out.append(e if isinstance(e, Experiment) else Experiment.from_arrays(t, u, y))
+    m = {np.shape(e.u)[1] for e in out}
+    if len(m) != 1:
+        raise ValueError(f"all experiments must have the same number of inputs, got {sorted(m)}.")
+    return out
+
+
+# --------------------------------------------------------------------------- initial guess
+def paper_initial_guess(n: int, m: int, seed: int | np.random.Generator | None = 0) -> dict[str, Array]:
+    """The paper's initial guess (DESIGN.md §4).
+
+    ``B`` zero except the leading ``min(n, m)`` diagonal, which is ``(1, 3, 1, 3, …)`` (the
+    paper's ``diag(1, 3)`` for m = 2), ``Q = I``, ``R = diag(1, 1, 0, …)``, ``J`` skew with the
+    strictly upper triangle drawn from ``uniform[−1, 1]`` (``J = U − Uᵀ``), ``x0 = 0``.
+
+    Parameters
+    ----------
+    n, m : int
+        State and port dimensions.
+    seed : int or numpy Generator
+        Randomness of J.
+    """
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, m))
+    k = min(n, m)
+    B[np.arange(k), np.arange(k)] = np.where(np.arange(k) % 2 == 0, 1.0, 3.0)
+    R = np.zeros((n, n))
+    r = min(2, n)
+    R[np.arange(r), np.arange(r)] = 1.0
+    U = np.triu(rng.uniform(-1.0, 1.0, size=(n, n)), 1)
+    return {"J": U - U.T, "R": R, "Q": np.eye(n), "B": B, "x0": np.zeros(n)}
+
+
+def _gram(Y: Array) -> Array:
+    """``R = ½(P + Pᵀ)`` with ``P = Y Yᵀ``: bitwise symmetric, PSD up to rounding."""
+    P = Y @ Y.T
+    return 0.5 * (P + P.T)
+
+
+def _factor(R: Array, k: int) -> Array:
+    """An ``n × k`` factor Y with ``YYᵀ ≈ R``; eigenvalues below ``R_EIGEN_FLOOR·λ_max`` lifted."""
+    lam, V = np.linalg.eigh(0.5 * (R + R.T))
+    lam, V = lam[::-1][:k], V[:, ::-1][:, :k]
+    floor = R_EIGEN_FLOOR * max(float(lam[0]) if lam.size else 0.0, 1e-300)
+    if floor <= 1e-300:  # R = 0: a small random full-rank factor
+        floor = R_EIGEN_FLOOR
+    lifted = lam < floor
+    if np.any(lifted):
+        # Directions of the zero eigenvalues: keep the eigenvectors (orthonormal complement).
+        lam = np.where(lifted, floor, lam)
+    return V * np.sqrt(lam)[None, :]
+
+
+# --------------------------------------------------------------------------- the objective
+class _Objective:
+    """Cost / Euclidean gradient on the manifold point, with a small cache and counters."""
+
+    def __init__(self, names: tuple[str, ...], fixed: dict[str, Array], experiments: list[Any],
+                 mode: str, reg: Any, n: int) -> None:
+        self.names = names
+        self.fixed = fixed
+        self.experiments = experiments
+        self.mode = mode
+        self.reg = reg
+        self.n = n
+        self.n_cost = 0
+        self.n_grad = 0
+        self._cache: dict[bytes, tuple[float, list[Array] | None]] = {}
+
+    def params(self, point: Sequence[Array]) -> dict[str, Array]:
+        p = dict(self.fixed)
+        for name, v in zip(self.names, point):
+            p[name] = _gram(v) if name == "R" else v
+        return p
+
+    @staticmethod
+    def _key(point: Sequence[Array]) -> bytes:
+        h = hashlib.blake2b(digest_size=16)
+        for v in point:
+            h.update(np.ascontiguousarray(v).tobytes())
+        return h.digest()
+
+    def _feasible(self, p: dict[str, Array]) -> bool:
+        for v in p.values():
+            if not np.all(np.isfinite(v)):
+                return False
+        if "Q" in self.names:
+            try:
+                np.linalg.cholesky(p["Q"])
+            except np.linalg.LinAlgError:
+                return False
+        return True
+
+    def _remember(self, key: bytes, value: tuple[float, list[Array] | None]) -> None:
+        if len(self._cache) > 8:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = value
+
+    def cost(self, point: Sequence[Array]) -> float:
+        key = self._key(point)
+        if key in self._cache:
+            return self._cache[key][0]
+        p = self.params(point)
+        if not self._feasible(p):
+            c = np.inf
+        else:
+            self.n_cost += 1
+            with np.errstate(all="ignore"):
+                c = float(_adjoint().cost(p, self.experiments, mode=self.mode, reg=self.reg,
+                                          wrt=self.names))
+            if not np.isfinite(c):
+                c = np.inf
+        self._remember(key, (c, None))
+        return c
+
+    def euclidean_gradient(self, point: Sequence[Array]) -> list[Array]:
+        key = self._key(point)
+        hit = self._cache.get(key)
+        if hit is not None and hit[1] is not None:
+            return hit[1]
+        p = self.params(point)
+        self.n_grad += 1
+        c, g = _adjoint().cost_and_gradient(
+            p, self.experiments, mode=self.mode, reg=self.reg, wrt=self.names
+        )
+        out = []
+        for name, v in zip(self.names, point):
+            G = np.asarray(g[name], dtype=float)
+            out.append((G + G.T) @ v if name == "R" else G)
+        self._remember(key, (float(c), out))
+        return out
+
+
+# ------------------------------------------------------------------------------- estimator
+class LinearPHIdentifier:
+    """Fit a linear pH system ``ẋ = (J − R) Q x + B u, y = Bᵀ Q x`` to input/output data.
+
+    Parameters
+    ----------
+    n_states : int
+        Model order n (≥ 1); may differ from the true order (model reduction).
+    fit : sequence of str
+        Parameters to fit, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
+        (Stored as :attr:`fit_parameters` because ``fit`` is the method.)
+    fixed : dict, optional
+        Values of parameters that are *not* fitted; defaults are the paper's initial guess
+        (:func:`paper_initial_guess`).  Fixed values are used bitwise as given (validated:
+        J skew, R symmetric PSD, Q SPD — :class:`~fmu_surrogate.ph.StructureError` otherwise).
+    init : dict, optional
+        Initial values of fitted parameters (default: the paper's initial guess).
+    rank_R : int, optional
+        Fixed rank k of R (``R = YYᵀ``, ``Y ∈ ℝ^{n×k}`` on pymanopt's ``PSDFixedRank``);
+        ``None``: full n × n factor on the total space (see module docstring).
+    mode : {"exact", "euler"}
+        Discretisation of state, adjoint and cost.
+    reg_lambda : float
+        Weight λ of ``(λ/2)‖w − w_ref‖²`` (needs ``reference``).
+    reference : dict, optional
+        Reference values ``w_ref`` (any subset of the parameter names).
+    log_q : float
+        Weight of the ``½‖log Q‖²_F`` regulariser (the paper's λ = 0.001 when Q is fitted).
+    optimizer : {"cg", "steepest", "trust_regions", "pymanopt_cg"}
+        ``"cg"``: :class:`~fmu_surrogate.identify.rcg.RestartedConjugateGradient` (the paper's
+        Algorithm 1); ``"steepest"``: pymanopt steepest descent with the same line search;
+        ``"trust_regions"``: pymanopt trust regions with a finite-difference Hessian (one extra
+        gradient per Hessian-vector product); ``"pymanopt_cg"``: pymanopt's CG (no periodic restart).
+    max_iter : int
+        Iteration budget (the paper: 100).
+    line_search : {"armijo", "backtracking"}
+        ``"armijo"``: fixed first trial ``initial_step`` (paper); ``"backtracking"``: pymanopt's
+        ``BackTrackingLineSearcher`` (first trial of length ``initial_step``, then warm-started).
+    initial_step : float
+        First Armijo trial (paper: 1000).
+    restart_every : int or None
+        CG restart period (paper: 5).
+    beta_rule : str
+        CG coefficient, see :data:`fmu_surrogate.identify.rcg.BETA_RULE_NAMES`.
+    tol : float
+        Stop when the Riemannian gradient norm falls below ``tol``.
+    max_time : float, optional
+        Wall-time budget in seconds.
+    seed : int
+        Seed of the random parts of the default initial guess (J).
+    progress : bool
+        Show a tqdm progress bar.
+
+    Attributes
+    ----------
+    system_ : LinearPH
+        Fitted system.
+    x0_ : ndarray, shape (n,)
+    result_ : LinearPHFit
+    n_inputs_ : int
+        Number of ports m seen in :meth:`fit`.
+    """
+
+    def __init__(
+        self,
+        n_states: int,
+        *,
+        fit: Sequence[str] = ("J", "R", "B"),
+        fixed: dict[str, ArrayLike] | None = None,
+        init: dict[str, ArrayLike] | None = None,
+        rank_R: int | None = None,
+        mode: str = "exact",
+        reg_lambda: float = 0.0,
+        reference: dict[str, ArrayLike] | None = None,
+        log_q: float = 0.0,
+        optimizer: str = "cg",
+        max_iter: int = 100,
+        line_search: str = "armijo",
+        initial_step: float = 1000.0,
+        restart_every: int | None = 5,
+        beta_rule: str = "FletcherReeves",
+        tol: float = 1e-12,
+        max_time: float | None = None,
+        seed: int = 0,
+        progress: bool = False,
+    ) -> None:
+        self.n_states = n_states
+        self.fit_parameters = fit
+        self.fixed = fixed
+        self.init = init
+        self.rank_R = rank_R
+        self.mode = mode
+        self.reg_lambda = reg_lambda
+        self.reference = reference
+        self.log_q = log_q
+        self.optimizer = optimizer
+        self.max_iter = max_iter
+        self.line_search = line_search
+        self.initial_step = initial_step
+        self.restart_every = restart_every
+        self.beta_rule = beta_rule
+        self.tol = tol
+        self.max_time = max_time
+        self.seed = seed
+        self.progress = progress
+
+    # -- scikit-learn style parameter access ------------------------------------------------
+    _PARAM_ATTRS = {"fit": "fit_parameters"}
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``)."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {p: getattr(self, self._PARAM_ATTRS.get(p, p)) for p in names}
+
+    def set_params(self, **params: Any) -> "LinearPHIdentifier":
+        """Set constructor parameters (scikit-learn convention)."""
+        valid = self.get_params()
+        for k, v in params.items():
+            if k not in valid:
+                raise ValueError(f"unknown parameter {k!r}; valid: {sorted(valid)}.")
+            setattr(self, self._PARAM_ATTRS.get(k, k), v)
+        return self
+
+    def __repr__(self) -> str:
+        return (f"LinearPHIdentifier(n_states={self.n_states!r}, fit={tuple(self.fit_parameters)!r}, "
+                f"mode={self.mode!r}, optimizer={self.optimizer!r}, max_iter={self.max_iter!r})")
+
+    # -- validation of settings ------------------------------------------------------------
+    def _check_settings(self) -> tuple[int, tuple[str, ...]]:
+        n = self.n_states
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_states must be an integer >= 1, got {n!r}.")
+        names = (self.fit_parameters,) if isinstance(self.fit_parameters, str) else self.fit_parameters
+        names = tuple(names)
+        unknown = [p for p in names if p not in PARAMETER_NAMES]
+        if unknown:
+            raise ValueError(f"fit contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}.")
+        if not names:
+            raise ValueError(f"fit is empty; name at least one of {PARAMETER_NAMES} to fit.")
+        if len(set(names)) != len(names):
+            raise ValueError(f"fit names a parameter twice: {names}.")
+        for label, d in (("fixed", self.fixed), ("init", self.init), ("reference", self.reference)):
+            if d is not None:
+                bad = [k for k in d if k not in PARAMETER_NAMES]
+                if bad:
+                    raise ValueError(f"{label} has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}.")
+        both = [k for k in (self.fixed or {}) if k in names]
+        if both:
+            raise ValueError(
+                f"{both} are both fitted and fixed; remove them from `fixed` (use `init` for the "
+                f"starting value of a fitted parameter) or from `fit`."
+            )
+        stray = [k for k in (self.init or {}) if k not in names]
+        if stray:
+            raise ValueError(f"init has value(s) for {stray}, which are not fitted; put them in `fixed`.")
+        if self.mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
+        if self.optimizer not in _OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}.")
+        if self.line_search not in _LINE_SEARCHES:
+            raise ValueError(f"line_search must be one of {_LINE_SEARCHES}, got {self.line_search!r}.")
+        if self.rank_R is not None and not (1 <= int(self.rank_R) <= n):
+            raise ValueError(f"rank_R must be None or an integer in [1, n_states={n}], got {self.rank_R!r}.")
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
+            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
+        for label, v in (("reg_lambda", self.reg_lambda), ("log_q", self.log_q)):
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"{label} must be a finite number >= 0, got {v!r}.")
+        if self.reg_lambda > 0 and not self.reference:
+            raise ValueError("reg_lambda > 0 needs `reference` values (a dict like {'Q': Q_ref}).")
+        return int(n), tuple(p for p in PARAMETER_NAMES if p in names)
+
+    @staticmethod
+    def _matrix(v: ArrayLike, shape: tuple[int, ...], name: str, where: str) -> Array:
+        a = np.array(v, dtype=float)  # a copy: the caller's array is never aliased
+        if name == "B" and a.ndim == 1 and len(shape) == 2 and shape[1] == 1:
+            a = a[:, None]
+        if a.shape != shape:
+            raise ValueError(f"{where} value of {name} must have shape {shape}, got {a.shape}.")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{where} value of {name} contains NaN or Inf.")
+        return a
+
+    def _values(self, n: int, m: int, names: tuple[str, ...]) -> tuple[dict[str, Array], dict[str, Array]]:
+        """(fixed values, initial values of the fitted parameters), validated."""
+        shapes = {"J": (n, n), "R": (n, n), "Q": (n, n), "B": (n, m), "x0": (n,)}
+        default = paper_initial_guess(n, m, self.seed)
+        fixed, init = {}, {}
+        for p in PARAMETER_NAMES:
+            given = (self.init or {}) if p in names else (self.fixed or {})
+            where = "init" if p in names else "fixed"
+            v = self._matrix(given[p], shapes[p], p, where) if p in given else default[p]
+            if p == "J":
+                check_skew(v, f"{where} J")
+                if p in names:
+                    v = (v - v.T) / 2  # the initial point on the manifold, bitwise skew
+            elif p == "R":
+                check_psd(v, f"{where} R")
+            elif p == "Q":
+                check_spd(v, f"{where} Q")
+                if p in names:
+                    v = 0.5 * (v + v.T)
+            (init if p in names else fixed)[p] = v
+        return fixed, init
+
+    # -- fitting -----------------------------------------------------------------------------
+    def fit(self, experiments: Any) -> "LinearPHIdentifier":
+        """Fit to one or several experiments.
+
+        Parameters
+        ----------
+        experiments : Experiment, (t, u, y) tuple, or a list of those
+            ``t`` of shape (K,) strictly increasing, ``u`` and ``y`` of shape (K, m) (or (K,)
+            for m = 1).  Experiments may have different time grids.
+
+        Returns
+        -------
+        self
+        """
+        n, names = self._check_settings()
+        exps = _to_experiments(experiments)
+        m = int(np.shape(exps[0].u)[1])
+        fixed, init = self._values(n, m, names)
+        return self._fit(exps, n, m, names, fixed, init)
+
+    def fit_dataset(
+        self, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+        runs: Iterable[int] | None = None,
+    ) -> "LinearPHIdentifier":
+        """Fit to the runs of a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
+
+        Parameters
+        ----------
+        ds : xarray.Dataset
+        inputs, outputs : sequence of str
+            FMU variable names of the m inputs and the m collocated outputs (same order).
+        runs : iterable of int, optional
+            Run labels to use (default: all runs with status ``"ok"``).
+        """
+        inputs, outputs = list(inputs), list(outputs)
+        if not inputs or len(inputs) != len(outputs):
+            raise ValueError(
+                f"need as many outputs as inputs (collocated ports), got {len(inputs)} inputs "
+                f"and {len(outputs)} outputs."
+            )
+        from fmu_surrogate.fmu.dataset import run_arrays
+
+        arrays = run_arrays(ds, inputs + outputs, runs=runs)
+        if not arrays:
+            raise ValueError("the dataset has no usable runs (none with status 'ok' selected).")
+        m = len(inputs)
+        return self.fit([(t, X[:, :m], X[:, m:]) for t, X in arrays])
+
+    def _manifold(self, n: int, m: int, names: tuple[str, ...]) -> Any:
+        from pymanopt.manifolds import (
+            Euclidean, Product, PSDFixedRank, SkewSymmetric, SymmetricPositiveDefinite,
+        )
+
+        parts = []
+        for p in names:
+            if p == "J":
+                parts.append(SkewSymmetric(n))
+            elif p == "R":
+                parts.append(PSDFixedRank(n, int(self.rank_R)) if self.rank_R else Euclidean(n, n))
+            elif p == "Q":
+                parts.append(SymmetricPositiveDefinite(n))
+            elif p == "B":
+                parts.append(Euclidean(n, m))
+            else:
+                parts.append(Euclidean(n))
+        return Product(parts)
+
+    def _make_optimizer(self, callback: Any) -> Any:
+        from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
+        from pymanopt.optimizers.line_search import BackTrackingLineSearcher
+
+        from fmu_surrogate.identify.rcg import ArmijoLineSearch, RestartedConjugateGradient
+
+        if self.line_search == "armijo":
+            ls = ArmijoLineSearch(initial_step=self.initial_step)
+        else:
+            ls = BackTrackingLineSearcher(initial_step_size=self.initial_step, max_iterations=60)
+        common = dict(
+            max_iterations=int(self.max_iter), min_gradient_norm=float(self.tol), min_step_size=0.0,
+            max_time=float(self.max_time) if self.max_time else np.inf,
+            max_cost_evaluations=10**9, verbosity=0, log_verbosity=1,
+        )
+        if self.optimizer == "cg":
+            return RestartedConjugateGradient(
+                restart_every=self.restart_every, beta_rule=self.beta_rule, line_searcher=ls,
+                callback=callback, **common,
+            )
+        if self.optimizer == "steepest":
+            return SteepestDescent(line_searcher=ls, **common)
+        if self.optimizer == "pymanopt_cg":
+            return ConjugateGradient(beta_rule=self.beta_rule, line_searcher=ls, **common)
+        return TrustRegions(**common)
+
+    def _fit(self, exps: list[Any], n: int, m: int, names: tuple[str, ...],
+             fixed: dict[str, Array], init: dict[str, Array]) -> "LinearPHIdentifier":
+        import pymanopt
+
+        adj = _adjoint()
+        reg = adj.Regularization(
+            lam=float(self.reg_lambda),
+            reference={k: np.asarray(v, dtype=float) for k, v in self.reference.items()}
+            if self.reference else None,
+            log_q=float(self.log_q),
+        )
+        manifold = self._manifold(n, m, names)
+        x_init = []
+        for p in names:
+            if p == "R":
+                x_init.append(_factor(init["R"], int(self.rank_R) if self.rank_R else n))
+            else:
+                x_init.append(init[p])
+        obj = _Objective(names, fixed, exps, self.mode, reg, n)
+
+        @pymanopt.function.numpy(manifold)
+        def cost(*point: Array) -> float:
+            return obj.cost(point)
+
+        @pymanopt.function.numpy(manifold)
+        def egrad(*point: Array) -> list[Array]:
+            return obj.euclidean_gradient(point)
+
+        problem = pymanopt.Problem(manifold, cost, euclidean_gradient=egrad)
+
+        bar = None
+        callback = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=int(self.max_iter), desc=f"LinearPH fit ({self.mode})", leave=False)
+
+            def callback(it: int, c: float, g: float) -> None:
+                bar.update(1)
+                bar.set_postfix(cost=f"{c:.3e}", grad=f"{g:.1e}")
+
+        opt = self._make_optimizer(callback)
+        record: list[tuple[float, float]] = []
+        if self.optimizer != "cg":
+            problem = self._adapter(problem, manifold, obj, self.optimizer == "trust_regions",
+                                    record, callback)
+        t0 = time.perf_counter()
+        try:
+            res = opt.run(problem, initial_point=x_init)
+        finally:
+            if bar is not None:
+                bar.close()
+        elapsed = time.perf_counter() - t0
+
+        log = res.log or {}
+        if "cost_history" in log:
+            costs = tuple(float(c) for c in log["cost_history"])
+            gnorms = tuple(float(g) for g in log["gradient_norm_history"])
+        else:  # cost and gradient norm at every iterate whose gradient the optimiser asked for
+            costs = tuple(c for c, _ in record) or (float(res.cost),)
+            gnorms = tuple(g for _, g in record)
+
+        params = obj.params(list(res.point))
+        J = params["J"]
+        if "J" in names and not np.array_equal(J, -J.T):  # pragma: no cover - invariant
+            raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
+        system = LinearPH(J, params["R"], params["Q"], params["B"])
+        x0 = np.asarray(params["x0"], dtype=float)
+        self.n_inputs_ = m
+        self.system_ = system
+        self.x0_ = x0
+        self.result_ = LinearPHFit(
+            system=system, x0=x0, cost_history=costs,
+            stopping_reason=str(res.stopping_criterion), gradient_norm=float(res.gradient_norm),
+            iterations=int(res.iterations), time_s=elapsed, mode=self.mode, fitted=names,
+            optimizer=self.optimizer, n_cost_evaluations=obj.n_cost,
+            n_gradient_evaluations=obj.n_grad, gradient_norm_history=gnorms,
+        )
+        return self
+
+    @staticmethod
+    def _adapter(problem: Any, manifold: Any, obj: _Objective, fd_hessian: bool,
+                 record: list[tuple[float, float]], callback: Any) -> Any:
+        """Problem adapter for pymanopt's optimisers: records (cost, ‖grad‖) at every new iterate.
+
+        With ``fd_hessian`` it adds a finite-difference Riemannian Hessian-vector product
+        ``Hess f(x)[v] ≈ (T_{x⁺→x} grad f(x⁺) − grad f(x)) / h``, ``x⁺ = R_x(h v)``,
+        ``h = 1e-6 / ‖v‖`` — one extra gradient per product.  (pymanopt returns a plain list from
+        a user-supplied Riemannian Hessian on product manifolds, which its trust-region solver
+        cannot do arithmetic with, hence this adapter.)
+        """
+
+        def rgrad(point: Any) -> Any:
+            return manifold.euclidean_to_riemannian_gradient(point, obj.euclidean_gradient(point))
+
+        def recorded_gradient(point: Any) -> Any:
+            g = problem.riemannian_gradient(point)
+            gn = float(manifold.norm(point, g))
+            record.append((float(problem.cost(point)), gn))
+            if callback is not None and len(record) > 1:
+                callback(len(record) - 1, record[-1][0], gn)
+            return g
+
+        def hess(point: Any, v: Any) -> Any:
+            nv = float(manifold.norm(point, v))
+            if nv == 0.0:
+                return manifold.zero_vector(point)
+            h = 1e-6 / nv
+            xp = manifold.retraction(point, v * h)
+            return (manifold.transport(xp, point, rgrad(xp)) - rgrad(point)) / h
+
+        class _Adapter:
+            pass
+
+        a = _Adapter()
+        a.manifold = manifold
+        a.cost = problem.cost
+        a.riemannian_gradient = recorded_gradient
+        a.preconditioner = problem.preconditioner
+        if fd_hessian:
+            a.riemannian_hessian = hess
+        return a
+
+    # -- prediction ---------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "system_"):
+            raise RuntimeError("this LinearPHIdentifier is not fitted yet; call fit(...) first.")
+
+    def fitted_params(self) -> dict[str, Array]:
+        """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies)."""
+        self._check_fitted()
+        s = self.system_
+        return {"J": s.J.copy(), "R": s.R.copy(), "Q": s.Q.copy(), "B": s.B.copy(), "x0": self.x0_.copy()}
+
+    def predict(self, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None,
+                mode: str | None = None) -> Array:
+        """Output of the fitted system for input ``u`` on grid ``t``.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+        u : array_like, shape (K, m) or (K,) for m = 1
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted/fixed ``x0_``).
+        mode : {"exact", "euler"}, optional
+            Discretisation (default: the one used for fitting, so that the training error is
+            what the optimiser saw; ``"exact"`` gives the continuous-time model's response to
+            the piecewise-linear input).
+
+        Returns
+        -------
+        ndarray, shape (K, m)
+        """
+        self._check_fitted()
+        tt = _as_time_grid(t, "predict")
+        uu = _as_signal(u, tt.size, "u", "predict")
+        if uu.shape[1] != self.n_inputs_:
+            raise ValueError(f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
+        mode = self.mode if mode is None else mode
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
+        p = self.fitted_params()
+        if x0 is not None:
+            p["x0"] = self._matrix(x0, (self.system_.n_states,), "x0", "predict")
+        _, y = _adjoint().simulate(p, tt, uu, mode=mode)
+        return np.asarray(y)
+
+    def score(self, t: ArrayLike, u: ArrayLike, y: ArrayLike, x0: ArrayLike | None = None,
+              mode: str | None = None) -> float:
+        """Coefficient of determination R² of :meth:`predict`, averaged over the outputs."""
+        tt, uu, yy = _validate_triplet(t, u, y, "score")
+        yp = self.predict(tt, uu, x0=x0, mode=mode)
+        ss_res = np.sum((yy - yp) ** 2, axis=0)
+        ss_tot = np.sum((yy - yy.mean(axis=0)) ** 2, axis=0)
+        r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
+                      np.where(ss_res == 0, 1.0, 0.0))
+        return float(np.mean(r2))
