@@ -78,10 +78,13 @@ class UnknownVariableError(FMUError, KeyError):
         What kind of name was expected, e.g. ``"variable"``, ``"input"``, ``"parameter"``.
     model : str
         Model name for the message (optional).
+    hint : str
+        Extra sentence inserted before the pointer to ``fmu-surrogate info`` (optional).
     """
 
     def __init__(
-        self, name: str, known: Iterable[str] = (), what: str = "variable", model: str = ""
+        self, name: str, known: Iterable[str] = (), what: str = "variable", model: str = "",
+        hint: str = "",
     ) -> None:
         known = list(known)
         self.name = name
@@ -95,6 +98,8 @@ class UnknownVariableError(FMUError, KeyError):
             msg += f"; the {what}s are: {shown}"
         else:
             msg += f"; the model has no {what}s"
+        if hint:
+            msg += f"; {hint}"
         msg += " (list all names with `fmu-surrogate info MODEL.fmu`)."
         super().__init__(msg)
 

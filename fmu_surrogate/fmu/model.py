@@ -255,8 +255,9 @@ class FMUInfo:
                 if what != "variable" and n in set(self.variable_names):
                     v = self.variable(n)
                     raise UnknownVariableError(
-                        n, pool, what=what, model=self.name
-                    ) from ValueError(f"{n!r} exists but has causality {v.causality!r}")
+                        n, pool, what=what, model=self.name,
+                        hint=f"{n!r} exists but its causality is {v.causality!r}",
+                    )
                 raise UnknownVariableError(n, pool, what=what, model=self.name)
         return names
 

@@ -143,7 +143,8 @@ def test_unknown_names_suggest_close_matches(tiny_fmu):
     assert str(exc.value).startswith("unknown variable")  # not KeyError's quoted repr
     assert info.check_names(["u"], "input") == ["u"]
     assert info.check_names(["der(x)", "a.b[1]"]) == ["der(x)", "a.b[1]"]
-    with pytest.raises(UnknownVariableError, match="unknown input 'x'.*the inputs are: u"):
+    with pytest.raises(UnknownVariableError, match="unknown input 'x'.*the inputs are: u; 'x' "
+                                                   "exists but its causality is 'output'"):
         info.check_names(["x"], "input")
     with pytest.raises(UnknownVariableError, match=r"unknown parameter 'a.b\[2\]'.*'a.b\[1\]'"):
         info.check_names(["k", "a.b[2]"], "parameter")
