@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from ctypes import CFUNCTYPE, byref, c_bool, c_double, c_int, c_size_t, c_uint, c_void_p
@@ -592,6 +593,16 @@ class FmpyBackend:
             arr = np.array(rec.rows, dtype=np.dtype(rec.cols))
             self._fill_from_structured(arr, time, record, lay, out, progress)
 
+        def unraisable(u) -> None:
+            # an FMI error inside CVode's right-hand-side callback cannot propagate through C;
+            # keep it as a log message of the run instead of a stray warning
+            exc = u.exc_value
+            status = getattr(exc, "status", 3)
+            self._log(int(status) if isinstance(status, int) else 3, "solver callback",
+                      f"{type(exc).__name__}: {exc}")
+
+        old_hook = sys.unraisablehook
+        sys.unraisablehook = unraisable
         try:
             result = simulate_fmu(
                 self._unzipdir, validate=False, start_time=float(time[0]),
@@ -604,6 +615,8 @@ class FmpyBackend:
         except BaseException:
             copy_partial()
             raise
+        finally:
+            sys.unraisablehook = old_hook
         self._fill_from_structured(result, time, record, lay, out, progress)
         if progress[0] < n:
             res.stopped_early = True

@@ -1,0 +1,122 @@
+"""Isolated runner: every failure kind of the fixture FMU is classified, with the FMU's own
+reason in the message, partial data is kept, and the pool survives crashes and hangs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.fmu.backends import RunOutput
+from fmu_surrogate.fmu.dataset import FAILURE_KINDS
+from fmu_surrogate.fmu.errors import NoBinaryError
+from fmu_surrogate.fmu.model import open_fmu
+from fmu_surrogate.fmu.runner import RunnerConfig, RunSpec, WorkerPool, classify, run_isolated
+from fmu_surrogate.fmu.signals import Constant
+from tests.fmu.fixtures import broken_fmus, faulty_fmu  # noqa: F401 - pytest fixtures
+
+T = np.linspace(0.0, 1.0, 101)
+REC = ("x", "der(x)", "u")
+
+#: mode -> (failure kind, text that must be in the message, rows kept)
+EXPECTED = {
+    0: ("", "", 101),
+    1: ("crash", "SIGSEGV", 51),
+    2: ("crash", "SIGABRT", 51),
+    3: ("timeout", "time limit of 2 s", 51),
+    4: ("error_status", "reason: x=", 51),
+    5: ("non_finite", "x is nan at t=0.51", 101),
+    6: ("exploding", "exceeds the bound 1e+10 at t=0.51", 101),
+    7: ("early_stop", "reason: end condition reached", 51),
+    8: ("error_status", "reason: parameter mode=8", 0),
+}
+
+
+@pytest.fixture(scope="module")
+def all_modes(faulty_fmu):  # noqa: F811
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(0.0)},))
+    specs = [RunSpec(m, {"mode": m}) for m in range(9)] + [RunSpec(9, {"k": 2.0})]
+    with WorkerPool(cfg, workers=2, timeout=2.0) as pool:
+        got = {}
+        pool.run(specs, lambda r: got.__setitem__(r.index, r))
+        respawns = pool.respawns
+    return got, respawns
+
+
+def test_every_failure_kind_is_classified(all_modes):
+    got, _ = all_modes
+    assert sorted(got) == list(range(10))
+    for mode, (kind, text, rows) in EXPECTED.items():
+        r = got[mode]
+        assert r.failure_kind == kind, (mode, r.failure_kind, r.message)
+        assert text in r.message, (mode, r.message)
+        assert r.n_samples == rows == r.data.shape[0], (mode, r.n_samples)
+        assert kind == "" or kind in FAILURE_KINDS
+
+
+def test_partial_data_of_killed_runs_is_the_true_trajectory(all_modes):
+    got, _ = all_modes
+    for mode in (1, 2, 3, 4, 7):  # crash, abort, hang, error, early stop: rows t = 0 .. 0.5
+        x = got[mode].data[:, 0]
+        # exact discretisation in the FMU: equal to exp(-t) up to accumulated rounding
+        np.testing.assert_allclose(x, np.exp(-T[:51]), rtol=0, atol=1e-14)
+
+
+def test_crash_messages_carry_the_worker_output(all_modes):
+    got, _ = all_modes
+    # abort() printed its reason on stderr before dying; the message must show it
+    assert "internal consistency check failed at t=0.5" in got[2].message
+    assert "Segmentation fault" in got[1].message
+
+
+def test_pool_goes_on_after_crashes_and_hangs(all_modes):
+    got, respawns = all_modes
+    assert respawns == 3  # segfault, abort, hang
+    r = got[9]
+    assert r.ok and r.status == "ok"
+    np.testing.assert_allclose(r.data[:, 0], np.exp(-2.0 * T), rtol=0, atol=1e-14)
+    assert r.wall_time > 0 and r.finished >= r.started
+
+
+def test_run_isolated_returns_spec_order(faulty_fmu):  # noqa: F811
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",),
+                       ({"u": Constant(1.0)}, {"u": Constant(2.0)}))
+    specs = [RunSpec(7, {"k": 1.0}, 1), RunSpec(3, {"k": 4.0}, 0)]
+    res = run_isolated(cfg, specs, workers=1, timeout=10)
+    assert [r.index for r in res] == [7, 3]
+    # x(t) = u/k + (1 - u/k) e^{-k t}
+    np.testing.assert_allclose(res[0].data[:, 0], 2.0 - np.exp(-T), atol=1e-14)
+    np.testing.assert_allclose(res[1].data[:, 0], 0.25 + 0.75 * np.exp(-4 * T), atol=1e-14)
+
+
+def test_open_failure_is_an_error_of_the_campaign(broken_fmus):  # noqa: F811
+    info = open_fmu(broken_fmus["no_binary"])
+    cfg = RunnerConfig(str(broken_fmus["no_binary"]), info, T, ("x",))
+    with pytest.raises(NoBinaryError, match="no binary for this platform"):
+        run_isolated(cfg, [RunSpec(0)], timeout=10)
+
+
+def _output(data, **kw):
+    cols = {"a": (0, ()), "b": (1, ())}
+    return RunOutput(["a", "b"], cols, np.asarray(data, dtype=float), len(data), **kw)
+
+
+def test_classify_precedence():
+    t = np.arange(4.0)
+    # exploding first (t=1), NaN later (t=2): the earlier event decides
+    out = _output([[0, 0], [0, 1e12], [np.nan, 0], [0, 0]])
+    kind, msg = classify(out, t)
+    assert kind == "exploding" and "|b| = 1e+12" in msg and "t=1" in msg
+    out = _output([[0, 0], [np.inf, 1e12], [0, 0], [0, 0]])
+    assert classify(out, t)[0] == "non_finite"
+    # an exception wins over the data
+    out = _output([[0, np.nan]], error=RuntimeError("solver gave up"))
+    kind, msg = classify(out, t)
+    assert kind == "exception" and "RuntimeError: solver gave up" in msg
+    # ...and becomes an error status when the FMU logged an error
+    out = _output([[0, 0]], error=RuntimeError("x"), messages=[(3, "cat", "the reason")])
+    kind, msg = classify(out, t)
+    assert kind == "error_status" and "[ERROR] cat: the reason" in msg
+    # short data without an error is an early stop; warnings of an ok run are kept
+    assert classify(_output([[0, 0]]), t)[0] == "early_stop"
+    kind, msg = classify(_output([[0, 0]] * 4, messages=[(1, "w", "careful")]), t)
+    assert kind == "" and "careful" in msg
