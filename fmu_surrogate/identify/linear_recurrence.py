@@ -5,24 +5,30 @@ pH model are both of this form.  A plain Python loop costs one interpreter round
 time step (≈ 1.5 µs at n = 5, i.e. most of the run time for small n); the solvers here replace
 it by a logarithmic number of batched matrix products.
 
-Method (Hillis–Steele doubling scan)
-------------------------------------
-Write ``x_k = Σ_{j=0}^{k} Φ^j y_{k−j}`` with ``y_0 = x_0`` and ``y_k = b_{k−1}``.  After the
-level with shift ``s`` every row holds the partial sum over its last ``2s`` terms:
-``y_k ← y_k + Φ^s y_{k−s}`` and ``Φ^{2s} = Φ^s Φ^s``.  ``⌈log₂ K⌉`` levels, each one
-``(K × n) @ (n × n)`` product: ``O(K n² log K)`` flops in ``O(log K)`` Python steps.  The
-same scan with per-step matrices (affine-map composition ``(M_k, y_k) ← (M_k M_{k−s},
-M_k y_{k−s} + y_k)``) handles time-varying ``Φ_k`` at ``O(K n³ log K)``.
+Methods (parallel-prefix scans with batched matrix products)
+-----------------------------------------------------------
+Write ``x_k = Σ_{j=0}^{k} Φ^j y_{k−j}`` with ``y_0 = x_0`` and ``y_k = b_{k−1}`` (row form: the
+rows of ``Y`` are states, products are ``y Φᵀ``).
 
-Measured (1 thread, K = 1000, see ``scripts/bench_adjoint.py`` of the identify layer):
-n = 5: 0.05 ms vs 1.6 ms for the loop; n = 20: 0.4 ms vs 3.1 ms; n = 100: the O(n² K log K)
-flops dominate (≈ 10 ms vs 5 ms for the loop), so for large ``n`` the solver switches to the
-*blocked* variant: doubling inside blocks of length ``L`` (log₂ L levels) and a short loop of
-``K / L`` block steps with ``Φ^L`` for the carries.
+* Hillis–Steele doubling: for ``s = 1, 2, 4, …``: ``y_k ← y_k + Φ^s y_{k−s}`` (all k ≥ s at once)
+  and ``Φ^{2s} = Φ^s Φ^s``.  ``⌈log₂ K⌉`` numpy calls, ``K n² log₂ K`` multiply-adds.  Fewest
+  calls; best when the per-call overhead dominates (small n).
+* Brent–Kung (work-efficient): an up-sweep over rows ``i ≡ 2s−1 (mod 2s)`` and a down-sweep
+  over rows ``i ≡ s−1 (mod 2s)``; ``2 log₂ K`` calls but only ≈ ``2 K n²`` multiply-adds.  Used
+  for ``n ≥ BRENT_KUNG_MIN_N``.
+* Time-varying ``Φ_k`` (non-uniform grids): Brent–Kung over affine maps, composing
+  ``M_i ← M_i M_{i−s}`` on the up-sweep, ``O(K n³)``; for ``n > TIME_VARYING_SCAN_MAX_N`` the
+  sequential loop is cheaper and used instead.
 
-Rounding: the scan sums the same terms in a different order and uses ``Φ^{2^l}`` obtained by
-repeated squaring; for ``‖Φ‖ ≲ 1`` (stable or mildly unstable discretisations) the relative
-difference to a sequential loop is a few ulps times ``log₂ K`` (≈ 1e-14 in the tests).
+Measured (1 thread, K = 1000; sequential loop ≈ 1.6 / 3 / 5.5 ms for n = 5 / 20 / 100):
+Hillis–Steele 0.05 / 0.35 / 10 ms, Brent–Kung 0.08 / 0.15 / 3 ms.  Alternatives considered:
+blocked evaluation with precomputed ``Φ^1..Φ^L`` (``K n² L`` flops, measured slower at every
+n), and a modal decomposition with scalar recurrences (needs a well-conditioned eigenbasis,
+which the iterates of an optimiser do not guarantee).
+
+Rounding: the scans sum the same terms in a different order and use ``Φ^{2^l}`` from repeated
+squaring; for ``‖Φ‖ ≲ 1`` (stable or mildly unstable discretisations) the relative difference to
+the sequential loop is a few ulps times ``log₂ K`` (≤ 1e-14 measured for n ≤ 100, K ≤ 1025).
 """
 
 from __future__ import annotations
@@ -32,12 +38,11 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-#: Above this state dimension the constant-Φ solver uses the blocked variant.
-BLOCKED_MIN_N = 48
-#: Block length of the blocked variant.
-BLOCK_LENGTH = 8
+#: From this state dimension on, the constant-Φ solver uses the work-efficient Brent–Kung
+#: scan (≈ 2 K n² flops) instead of Hillis–Steele (K n² log₂ K flops, fewer numpy calls).
+BRENT_KUNG_MIN_N = 10
 #: Above this state dimension time-varying recurrences fall back to the sequential loop
-#: (the time-varying scan costs O(K n³ log K)).
+#: (the time-varying scan costs O(K n³)).
 TIME_VARYING_SCAN_MAX_N = 24
 
 
@@ -69,48 +74,77 @@ def solve_sequential(Phi: Array, b: Array, x0: Array) -> Array:
     return X
 
 
-def _scan_constant(PhiT: Array, Y: Array) -> Array:
-    """In-place doubling scan along axis −2 of ``Y`` (rows are states), row form ``x Φᵀ``."""
-    K = Y.shape[-2]
+def _scan_hillis_steele(PhiT: Array, Y: Array) -> Array:
+    """In-place Hillis–Steele scan of ``Y`` (rows are states, row form ``x Φᵀ``)."""
+    K = Y.shape[0]
     Ps = PhiT
     s = 1
     while s < K:
-        Y[..., s:, :] += Y[..., :-s, :] @ Ps
+        Y[s:] += Y[:-s] @ Ps
         s *= 2
         if s < K:
             Ps = Ps @ Ps
     return Y
 
 
+def _scan_brent_kung(PhiT: Array, Y: Array) -> Array:
+    """In-place Brent–Kung (work-efficient) scan of ``Y``, row form ``x Φᵀ``.
+
+    Up-sweep: for s = 1, 2, 4, …, row ``i ≡ 2s − 1 (mod 2s)`` accumulates the segment of length
+    2s ending at it, ``y_i += Φ^s y_{i−s}``.  Down-sweep: for s = …, 2, 1, row
+    ``i ≡ s − 1 (mod 2s)``, ``i ≥ 3s − 1``, receives the finished prefix ``y_i += Φ^s y_{i−s}``.
+    About ``2K`` row updates in ``2 log₂ K`` numpy calls.
+    """
+    K = Y.shape[0]
+    powers = [PhiT]  # powers[d] = (Φ^{2^d})ᵀ
+    s = 1
+    while 2 * s <= K:
+        Y[2 * s - 1 :: 2 * s] += Y[s - 1 : K - s : 2 * s] @ powers[-1]
+        s *= 2
+        if 2 * s <= K:
+            powers.append(powers[-1] @ powers[-1])
+    d = len(powers) - 1
+    s //= 2
+    while s >= 1:
+        if 3 * s - 1 < K:
+            Y[3 * s - 1 :: 2 * s] += Y[2 * s - 1 : K - s : 2 * s] @ powers[d]
+        s //= 2
+        d -= 1
+    return Y
+
+
+def _scan_brent_kung_tv(MT: Array, Y: Array) -> Array:
+    """Brent–Kung scan with per-row maps: ``y_i = M_i y_{i−1} + y_i`` (``MT[i] = M_iᵀ``).
+
+    ``MT`` is overwritten by segment compositions (up-sweep ``M_i ← M_i M_{i−s}``).
+    """
+    K = Y.shape[0]
+    s = 1
+    while 2 * s <= K:
+        hi = slice(2 * s - 1, None, 2 * s)
+        lo = slice(s - 1, K - s, 2 * s)
+        Y[hi] += np.matmul(Y[lo][:, None, :], MT[hi])[:, 0, :]
+        MT[hi] = np.matmul(MT[lo], MT[hi])
+        s *= 2
+    s //= 2
+    while s >= 1:
+        if 3 * s - 1 < K:
+            hi = slice(3 * s - 1, None, 2 * s)
+            lo = slice(2 * s - 1, K - s, 2 * s)
+            Y[hi] += np.matmul(Y[lo][:, None, :], MT[hi])[:, 0, :]
+        s //= 2
+    return Y
+
+
 def _solve_constant(Phi: Array, b: Array, x0: Array) -> Array:
     K = b.shape[0] + 1
     n = x0.shape[0]
-    if n < BLOCKED_MIN_N or K <= 4 * BLOCK_LENGTH:
-        Y = np.empty((K, n), dtype=np.result_type(Phi, b, x0))
-        Y[0] = x0
-        Y[1:] = b
-        return _scan_constant(Phi.T, Y)
-    # Blocked: doubling inside blocks of length L, carries by a loop over K/L blocks.
-    L = BLOCK_LENGTH
-    nb = -(-K // L)
-    Y = np.zeros((nb * L, n), dtype=np.result_type(Phi, b, x0))
+    Y = np.empty((K, n), dtype=np.result_type(Phi, b, x0))
     Y[0] = x0
-    Y[1:K] = b
-    Y3 = Y.reshape(nb, L, n)
-    _scan_constant(Phi.T, Y3)
-    # Powers (Φ^i)ᵀ, i = 1..L.
-    PwT = np.empty((L, n, n), dtype=Y.dtype)
-    PwT[0] = Phi.T
-    for i in range(1, L):
-        PwT[i] = PwT[i - 1] @ Phi.T
-    # c_j = x at the last row of block j:  c_j = Y3[j, L−1] + Φ^L c_{j−1}.
-    c = Y3[:, L - 1, :]  # view: updating it in place finalises the last rows
-    PLT = PwT[L - 1]
-    for j in range(1, nb):
-        c[j] += c[j - 1] @ PLT
-    # Rows i < L−1 of block j ≥ 1 receive Φ^{i+1} c_{j−1}.
-    Y3[1:, : L - 1, :] += np.tensordot(c[:-1], PwT[: L - 1], axes=([1], [1]))
-    return Y[:K]
+    Y[1:] = b
+    if n < BRENT_KUNG_MIN_N:
+        return _scan_hillis_steele(np.ascontiguousarray(Phi.T), Y)
+    return _scan_brent_kung(np.ascontiguousarray(Phi.T), Y)
 
 
 def _solve_time_varying(Phi: Array, b: Array, x0: Array) -> Array:
@@ -122,17 +156,10 @@ def _solve_time_varying(Phi: Array, b: Array, x0: Array) -> Array:
     Y = np.empty((K, n), dtype=dtype)
     Y[0] = x0
     Y[1:] = b
-    # MT[k] = (map from row k−s to row k)ᵀ; row 0 is the constant x0 (map 0).
     MT = np.empty((K, n, n), dtype=dtype)
-    MT[0] = 0.0
+    MT[0] = 0.0  # row 0 is the constant x0
     MT[1:] = np.swapaxes(Phi, -1, -2)
-    s = 1
-    while s < K:
-        Y[s:] += np.matmul(Y[:-s, None, :], MT[s:])[:, 0, :]
-        if 2 * s < K:
-            MT[s:] = np.matmul(MT[:-s], MT[s:])
-        s *= 2
-    return Y
+    return _scan_brent_kung_tv(MT, Y)
 
 
 def solve_linear_recurrence(Phi: Array, b: Array, x0: Array) -> Array:
@@ -154,10 +181,10 @@ def solve_linear_recurrence(Phi: Array, b: Array, x0: Array) -> Array:
 
     Notes
     -----
-    Constant ``Φ``: doubling scan, ``O(K n² log K)`` flops in ``log₂ K`` numpy calls (blocked
-    variant for ``n ≥ BLOCKED_MIN_N``).  Per-step ``Φ_k``: doubling scan over affine maps,
-    ``O(K n³ log K)``, for ``n ≤ TIME_VARYING_SCAN_MAX_N``; larger ``n`` uses the sequential
-    loop (``K`` Python iterations).  No input validation (inner-loop function).
+    Constant ``Φ``: Hillis–Steele scan (``n < BRENT_KUNG_MIN_N``) or Brent–Kung scan, in
+    ``O(log K)`` numpy calls.  Per-step ``Φ_k``: Brent–Kung scan over affine maps, ``O(K n³)``,
+    for ``n ≤ TIME_VARYING_SCAN_MAX_N``; larger ``n`` uses the sequential loop (``K`` Python
+    iterations).  No input validation (inner-loop function).
     """
     if b.shape[0] == 0:
         return np.asarray(x0, dtype=np.result_type(Phi, b, x0))[None, :].copy()
