@@ -61,8 +61,18 @@ In both cases the chain rule through ``A = (J − R) Q`` and ``C = Bᵀ Q`` give
 
     G_J = G_A Qᵀ,   G_R = −G_A Qᵀ,   G_Q = (J − R)ᵀ G_A + B G_C,   G_B = G_B(input) + Q G_Cᵀ
 
-which is Theorem 5 of the paper (∇_J = ∫ p (Qx)ᵀ, ∇_R = −∫ p (Qx)ᵀ, ∇_Q = ∫ (J−R)ᵀ p xᵀ +
-B r xᵀ, ∇_B = ∫ p uᵀ + Q x rᵀ, ∇_x0 = p(0)), written with plain (unsymmetrised) outer products.
+the discrete counterpart of the paper's optimality conditions (Section 3, derived from the
+Lagrangian): ``∇_J = ∫ p (Qx)ᵀ``, ``∇_R = −∫ p (Qx)ᵀ``, ``∇_B = ∫ p uᵀ + Q x rᵀ``,
+``∇_x0 = p(0)`` agree term by term; for Q the paper writes ``∫ x ⊗ ((J−R)ᵀp) + x ⊗ (B r)``,
+the *transpose* of the plain partial derivative ``∫ (J−R)ᵀ p xᵀ + B r xᵀ`` used here — the
+two coincide after projection onto symmetric matrices (the paper's Q is symmetric).  (The
+statement of Theorem 5 in the text version of the paper is partly garbled, e.g. (8b), (8e);
+we follow the derivation.)  Verified by Taylor tests and torch autograd
+(``tests/identify/test_adjoint.py``).
+
+A single-entry cache keeps the last forward solve, so ``cost(w)`` followed by
+``cost_and_gradient(w)`` (an optimiser accepting a line-search point) solves the state
+equation once; :func:`clear_forward_cache` drops it.
 
 Cost of one evaluation
 ----------------------
@@ -666,6 +676,37 @@ def cost_and_gradient(
     return _evaluate(params, experiments, mode, reg, wrt, need_grad=True, gradient=gradient)
 
 
+#: Single-entry cache of the last forward solve: an optimiser evaluates ``cost`` at the accepted
+#: line-search point and then ``cost_and_gradient`` at the same point; the second call reuses the
+#: state trajectories.  Keyed by the parameter bytes, the mode and the identities of the
+#: (immutable) experiments, which the entry keeps alive.
+_FORWARD_CACHE: list = [None]
+
+
+def clear_forward_cache() -> None:
+    """Drop the cached forward solve (e.g. to measure the cost of a cold evaluation)."""
+    _FORWARD_CACHE[0] = None
+
+
+def _forward_all(
+    p: Mapping[str, Array], exps: list[Experiment], mode: str, A: Array, B: Array, C: Array
+) -> tuple[_Plan, list[_Forward]]:
+    key = (mode, tuple(p[k].tobytes() for k in PARAMS), B.shape, tuple(id(e) for e in exps))
+    hit = _FORWARD_CACHE[0]
+    if hit is not None and hit[0] == key:
+        return hit[2], hit[3]
+    plan = _plan(exps)
+    disc = None
+    if mode == "exact":
+        disc = foh_matrices(A, B, plan.h)[:3]
+    fwds = [
+        _forward(A, B, C, p["x0"], e.u, e.y, plan.h, plan.index[i], mode, disc)
+        for i, e in enumerate(exps)
+    ]
+    _FORWARD_CACHE[0] = (key, exps, plan, fwds)
+    return plan, fwds
+
+
 def _evaluate(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
@@ -688,21 +729,12 @@ def _evaluate(
     J, R, Q, B, x0 = (p[k] for k in PARAMS)
     n, m = B.shape
     exps = _as_experiments(experiments, m)
-    plan = _plan(exps)
     JR = J - R
     A = JR @ Q
     C = B.T @ Q
 
     with np.errstate(over="ignore", invalid="ignore"):
-        disc = None
-        E = None
-        if mode == "exact":
-            Phi_g, G0_g, G1_g, E = foh_matrices(A, B, plan.h)
-            disc = (Phi_g, G0_g, G1_g)
-        fwds = [
-            _forward(A, B, C, x0, e.u, e.y, plan.h, plan.index[i], mode, disc)
-            for i, e in enumerate(exps)
-        ]
+        plan, fwds = _forward_all(p, exps, mode, A, B, C)
         misfit = sum(f.misfit for f in fwds)
         rval, rgrad = _regularization(p, reg, wrt, need_grad)
         total = misfit + rval
@@ -720,7 +752,7 @@ def _evaluate(
         G_x0 = np.zeros(n)
         Gsz = plan.h.shape[0]
         if mode == "exact" and need_AB:
-            GE = np.zeros((Gsz,) + E.shape[1:])
+            GE = np.zeros((Gsz, n + 2 * m, n + 2 * m))
         for e, f in zip(exps, fwds):
             X, r, w, u = f.X, f.r, f.w, e.u
             if gradient == "paper":

@@ -12,6 +12,7 @@ from fmu_surrogate.identify.adjoint import (
     Experiment,
     Regularization,
     check_params,
+    clear_forward_cache,
     cost,
     cost_and_gradient,
     foh_matrices,
@@ -20,6 +21,7 @@ from fmu_surrogate.identify.adjoint import (
 )
 from fmu_surrogate.identify.gradient_check import (
     compare_with_autograd,
+    loop_cost,
     loop_cost_and_gradient,
     taylor_test,
 )
@@ -124,6 +126,33 @@ def test_vectorised_equals_loop_reference(setup, mode, gradient):
     assert c == pytest.approx(cl, rel=1e-12)
     for k in PARAMS:
         assert np.linalg.norm(g[k] - gl[k]) <= 1e-11 * np.linalg.norm(gl[k]), k
+
+
+def test_loop_cost_reference(setup):
+    p, data, _ = setup
+    for mode in ("exact", "euler"):
+        assert cost(p, data[mode], mode) == pytest.approx(loop_cost(p, data[mode], mode), rel=1e-12)
+
+
+def test_forward_cache_is_invalidated_by_any_change(setup):
+    # cost() then cost_and_gradient() at the same point reuse the forward solve; in-place
+    # changes of a parameter, another mode or other experiments must not hit the cache.
+    p, data, _ = setup
+    q = {k: v.copy() for k, v in p.items()}
+    exps = data["exact"]
+    c0 = cost(q, exps, "exact")
+    c1, g1 = cost_and_gradient(q, exps, "exact")
+    clear_forward_cache()
+    c2, g2 = cost_and_gradient(q, exps, "exact")
+    assert c0 == c1 == c2
+    for k in PARAMS:
+        np.testing.assert_array_equal(g1[k], g2[k])
+    q["x0"][0] += 1e-3  # in place
+    c3 = cost(q, exps, "exact")
+    clear_forward_cache()
+    assert c3 != c0 and c3 == cost(q, exps, "exact")
+    assert cost(q, exps[:1], "exact") == pytest.approx(loop_cost(q, exps[:1], "exact"), rel=1e-12)
+    assert cost(q, exps, "euler") == pytest.approx(loop_cost(q, exps, "euler"), rel=1e-12)
 
 
 def test_wrt_subset_and_sum_over_experiments(setup):
