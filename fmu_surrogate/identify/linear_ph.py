@@ -645,7 +645,7 @@ class LinearPHIdentifier:
             max_time=float(self.max_time) if self.max_time else np.inf,
             max_cost_evaluations=10**9, verbosity=0, log_verbosity=1,
         )
-        if self.optimizer == "cg":
+        if self.optimizer == "cg" or self.max_iter == 0:  # max_iter = 0: just the initial guess
             return RestartedConjugateGradient(
                 restart_every=self.restart_every, beta_rule=self.beta_rule, line_searcher=ls,
                 callback=callback, **common,
@@ -699,7 +699,7 @@ class LinearPHIdentifier:
 
         opt = self._make_optimizer(callback)
         record: list[tuple[float, float]] = []
-        if self.optimizer != "cg":
+        if self.optimizer != "cg" and self.max_iter > 0:
             problem = self._adapter(problem, manifold, obj, self.optimizer == "trust_regions",
                                     record, callback)
         t0 = time.perf_counter()
