@@ -486,7 +486,7 @@ class _Forward:
     r: Array  # (K, m) residual C x − y_data
     w: Array  # (K,)
     h: Array  # (K−1,) snapped steps
-    Phi: Array  # (n, n) or (K−1, n, n)
+    Phi: Array  # (n, n) if uniform, else a table (G, n, n) indexed by idx
     idx: NDArray[np.intp]
     uniform: bool
     misfit: float
@@ -505,26 +505,23 @@ def _forward(
     disc: tuple[Array, Array, Array] | None,
 ) -> _Forward:
     n = A.shape[0]
-    uniform = hs.shape[0] == 1
+    g0 = int(idx[0])
+    uniform = bool(np.all(idx == g0))
     h = hs[idx]
     if mode == "euler":
         I = np.eye(n)
-        if uniform:
-            Phi = I + hs[0] * A
-        else:
-            Phi = I + hs[:, None, None] * A
-            Phi = Phi[idx]
+        Phi = I + hs[g0] * A if uniform else I + hs[:, None, None] * A  # table (G, n, n)
         b = (u[:-1] @ B.T) * h[:, None]
     else:
         assert disc is not None
         PhiG, G0, G1 = disc
         if uniform:
-            Phi = PhiG[0]
-            b = u[:-1] @ G0[0].T + u[1:] @ G1[0].T
+            Phi = PhiG[g0]
+            b = u[:-1] @ G0[g0].T + u[1:] @ G1[g0].T
         else:
-            Phi = PhiG[idx]
+            Phi = PhiG
             b = np.einsum("kij,kj->ki", G0[idx], u[:-1]) + np.einsum("kij,kj->ki", G1[idx], u[1:])
-    X = solve_linear_recurrence(Phi, b, x0)
+    X = solve_linear_recurrence(Phi, b, x0, None if uniform else idx)
     Y = X @ C.T
     w = quadrature_weights(h, mode)
     if ydata is None:
@@ -759,7 +756,7 @@ def _evaluate(
                 # p_{K−1} = 0;  p_k = Φ_kᵀ p_{k+1} + h_k Cᵀ r_{k+1}  (explicit Euler backwards)
                 g = np.zeros_like(X)
                 g[:-1] = (r[1:] @ C) * f.h[:, None]
-                P = solve_adjoint_recurrence(f.Phi, g)
+                P = solve_adjoint_recurrence(f.Phi, g, None if f.uniform else f.idx)
                 Lh = P[:-1] * f.h[:, None]  # h_k p_k (left endpoint)
                 G_C += (r[:-1] * f.h[:, None]).T @ X[:-1]
                 G_x0 += P[0]
@@ -768,7 +765,7 @@ def _evaluate(
                     G_Bin += Lh.T @ u[:-1]
                 continue
             g = (r @ C) * w[:, None]
-            lam = solve_adjoint_recurrence(f.Phi, g)
+            lam = solve_adjoint_recurrence(f.Phi, g, None if f.uniform else f.idx)
             G_x0 += lam[0]
             G_C += (r * w[:, None]).T @ X
             if not need_AB:

@@ -46,16 +46,20 @@ BRENT_KUNG_MIN_N = 10
 TIME_VARYING_SCAN_MAX_N = 24
 
 
-def solve_sequential(Phi: Array, b: Array, x0: Array) -> Array:
+def solve_sequential(
+    Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None = None
+) -> Array:
     """Reference: ``x_{k+1} = Φ_k x_k + b_k`` by a plain loop over k.
 
     Parameters
     ----------
-    Phi : ndarray, shape (n, n) or (K−1, n, n)
-        Constant or per-step transition matrices.
+    Phi : ndarray, shape (n, n), (K−1, n, n), or (G, n, n) with ``index``
+        Constant, per-step, or a table of transition matrices.
     b : ndarray, shape (K−1, n)
         Forcing terms.
     x0 : ndarray, shape (n,)
+    index : ndarray of int, shape (K−1,), optional
+        ``Φ_k = Phi[index[k]]`` (table form).
 
     Returns
     -------
@@ -68,9 +72,12 @@ def solve_sequential(Phi: Array, b: Array, x0: Array) -> Array:
     if Phi.ndim == 2:
         for k in range(K - 1):
             X[k + 1] = Phi @ X[k] + b[k]
-    else:
+    elif index is None:
         for k in range(K - 1):
             X[k + 1] = Phi[k] @ X[k] + b[k]
+    else:
+        for k in range(K - 1):
+            X[k + 1] = Phi[index[k]] @ X[k] + b[k]
     return X
 
 
@@ -147,32 +154,40 @@ def _solve_constant(Phi: Array, b: Array, x0: Array) -> Array:
     return _scan_brent_kung(np.ascontiguousarray(Phi.T), Y)
 
 
-def _solve_time_varying(Phi: Array, b: Array, x0: Array) -> Array:
+def _solve_time_varying(
+    Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None
+) -> Array:
     K = b.shape[0] + 1
     n = x0.shape[0]
     if n > TIME_VARYING_SCAN_MAX_N:
-        return solve_sequential(Phi, b, x0)
+        return solve_sequential(Phi, b, x0, index)
     dtype = np.result_type(Phi, b, x0)
     Y = np.empty((K, n), dtype=dtype)
     Y[0] = x0
     Y[1:] = b
     MT = np.empty((K, n, n), dtype=dtype)
     MT[0] = 0.0  # row 0 is the constant x0
-    MT[1:] = np.swapaxes(Phi, -1, -2)
+    PhiT = np.swapaxes(Phi, -1, -2)
+    MT[1:] = PhiT if index is None else PhiT[index]
     return _scan_brent_kung_tv(MT, Y)
 
 
-def solve_linear_recurrence(Phi: Array, b: Array, x0: Array) -> Array:
+def solve_linear_recurrence(
+    Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None = None
+) -> Array:
     """Solve ``x_{k+1} = Φ_k x_k + b_k``, ``k = 0 … K−2``, without a loop over time steps.
 
     Parameters
     ----------
-    Phi : ndarray, shape (n, n) or (K−1, n, n)
-        Constant transition matrix (fast path) or one per step.
+    Phi : ndarray, shape (n, n), (K−1, n, n), or (G, n, n) with ``index``
+        Constant transition matrix (fast path), one per step, or a table of G matrices.
     b : ndarray, shape (K−1, n)
         Forcing terms.
     x0 : ndarray, shape (n,)
         Initial value.
+    index : ndarray of int, shape (K−1,), optional
+        Table form: ``Φ_k = Phi[index[k]]`` (avoids materialising K matrices when the
+        sequential fallback is used).
 
     Returns
     -------
@@ -182,35 +197,41 @@ def solve_linear_recurrence(Phi: Array, b: Array, x0: Array) -> Array:
     Notes
     -----
     Constant ``Φ``: Hillis–Steele scan (``n < BRENT_KUNG_MIN_N``) or Brent–Kung scan, in
-    ``O(log K)`` numpy calls.  Per-step ``Φ_k``: Brent–Kung scan over affine maps, ``O(K n³)``,
-    for ``n ≤ TIME_VARYING_SCAN_MAX_N``; larger ``n`` uses the sequential loop (``K`` Python
-    iterations).  No input validation (inner-loop function).
+    ``O(log K)`` numpy calls.  Per-step ``Φ_k``: Brent–Kung scan over affine maps, ``O(K n³)``
+    time and ``K n²`` memory, for ``n ≤ TIME_VARYING_SCAN_MAX_N``; larger ``n`` uses the
+    sequential loop (``K`` Python iterations).  No input validation (inner-loop function).
     """
     if b.shape[0] == 0:
         return np.asarray(x0, dtype=np.result_type(Phi, b, x0))[None, :].copy()
     if Phi.ndim == 2:
         return _solve_constant(Phi, b, x0)
-    return _solve_time_varying(Phi, b, x0)
+    return _solve_time_varying(Phi, b, x0, index)
 
 
-def solve_adjoint_recurrence(Phi: Array, g: Array) -> Array:
+def solve_adjoint_recurrence(
+    Phi: Array, g: Array, index: NDArray[np.intp] | None = None
+) -> Array:
     """Solve the backward recurrence ``λ_{K−1} = g_{K−1}``, ``λ_k = Φ_kᵀ λ_{k+1} + g_k``.
 
     Parameters
     ----------
-    Phi : ndarray, shape (n, n) or (K−1, n, n)
+    Phi : ndarray, shape (n, n), (K−1, n, n), or (G, n, n) with ``index``
         The forward transition matrices ``Φ_k`` (transposed here).
     g : ndarray, shape (K, n)
         Direct sensitivities ``∂c/∂x_k``.
+    index : ndarray of int, shape (K−1,), optional
+        Table form, as in :func:`solve_linear_recurrence`.
 
     Returns
     -------
     ndarray, shape (K, n)
-        ``λ_0, …, λ_{K−1}``.
+        ``λ_0, …, λ_{K−1}`` (C-contiguous).
     """
     rg = g[::-1]
     if Phi.ndim == 2:
-        PhiT = Phi.T
+        lam = solve_linear_recurrence(Phi.T, rg[1:], rg[0])
+    elif index is None:
+        lam = solve_linear_recurrence(np.swapaxes(Phi[::-1], -1, -2), rg[1:], rg[0])
     else:
-        PhiT = np.swapaxes(Phi[::-1], -1, -2)
-    return solve_linear_recurrence(PhiT, rg[1:], rg[0])[::-1]
+        lam = solve_linear_recurrence(np.swapaxes(Phi, -1, -2), rg[1:], rg[0], index[::-1])
+    return np.ascontiguousarray(lam[::-1])
