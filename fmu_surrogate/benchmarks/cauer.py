@@ -126,6 +126,9 @@ def branch_solve(
 ) -> tuple[float, float]:
     """Solve ``v3 = R4 i + v``, ``w1 i = w2 v² + w3 v³`` for ``(i, v)`` by damped Newton.
 
+    Converged when both residuals are below ``tol`` relative to the magnitude of their terms
+    (checked where the Jacobian is regular), as in the FMU.
+
     Raises
     ------
     BranchSolveError
@@ -139,12 +142,17 @@ def branch_solve(
 
     r = res(i, v)
     norm = np.hypot(*r)
-    for _ in range(max_iter):
-        jac = np.array([[w1, -(2 * w2 * v + 3 * w3 * v**2)], [R4, 1.0]])
-        det = np.linalg.det(jac)
-        if not np.isfinite(det) or abs(det) <= 1e-12 * (abs(w1) + abs(jac[0, 1] * R4)):
+    for it in range(max_iter + 1):
+        b = -(2 * w2 * v + 3 * w3 * v**2)
+        det = w1 - b * R4
+        if not np.isfinite(det) or abs(det) <= 1e-12 * (abs(w1) + abs(b * R4)):
             raise BranchSolveError(f"singular Jacobian at v = {v:g}, i = {i:g} (w = {w}, v3 = {v3:g}).")
-        di, dv = np.linalg.solve(jac, -np.asarray(r))
+        if (abs(r[0]) <= tol * (abs(w1 * i) + abs(w2 * v**2) + abs(w3 * v**3))
+                and abs(r[1]) <= tol * (abs(R4 * i) + abs(v) + abs(v3))):
+            return i, v
+        if it == max_iter:
+            break
+        di, dv = np.linalg.solve([[w1, b], [R4, 1.0]], [-r[0], -r[1]])
         lam = 1.0
         for _ in range(30):
             rn = res(i + lam * di, v + lam * dv)
@@ -153,14 +161,10 @@ def branch_solve(
                 break
             lam *= 0.5
         else:
-            if norm <= tol * (abs(v3) + 1e-3):
-                return i, v
             raise BranchSolveError(f"no descent at v = {v:g}, |residual| = {norm:g} (w = {w}, v3 = {v3:g}).")
         i, v, r, norm = i + lam * di, v + lam * dv, rn, nn
         if not (np.isfinite(i) and np.isfinite(v)):
             raise BranchSolveError(f"non-finite Newton iterate (w = {w}, v3 = {v3:g}).")
-        if lam == 1.0 and abs(dv) <= tol * (1 + abs(v)) and abs(di) <= tol * (1 + abs(i)):
-            return i, v
     raise BranchSolveError(
         f"no convergence in {max_iter} iterations: |residual| = {norm:g} (w = {w}, v3 = {v3:g})."
     )

@@ -147,8 +147,9 @@ def cauer_spec() -> ModelSpec:
         Var("w1", "parameter", "tunable", w[0], description="law w1 i = w2 v^2 + w3 v^3"),
         Var("w2", "parameter", "tunable", w[1], description="law w1 i = w2 v^2 + w3 v^3"),
         Var("w3", "parameter", "tunable", w[2], description="law w1 i = w2 v^2 + w3 v^3"),
-        Var("newton_tol", "parameter", "fixed", 1e-10,
-            description="relative step tolerance of the branch Newton iteration"),
+        Var("newton_tol", "parameter", "fixed", 1e-12,
+            description="branch Newton iteration: converged when both residuals are below "
+            "newton_tol times the magnitude of their terms (>= 1e-14, round-off)"),
         Var("v1", start=0.0, unit="V", description="voltage of node n1"),
         Var("v2", start=0.0, unit="V", description="voltage of node n2"),
         Var("v3", start=0.0, unit="V", description="voltage of node n3 (filter output)"),

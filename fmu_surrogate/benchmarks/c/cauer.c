@@ -48,7 +48,9 @@ static void branch_residual(double w1, double w2, double w3, double R4, double v
     *r2 = R4 * i + v - v3;
 }
 
-/* Solve the branch for (i, v) given v3; on success store them in i_nl, v_nl. */
+/* Solve the branch for (i, v) given v3; on success store them in i_nl, v_nl.
+ * Converged when both residuals are below newton_tol relative to the magnitude of their terms,
+ * checked where the Jacobian is regular; at most newton_max_iter damped Newton steps. */
 static fmi2Status branch_solve(ModelInstance *c, double v3)
 {
     const double w1 = V(w1), w2 = V(w2), w3 = V(w3), R4 = V(R4), tol = V(newton_tol);
@@ -58,7 +60,7 @@ static fmi2Status branch_solve(ModelInstance *c, double v3)
     if (!isfinite(i) || !isfinite(v)) i = v = 0.0;
     branch_residual(w1, w2, w3, R4, v3, i, v, &r1, &r2);
     norm = sqrt(r1 * r1 + r2 * r2);
-    for (it = 0; it < max_iter; it++) {
+    for (it = 0;; it++) {
         /* Jacobian [[w1, b], [R4, 1]] with b = -(2 w2 v + 3 w3 v^2) */
         const double b = -(2.0 * w2 * v + 3.0 * w3 * v * v);
         const double det = w1 - b * R4;
@@ -70,6 +72,14 @@ static fmi2Status branch_solve(ModelInstance *c, double v3)
                                  "resistor at t = %.17g: det = %g at v = %g, i = %g "
                                  "(w1 = %g, w2 = %g, w3 = %g, R4 = %g, v3 = %g)",
                               TIME, det, v, i, w1, w2, w3, R4, v3);
+        if (fabs(r1) <= tol * (fabs(w1 * i) + fabs(w2 * v * v) + fabs(w3 * v * v * v)) &&
+            fabs(r2) <= tol * (fabs(R4 * i) + fabs(v) + fabs(v3)))
+            break; /* converged */
+        if (it >= max_iter)
+            return model_fail(c, "Newton iteration for the nonlinear resistor did not converge "
+                                 "in %d iterations at t = %.17g: |residual| = %g at v = %g, "
+                                 "i = %g (w1 = %g, w2 = %g, w3 = %g, v3 = %g)",
+                              max_iter, TIME, norm, v, i, w1, w2, w3, v3);
         di = (-r1 + b * r2) / det;
         dv = (-w1 * r2 + R4 * r1) / det;
         /* damping: halve the step until the residual norm decreases */
@@ -87,26 +97,17 @@ static fmi2Status branch_solve(ModelInstance *c, double v3)
             }
             lam *= 0.5;
         }
-        if (halvings == 30) {
-            if (norm <= tol * (fabs(v3) + 1e-3)) break; /* already at round-off level */
+        if (halvings == 30)
             return model_fail(c, "Newton iteration for the nonlinear resistor found no descent "
                                  "direction at t = %.17g: |residual| = %g at v = %g, i = %g "
                                  "(w1 = %g, w2 = %g, w3 = %g, v3 = %g): the branch law has no "
                                  "solution here",
                               TIME, norm, v, i, w1, w2, w3, v3);
-        }
         if (!isfinite(i) || !isfinite(v))
             return model_fail(c, "Newton iteration for the nonlinear resistor produced "
                                  "non-finite values at t = %.17g (w1 = %g, w2 = %g, w3 = %g)",
                               TIME, w1, w2, w3);
-        if (lam == 1.0 && fabs(dv) <= tol * (1.0 + fabs(v)) && fabs(di) <= tol * (1.0 + fabs(i)))
-            break;
     }
-    if (it == max_iter)
-        return model_fail(c, "Newton iteration for the nonlinear resistor did not converge in %d "
-                             "iterations at t = %.17g: |residual| = %g at v = %g, i = %g "
-                             "(w1 = %g, w2 = %g, w3 = %g, v3 = %g)",
-                          max_iter, TIME, norm, v, i, w1, w2, w3, v3);
     V(i_nl) = i;
     V(v_nl) = v;
     return fmi2OK;

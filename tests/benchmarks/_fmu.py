@@ -1,0 +1,146 @@
+"""Helpers of the benchmark-FMU tests: run an FMU with fmpy, capture its log, reference solves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from ctypes import POINTER, c_double
+from pathlib import Path
+
+import numpy as np
+from fmpy import simulate_fmu
+from scipy.integrate import solve_ivp
+
+
+class LogCapture:
+    """``logger=`` callback for fmpy that keeps ``(status, category, message)`` tuples."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, str, str]] = []
+
+    def __call__(self, component, instance_name, status, category, message) -> None:  # noqa: ANN001
+        self.records.append((int(status), category.decode(), message.decode()))
+
+    def errors(self) -> list[str]:
+        """Messages logged with status fmi2Error (3)."""
+        return [m for s, _, m in self.records if s == 3]
+
+
+def input_table(t: np.ndarray, **signals: np.ndarray) -> np.ndarray:
+    """Structured input array for fmpy (``time`` plus one column per input)."""
+    dtype = [("time", float)] + [(k, float) for k in signals]
+    a = np.zeros(len(t), dtype=dtype)
+    a["time"] = t
+    for k, v in signals.items():
+        a[k] = v
+    return a
+
+
+def run(
+    fmu: Path,
+    stop: float,
+    dt: float,
+    output: Sequence[str],
+    fmi_type: str = "CoSimulation",
+    inputs: np.ndarray | None = None,
+    start_values: dict | None = None,
+    rtol: float | None = 1e-10,
+    logger: Callable | None = None,
+) -> np.ndarray:
+    """``simulate_fmu`` with the given output grid ``dt`` (``relative_tolerance`` = ``rtol``: the CS
+    integrator tolerance via fmi2SetupExperiment, the CVode tolerance for ME)."""
+    return simulate_fmu(
+        str(fmu),
+        stop_time=stop,
+        output_interval=dt,
+        fmi_type=fmi_type,
+        input=inputs,
+        start_values=start_values or {},
+        output=list(output),
+        relative_tolerance=rtol,
+        logger=logger,
+    )
+
+
+def solve_zoh(
+    rhs: Callable[[np.ndarray, float], np.ndarray],
+    t: np.ndarray,
+    u: np.ndarray,
+    x0: Sequence[float],
+    rtol: float = 1e-12,
+    atol: float = 1e-14,
+) -> np.ndarray:
+    """States at ``t`` (N, n) of ``x' = rhs(x, u_k)`` with ``u`` held on ``[t_k, t_{k+1})`` (DOP853)."""
+    X = np.empty((len(t), len(x0)))
+    X[0] = x0
+    for k in range(len(t) - 1):
+        sol = solve_ivp(lambda s, x, uk=u[k]: rhs(x, uk), (t[k], t[k + 1]), X[k],
+                        method="DOP853", rtol=rtol, atol=atol)
+        assert sol.success, sol.message
+        X[k + 1] = sol.y[:, -1]
+    return X
+
+
+def solve_smooth(
+    rhs: Callable[[np.ndarray, float], np.ndarray],
+    t: np.ndarray,
+    u: Callable[[float], float],
+    x0: Sequence[float],
+    rtol: float = 1e-12,
+    atol: float = 1e-14,
+) -> np.ndarray:
+    """States at ``t`` (N, n) of ``x' = rhs(x, u(t))`` in one DOP853 solve."""
+    sol = solve_ivp(lambda s, x: rhs(x, u(s)), (t[0], t[-1]), x0, method="DOP853",
+                    t_eval=t, rtol=rtol, atol=atol)
+    assert sol.success, sol.message
+    return sol.y.T
+
+
+class ModelExchangeInstance:
+    """An initialised model-exchange instance in continuous-time mode (context manager).
+
+    ``vr`` maps variable names to value references; use ``.fmu`` for raw FMI calls.
+    """
+
+    def __init__(self, fmu: Path, start_values: dict | None = None) -> None:
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import FMU2Model
+
+        self.md = read_model_description(str(fmu))
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self.nx = self.md.numberOfContinuousStates
+        self._dir = extract(str(fmu))
+        self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir,
+                             modelIdentifier=self.md.modelExchange.modelIdentifier,
+                             instanceName="test")
+        self.fmu.instantiate()
+        self.fmu.setupExperiment(startTime=0.0)
+        for k, v in (start_values or {}).items():
+            self.fmu.setReal([self.vr[k]], [v])
+        self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+        self.fmu.newDiscreteStates()
+        self.fmu.enterContinuousTimeMode()
+
+    def derivatives(self, x: np.ndarray) -> np.ndarray:
+        """Set the continuous states to ``x`` (n,) and return the derivatives (n,)."""
+        x = np.ascontiguousarray(x, dtype=float)
+        self.fmu.setContinuousStates(x.ctypes.data_as(POINTER(c_double)), self.nx)
+        dx = np.zeros(self.nx)
+        self.fmu.getDerivatives(dx.ctypes.data_as(POINTER(c_double)), self.nx)
+        return dx
+
+    def get(self, *names: str) -> list[float]:
+        return self.fmu.getReal([self.vr[n] for n in names])
+
+    def set(self, **values: float) -> None:
+        self.fmu.setReal([self.vr[k] for k in values], list(values.values()))
+
+    def __enter__(self) -> "ModelExchangeInstance":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import shutil
+
+        self.fmu.terminate()
+        self.fmu.freeInstance()
+        shutil.rmtree(self._dir, ignore_errors=True)
