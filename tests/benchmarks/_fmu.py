@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from ctypes import POINTER, c_double
+from ctypes import POINTER, byref, c_double
 from pathlib import Path
 
 import numpy as np
@@ -143,4 +143,71 @@ class ModelExchangeInstance:
 
         self.fmu.terminate()
         self.fmu.freeInstance()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def callbacks(log: LogCapture):
+    """fmi2CallbackFunctions whose logger feeds ``log`` (as fmpy's ``simulate_fmu`` builds them)."""
+    from fmpy.fmi1 import calloc, free
+    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+    from fmpy.logging import addLoggerProxy
+
+    cb = fmi2CallbackFunctions()
+    cb.logger = fmi2CallbackLoggerTYPE(log)
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    addLoggerProxy(byref(cb))
+    return cb
+
+
+class Slave:
+    """A co-simulation instance with a captured log (context manager); ``.fmu`` is the FMU2Slave."""
+
+    def __init__(self, fmu: Path, guid: str | None = None) -> None:
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import FMU2Slave
+
+        self.md = read_model_description(str(fmu))
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        self._dir = extract(str(fmu))
+        self.log = LogCapture()
+        self._cb = callbacks(self.log)
+        self.fmu = FMU2Slave(guid=guid or self.md.guid, unzipDirectory=self._dir,
+                             modelIdentifier=self.md.coSimulation.modelIdentifier,
+                             instanceName="slave")
+        self._instantiated = False
+
+    def instantiate(self, logging_on: bool = False) -> "Slave":
+        self.fmu.instantiate(callbacks=self._cb, loggingOn=logging_on)
+        self._instantiated = True
+        return self
+
+    def initialize(self, start_values: dict | None = None, tolerance: float | None = None) -> None:
+        self.fmu.setupExperiment(tolerance=tolerance, startTime=0.0)
+        self.set(**(start_values or {}))
+        self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+
+    def set(self, **values: float) -> None:
+        reals = {k: v for k, v in values.items() if isinstance(v, float)}
+        ints = {k: v for k, v in values.items() if isinstance(v, int)}
+        if reals:
+            self.fmu.setReal([self.vr[k] for k in reals], list(reals.values()))
+        if ints:
+            self.fmu.setInteger([self.vr[k] for k in ints], list(ints.values()))
+
+    def get(self, *names: str) -> list[float]:
+        return self.fmu.getReal([self.vr[n] for n in names])
+
+    def __enter__(self) -> "Slave":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import shutil
+
+        if self._instantiated:
+            self.fmu.freeInstance()
+        else:
+            self.fmu.freeLibrary()
         shutil.rmtree(self._dir, ignore_errors=True)

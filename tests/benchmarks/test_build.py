@@ -1,0 +1,162 @@
+"""The benchmark builder: registry, generated model descriptions, compilation, caching, CLI."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from fmpy import read_model_description
+from fmpy.validation import validate_fmu
+
+from fmu_surrogate.benchmarks import build
+from fmu_surrogate.benchmarks.build import (
+    BENCHMARKS,
+    C_DIR,
+    benchmark_fmu,
+    build_benchmark,
+    build_benchmarks,
+    default_cache_dir,
+)
+from fmu_surrogate.cli import main
+from fmu_surrogate.fmu.compile import cached_hash, fmi_include_dir
+
+SOLVER = {"cs_rtol", "cs_atol", "cs_max_steps"}
+# The documented interface of every FMU: inputs, outputs, continuous states (ME order),
+# parameters (without the solver settings above).
+INTERFACE = {
+    "rc_network": (["u"], ["x1", "x2", "x3"], ["x1"], ["G", "x1_0"]),
+    "pendulum": (
+        ["u"],
+        ["q1", "q2", "p1", "p2", "lambda", "der(q1)", "der(q2)", "der(p1)", "der(p2)"],
+        ["alpha", "alpha_dot"],
+        ["m", "l", "g", "alpha0", "alpha_dot0"],
+    ),
+    "msd_chain": (
+        ["F1", "F2"],
+        ["v1", "v2"],
+        [f"{s}[{j}]" for j in range(1, 51) for s in ("q", "p")],
+        ["mass", "spring", "damper"],
+    ),
+    "cauer": (
+        ["vin"],
+        ["v_R4", "v_nl", "i_nl"],
+        ["v1", "v2", "v3", "iL1", "iL2"],
+        ["R1", "R2", "R4", "C1", "C2", "C3", "C4", "C5", "L1", "L2", "w1", "w2", "w3",
+         "newton_tol", "newton_max_iter"],
+    ),
+    "duffing": (["u"], ["y", "ydot", "yddot"], ["y", "ydot"], ["m", "c", "a", "b", "y0", "ydot0"]),
+}
+
+
+def test_registry():
+    assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing"}
+
+
+@pytest.mark.parametrize("name", sorted(INTERFACE))
+def test_model_description(benchmark_fmus, name):
+    path = benchmark_fmus[name]
+    assert validate_fmu(str(path)) == []  # schema, names, model structure, start values
+    md = read_model_description(str(path))
+    assert md.coSimulation.modelIdentifier == md.modelExchange.modelIdentifier == name
+    assert md.numberOfEventIndicators == 0
+    by = lambda c: [v.name for v in md.modelVariables if v.causality == c]  # noqa: E731
+    inputs, outputs, states, params = INTERFACE[name]
+    assert by("input") == inputs
+    assert by("output") == outputs
+    assert [d.variable.derivative.name for d in md.derivatives] == states
+    assert [d.variable.name for d in md.derivatives] == [f"der({s})" for s in states]
+    assert [p for p in by("parameter") if p not in SOLVER] == params
+    assert SOLVER <= set(by("parameter"))
+    vrs = [v.valueReference for v in md.modelVariables]
+    assert len(set(vrs)) == len(vrs)  # unique across types
+    assert float(md.defaultExperiment.stopTime) > 0 and float(md.defaultExperiment.stepSize) > 0
+
+
+def test_default_experiments(benchmark_fmus):
+    import math
+
+    e = {}
+    for n, p in benchmark_fmus.items():
+        x = read_model_description(str(p)).defaultExperiment  # fmpy keeps the XML strings
+        e[n] = (float(x.stopTime), float(x.stepSize))
+    assert e["rc_network"] == pytest.approx((10 * math.pi, 10 * math.pi / 3000), rel=1e-15)
+    assert e["pendulum"] == (30.0, 0.01)
+    assert e["msd_chain"] == (1.0, 1e-3)  # the adjoint paper's T = 1, dt = 1e-3
+    assert e["duffing"] == (10.0, 0.02)  # 10 s at 50 Hz
+
+
+@pytest.mark.parametrize("name", sorted(INTERFACE))
+def test_c_sources_compile_without_warnings(benchmark_fmus, name):
+    cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
+    gen = benchmark_fmus[name].parent / ".build" / benchmark_fmus[name].stem
+    cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
+           f"-I{fmi_include_dir()}", f"-I{C_DIR}", f"-I{gen}",
+           str(C_DIR / "fmi2_framework.c"), str(C_DIR / f"{name}.c")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_cache_rebuilds_only_when_sources_change(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(C_DIR, src)
+    out = tmp_path / "out"
+    path = build_benchmark("duffing", out, source_dir=src)
+    stat = path.stat()
+    digest = cached_hash(path)
+    # second build: cache hit, the archive is not rewritten
+    assert build_benchmark("duffing", out, source_dir=src) == path
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == (stat.st_mtime_ns, stat.st_ino)
+    # touching a source without changing it is not a change (content hash) ...
+    os.utime(src / "duffing.c")
+    build_benchmark("duffing", out, source_dir=src)
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns
+    # ... editing it is
+    with open(src / "duffing.c", "a") as f:
+        f.write("\n/* edited */\n")
+    build_benchmark("duffing", out, source_dir=src)
+    assert cached_hash(path) != digest
+    # force always recompiles
+    before = path.stat().st_mtime_ns
+    build_benchmark("duffing", out, source_dir=src, force=True)
+    assert path.stat().st_mtime_ns != before
+
+
+def test_cli_build(tmp_path, capsys):
+    assert main(["benchmarks", "build", str(tmp_path), "--names", "rc_network"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.split() == ["rc_network", str(tmp_path / "rc_network.fmu")]
+    assert validate_fmu(str(tmp_path / "rc_network.fmu")) == []
+
+
+def test_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="unknown benchmark"):
+        build_benchmarks(tmp_path, names=["nope"])
+    with pytest.raises(ValueError, match="n_cells"):
+        build_benchmarks(tmp_path, names=["duffing"], n_cells=3)
+    with pytest.raises(ValueError, match=r"n_cells must lie in \[2, "):
+        build_benchmark("msd_chain", tmp_path, n_cells=1)
+    assert main(["benchmarks", "build", str(tmp_path), "--names", "nope"]) == 2
+
+
+def test_cache_dir_and_benchmark_fmu(benchmark_fmus, monkeypatch):
+    cache = benchmark_fmus["cauer"].parent
+    monkeypatch.setenv("FMU_SURROGATE_CACHE", str(cache))
+    assert default_cache_dir() == cache
+    assert benchmark_fmu("cauer") == benchmark_fmus["cauer"]  # cache hit
+    monkeypatch.delenv("FMU_SURROGATE_CACHE")
+    assert default_cache_dir() == Path.home() / ".cache" / "fmu-surrogate" / "fmus"
+
+
+def test_package_data_covers_the_c_sources():
+    pyproject = Path(build.__file__).parents[2] / "pyproject.toml"
+    patterns = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][
+        "fmu_surrogate.benchmarks"]
+    files = [p.relative_to(C_DIR.parent).as_posix() for p in C_DIR.iterdir() if p.is_file()]
+    assert files
+    for f in files:
+        assert any(fnmatch.fnmatch(f, pat) for pat in patterns), f
