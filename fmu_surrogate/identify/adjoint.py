@@ -76,13 +76,21 @@ equation once; :func:`clear_forward_cache` drops it.
 
 Cost of one evaluation
 ----------------------
-No Python loop over time steps: both recurrences use the doubling scan of
+No Python loop over time steps: both recurrences use the parallel-prefix scans of
 :mod:`fmu_surrogate.identify.linear_recurrence`; the sums over k are single matrix products.
 Time grids may be non-uniform: step sizes equal to a relative ``STEP_RTOL`` are grouped
-(snapped to the group mean, a model change ≤ STEP_RTOL relative).  A uniform grid is the fast
-path.  With G distinct step sizes the exact mode needs G matrix exponentials (batched) and G
-Fréchet derivatives per gradient, and the recurrences become time-varying
-(``O(K n³ log K)`` scan for n ≤ 24, sequential loop above).
+(snapped to the group mean, a model change ≤ STEP_RTOL relative).  A uniform grid per
+experiment is the fast path; experiments on different grids are looped over (shared step
+sizes share their exponential and Fréchet derivative).  With G distinct step sizes the exact
+mode needs G matrix exponentials (one batched call) and G Fréchet derivatives per gradient,
+the recurrences become time-varying (``O(K n³)`` Brent–Kung scan for n ≤ 24, sequential loop
+above) and the gradient sums are grouped per step size (G matrix products).
+
+Measured (1 thread, shared machine, K = 1000 steps, m = 2; min over repeats; the per-step
+loop reference is :func:`fmu_surrogate.identify.gradient_check.loop_cost_and_gradient`):
+cost + gradient ≈ 0.22 / 0.32 ms (n = 5, Euler / exact), 0.46 / 0.65 ms (n = 20),
+6–10 ms (n = 100), i.e. 50–190× faster than the loop at n = 5 and 20 and 6–25× at n = 100
+(where the loop's per-step overhead matters less).  See ``scripts/bench_adjoint.py``.
 """
 
 from __future__ import annotations
@@ -216,7 +224,7 @@ def step_groups(t: ArrayLike, rtol: float = STEP_RTOL) -> StepGroups:
     return StepGroups(means, index)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Experiment:
     """One experiment: inputs and measured outputs on its own time grid.
 
@@ -275,7 +283,7 @@ class Experiment:
         return self.u.shape[1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Regularization:
     """Regularisation added to the data misfit.
 

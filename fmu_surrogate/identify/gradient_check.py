@@ -256,13 +256,14 @@ def _loop_forward(
     K = e.n_samples
     n, m = B.shape
     w = quadrature_weights(h, mode)
-    I = np.eye(n)
     X = np.empty((K, n))
     X[0] = x0
     Phis = []
+    if mode == "euler":  # I + h A once per distinct step size, as in the vectorised code
+        table = {hk: np.eye(n) + hk * A for hk in np.unique(h)}
     for k in range(K - 1):
         if mode == "euler":
-            Phi = I + h[k] * A
+            Phi = table[h[k]]
             X[k + 1] = Phi @ X[k] + h[k] * (B @ u[k])
         else:
             assert disc is not None
