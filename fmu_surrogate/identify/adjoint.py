@@ -95,8 +95,9 @@ cost + gradient ≈ 0.22 / 0.32 ms (n = 5, Euler / exact), 0.46 / 0.65 ms (n = 2
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -268,7 +269,7 @@ class Experiment:
         object.__setattr__(self, "groups", step_groups(t))
 
     @classmethod
-    def from_arrays(cls, t: ArrayLike, u: ArrayLike, y: ArrayLike) -> "Experiment":
+    def from_arrays(cls, t: ArrayLike, u: ArrayLike, y: ArrayLike) -> Experiment:
         """Validate and copy arrays into an :class:`Experiment` (see the class docstring)."""
         return cls(t, u, y)  # type: ignore[arg-type]
 
@@ -317,6 +318,10 @@ class Regularization:
                     f"Regularization.reference has unknown keys {sorted(unknown)}; "
                     f"allowed: {PARAMS}."
                 )
+
+
+#: The default: no regularisation.
+NO_REGULARIZATION = Regularization()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,7 +633,7 @@ def cost(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
 ) -> float:
     """Discrete cost ``Σ_e ½ Σ_k w_k |y_k − y_data,k|²`` + regularisation of the ``wrt`` params.
@@ -656,7 +661,7 @@ def cost_and_gradient(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
     gradient: GradientKind = "exact",
 ) -> tuple[float, dict[str, Array]]:
@@ -731,7 +736,7 @@ def _evaluate(
             "use gradient='exact' with mode='exact'."
         )
     p = check_params(params)
-    J, R, Q, B, x0 = (p[k] for k in PARAMS)
+    J, R, Q, B = (p[k] for k in ("J", "R", "Q", "B"))
     n, m = B.shape
     exps = _as_experiments(experiments, m)
     JR = J - R

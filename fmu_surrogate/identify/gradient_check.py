@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.adjoint import (
+    NO_REGULARIZATION,
     PARAMS,
     Experiment,
     GradientKind,
@@ -126,8 +127,9 @@ def taylor_test(
 # ---------------------------------------------------------------------------------------------
 # torch autograd reference
 # ---------------------------------------------------------------------------------------------
-def _torch_cost(params_t: dict, exps: Sequence[Experiment], mode: str, reg: Regularization,
-                wrt: Sequence[str]):  # noqa: ANN202 - torch types
+def _torch_cost(
+    params_t: dict, exps: Sequence[Experiment], mode: str, reg: Regularization, wrt: Sequence[str]
+):
     import torch
 
     J, R, Q, B, x0 = (params_t[k] for k in PARAMS)
@@ -171,8 +173,11 @@ def _torch_cost(params_t: dict, exps: Sequence[Experiment], mode: str, reg: Regu
     for k in wrt:
         if reg.lam > 0:
             ref = None if reg.reference is None else reg.reference.get(k)
-            d = params_t[k] - (0.0 if ref is None else torch.as_tensor(
-                np.asarray(ref, dtype=float).reshape(params_t[k].shape)))
+            d = params_t[k] - (
+                0.0
+                if ref is None
+                else torch.as_tensor(np.asarray(ref, dtype=float).reshape(params_t[k].shape))
+            )
             total = total + 0.5 * reg.lam * torch.sum(d * d)
         if k == "Q" and reg.log_q > 0:
             lam, V = torch.linalg.eig(Q)
@@ -185,7 +190,7 @@ def autograd_gradient(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
 ) -> tuple[float, dict[str, Array]]:
     """Cost and gradient of the discretised model by torch autograd (float64).
@@ -217,7 +222,7 @@ def compare_with_autograd(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
 ) -> float:
     """Max over parameters of ``‖G_adjoint − G_autograd‖_F / ‖G_autograd‖_F``.
@@ -283,7 +288,7 @@ def loop_cost(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
 ) -> float:
     """Reference implementation of :func:`~fmu_surrogate.identify.adjoint.cost` with a
@@ -308,7 +313,7 @@ def loop_cost_and_gradient(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
-    reg: Regularization = Regularization(),
+    reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
     gradient: GradientKind = "exact",
 ) -> tuple[float, dict[str, Array]]:

@@ -154,9 +154,7 @@ def _solve_constant(Phi: Array, b: Array, x0: Array) -> Array:
     return _scan_brent_kung(np.ascontiguousarray(Phi.T), Y)
 
 
-def _solve_time_varying(
-    Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None
-) -> Array:
+def _solve_time_varying(Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None) -> Array:
     K = b.shape[0] + 1
     n = x0.shape[0]
     if n > TIME_VARYING_SCAN_MAX_N:
@@ -208,9 +206,7 @@ def solve_linear_recurrence(
     return _solve_time_varying(Phi, b, x0, index)
 
 
-def solve_adjoint_recurrence(
-    Phi: Array, g: Array, index: NDArray[np.intp] | None = None
-) -> Array:
+def solve_adjoint_recurrence(Phi: Array, g: Array, index: NDArray[np.intp] | None = None) -> Array:
     """Solve the backward recurrence ``λ_{K−1} = g_{K−1}``, ``λ_k = Φ_kᵀ λ_{k+1} + g_k``.
 
     Parameters

@@ -194,7 +194,7 @@ def test_paper_gradient_converges_at_first_order():
     steps = [1e-2, 5e-3, 2.5e-3, 1.25e-3]
     diffs = []
     for h in steps:
-        t = np.linspace(0.0, 1.0, int(round(1.0 / h)) + 1)
+        t = np.linspace(0.0, 1.0, round(1.0 / h) + 1)
         u = inputs(t)
         ydata = np.c_[np.sin(5 * t), np.cos(2 * t)]  # samples of one fixed smooth function
         e = Experiment.from_arrays(t, u, ydata)
@@ -364,8 +364,14 @@ def test_parameter_and_argument_validation():
     t = np.linspace(0, 1, 11)
     e = Experiment.from_arrays(t, np.zeros((11, M)), np.zeros((11, M)))
     with pytest.raises(ValueError, match="at least 1"):
-        check_params({"J": np.zeros((0, 0)), "R": np.zeros((0, 0)), "Q": np.zeros((0, 0)),
-                      "B": np.zeros((0, 1))})
+        check_params(
+            {
+                "J": np.zeros((0, 0)),
+                "R": np.zeros((0, 0)),
+                "Q": np.zeros((0, 0)),
+                "B": np.zeros((0, 1)),
+            }
+        )
     with pytest.raises(ValueError, match="R must have shape"):
         check_params({**p, "R": np.eye(N + 1)})
     with pytest.raises(ValueError, match="x0 must have shape"):

@@ -64,8 +64,13 @@ def _small_problem(seed=0, n=3, m=2, K=41):
     S = rng.standard_normal((n, n))
     Y = rng.standard_normal((n, 1))
     Z = rng.standard_normal((n, n))
-    p = {"J": S - S.T, "R": Y @ Y.T, "Q": Z @ Z.T / n + np.eye(n),
-         "B": rng.standard_normal((n, m)), "x0": rng.standard_normal(n)}
+    p = {
+        "J": S - S.T,
+        "R": Y @ Y.T,
+        "Q": Z @ Z.T / n + np.eye(n),
+        "B": rng.standard_normal((n, m)),
+        "x0": rng.standard_normal(n),
+    }
     t = np.linspace(0, 1, K)
     u = np.c_[np.sin(5 * t), np.cos(2 * t)][:, :m]
     e = Experiment.from_arrays(t, u, np.c_[np.cos(3 * t), t][:, :m])
@@ -101,8 +106,13 @@ def test_autograd_wrt_subset_and_compare():
 
 def test_loop_reference_single_step():
     # K = 2, n = m = 1, Euler: x1 = x0 + h(a x0 + b u0); cost = ½ h (q b x0 − y0)² (left end).
-    p = {"J": np.zeros((1, 1)), "R": np.array([[0.5]]), "Q": np.array([[2.0]]),
-         "B": np.array([[1.5]]), "x0": np.array([0.7])}
+    p = {
+        "J": np.zeros((1, 1)),
+        "R": np.array([[0.5]]),
+        "Q": np.array([[2.0]]),
+        "B": np.array([[1.5]]),
+        "x0": np.array([0.7]),
+    }
     e = Experiment.from_arrays([0.0, 0.1], [[1.0], [2.0]], [[0.3], [0.0]])
     c, g = loop_cost_and_gradient(p, e, "euler")
     r0 = 1.5 * 2.0 * 0.7 - 0.3

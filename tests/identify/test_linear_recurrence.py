@@ -50,8 +50,11 @@ def test_time_varying_phi_equals_sequential(n):
 def test_adjoint_recurrence(n, varying):
     rng = np.random.default_rng(3)
     K = 257
-    Phi = (np.stack([_stable_phi(rng, n, 1e-2) for _ in range(K - 1)]) if varying
-           else _stable_phi(rng, n, 1e-2))
+    Phi = (
+        np.stack([_stable_phi(rng, n, 1e-2) for _ in range(K - 1)])
+        if varying
+        else _stable_phi(rng, n, 1e-2)
+    )
     g = rng.standard_normal((K, n))
     lam = lr.solve_adjoint_recurrence(Phi, g)
     ref = np.empty_like(g)
