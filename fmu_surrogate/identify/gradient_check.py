@@ -2,7 +2,7 @@
 
 * :func:`taylor_test` — the remainder ``|f(x + εd) − f(x) − ε⟨∇f, d⟩|`` of a correct gradient
   falls like ε² (slope 2 in a log-log plot); a wrong gradient leaves an O(ε) remainder (slope 1).
-* :func:`autograd_gradient` / :func:`compare_with_autograd` — an independent implementation of
+* :func:`autograd_gradient` / :func:`autograd_cost_and_gradient` / :func:`compare_with_autograd` — an
   the same discretised forward model and discrete cost in torch (float64, plain sequential loop
   over time steps, ``torch.linalg.matrix_exp`` for the exact mode), differentiated by autograd.
 * :func:`loop_cost_and_gradient` — reference implementation of the *same algorithm* as
@@ -186,7 +186,7 @@ def _torch_cost(
     return total
 
 
-def autograd_gradient(
+def autograd_cost_and_gradient(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
     mode: Mode = "exact",
@@ -218,6 +218,23 @@ def autograd_gradient(
     return float(total.detach()), {k: g.detach().numpy().copy() for k, g in zip(wrt, grads)}
 
 
+def autograd_gradient(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: Mode = "exact",
+    reg: Regularization = NO_REGULARIZATION,
+    wrt: Sequence[str] = PARAMS,
+) -> dict[str, Array]:
+    """Gradient of the discretised cost by torch autograd (see :func:`autograd_cost_and_gradient`).
+
+    Returns
+    -------
+    dict of str to ndarray
+        For the keys in ``wrt``.
+    """
+    return autograd_cost_and_gradient(params, experiments, mode, reg, wrt)[1]
+
+
 def compare_with_autograd(
     params: Mapping[str, ArrayLike],
     experiments: Experiment | Sequence[Experiment],
@@ -228,13 +245,13 @@ def compare_with_autograd(
     """Max over parameters of ``‖G_adjoint − G_autograd‖_F / ‖G_autograd‖_F``.
 
     Compares :func:`~fmu_surrogate.identify.adjoint.cost_and_gradient` (``gradient="exact"``)
-    with :func:`autograd_gradient`; also checks that the two costs agree (their relative
+    with :func:`autograd_cost_and_gradient`; also checks that the two costs agree (their relative
     difference enters the maximum).
     """
     from fmu_surrogate.identify.adjoint import cost_and_gradient
 
     c, g = cost_and_gradient(params, experiments, mode, reg, wrt)
-    ca, ga = autograd_gradient(params, experiments, mode, reg, wrt)
+    ca, ga = autograd_cost_and_gradient(params, experiments, mode, reg, wrt)
     rel = abs(c - ca) / max(abs(ca), np.finfo(float).tiny)
     for k in ga:
         den = max(float(np.linalg.norm(ga[k])), np.finfo(float).tiny)
