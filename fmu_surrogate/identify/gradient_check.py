@@ -3,8 +3,9 @@
 * :func:`taylor_test` — the remainder ``|f(x + εd) − f(x) − ε⟨∇f, d⟩|`` of a correct gradient
   falls like ε² (slope 2 in a log-log plot); a wrong gradient leaves an O(ε) remainder (slope 1).
 * :func:`autograd_gradient`, :func:`autograd_cost_and_gradient`, :func:`compare_with_autograd` —
-  an independent implementation of the same discretised forward model and discrete cost in torch (float64, plain sequential loop
-  over time steps, ``torch.linalg.matrix_exp`` for the exact mode), differentiated by autograd.
+  an independent implementation of the same discretised forward model and discrete cost in
+  torch (float64, plain sequential loop over time steps, ``torch.linalg.matrix_exp`` for the
+  exact mode), differentiated by autograd.
 * :func:`loop_cost_and_gradient` — reference implementation of the *same algorithm* as
   :func:`~fmu_surrogate.identify.adjoint.cost_and_gradient` with per-time-step Python loops
   (state, adjoint and gradient sums); the baseline of the speed-up measured by
