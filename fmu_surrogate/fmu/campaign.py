@@ -327,7 +327,8 @@ class Campaign:
         if self.tolerance is not None:
             opts["tolerance"] = self.tolerance
         return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
-                            tuple(self.signal_sets), backend, opts, self.explode_threshold)
+                            tuple(self.signal_sets), backend, opts,
+                            self.explode_threshold).with_input_arrays()
 
     def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]:
         d = self._definition()
@@ -357,12 +358,19 @@ class Campaign:
                 values[name] = data[:, c0]
         kind = header.get("kind", "")
         return RunRecord(
-            index=index, params=dict(spec.params),
-            signals={k: s.describe() for k, s in self.signal_sets[spec.signal_set].items()},
+            index=index, params=dict(spec.params), signals=self._signal_description(spec),
             status="failed" if kind else "ok", failure_kind=kind,
             message=header.get("message", ""), values=values,
             wall_time=float(header.get("wall", float("nan"))),
         )
+
+    def _signal_description(self, spec: RunSpec) -> dict[str, Any]:
+        cache = self.__dict__.setdefault("_describe_cache", {})
+        d = cache.get(spec.signal_set)
+        if d is None:
+            d = {k: s.describe() for k, s in self.signal_sets[spec.signal_set].items()}
+            cache[spec.signal_set] = d
+        return d
 
     def to_dataset(self, records: Sequence[RunRecord]) -> xr.Dataset:
         """Assemble records of this campaign into a dataset (format of ``fmu.dataset``)."""

@@ -94,6 +94,24 @@ class RunnerConfig:
     backend: str = "auto"
     backend_options: dict = field(default_factory=dict)
     explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD
+    input_arrays: tuple[dict, ...] | None = None
+
+    def with_input_arrays(self, max_bytes: float = 2**28) -> RunnerConfig:
+        """A copy carrying every signal set sampled on the grid (``input_arrays``).
+
+        Workers then neither evaluate signals nor import what that needs (scipy.signal for a
+        chirp costs a fraction of a second per worker start).  Skipped when the arrays would
+        exceed ``max_bytes``; workers evaluate the signals themselves then.
+        """
+        from dataclasses import replace
+
+        from fmu_surrogate.fmu.signals import sample_inputs
+
+        n = sum(len(s) for s in self.signal_sets) * np.asarray(self.time).shape[0] * 8
+        if n > max_bytes:
+            return self
+        arrays = tuple(sample_inputs(s, self.time) for s in self.signal_sets)
+        return replace(self, input_arrays=arrays)
 
     @property
     def columns(self) -> dict[str, tuple[int, tuple[int, ...]]]:
@@ -221,6 +239,12 @@ def classify(output: Any, time: np.ndarray, explode_threshold: float = DEFAULT_E
 
     if n:
         block = output.data[:n]
+        with np.errstate(invalid="ignore"):
+            peak = np.abs(block).max() if block.size else 0.0
+        if peak <= explode_threshold:  # NaN compares False: falls through to the full check
+            if output.stopped_early or n < len(time):
+                return _early_stop(output, time, with_log, log_all)
+            return "", _trim(log_warn)
         finite = np.isfinite(block)
         bad_rows = np.flatnonzero(~finite.all(axis=1))
         with np.errstate(invalid="ignore"):
@@ -243,11 +267,16 @@ def classify(output: Any, time: np.ndarray, explode_threshold: float = DEFAULT_E
                     f"explode_threshold if such values are legitimate)")
             return "exploding", with_log(head, log_all)
     if output.stopped_early or n < len(time):
-        t_end = float(time[n - 1]) if n else float(time[0])
-        head = (f"the FMU ended the run at t={t_end:g}, before the stop time {float(time[-1]):g}, "
-                f"without an error")
-        return "early_stop", with_log(head, log_all)
+        return _early_stop(output, time, with_log, log_all)
     return "", _trim(log_warn)
+
+
+def _early_stop(output, time, with_log, log_all) -> tuple[str, str]:
+    n = output.n_done
+    t_end = float(time[n - 1]) if n else float(time[0])
+    head = (f"the FMU ended the run at t={t_end:g}, before the stop time {float(time[-1]):g}, "
+            f"without an error")
+    return "early_stop", with_log(head, log_all)
 
 
 def _column_names(output: Any) -> list[str]:
@@ -304,7 +333,6 @@ def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by 
     except EOFError:
         os._exit(0)
     from fmu_surrogate.fmu.backends import get_backend
-    from fmu_surrogate.fmu.signals import sample_inputs
 
     err_fd = 2
     labels = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
@@ -346,7 +374,12 @@ def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by 
             t0 = _time.perf_counter()
             inputs = input_cache.get(spec.signal_set)
             if inputs is None:
-                inputs = sample_inputs(cfg.signal_sets[spec.signal_set], time)
+                if cfg.input_arrays is not None:
+                    inputs = cfg.input_arrays[spec.signal_set]
+                else:
+                    from fmu_surrogate.fmu.signals import sample_inputs
+
+                    inputs = sample_inputs(cfg.signal_sets[spec.signal_set], time)
                 input_cache[spec.signal_set] = inputs
             try:
                 log_pos = os.lseek(err_fd, 0, os.SEEK_END)
