@@ -38,8 +38,12 @@ def _cmd_harvest(args: argparse.Namespace) -> int:
 
 def _cmd_benchmarks_build(args: argparse.Namespace) -> int:
     from fmu_surrogate.benchmarks.build import build_benchmarks
+    from fmu_surrogate.fmu.compile import FMUBuildError
 
-    paths = build_benchmarks(args.dir, names=args.names or None, force=args.force)
+    try:
+        paths = build_benchmarks(args.dir, names=args.names or None, force=args.force)
+    except FMUBuildError as exc:  # no compiler, compiler error: say so without a traceback
+        raise CLIError(str(exc)) from exc
     for name, path in paths.items():
         print(f"{name:16s} {path}")
     return 0
