@@ -293,9 +293,9 @@ def simulate(
         for k in range(len(t) - 1):
             t0, t1, u0, u1 = t[k], t[k + 1], u[k], u[k + 1]
             if hold == "zoh":
-                f = lambda s, y, u0=u0: circuit.rhs(y, u0)  # noqa: E731
+                f = lambda s, y, u0=u0: circuit.rhs(y, u0)
             else:
-                f = lambda s, y, t0=t0, t1=t1, u0=u0, u1=u1: circuit.rhs(  # noqa: E731
+                f = lambda s, y, t0=t0, t1=t1, u0=u0, u1=u1: circuit.rhs(
                     y, u0 + (u1 - u0) * (s - t0) / (t1 - t0)
                 )
             sol = solve_ivp(f, (t0, t1), x, method="DOP853", rtol=rtol, atol=atol)

@@ -54,7 +54,7 @@ def white_noise_force(
     """
     if dt <= 0 or stop <= 0:
         raise ValueError("stop and dt must be > 0.")
-    n = int(round(stop / dt))
+    n = round(stop / dt)
     t = np.arange(n + 1) * dt
     u = np.random.default_rng(seed).normal(0.0, std, n + 1)
     return t, u
@@ -104,7 +104,7 @@ def simulate(
     for k in range(len(t) - 1):
         uk = u[k]
         sol = solve_ivp(
-            lambda s, x: (x[1], (uk - c * x[1] - (a + b * x[0] ** 2) * x[0]) / m),
+            lambda s, x, uk=uk: (x[1], (uk - c * x[1] - (a + b * x[0] ** 2) * x[0]) / m),
             (t[k], t[k + 1]), X[k], method="DOP853", rtol=rtol, atol=atol,
         )
         if not sol.success:

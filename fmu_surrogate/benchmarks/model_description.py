@@ -185,19 +185,23 @@ class ModelSpec:
             f"  description={a(self.description)}",
             '  generationTool="fmu-surrogate (fmu_surrogate.benchmarks)"',
             '  variableNamingConvention="structured"',
-            f'  numberOfEventIndicators="0">',
-            f"  <ModelExchange modelIdentifier={a(self.identifier)}"
-            ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
-            ' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false">',
+            '  numberOfEventIndicators="0">',
+            (
+                f"  <ModelExchange modelIdentifier={a(self.identifier)}"
+                ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
+                ' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false">'
+            ),
             "    <SourceFiles>",
             '      <File name="fmi2_framework.c"/>',
             f"      <File name={a(self.source)}/>",
             "    </SourceFiles>",
             "  </ModelExchange>",
-            f"  <CoSimulation modelIdentifier={a(self.identifier)}"
-            ' canHandleVariableCommunicationStepSize="true" canInterpolateInputs="false"'
-            ' maxOutputDerivativeOrder="0" canGetAndSetFMUstate="true" canSerializeFMUstate="true"'
-            ' canNotUseMemoryManagementFunctions="false">',
+            (
+                f"  <CoSimulation modelIdentifier={a(self.identifier)}"
+                ' canHandleVariableCommunicationStepSize="true" canInterpolateInputs="false"'
+                ' maxOutputDerivativeOrder="0" canGetAndSetFMUstate="true"'
+                ' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false">'
+            ),
             "    <SourceFiles>",
             '      <File name="fmi2_framework.c"/>',
             f"      <File name={a(self.source)}/>",
@@ -334,7 +338,7 @@ def _value(v: Var) -> str:
     return _num(v.start)  # type: ignore[arg-type]
 
 
-def _c_real(x: float | int | bool | None) -> str:
+def _c_real(x: float | bool | None) -> str:
     if x is None:
         return "0.0"
     x = float(x)

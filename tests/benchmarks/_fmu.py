@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from ctypes import POINTER, byref, c_double
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 from fmpy import simulate_fmu
@@ -17,7 +18,7 @@ class LogCapture:
     def __init__(self) -> None:
         self.records: list[tuple[int, str, str]] = []
 
-    def __call__(self, component, instance_name, status, category, message) -> None:  # noqa: ANN001
+    def __call__(self, component, instance_name, status, category, message) -> None:
         self.records.append((int(status), category.decode(), message.decode()))
 
     def errors(self) -> list[str]:
@@ -135,7 +136,7 @@ class ModelExchangeInstance:
     def set(self, **values: float) -> None:
         self.fmu.setReal([self.vr[k] for k in values], list(values.values()))
 
-    def __enter__(self) -> "ModelExchangeInstance":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -149,8 +150,12 @@ class ModelExchangeInstance:
 def callbacks(log: LogCapture):
     """fmi2CallbackFunctions whose logger feeds ``log`` (as fmpy's ``simulate_fmu`` builds them)."""
     from fmpy.fmi1 import calloc, free
-    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
-                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+    from fmpy.fmi2 import (
+        fmi2CallbackAllocateMemoryTYPE,
+        fmi2CallbackFreeMemoryTYPE,
+        fmi2CallbackFunctions,
+        fmi2CallbackLoggerTYPE,
+    )
     from fmpy.logging import addLoggerProxy
 
     cb = fmi2CallbackFunctions()
@@ -178,7 +183,7 @@ class Slave:
                              instanceName="slave")
         self._instantiated = False
 
-    def instantiate(self, logging_on: bool = False) -> "Slave":
+    def instantiate(self, logging_on: bool = False) -> Slave:
         self.fmu.instantiate(callbacks=self._cb, loggingOn=logging_on)
         self._instantiated = True
         return self
@@ -200,7 +205,7 @@ class Slave:
     def get(self, *names: str) -> list[float]:
         return self.fmu.getReal([self.vr[n] for n in names])
 
-    def __enter__(self) -> "Slave":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,10 +6,10 @@ import fnmatch
 import os
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
@@ -64,7 +64,7 @@ def test_model_description(benchmark_fmus, name):
     md = read_model_description(str(path))
     assert md.coSimulation.modelIdentifier == md.modelExchange.modelIdentifier == name
     assert md.numberOfEventIndicators == 0
-    by = lambda c: [v.name for v in md.modelVariables if v.causality == c]  # noqa: E731
+    by = lambda c: [v.name for v in md.modelVariables if v.causality == c]
     inputs, outputs, states, params = INTERFACE[name]
     assert by("input") == inputs
     assert by("output") == outputs
@@ -97,7 +97,7 @@ def test_c_sources_compile_without_warnings(benchmark_fmus, name):
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
            f"-I{fmi_include_dir()}", f"-I{C_DIR}", f"-I{gen}",
            str(C_DIR / "fmi2_framework.c"), str(C_DIR / f"{name}.c")]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -39,7 +39,7 @@ def test_cosimulation_matches_reference(benchmark_fmus):
 
 def test_default_input_drives_nonlinear_voltage_beyond_2V(benchmark_fmus):
     stop, dt = cauer.DEFAULT_STOP, cauer.DEFAULT_STEP
-    t = np.arange(int(round(stop / dt)) + 1) * dt
+    t = np.arange(round(stop / dt) + 1) * dt
     r = run(benchmark_fmus["cauer"], stop, dt, ["v_nl"],
             inputs=input_table(t, vin=cauer.input_signal(t)), rtol=None)
     v = np.abs(r["v_nl"])

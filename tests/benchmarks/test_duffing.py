@@ -23,7 +23,7 @@ def test_reference_solution_matches_independent_rk4():
     # classical RK4 with 400 substeps per 0.02 s hold interval (h = 5e-5): error O(h⁴) ≈ 1e-12
     m, c, a, b = 1.0, 2.151, 10.0, 1e5
     x = np.zeros(2)
-    f = lambda x, uk: np.array([x[1], (uk - c * x[1] - (a + b * x[0] ** 2) * x[0]) / m])  # noqa: E731
+    f = lambda x, uk: np.array([x[1], (uk - c * x[1] - (a + b * x[0] ** 2) * x[0]) / m])
     h = 0.02 / 400
     for k in range(len(t) - 1):
         for _ in range(400):

@@ -99,3 +99,19 @@ def test_guid_mismatch_is_refused_with_reason(benchmark_fmus):
         with pytest.raises(Exception, match="Failed to instantiate"):
             s.instantiate()
         assert "GUID mismatch" in s.log.errors()[0]
+
+
+def test_instance_is_reusable_after_a_model_failure(benchmark_fmus):
+    # harvesting reuses one instance across parameter sets: a failed run must not poison it
+    with Slave(benchmark_fmus["cauer"]) as s:
+        s.instantiate()
+        with pytest.raises(FMICallException):
+            s.initialize({"w1": 0.0, "w3": 0.0})  # singular branch law
+        assert "singular Jacobian" in s.log.errors()[0]
+        with pytest.raises(FMICallException):  # the instance refuses to continue ...
+            s.fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=0.1)
+        s.fmu.reset()  # ... until it is reset
+        s.initialize({"vin": 2.0})
+        s.fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=0.1)
+        i, v = s.get("i_nl", "v_nl")
+        assert i == pytest.approx(0.01 * v**3, rel=1e-11)
