@@ -465,3 +465,25 @@ def test_reproduction_script_quick(tmp_path):
     assert res["paper"]["msd"]["rel_err_after_pct"][0] == 9.48
     for f in res["figures"]:
         assert Path(f).stat().st_size > 1000
+
+
+def test_bench_script_quick(tmp_path):
+    """The benchmark runs and reports its figures (no timing assertions: speed is not tested)."""
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_adjoint.py"), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+        env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/usr/bin:/bin",
+             "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted({(r["n"], r["mode"]) for r in rows}) == sorted(
+        (n, m) for n in (5, 20, 100) for m in ("euler", "exact"))
+    for r in rows:
+        assert r["s_per_gradient"] > 0 and r["s_per_iteration"] > 0
+        assert r["cost_last"] < r["cost_first"]
+        if r["n"] in (5, 20):
+            assert r["speedup_per_iteration"] > 0
+            # the loop backend runs the same algorithm: same iterates up to round-off
+            assert r["same_trajectory_max_rel_cost_diff"] < 1e-6
