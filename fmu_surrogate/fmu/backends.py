@@ -546,8 +546,15 @@ class FmpyBackend:
                 if term.value:
                     # the step up to lastSuccessfulTime was completed: record it if it is ours
                     if abs(lst.value - t_list[i + 1]) <= 1e-9 * max(1.0, abs(t_list[i + 1])):
-                        get(comp, vr, nfv, base + (i + 1) * stride, nf)
-                        progress[0] = i + 2
+                        j = i + 1
+                        if nfv:
+                            get(comp, vr, nfv, base + j * stride, nf)
+                            if tmp is not None:
+                                out[j, fast_cols] = tmp[:nf]
+                        for getter, ref, (c0, shape), v in slow_get:
+                            vals = getter([ref], nValues=int(np.prod(shape)) if shape else 1)
+                            out[j, c0:c0 + len(vals)] = vals
+                        progress[0] = j + 1
                     res.stopped_early = True
                     res.error_time = t_list[i]
                     break

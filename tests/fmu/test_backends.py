@@ -13,7 +13,7 @@ import pytest
 from fmu_surrogate.fmu.backends import (Backend, FmpyBackend, PyFMIBackend, available_backends,
                                         get_backend)
 from fmu_surrogate.fmu.runner import classify
-from tests.fmu.fixtures import faulty_fmu  # noqa: F401 - pytest fixture
+from tests.fmu.fixtures import faulty3_fmu, faulty_fmu  # noqa: F401 - pytest fixtures
 
 T = np.linspace(0.0, 1.0, 101)
 REC = ["x", "der(x)", "u"]
@@ -131,6 +131,38 @@ def test_me_failures(me):
 
     r = me.run({}, {}, T, REC)  # instance still usable
     assert r.error is None and r.n_done == T.size
+
+
+def test_fmi3_cs_with_array_output(faulty3_fmu):  # noqa: F811
+    b = FmpyBackend()
+    b.open(faulty3_fmu)
+    try:
+        assert b.fmi3 and b.kind == "cs"
+        u = np.where(T < 0.3 - 1e-12, 0.5, 2.0)
+        # slow (Int32) column first: the fast Float64 block is then not contiguous
+        r = b.run({"k": 2.0, "x0": 1.5}, {"u": u}, T, ["mode", "x", "y", "u"])
+        assert r.error is None and r.n_done == T.size
+        x = exact_step(T, 2.0, 1.5, 0.3, 0.5, 2.0)
+        np.testing.assert_allclose(r.values["x"], x, rtol=0, atol=1e-13)  # exact steps
+        assert r.values["y"].shape == (T.size, 2)
+        np.testing.assert_allclose(r.values["y"], np.column_stack([x, 2 * x]), atol=1e-13)
+        np.testing.assert_array_equal(r.values["mode"], 0.0)
+        np.testing.assert_array_equal(r.values["u"], u)
+
+        r = b.run({"mode": 4}, {}, T, ["x", "y"])
+        kind, msg = classify(r, T)
+        assert kind == "error_status" and "fmi3DoStep returned fmi3Error at t=0.5" in msg
+        assert "reason: x=" in msg and r.n_done == 51
+        r = b.run({"mode": 5}, {}, T, ["x", "y"])
+        assert classify(r, T)[0] == "non_finite"
+        # FMI 3: the step is completed, then terminateSimulation is set -> rows up to t = 0.51
+        r = b.run({"mode": 7}, {}, T, ["x", "y", "mode"])
+        assert r.stopped_early and r.n_done == 52 and classify(r, T)[0] == "early_stop"
+        np.testing.assert_array_equal(r.values["mode"], 7.0)
+        r = b.run({"mode": 8}, {}, T, ["x"])
+        assert classify(r, T)[0] == "error_status" and "mode=8" in classify(r, T)[1]
+    finally:
+        b.close()
 
 
 def test_stepwise_api(cs):

@@ -21,7 +21,7 @@ from fmu_surrogate.fmu.errors import (ExperimentError, ModelDescriptionError, No
                                       NotAnFMUError, UnknownVariableError)
 from fmu_surrogate.fmu.signals import ArraySignal, Constant, Step
 from fmu_surrogate.fmu.store import RunStore, StoreMismatchError
-from tests.fmu.fixtures import broken_fmus, faulty_fmu  # noqa: F401 - pytest fixtures
+from tests.fmu.fixtures import broken_fmus, faulty3_fmu, faulty_fmu  # noqa: F401 - fixtures
 
 T = np.linspace(0.0, 1.0, 101)
 
@@ -172,6 +172,16 @@ def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):  # noqa: F81
     for v in ("status", "failure_kind", "n_samples"):
         assert list(remote[v].values) == list(local[v].values)
     assert list(remote["failure_kind"].values) == ["", "crash", "error_status", "", "non_finite"]
+
+
+def test_fmi3_campaign_stores_array_elements(faulty3_fmu, tmp_path):  # noqa: F811
+    ds = harvest(faulty3_fmu, tmp_path / "f3.nc", parameters=[{"k": 2.0}, {"mode": 4}],
+                 signals={"u": Constant(1.0)}, workers=1, progress=False)
+    assert ds.attrs["fmi_version"] == "3.0"
+    assert {"x", "y[1]", "y[2]", "u", "der(x)"} <= set(ds.data_vars)
+    assert list(ds["failure_kind"].values) == ["", "error_status"]
+    x = exact(ds["time"].values, k=2.0, u=1.0)
+    np.testing.assert_allclose(ds["y[2]"].values[0], 2 * x, rtol=0, atol=1e-13)  # exact steps
 
 
 # ---------------------------------------------------------------------------- session
