@@ -33,7 +33,16 @@ def fmi_include_dir() -> Path:
 
 
 def _compiler() -> str:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    env = os.environ.get("CC")
+    if env:
+        cc = shutil.which(env)
+        if not cc:
+            raise FMUBuildError(
+                f"$CC is set to {env!r}, which is not an executable on PATH; "
+                "point $CC at your C compiler or unset it to use cc/gcc."
+            )
+        return cc
+    cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise FMUBuildError(
             "no C compiler found: install gcc (Debian: apt install gcc) or set $CC to your compiler."

@@ -50,3 +50,11 @@ def test_compiler_error_is_reported_with_its_output(tmp_path):
 def test_missing_source_is_named(tmp_path):
     with pytest.raises(FMUBuildError, match="does not exist"):
         build_fmu([tmp_path / "nope.c"], MD, tmp_path / "x.fmu", "tiny")
+
+
+def test_missing_compiler_in_cc_is_named(tmp_path, monkeypatch):
+    src = tmp_path / "tiny.c"
+    src.write_text("int x;\n")
+    monkeypatch.setenv("CC", "no-such-compiler-xyz")
+    with pytest.raises(FMUBuildError, match="CC is set to 'no-such-compiler-xyz'"):
+        build_fmu([src], MD, tmp_path / "t.fmu", "tiny")
