@@ -297,6 +297,11 @@ class Campaign:
 
     # ------------------------------------------------------------------ identity
     @property
+    def uses_cs(self) -> bool:
+        """Whether runs use co-simulation (else model exchange)."""
+        return self.interface == "cs" or (self.interface == "auto" and self.info.supports_cs)
+
+    @property
     def n_runs(self) -> int:
         """Number of runs (parameter sets × signal sets)."""
         return len(self.runs)
@@ -382,6 +387,8 @@ class Campaign:
             "campaign_hash": self.campaign_hash,
             "start_time": self.start_time, "stop_time": self.stop_time, "step": self.step,
             "explode_threshold": self.explode_threshold, "interface": self.interface,
+            "input_interpolation": ("zero-order hold over each step" if self.uses_cs else
+                                    "linear between grid points (fmpy Input, model exchange)"),
         }
         return records_to_dataset(records, self.time, self.info, self.record,
                                   parameters=numeric, attrs=attrs)

@@ -21,7 +21,6 @@ power cut).  Nothing is pickled.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -34,6 +33,11 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.fmu.errors import FMUError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer assumed
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["RunStore", "StoreMismatchError", "StoreLockedError", "STORE_FORMAT"]
 
@@ -129,7 +133,7 @@ class RunStore:
     @staticmethod
     def _remove_dir(path: Path) -> None:
         lock = path / "lock"
-        if lock.exists():
+        if lock.exists() and fcntl is not None:
             fd = os.open(lock, os.O_RDWR)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,7 +156,8 @@ class RunStore:
     def _lock(self) -> None:
         fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             raise StoreLockedError(
