@@ -59,16 +59,26 @@ from fmu_surrogate.identify.linear_ph import LinearPHIdentifier
 
 #: Numbers reported in the paper (Günther, Jacob & Totzeck), for the side-by-side table.
 PAPER = {
-    "jrb": {"cost_first": 3.68e2, "cost_last": 1.03e-5, "max_err_first": 7.06e-1,
-            "max_err_last": 1.01e-2, "cv_l2": 1.63e-1, "cv_max": 2.96e-1},
+    "jrb": {
+        "cost_first": 3.68e2,
+        "cost_last": 1.03e-5,
+        "max_err_first": 7.06e-1,
+        "max_err_last": 1.01e-2,
+        "cv_l2": 1.63e-1,
+        "cv_max": 2.96e-1,
+    },
     "jrqb": {"cv_l2": 2.41e-1, "cv_max": 4.16e-1},
     "x0": {"cv_l2": 4.58e-2, "cv_max": 8.75e-2},
-    "noise": {"0.01": {"max_err_last": 4.88e-3, "cv_l2": 2.09e-1, "cv_max": 4.1e-1},
-              "0.05": {"max_err_last": 3.66e-3, "cv_l2": 1.89e-1, "cv_max": 3.58e-1},
-              "0.25": {"max_err_last": 1.37e-2, "cv_l2": 1.01e-1, "cv_max": 2.04e-1}},
-    "msd": {"n": [20, 40, 60, 80, 100, 120],
-            "rel_err_before_pct": [359, 359, 359, 359, 359, 359],
-            "rel_err_after_pct": [9.48, 7.47, 4.51, 4.45, 3.93, 6.66]},
+    "noise": {
+        "0.01": {"max_err_last": 4.88e-3, "cv_l2": 2.09e-1, "cv_max": 4.1e-1},
+        "0.05": {"max_err_last": 3.66e-3, "cv_l2": 1.89e-1, "cv_max": 3.58e-1},
+        "0.25": {"max_err_last": 1.37e-2, "cv_l2": 1.01e-1, "cv_max": 2.04e-1},
+    },
+    "msd": {
+        "n": [20, 40, 60, 80, 100, 120],
+        "rel_err_before_pct": [359, 359, 359, 359, 359, 359],
+        "rel_err_after_pct": [9.48, 7.47, 4.51, 4.45, 3.93, 6.66],
+    },
 }
 
 T_END = 1.0
@@ -116,10 +126,10 @@ def exact_response(p: dict[str, np.ndarray], t: np.ndarray, u: np.ndarray) -> np
         raise ValueError("exact_response needs a uniform grid.")
     M = np.zeros((n + 2 * m, n + 2 * m))
     M[:n, :n] = (J - R) @ Q * h
-    M[:n, n:n + m] = B * h
-    M[n:n + m, n + m:] = np.eye(m)
+    M[:n, n : n + m] = B * h
+    M[n : n + m, n + m :] = np.eye(m)
     E = sla.expm(M)
-    Phi, Ga, Gb = E[:n, :n], E[:n, n:n + m], E[:n, n + m:]
+    Phi, Ga, Gb = E[:n, :n], E[:n, n : n + m], E[:n, n + m :]
     drive = u[:-1] @ (Ga - Gb).T + u[1:] @ Gb.T
     X = np.empty((t.size, n))
     X[0] = p.get("x0", np.zeros(n))
@@ -134,8 +144,16 @@ def ivp_response(p: dict[str, np.ndarray], t: np.ndarray, ufun, rtol: float = 1e
 
     A = (p["J"] - p["R"]) @ p["Q"]
     B = p["B"]
-    sol = solve_ivp(lambda s, x: A @ x + B @ ufun(s), (t[0], t[-1]), p["x0"], method="DOP853",
-                    t_eval=t, rtol=rtol, atol=1e-14, max_step=float(t[1] - t[0]))
+    sol = solve_ivp(
+        lambda s, x: A @ x + B @ ufun(s),
+        (t[0], t[-1]),
+        p["x0"],
+        method="DOP853",
+        t_eval=t,
+        rtol=rtol,
+        atol=1e-14,
+        max_step=float(t[1] - t[0]),
+    )
     return sol.y.T @ (B.T @ p["Q"]).T
 
 
@@ -153,7 +171,10 @@ def ivp_response_interpolated(p: dict[str, np.ndarray], t: np.ndarray, u: np.nda
     X = [x]
     for k in range(t.size - 1):
         t0, t1, u0, u1 = t[k], t[k + 1], u[k], u[k + 1]
-        f = lambda s, z: A @ z + B @ (u0 + (s - t0) / (t1 - t0) * (u1 - u0))  # noqa: E731
+
+        def f(s, z, t0=t0, t1=t1, u0=u0, u1=u1):
+            return A @ z + B @ (u0 + (s - t0) / (t1 - t0) * (u1 - u0))
+
         x = solve_ivp(f, (t0, t1), x, method="DOP853", rtol=1e-12, atol=1e-14).y[:, -1]
         X.append(x)
     return np.array(X) @ (B.T @ p["Q"]).T
@@ -221,7 +242,7 @@ def variants(quick: bool, max_iter: int, tr_iter: int) -> dict[str, dict]:
 
 
 def synthetic_studies(quick: bool, max_iter: int, tr_iter: int, seed: int, log) -> dict:
-    t = np.linspace(0.0, T_END, int(round(T_END / DT)) + 1)
+    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
     true = reference_system()
     u, uc = u_train(t), u_test(t)
     y = exact_response(true, t, u)
@@ -274,13 +295,15 @@ def synthetic_studies(quick: bool, max_iter: int, tr_iter: int, seed: int, log) 
             if vname == "euler_tr" or (quick and vname == "exact_tr"):
                 continue
             log(f"  noise σ={s} {vname} ...")
-            out, _ = run_fit(t, u, yn, y, (uc, y_cv), dict(studies["jrb"], n_states=5, seed=seed, **v))
+            out, _ = run_fit(
+                t, u, yn, y, (uc, y_cv), dict(studies["jrb"], n_states=5, seed=seed, **v)
+            )
             res["noise"][str(s)][vname] = out
     return res
 
 
 def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> dict:
-    t = np.linspace(0.0, T_END, int(round(T_END / DT)) + 1)
+    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
     sys_ = msd_chain(50)
     true = {"J": sys_.J, "R": sys_.R, "Q": sys_.Q, "B": sys_.B, "x0": np.zeros(100)}
     u = u_train(t)
@@ -290,8 +313,14 @@ def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> d
     for mode in ("euler", "exact"):
         for n in sizes:
             log(f"  msd n={n} {mode} ...")
-            settings = {"n_states": n, "fit": ("J", "R", "B"), "fixed": {"Q": np.eye(n)},
-                        "mode": mode, "max_iter": max_iter, "seed": seed}
+            settings = {
+                "n_states": n,
+                "fit": ("J", "R", "B"),
+                "fixed": {"Q": np.eye(n)},
+                "mode": mode,
+                "max_iter": max_iter,
+                "seed": seed,
+            }
             r, _ = run_fit(t, u, y, y, None, settings)
             r["rel_err_before_pct"] = 100 * r["max_err_first"] / scale
             r["rel_err_after_pct"] = 100 * r["max_err_last"] / scale
@@ -309,27 +338,47 @@ def print_tables(res: dict) -> None:
     syn, msd = res["synthetic"], res["msd"]
     print("\nReference check:", json.dumps(syn["reference_check"]))
     cols = ("euler", "exact", "exact_tr", "euler_tr")
-    keys = ("cost_first", "cost_last", "max_err_first", "max_err_last", "max_err_last_exact_sim",
-            "cv_l2", "cv_max", "cv_max_rel")
+    keys = (
+        "cost_first",
+        "cost_last",
+        "max_err_first",
+        "max_err_last",
+        "max_err_last_exact_sim",
+        "cv_l2",
+        "cv_max",
+        "cv_max_rel",
+    )
     for study in ("jrb", "jrqb", "x0"):
-        print(f"\n[{study}]  {'quantity':24s} {'paper':>10s} " + " ".join(f"{c:>10s}" for c in cols))
+        print(
+            f"\n[{study}]  {'quantity':24s} {'paper':>10s} " + " ".join(f"{c:>10s}" for c in cols)
+        )
         for k in keys:
             row = [syn[study].get(c, {}).get(k) for c in cols]
-            print(f"{'':8s}{k:24s} {_fmt(PAPER.get(study, {}).get(k)):>10s} "
-                  + " ".join(f"{_fmt(v):>10s}" for v in row))
-    print(f"\n[noise]  {'σ':6s} {'quantity':18s} {'paper':>10s} " + " ".join(f"{c:>10s}" for c in cols))
+            print(
+                f"{'':8s}{k:24s} {_fmt(PAPER.get(study, {}).get(k)):>10s} "
+                + " ".join(f"{_fmt(v):>10s}" for v in row)
+            )
+    print(
+        f"\n[noise]  {'σ':6s} {'quantity':18s} {'paper':>10s} "
+        + " ".join(f"{c:>10s}" for c in cols)
+    )
     for s, d in syn["noise"].items():
         for k in ("max_err_last", "cv_l2", "cv_max"):
             row = [d.get(c, {}).get(k) for c in cols]
-            print(f"{'':9s}{s:6s} {k:18s} {_fmt(PAPER['noise'][s][k]):>10s} "
-                  + " ".join(f"{_fmt(v):>10s}" for v in row))
+            print(
+                f"{'':9s}{s:6s} {k:18s} {_fmt(PAPER['noise'][s][k]):>10s} "
+                + " ".join(f"{_fmt(v):>10s}" for v in row)
+            )
     print("\n[msd]  relative max output error after 100 iterations (%)")
     print(f"  {'n':>5s} {'paper':>8s} {'euler':>8s} {'exact':>8s} {'before':>8s}")
     for i, n in enumerate(msd["n"]):
         pi = PAPER["msd"]["n"].index(n) if n in PAPER["msd"]["n"] else None
         pv = PAPER["msd"]["rel_err_after_pct"][pi] if pi is not None else None
-        print(f"  {n:5d} {_fmt(pv):>8s} {msd['euler'][i]['rel_err_after_pct']:8.2f} "
-              f"{msd['exact'][i]['rel_err_after_pct']:8.2f} {msd['exact'][i]['rel_err_before_pct']:8.0f}")
+        print(
+            f"  {n:5d} {_fmt(pv):>8s} {msd['euler'][i]['rel_err_after_pct']:8.2f} "
+            f"{msd['exact'][i]['rel_err_after_pct']:8.2f} "
+            f"{msd['exact'][i]['rel_err_before_pct']:8.0f}"
+        )
 
 
 def figures(res: dict, fits: dict, out: Path) -> list[str]:
@@ -369,9 +418,14 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
             axes[i].set_xlabel("t")
             axes[i].set_ylabel(f"y{i + 1}")
         axes[0].legend(fontsize=7)
-        fig.suptitle("J, R, B fit (Q = I): " + ("training input" if kind == "train" else "cross-validation input"))
+        fig.suptitle(
+            "J, R, B fit (Q = I): "
+            + ("training input" if kind == "train" else "cross-validation input")
+        )
         fig.tight_layout()
-        files.append(str(out / f"adjoint_ph_{'output_fit' if kind == 'train' else 'cross_validation'}.png"))
+        files.append(
+            str(out / f"adjoint_ph_{'output_fit' if kind == 'train' else 'cross_validation'}.png")
+        )
         fig.savefig(files[-1], dpi=120)
         plt.close(fig)
     # msd
@@ -418,9 +472,17 @@ def main(argv: list[str] | None = None) -> int:
     log("mass-spring-damper chain")
     msd = msd_study(args.quick, max_iter, sizes, args.seed, log)
     res = {
-        "settings": {"quick": args.quick, "max_iter_cg": max_iter, "max_iter_trust_regions": tr_iter,
-                     "dt": DT, "T": T_END, "armijo_initial_step": 1000.0, "restart_every": 5,
-                     "seed": args.seed, "threads": os.environ.get("OMP_NUM_THREADS")},
+        "settings": {
+            "quick": args.quick,
+            "max_iter_cg": max_iter,
+            "max_iter_trust_regions": tr_iter,
+            "dt": DT,
+            "T": T_END,
+            "armijo_initial_step": 1000.0,
+            "restart_every": 5,
+            "seed": args.seed,
+            "threads": os.environ.get("OMP_NUM_THREADS"),
+        },
         "synthetic": syn,
         "msd": msd,
         "paper": PAPER,

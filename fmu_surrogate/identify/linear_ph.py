@@ -63,7 +63,7 @@ import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -72,7 +72,7 @@ from fmu_surrogate.ph import LinearPH, check_psd, check_skew, check_spd
 
 Array = NDArray[np.float64]
 
-__all__ = ["LinearPHIdentifier", "LinearPHFit", "PARAMETER_NAMES", "paper_initial_guess"]
+__all__ = ["PARAMETER_NAMES", "LinearPHFit", "LinearPHIdentifier", "paper_initial_guess"]
 
 #: The parameters that can be fitted or held fixed, in canonical order.
 PARAMETER_NAMES = ("J", "R", "Q", "B", "x0")
@@ -171,7 +171,9 @@ def _as_signal(v: ArrayLike, K: int, name: str, where: str) -> Array:
     return a
 
 
-def _validate_triplet(t: ArrayLike, u: ArrayLike, y: ArrayLike, where: str) -> tuple[Array, Array, Array]:
+def _validate_triplet(
+    t: ArrayLike, u: ArrayLike, y: ArrayLike, where: str
+) -> tuple[Array, Array, Array]:
     tt = _as_time_grid(t, where)
     uu = _as_signal(u, tt.size, "u", where)
     yy = _as_signal(y, tt.size, "y", where)
@@ -232,7 +234,9 @@ def _to_experiments(experiments: Any) -> list[Any]:
 
 
 # --------------------------------------------------------------------------- initial guess
-def paper_initial_guess(n: int, m: int, seed: int | np.random.Generator | None = 0) -> dict[str, Array]:
+def paper_initial_guess(
+    n: int, m: int, seed: int | np.random.Generator | None = 0
+) -> dict[str, Array]:
     """The paper's initial guess (DESIGN.md §4).
 
     ``B`` zero except the leading ``min(n, m)`` diagonal, which is ``(1, 3, 1, 3, …)`` (the
@@ -281,8 +285,15 @@ def _factor(R: Array, k: int) -> Array:
 class _Objective:
     """Cost / Euclidean gradient on the manifold point, with a small cache and counters."""
 
-    def __init__(self, names: tuple[str, ...], fixed: dict[str, Array], experiments: list[Any],
-                 mode: str, reg: Any, n: int) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        fixed: dict[str, Array],
+        experiments: list[Any],
+        mode: str,
+        reg: Any,
+        n: int,
+    ) -> None:
         self.names = names
         self.fixed = fixed
         self.experiments = experiments
@@ -334,8 +345,11 @@ class _Objective:
         else:
             self.n_cost += 1
             with np.errstate(all="ignore"):
-                c = float(_adjoint().cost(p, self.experiments, mode=self.mode, reg=self.reg,
-                                          wrt=self.names))
+                c = float(
+                    _adjoint().cost(
+                        p, self.experiments, mode=self.mode, reg=self.reg, wrt=self.names
+                    )
+                )
             if not np.isfinite(c):
                 c = np.inf
         self._remember(key, (c, None))
@@ -424,7 +438,8 @@ class LinearPHIdentifier:
         ``"cg"``: :class:`~fmu_surrogate.identify.rcg.RestartedConjugateGradient` (the paper's
         Algorithm 1); ``"steepest"``: pymanopt steepest descent with the same line search;
         ``"trust_regions"``: pymanopt trust regions with a finite-difference Hessian (one extra
-        gradient per Hessian-vector product); ``"pymanopt_cg"``: pymanopt's CG (no periodic restart).
+        gradient per Hessian-vector product); ``"pymanopt_cg"``: pymanopt's CG (no periodic
+        restart).
     max_iter : int
         Iteration budget (the paper: 100).
     line_search : {"armijo", "backtracking"}
@@ -499,7 +514,7 @@ class LinearPHIdentifier:
         self.progress = progress
 
     # -- scikit-learn style parameter access ------------------------------------------------
-    _PARAM_ATTRS = {"fit": "fit_parameters"}
+    _PARAM_ATTRS: ClassVar[dict[str, str]] = {"fit": "fit_parameters"}
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``)."""
@@ -508,7 +523,7 @@ class LinearPHIdentifier:
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
         return {p: getattr(self, self._PARAM_ATTRS.get(p, p)) for p in names}
 
-    def set_params(self, **params: Any) -> "LinearPHIdentifier":
+    def set_params(self, **params: Any) -> LinearPHIdentifier:
         """Set constructor parameters (scikit-learn convention)."""
         valid = self.get_params()
         for k, v in params.items():
@@ -518,19 +533,25 @@ class LinearPHIdentifier:
         return self
 
     def __repr__(self) -> str:
-        return (f"LinearPHIdentifier(n_states={self.n_states!r}, fit={tuple(self.fit_parameters)!r}, "
-                f"mode={self.mode!r}, optimizer={self.optimizer!r}, max_iter={self.max_iter!r})")
+        return (
+            f"LinearPHIdentifier(n_states={self.n_states!r}, fit={tuple(self.fit_parameters)!r}, "
+            f"mode={self.mode!r}, optimizer={self.optimizer!r}, max_iter={self.max_iter!r})"
+        )
 
     # -- validation of settings ------------------------------------------------------------
     def _check_settings(self) -> tuple[int, tuple[str, ...]]:
         n = self.n_states
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n_states must be an integer >= 1, got {n!r}.")
-        names = (self.fit_parameters,) if isinstance(self.fit_parameters, str) else self.fit_parameters
+        names = (
+            (self.fit_parameters,) if isinstance(self.fit_parameters, str) else self.fit_parameters
+        )
         names = tuple(names)
         unknown = [p for p in names if p not in PARAMETER_NAMES]
         if unknown:
-            raise ValueError(f"fit contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}.")
+            raise ValueError(
+                f"fit contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}."
+            )
         if not names:
             raise ValueError(f"fit is empty; name at least one of {PARAMETER_NAMES} to fit.")
         if len(set(names)) != len(names):
@@ -539,7 +560,9 @@ class LinearPHIdentifier:
             if d is not None:
                 bad = [k for k in d if k not in PARAMETER_NAMES]
                 if bad:
-                    raise ValueError(f"{label} has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}.")
+                    raise ValueError(
+                        f"{label} has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}."
+                    )
         both = [k for k in (self.fixed or {}) if k in names]
         if both:
             raise ValueError(
@@ -548,15 +571,21 @@ class LinearPHIdentifier:
             )
         stray = [k for k in (self.init or {}) if k not in names]
         if stray:
-            raise ValueError(f"init has value(s) for {stray}, which are not fitted; put them in `fixed`.")
+            raise ValueError(
+                f"init has value(s) for {stray}, which are not fitted; put them in `fixed`."
+            )
         if self.mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
         if self.optimizer not in _OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}.")
         if self.line_search not in _LINE_SEARCHES:
-            raise ValueError(f"line_search must be one of {_LINE_SEARCHES}, got {self.line_search!r}.")
+            raise ValueError(
+                f"line_search must be one of {_LINE_SEARCHES}, got {self.line_search!r}."
+            )
         if self.rank_R is not None and not (1 <= int(self.rank_R) <= n):
-            raise ValueError(f"rank_R must be None or an integer in [1, n_states={n}], got {self.rank_R!r}.")
+            raise ValueError(
+                f"rank_R must be None or an integer in [1, n_states={n}], got {self.rank_R!r}."
+            )
         if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
             raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
         for label, v in (("reg_lambda", self.reg_lambda), ("log_q", self.log_q)):
@@ -577,7 +606,9 @@ class LinearPHIdentifier:
             raise ValueError(f"{where} value of {name} contains NaN or Inf.")
         return a
 
-    def _values(self, n: int, m: int, names: tuple[str, ...]) -> tuple[dict[str, Array], dict[str, Array]]:
+    def _values(
+        self, n: int, m: int, names: tuple[str, ...]
+    ) -> tuple[dict[str, Array], dict[str, Array]]:
         """(fixed values, initial values of the fitted parameters), validated."""
         shapes = {"J": (n, n), "R": (n, n), "Q": (n, n), "B": (n, m), "x0": (n,)}
         default = paper_initial_guess(n, m, self.seed)
@@ -600,7 +631,7 @@ class LinearPHIdentifier:
         return fixed, init
 
     # -- fitting -----------------------------------------------------------------------------
-    def fit(self, experiments: Any) -> "LinearPHIdentifier":
+    def fit(self, experiments: Any) -> LinearPHIdentifier:
         """Fit to one or several experiments.
 
         Parameters
@@ -620,9 +651,12 @@ class LinearPHIdentifier:
         return self._fit(exps, n, m, names, fixed, init)
 
     def fit_dataset(
-        self, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+        self,
+        ds: Any,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
         runs: Iterable[int] | None = None,
-    ) -> "LinearPHIdentifier":
+    ) -> LinearPHIdentifier:
         """Fit to the runs of a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
 
         Parameters
@@ -649,7 +683,10 @@ class LinearPHIdentifier:
 
     def _manifold(self, n: int, m: int, names: tuple[str, ...]) -> Any:
         from pymanopt.manifolds import (
-            Euclidean, PSDFixedRank, SkewSymmetric, SymmetricPositiveDefinite,
+            Euclidean,
+            PSDFixedRank,
+            SkewSymmetric,
+            SymmetricPositiveDefinite,
         )
 
         parts = []
@@ -676,15 +713,22 @@ class LinearPHIdentifier:
             ls = ArmijoLineSearch(initial_step=self.initial_step)
         else:
             ls = BackTrackingLineSearcher(initial_step_size=self.initial_step, max_iterations=60)
-        common = dict(
-            max_iterations=int(self.max_iter), min_gradient_norm=float(self.tol), min_step_size=0.0,
-            max_time=float(self.max_time) if self.max_time else np.inf,
-            max_cost_evaluations=10**9, verbosity=0, log_verbosity=1,
-        )
+        common: dict[str, Any] = {
+            "max_iterations": int(self.max_iter),
+            "min_gradient_norm": float(self.tol),
+            "min_step_size": 0.0,
+            "max_time": float(self.max_time) if self.max_time else np.inf,
+            "max_cost_evaluations": 10**9,
+            "verbosity": 0,
+            "log_verbosity": 1,
+        }
         if self.optimizer == "cg" or self.max_iter == 0:  # max_iter = 0: just the initial guess
             return RestartedConjugateGradient(
-                restart_every=self.restart_every, beta_rule=self.beta_rule, line_searcher=ls,
-                callback=callback, **common,
+                restart_every=self.restart_every,
+                beta_rule=self.beta_rule,
+                line_searcher=ls,
+                callback=callback,
+                **common,
             )
         if self.optimizer == "steepest":
             return SteepestDescent(line_searcher=ls, **common)
@@ -692,15 +736,23 @@ class LinearPHIdentifier:
             return ConjugateGradient(beta_rule=self.beta_rule, line_searcher=ls, **common)
         return TrustRegions(**common)
 
-    def _fit(self, exps: list[Any], n: int, m: int, names: tuple[str, ...],
-             fixed: dict[str, Array], init: dict[str, Array]) -> "LinearPHIdentifier":
+    def _fit(
+        self,
+        exps: list[Any],
+        n: int,
+        m: int,
+        names: tuple[str, ...],
+        fixed: dict[str, Array],
+        init: dict[str, Array],
+    ) -> LinearPHIdentifier:
         import pymanopt
 
         adj = _adjoint()
         reg = adj.Regularization(
             lam=float(self.reg_lambda),
             reference={k: np.asarray(v, dtype=float) for k, v in self.reference.items()}
-            if self.reference else None,
+            if self.reference
+            else None,
             log_q=float(self.log_q),
         )
         manifold = self._manifold(n, m, names)
@@ -736,8 +788,9 @@ class LinearPHIdentifier:
         opt = self._make_optimizer(callback)
         record: list[tuple[float, float]] = []
         if self.optimizer != "cg" and self.max_iter > 0:
-            problem = self._adapter(problem, manifold, obj, self.optimizer == "trust_regions",
-                                    record, callback)
+            problem = self._adapter(
+                problem, manifold, obj, self.optimizer == "trust_regions", record, callback
+            )
         t0 = time.perf_counter()
         try:
             res = opt.run(problem, initial_point=x_init)
@@ -764,17 +817,31 @@ class LinearPHIdentifier:
         self.system_ = system
         self.x0_ = x0
         self.result_ = LinearPHFit(
-            system=system, x0=x0, cost_history=costs,
-            stopping_reason=str(res.stopping_criterion), gradient_norm=float(res.gradient_norm),
-            iterations=int(res.iterations), time_s=elapsed, mode=self.mode, fitted=names,
-            optimizer=self.optimizer, n_cost_evaluations=obj.n_cost,
-            n_gradient_evaluations=obj.n_grad, gradient_norm_history=gnorms,
+            system=system,
+            x0=x0,
+            cost_history=costs,
+            stopping_reason=str(res.stopping_criterion),
+            gradient_norm=float(res.gradient_norm),
+            iterations=int(res.iterations),
+            time_s=elapsed,
+            mode=self.mode,
+            fitted=names,
+            optimizer=self.optimizer,
+            n_cost_evaluations=obj.n_cost,
+            n_gradient_evaluations=obj.n_grad,
+            gradient_norm_history=gnorms,
         )
         return self
 
     @staticmethod
-    def _adapter(problem: Any, manifold: Any, obj: _Objective, fd_hessian: bool,
-                 record: list[tuple[float, float]], callback: Any) -> Any:
+    def _adapter(
+        problem: Any,
+        manifold: Any,
+        obj: _Objective,
+        fd_hessian: bool,
+        record: list[tuple[float, float]],
+        callback: Any,
+    ) -> Any:
         """Problem adapter for pymanopt's optimisers: records (cost, ‖grad‖) at every new iterate.
 
         With ``fd_hessian`` it adds a finite-difference Riemannian Hessian-vector product
@@ -824,10 +891,17 @@ class LinearPHIdentifier:
         """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies)."""
         self._check_fitted()
         s = self.system_
-        return {"J": s.J.copy(), "R": s.R.copy(), "Q": s.Q.copy(), "B": s.B.copy(), "x0": self.x0_.copy()}
+        return {
+            "J": s.J.copy(),
+            "R": s.R.copy(),
+            "Q": s.Q.copy(),
+            "B": s.B.copy(),
+            "x0": self.x0_.copy(),
+        }
 
-    def predict(self, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None,
-                mode: str | None = None) -> Array:
+    def predict(
+        self, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None, mode: str | None = None
+    ) -> Array:
         """Output of the fitted system for input ``u`` on grid ``t``.
 
         Parameters
@@ -859,13 +933,22 @@ class LinearPHIdentifier:
         _, y = _adjoint().simulate(p, tt, uu, mode=mode)
         return np.asarray(y)
 
-    def score(self, t: ArrayLike, u: ArrayLike, y: ArrayLike, x0: ArrayLike | None = None,
-              mode: str | None = None) -> float:
+    def score(
+        self,
+        t: ArrayLike,
+        u: ArrayLike,
+        y: ArrayLike,
+        x0: ArrayLike | None = None,
+        mode: str | None = None,
+    ) -> float:
         """Coefficient of determination R² of :meth:`predict`, averaged over the outputs."""
         tt, uu, yy = _validate_triplet(t, u, y, "score")
         yp = self.predict(tt, uu, x0=x0, mode=mode)
         ss_res = np.sum((yy - yp) ** 2, axis=0)
         ss_tot = np.sum((yy - yy.mean(axis=0)) ** 2, axis=0)
-        r2 = np.where(ss_tot > 0, 1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
-                      np.where(ss_res == 0, 1.0, 0.0))
+        r2 = np.where(
+            ss_tot > 0,
+            1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
+            np.where(ss_res == 0, 1.0, 0.0),
+        )
         return float(np.mean(r2))

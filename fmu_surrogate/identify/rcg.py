@@ -16,8 +16,8 @@ start it from the previous step.  Algorithm 1 of Günther, Jacob & Totzeck (DESI
 :class:`RestartedConjugateGradient` is a pymanopt :class:`~pymanopt.optimizers.optimizer.Optimizer`
 (same ``run(problem, initial_point=...)`` call, same result type); it uses only the manifold's own
 operations (``retraction``, ``transport``, ``inner_product``, ``norm``).  The other beta rules of
-pymanopt (Polak–Ribière, Hestenes–Stiefel, Hager–Zhang, Liu–Storey) can be selected as well; they are
-used without the Sato scaling.
+pymanopt (Polak–Ribière, Hestenes–Stiefel, Hager–Zhang, Liu–Storey) can be selected as well; they
+are used without the Sato scaling.
 
 A trial point whose cost is not finite (overflowing simulation, a retraction that left the SPD cone
 in floating point — the objective reports ``inf`` for those) always fails the Armijo test, so the
@@ -34,7 +34,7 @@ import numpy as np
 from pymanopt.optimizers.conjugate_gradient import BETA_RULES
 from pymanopt.optimizers.optimizer import Optimizer, OptimizerResult
 
-__all__ = ["ArmijoLineSearch", "RestartedConjugateGradient", "BETA_RULE_NAMES"]
+__all__ = ["BETA_RULE_NAMES", "ArmijoLineSearch", "RestartedConjugateGradient"]
 
 #: Accepted ``beta_rule`` names; ``"FletcherReeves"`` is the paper's (with Sato's scaling).
 BETA_RULE_NAMES = ("FletcherReeves", "PolakRibiere", "HestenesStiefel", "HagerZhang", "LiuStorey")
@@ -81,7 +81,13 @@ class ArmijoLineSearch:
         self.last_cost = np.nan
 
     def search(
-        self, objective: Callable[[Any], float], manifold: Any, x: Any, d: Any, f0: float, df0: float
+        self,
+        objective: Callable[[Any], float],
+        manifold: Any,
+        x: Any,
+        d: Any,
+        f0: float,
+        df0: float,
     ) -> tuple[float, Any]:
         """Return ``(step_size, new_point)``; ``step_size = σ ‖d‖`` (0 if no decrease was found).
 
@@ -141,14 +147,25 @@ class RestartedConjugateGradient(Optimizer):
         if beta_rule not in BETA_RULE_NAMES:
             raise ValueError(f"beta_rule must be one of {BETA_RULE_NAMES}, got {beta_rule!r}.")
         if restart_every is not None and restart_every < 0:
-            raise ValueError(f"restart_every must be a positive integer or None, got {restart_every}.")
+            raise ValueError(
+                f"restart_every must be a positive integer or None, got {restart_every}."
+            )
         self.restart_every = int(restart_every) if restart_every else 0
         self.beta_rule = beta_rule
         self.line_searcher = ArmijoLineSearch() if line_searcher is None else line_searcher
         self.callback = callback
 
-    def _direction(self, manifold: Any, x: Any, newx: Any, grad: Any, newgrad: Any,
-                   d: Any, gnorm: float, newgnorm: float) -> Any:
+    def _direction(
+        self,
+        manifold: Any,
+        x: Any,
+        newx: Any,
+        grad: Any,
+        newgrad: Any,
+        d: Any,
+        gnorm: float,
+        newgnorm: float,
+    ) -> Any:
         Td = manifold.transport(x, newx, d)
         if self.beta_rule == "FletcherReeves":
             beta = newgnorm**2 / gnorm**2
@@ -157,9 +174,18 @@ class RestartedConjugateGradient(Optimizer):
             return -newgrad + (beta * s) * Td
         oldgrad = manifold.transport(x, newx, grad)
         beta = BETA_RULES[self.beta_rule](
-            manifold=manifold, x=x, newx=newx, grad=grad, newgrad=newgrad, Pnewgrad=newgrad,
-            newgradPnewgrad=newgnorm**2, Pgrad=grad, gradPgrad=gnorm**2, gradient_norm=gnorm,
-            oldgrad=oldgrad, descent_direction=Td,
+            manifold=manifold,
+            x=x,
+            newx=newx,
+            grad=grad,
+            newgrad=newgrad,
+            Pnewgrad=newgrad,
+            newgradPnewgrad=newgnorm**2,
+            Pgrad=grad,
+            gradPgrad=gnorm**2,
+            gradient_norm=gnorm,
+            oldgrad=oldgrad,
+            descent_direction=Td,
         )
         return -newgrad + beta * Td
 
@@ -169,10 +195,13 @@ class RestartedConjugateGradient(Optimizer):
         objective = problem.cost
         gradient = problem.riemannian_gradient
         x = manifold.random_point() if initial_point is None else initial_point
-        self._initialize_log(optimizer_parameters={
-            "restart_every": self.restart_every, "beta_rule": self.beta_rule,
-            "line_searcher": type(self.line_searcher).__name__,
-        })
+        self._initialize_log(
+            optimizer_parameters={
+                "restart_every": self.restart_every,
+                "beta_rule": self.beta_rule,
+                "line_searcher": type(self.line_searcher).__name__,
+            }
+        )
         start = time.time()
         cost = float(objective(x))
         grad = gradient(x)
@@ -185,8 +214,11 @@ class RestartedConjugateGradient(Optimizer):
         reason = None
         while True:
             reason = self._check_stopping_criterion(
-                start_time=start, iteration=iteration, gradient_norm=gnorm,
-                step_size=step_size, cost_evaluations=n_cost,
+                start_time=start,
+                iteration=iteration,
+                gradient_norm=gnorm,
+                step_size=step_size,
+                cost_evaluations=n_cost,
             )
             if reason is not None:
                 break
@@ -198,7 +230,7 @@ class RestartedConjugateGradient(Optimizer):
             df0 = float(manifold.inner_product(x, grad, d))
             if not df0 < 0:  # not a descent direction: restart
                 d = -grad
-                df0 = -gnorm**2
+                df0 = -(gnorm**2)
             step_size, newx = self.line_searcher.search(objective, manifold, x, d, cost, df0)
             n_cost += int(getattr(self.line_searcher, "last_evaluations", 1))
             if step_size == 0.0:
@@ -220,11 +252,21 @@ class RestartedConjugateGradient(Optimizer):
             if self.callback is not None:
                 self.callback(iteration, cost, gnorm)
         if self._log is not None:
-            self._log.update({
-                "cost_history": costs, "gradient_norm_history": gnorms,
-                "cost_evaluations": n_cost, "gradient_evaluations": n_grad,
-            })
+            self._log.update(
+                {
+                    "cost_history": costs,
+                    "gradient_norm_history": gnorms,
+                    "cost_evaluations": n_cost,
+                    "gradient_evaluations": n_grad,
+                }
+            )
         return self._return_result(
-            start_time=start, point=x, cost=cost, iterations=iteration, stopping_criterion=reason,
-            cost_evaluations=n_cost, step_size=step_size, gradient_norm=gnorm,
+            start_time=start,
+            point=x,
+            cost=cost,
+            iterations=iteration,
+            stopping_criterion=reason,
+            cost_evaluations=n_cost,
+            step_size=step_size,
+            gradient_norm=gnorm,
         )
