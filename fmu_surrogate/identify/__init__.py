@@ -16,6 +16,7 @@ _LAZY = {
     "TransformedMultitaskGP": "fmu_surrogate.identify.kronecker_gp",
     "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
     "kron_mll": "fmu_surrogate.identify.kronecker_gp",
+    "HamiltonianEffortGP": "fmu_surrogate.identify.gp_hamiltonian",
 }
 
 

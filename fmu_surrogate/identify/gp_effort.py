@@ -103,6 +103,11 @@ class GPEffortIdentifier:
         Prior mean of ``z``: zero (the paper) or a learned constant vector.
     noise_floor : float
         Lower bound of each noise variance relative to the mean square of the targets.
+    constraint_force : bool
+        Only with ``hamiltonian=True``: add a constraint-force term ``E_dd^{-T} Φ(x_d) x_a``
+        linear in the algebraic states (mechanical DAEs such as the pendulum, whose ``z_q``
+        contains ``−(∂g/∂q)ᵀ λ``).  The surrogate then satisfies ``Eᵀz = ∇H + Φ x_a`` instead of
+        ``Eᵀz = ∇H`` (see :mod:`fmu_surrogate.identify.gp_hamiltonian`).
 
     Attributes
     ----------
@@ -155,6 +160,8 @@ class GPEffortIdentifier:
         ard: bool = True,
         mean: str = "zero",
         noise_floor: float = 1e-10,
+        constraint_force: bool = False,
+        hamiltonian_scales: int = 2,
     ) -> None:
         self.E = E
         self.J = J
@@ -173,6 +180,8 @@ class GPEffortIdentifier:
         self.ard = ard
         self.mean = mean
         self.noise_floor = noise_floor
+        self.constraint_force = constraint_force
+        self.hamiltonian_scales = hamiltonian_scales
 
     # -----------------------------------------------------------------------------------------
     # validation
@@ -333,6 +342,9 @@ class GPEffortIdentifier:
             init_lengthscale=ls0,
             seed=self.seed,
             dtype=tdtype,
+            constraint_force=self.constraint_force,
+            algebraic_shift=(mu / sd)[~self._diff],
+            h_scales=self.hamiltonian_scales,
         )
 
     def _set_learned(self, model) -> None:
@@ -351,7 +363,6 @@ class GPEffortIdentifier:
         else:
             self.weights_ = p.effort_weights * ys
             self.hamiltonian_lengthscale_ = p.h_lengthscale * sd[self._diff]
-            self.hamiltonian_outputscale_ = p.h_outputscale
 
     def fit_dataset(
         self,
@@ -455,26 +466,50 @@ class GPEffortIdentifier:
         return self._predict(x, return_cov, p.target_mean, p.target_cov)
 
     def kernel_effort(self) -> KernelEffort:
-        """The posterior-mean effort as an explicit :class:`KernelEffort` (original units)."""
+        """The posterior-mean effort as an explicit :class:`KernelEffort` (original units).
+
+        The model works in standardised units ``x̂ = (x − μ)/σ``, ``ẑ = z/s_y``; the expansion is
+        mapped back exactly: ``ℓ = ℓ̂ σ``, ``W = s_y Ŵ``; for the Hamiltonian part
+        ``H(x) = s_y Ĥ(x̂)``, i.e. ``V = s_y σ_d ⊙ V̂``, ``a = s_y â / σ_d`` (the standardised
+        effort map is ``E_dd^{-T} diag(1/σ_d)``).
+        """
         self._check_fitted()
         mu, sd, ys = self._scales
         p = self._post
         X = self.X_train_
-        kw = dict(X=X, weights=p.effort_weights * ys, lengthscale=np.broadcast_to(p.lengthscale, (X.shape[1],)) * sd, offset=p.mean_z * ys)
-        if self.hamiltonian:
-            d = np.nonzero(self._diff)[0]
-            E_dd = self._E[np.ix_(d, d)]
-            sdd = sd[d]
-            a_hat = p.h_linear
-            kw.update(
-                differential=d,
-                h_weights=p.h_weights * ys * sdd[None, :],
-                h_lengthscale=p.h_lengthscale * sdd,
-                effort_map=np.linalg.inv(E_dd).T,
-                h_linear=ys * a_hat / sdd,
-                h_offset=-ys * float(a_hat @ (mu[d] / sdd)),
+        n = X.shape[1]
+        if not self.hamiltonian:
+            return KernelEffort(
+                X,
+                p.effort_weights * ys,
+                np.broadcast_to(p.lengthscale, (n,)) * sd,
+                p.mean_z * ys,
             )
-        return KernelEffort(**kw)
+        kw = p.kernel_effort_kwargs()
+        d = np.nonzero(self._diff)[0]
+        a = np.nonzero(~self._diff)[0]
+        sdd = sd[d]
+        a_hat = kw["h_linear"]
+        out = dict(
+            X=X,
+            weights=kw["weights"] * ys,
+            lengthscale=kw["lengthscale"] * sd,
+            offset=kw["offset"] * ys,
+            differential=d,
+            h_weights=kw["h_weights"] * ys * sdd,
+            h_lengthscale=kw["h_lengthscale"] * sdd,
+            effort_map=np.linalg.inv(self._E[np.ix_(d, d)]).T,
+            h_linear=ys * a_hat / sdd,
+            h_offset=-ys * float(a_hat @ (mu[d] / sdd)),
+        )
+        if "c_weights" in kw:
+            out.update(
+                c_weights=kw["c_weights"] * ys / sdd[None, :],
+                c_lengthscale=kw["c_lengthscale"] * sdd,
+                c_anchor=kw["c_anchor"] / sd[a][None, :],  # (x̂_a + μ_a/σ_a)/σ_a = x_a/σ_a²
+                c_shift=np.zeros(a.size),
+            )
+        return KernelEffort(**out)
 
     def to_surrogate(self) -> PHDAE:
         """The identified pH-DAE: ``PHDAE(E, J, R, B, effort=KernelEffort, hamiltonian=H̄ or None)``."""
