@@ -41,6 +41,7 @@ def _signal():
 
 
 SIGNAL = None
+PHASES: dict[int, dict[str, float]] = {}
 
 
 def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
@@ -116,14 +117,16 @@ def bench_hand_loop(path, param, values, u_name, u, t, record) -> float:
 
 
 def bench_campaign(path, param, values, u_name, u, t, record, workers, workdir) -> float:
-    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.campaign import Campaign
 
     out = Path(workdir) / f"bench-{workers}.nc"
     t0 = time.perf_counter()
-    ds = harvest(path, out, signals={u_name: SIGNAL},
-                 parameters=[{param: float(v)} for v in values], stop_time=STOP, step=STEP,
-                 record=record, workers=workers, timeout=60, progress=False, overwrite=True)
+    camp = Campaign(path, signals={u_name: SIGNAL},
+                    parameters=[{param: float(v)} for v in values], stop_time=STOP, step=STEP,
+                    record=record)
+    ds = camp.run(out, workers=workers, timeout=60, progress=False, overwrite=True)
     elapsed = time.perf_counter() - t0
+    PHASES[workers] = dict(camp.timings, validate=elapsed - camp.timings["total"])
     if not (ds["status"].values == "ok").all():
         raise RuntimeError("benchmark runs failed: " + str(ds["message"].values[0]))
     return elapsed
@@ -172,6 +175,8 @@ def main(argv=None) -> dict:
     ratios = {"c_over_b": rate["c_campaign_1_worker"] / rate["b_hand_loop"],
               "d_over_c": rate["d_campaign_2_workers"] / rate["c_campaign_1_worker"],
               "b_over_a": rate["b_hand_loop"] / rate["a_simulate_fmu"]}
+    for w, ph in sorted(PHASES.items()):
+        print(f"campaign, {w} worker(s): " + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
     print(f"c/b = {ratios['c_over_b']:.2f}  (target >= 0.7)")
     print(f"d/c = {ratios['d_over_c']:.2f}  (target >= 1.7)")
     print(f"b/a = {ratios['b_over_a']:.2f}")
@@ -184,6 +189,7 @@ def main(argv=None) -> dict:
     result = {"model": args.model, "runs": args.runs, "steps_per_run": int(STOP / STEP),
               "cpu_count": os.cpu_count(), "runs_per_second": rate, "seconds": seconds,
               "cpu_seconds": cpu, "runs_per_cpu_second": cpu_rate,
+              "campaign_phases_seconds": {str(k): v for k, v in PHASES.items()},
               "ratios": ratios,
               "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
     if args.json:

@@ -424,6 +424,11 @@ class Campaign:
         Returns
         -------
         xarray.Dataset
+
+        Notes
+        -----
+        After the call, ``self.timings`` holds the seconds spent preparing (store, hash),
+        simulating (workers, including their start) and consolidating (NetCDF).
         """
         from fmu_surrogate.fmu.backends import get_backend  # validates the backend name
         from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
@@ -435,6 +440,8 @@ class Campaign:
             raise ExperimentError(f"workers must be a positive integer, got {workers!r}.")
         if timeout is not None and not timeout > 0:
             raise ExperimentError(f"timeout must be > 0 seconds (or None), got {timeout!r}.")
+        t_begin = _time.perf_counter()
+        self.timings = {}
         h = self.campaign_hash
         tmpdir = None
         if out is None:
@@ -474,6 +481,7 @@ class Campaign:
                         bar.set_postfix_str(_count_text(counts), refresh=False)
                     bar.update(1)
 
+            t_sim = _time.perf_counter()
             try:
                 if todo:
                     if scheduler is not None:
@@ -486,6 +494,7 @@ class Campaign:
             finally:
                 if bar is not None:
                     bar.close()
+            t_cons = _time.perf_counter()
             records = [self._record(hd, data, cfg) for hd, data in _latest(store.read())]
             missing = self.n_runs - len(records)
             if missing:  # pragma: no cover - every spec produces a result
@@ -498,6 +507,9 @@ class Campaign:
                 store.close()
             else:
                 store.remove()
+            t_end = _time.perf_counter()
+            self.timings = {"prepare": t_sim - t_begin, "simulate": t_cons - t_sim,
+                            "consolidate": t_end - t_cons, "total": t_end - t_begin}
         finally:
             store.close()
             if tmpdir is not None:
