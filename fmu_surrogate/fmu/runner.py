@@ -466,11 +466,12 @@ class WorkerPool:
         self.timeout = timeout
         self.batch_size = batch_size
         self.start_timeout = start_timeout
-        self._tmp = tempfile.TemporaryDirectory(prefix="fmu-surrogate-run-",
-                                                dir=scratch_dir or _default_scratch_dir())
         self._workers: list[_Worker] = []
         self._n_time = int(np.asarray(config.time).shape[0])
         self._n_col = config.n_columns
+        scratch_bytes = self._n_time * self._n_col * 8 * self.n_workers
+        self._tmp = tempfile.TemporaryDirectory(
+            prefix="fmu-surrogate-run-", dir=scratch_dir or _default_scratch_dir(scratch_bytes))
         self._time = np.asarray(config.time, dtype=float)
         self.respawns = 0
 
@@ -774,9 +775,10 @@ class WorkerPool:
         return produced
 
 
-def _default_scratch_dir() -> str | None:
+def _default_scratch_dir(n_bytes: int = 0) -> str | None:
+    """``/dev/shm`` (RAM) for scratch files up to 256 MB in total, else the temp directory."""
     shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
+    if n_bytes <= 2**28 and shm.is_dir() and os.access(shm, os.W_OK):
         return str(shm)
     return None
 

@@ -142,7 +142,7 @@ def test_kill_9_then_resume_loses_and_redoes_nothing(faulty_fmu, tmp_path):  # n
         if h["index"] in before:
             assert h == before[h["index"]]  # same record, same time stamps
         else:
-            assert h["t0"] > killed_at - 1.0  # started after the resume
+            assert h["t0"] > killed_at  # simulated by the resumed campaign
     assert (ds["status"].values == "ok").all()
 
     fresh = harvest(faulty_fmu, tmp_path / "fresh.nc", parameters=params, stop_time=1.0,
