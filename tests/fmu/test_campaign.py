@@ -167,6 +167,14 @@ def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):  # noqa: F81
             distributed.Client(cluster) as client:
         remote = harvest(faulty_fmu, tmp_path / "dask.nc", scheduler=client, batch_size=2, **kw)
         assert len(client.nthreads()) == 2  # the segfault did not take a Dask worker down
+        # the CLI path: a scheduler address instead of a client
+        from fmu_surrogate.cli import main
+
+        assert main(["harvest", str(faulty_fmu), "-o", str(tmp_path / "cli.nc"), "-q",
+                     "--param", "k=1,2", "--scheduler", cluster.scheduler_address]) == 0
+    via_cli = load_dataset(tmp_path / "cli.nc")
+    np.testing.assert_allclose(via_cli["x"].values[1], np.exp(-2 * via_cli["time"].values),
+                               rtol=0, atol=1e-14)
     for v in ("x", "u", "der(x)"):
         np.testing.assert_array_equal(remote[v].values, local[v].values)
     for v in ("status", "failure_kind", "n_samples"):
