@@ -368,7 +368,7 @@ class GPEffortIdentifier:
         self,
         ds: Any,
         states: Sequence[str],
-        derivatives: Sequence[str],
+        derivatives: Sequence[str | None],
         inputs: Sequence[str],
         runs: Sequence[int] | None = None,
     ) -> "GPEffortIdentifier":
@@ -380,33 +380,38 @@ class GPEffortIdentifier:
             Harvested dataset.
         states, derivatives, inputs : sequence of str
             Variable names of ``x`` (in the order of the rows of ``E, J, R, B``), of ``ẋ`` (same
-            order) and of ``u`` (order of the columns of ``B``).
+            order; ``None`` for an algebraic state whose derivative the FMU does not expose —
+            only ``E ẋ`` enters the targets) and of ``u`` (order of the columns of ``B``).
         runs : sequence of int, optional
-            Which runs to use (indices into the dataset's runs); default all.
+            Run labels to use (values of the dataset's ``run`` coordinate); default all
+            successful runs.  Samples of all selected runs are pooled.
         """
-        from fmu_surrogate.fmu.dataset import run_arrays  # lazy: fmu layer is optional here
+        from fmu_surrogate.fmu.dataset import run_arrays  # lazy: identify reads datasets only here
 
+        states, derivatives, inputs = list(states), list(derivatives), list(inputs)
         if len(states) != len(derivatives):
             raise ValueError(
                 f"need one derivative name per state, got {len(states)} states and "
-                f"{len(derivatives)} derivatives (compute missing ones with "
-                f"fmu_surrogate.identify.derivatives)."
+                f"{len(derivatives)} derivatives (estimate missing derivatives with "
+                f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
             )
-        xs = run_arrays(ds, list(states))
-        dxs = run_arrays(ds, list(derivatives))
-        us = run_arrays(ds, list(inputs))
-        sel = range(len(xs)) if runs is None else list(runs)
-        parts_x, parts_d, parts_u = [], [], []
-        for r in sel:
-            (tx, x), (td, dx), (tu, u) = xs[r], dxs[r], us[r]
-            if not (len(tx) == len(td) == len(tu)):
-                raise ValueError(f"run {r}: states, derivatives and inputs have different lengths.")
-            parts_x.append(np.asarray(x, float).reshape(len(tx), -1))
-            parts_d.append(np.asarray(dx, float).reshape(len(tx), -1))
-            parts_u.append(np.asarray(u, float).reshape(len(tx), -1))
-        if not parts_x:
-            raise ValueError("no runs selected; pass runs=None or valid run indices.")
-        return self.fit(np.concatenate(parts_x), np.concatenate(parts_d), np.concatenate(parts_u))
+        ns, nu = len(states), len(inputs)
+        E = np.asarray(self.E, dtype=float)
+        have = [j for j, nm in enumerate(derivatives) if nm is not None]
+        for j, nm in enumerate(derivatives):
+            if nm is None and E.shape == (ns, ns) and np.any(E[:, j] != 0):
+                raise ValueError(
+                    f"derivative of state {states[j]!r} is None, but column {j} of E is nonzero "
+                    f"(a differential state); pass its derivative variable."
+                )
+        names = states + [derivatives[j] for j in have] + inputs
+        arrays = run_arrays(ds, names, runs=runs)
+        if not arrays:
+            raise ValueError("no successful runs selected; check `runs` and the dataset's run status.")
+        A = np.concatenate([X for _, X in arrays])
+        xdot = np.zeros((A.shape[0], ns))
+        xdot[:, have] = A[:, ns : ns + len(have)]
+        return self.fit(A[:, :ns], xdot, A[:, ns + len(have) :])
 
     # -----------------------------------------------------------------------------------------
     # prediction

@@ -147,7 +147,7 @@ class HamiltonianEffortGP(torch.nn.Module):
         self._a = torch.as_tensor(self.a_idx, dtype=torch.long)
         nd, na = self.d_idx.size, self.a_idx.size
         self.n, self.nd, self.na, self.D = n, nd, na, D
-        tt = lambda a: torch.as_tensor(np.asarray(a, float), dtype=dtype)  # noqa: E731
+        tt = lambda a: torch.as_tensor(np.array(a, dtype=float), dtype=dtype)  # noqa: E731
         Mn = np.asarray(effort_map, float)
         self.register_buffer("T", tt(T))
         self.register_buffer("M", tt(Mn))

@@ -75,7 +75,8 @@ class KernelEffort:
     X : array_like, shape (N, n)
         Training inputs (centres of the expansion).
     weights : array_like, shape (N, n)
-        ``W`` of the direct part ``Σᵢ k_ℓ(x, xᵢ) Wᵢ``.
+        ``W`` of the direct part ``Σᵢ k_ℓ(x, xᵢ) Wᵢ`` (its differential columns must be zero
+        when a Hamiltonian part is given, and so must ``offset[differential]``).
     lengthscale : float or array_like, shape (n,)
         ``ℓ`` of the direct part.
     offset : array_like, shape (n,), optional
@@ -140,6 +141,11 @@ class KernelEffort:
         if h_weights is None or h_lengthscale is None:
             raise ValueError("a Hamiltonian part needs both h_weights and h_lengthscale.")
         nd = d.size
+        if np.any(self.weights[:, d] != 0) or np.any(self.offset[d] != 0):
+            raise ValueError(
+                "with a Hamiltonian part the direct weights and offset of the differential "
+                "components must be zero (z_d = M ∇H̄ exactly); put a constant into h_linear."
+            )
         self.differential = d
         hw = np.asarray(h_weights, dtype=float)
         hw = hw[None] if hw.ndim == 2 else hw
