@@ -28,8 +28,9 @@ __all__ = ["add_harvest_arguments", "harvest_command", "parse_input_option", "pa
 def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``fmu-surrogate harvest`` to ``parser``."""
     parser.add_argument("fmu", help="the .fmu file to simulate")
-    parser.add_argument("-o", "--out", help="NetCDF dataset to write (default: MODEL.nc next to "
-                                            "the current directory)")
+    parser.add_argument("-o", "--out", help="NetCDF dataset to write (default: MODEL.nc in the "
+                                            "current directory); runs in progress are kept in "
+                                            "OUT.parts/ so that an interrupted harvest resumes")
     g = parser.add_argument_group("experiment")
     g.add_argument("--start", type=float, help="start time (default: the FMU's default "
                                                 "experiment, else 0)")
