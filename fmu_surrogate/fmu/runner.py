@@ -491,6 +491,11 @@ class WorkerPool:
         for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env.setdefault(k, "1")
         env["PYTHONUNBUFFERED"] = "1"
+        # the worker must import the same fmu_surrogate as this process, whatever its cwd
+        import fmu_surrogate
+
+        root = str(Path(fmu_surrogate.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         code = "from fmu_surrogate.fmu.runner import _worker_main; _worker_main()"
         w.proc = subprocess.Popen(
             [sys.executable, "-c", code, str(child_sock.fileno()), str(os.getpid())],
