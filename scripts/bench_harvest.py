@@ -145,7 +145,7 @@ def main(argv=None) -> dict:
         path, param, u_name, record = get_fmu(args.model, Path(tmp))
         global SIGNAL
         SIGNAL = _signal()
-        t = np.linspace(0.0, STOP, int(round(STOP / STEP)) + 1)
+        t = np.linspace(0.0, STOP, round(STOP / STEP) + 1)
         u = SIGNAL(t)  # the same input samples for every method
         values = 1.0 + np.arange(args.runs) / args.runs
         common = (path, param, values, u_name, u, t, record)

@@ -24,6 +24,7 @@ Model exchange interpolates the input samples linearly (fmpy's ``Input``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -31,18 +32,21 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from ctypes import CFUNCTYPE, byref, c_bool, c_double, c_int, c_size_t, c_uint, c_void_p
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import Self
+
 __all__ = [
+    "STATUS_NAMES",
     "Backend",
-    "RunOutput",
     "FmpyBackend",
     "PyFMIBackend",
-    "get_backend",
+    "RunOutput",
     "available_backends",
-    "STATUS_NAMES",
+    "get_backend",
 ]
 
 #: FMI status codes (identical in FMI 2.0 and 3.0).
@@ -78,8 +82,16 @@ class RunOutput:
         The FMU's log messages during the run: ``(status, category, message)``.
     """
 
-    __slots__ = ("names", "columns", "data", "n_done", "error", "error_time", "stopped_early",
-                 "messages")
+    __slots__ = (
+        "columns",
+        "data",
+        "error",
+        "error_time",
+        "messages",
+        "n_done",
+        "names",
+        "stopped_early",
+    )
 
     def __init__(self, names, columns, data, n_done, error=None, error_time=None,
                  stopped_early=False, messages=None) -> None:
@@ -164,7 +176,7 @@ def _as_type(value: Any, vtype: str) -> Any:
     v = float(value)
     if v != round(v):
         raise ValueError(f"value {value!r} is not an integer but the variable has type {vtype}")
-    return int(round(v))
+    return round(v)
 
 
 def _setter_type(vtype: str, fmi3: bool) -> str:
@@ -267,16 +279,20 @@ class FmpyBackend:
             self.log_sink(status, category, message)
 
     def _instantiate(self) -> None:
-        from fmpy.fmi2 import (FMU2Model, FMU2Slave, fmi2CallbackAllocateMemoryTYPE,
-                               fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
-                               fmi2CallbackLoggerTYPE)
-
         from fmpy import calloc, free
+        from fmpy.fmi2 import (
+            FMU2Model,
+            FMU2Slave,
+            fmi2CallbackAllocateMemoryTYPE,
+            fmi2CallbackFreeMemoryTYPE,
+            fmi2CallbackFunctions,
+            fmi2CallbackLoggerTYPE,
+        )
 
         ident = self.info.model_identifier_cs if self.kind == "cs" else \
             self.info.model_identifier_me
-        args = dict(guid=self.info.guid, unzipDirectory=self._unzipdir, modelIdentifier=ident,
-                    instanceName=self.info.name)
+        args = {"guid": self.info.guid, "unzipDirectory": self._unzipdir, "modelIdentifier": ident,
+                    "instanceName": self.info.name}
         if self.fmi3:
             from fmpy.fmi3 import FMU3Model, FMU3Slave
 
@@ -325,28 +341,24 @@ class FmpyBackend:
     def _free_instance(self) -> None:
         if self._fmu is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # best effort on a broken instance
             if self.fmi3:
                 self._fmu.fmi3FreeInstance(self._fmu.component)
             else:
                 self._fmu.fmi2FreeInstance(self._fmu.component)
-        except Exception:  # noqa: BLE001 - best effort on a broken instance
-            pass
 
     def close(self) -> None:
         """Free the instance, unload the library and delete the extracted files."""
         if self._fmu is not None:
             self._free_instance()
-            try:
+            with contextlib.suppress(Exception):
                 self._fmu.freeLibrary()
-            except Exception:  # noqa: BLE001
-                pass
             self._fmu = None
         if self._unzipdir:
             shutil.rmtree(self._unzipdir, ignore_errors=True)
             self._unzipdir = None
 
-    def __enter__(self) -> FmpyBackend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -358,12 +370,10 @@ class FmpyBackend:
         if not self._dirty:
             return
         if self.reuse_instance and not self._fatal:
-            try:
+            with contextlib.suppress(Exception):  # else fall back to a new instance
                 self._fmu.reset()
                 self._dirty = False
                 return
-            except Exception:  # noqa: BLE001 - fall back to a new instance
-                pass
         self._free_instance()
         self._instantiate()
 
@@ -409,9 +419,9 @@ class FmpyBackend:
         slow_in = [v for v in in_vars if not (v.type == fast_type and not v.shape)]
         vr = (c_uint * max(1, len(fast)))(*[v.value_reference for v in fast])
         in_vr = (c_uint * max(1, len(fast_in)))(*[v.value_reference for v in fast_in])
-        lay = dict(cols=cols, ncol=ncol, fast=fast, slow=slow, fast_cols=fast_cols,
-                   n_fast_values=len(fast_cols), fast_in=fast_in, slow_in=slow_in, vr=vr,
-                   in_vr=in_vr, contiguous=fast_cols == list(range(len(fast_cols))))
+        lay = {"cols": cols, "ncol": ncol, "fast": fast, "slow": slow, "fast_cols": fast_cols,
+                   "n_fast_values": len(fast_cols), "fast_in": fast_in, "slow_in": slow_in, "vr": vr,
+                   "in_vr": in_vr, "contiguous": fast_cols == list(range(len(fast_cols)))}
         self._cache[key] = lay
         return lay
 
@@ -446,7 +456,7 @@ class FmpyBackend:
                 self._run_cs(start_values, inputs, time, lay, out, progress, res)
             else:
                 self._run_me(start_values, inputs, time, record, lay, out, progress, res)
-        except BaseException as exc:  # noqa: BLE001 - failure is data
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             res.error = exc
@@ -569,10 +579,8 @@ class FmpyBackend:
                             res.stopped_early = True
                             break
                     raise _fmi_call_exception(fn_step, st)
-        try:
+        with contextlib.suppress(Exception):  # the data is complete; terminate is courtesy
             fmu.terminate()
-        except Exception:  # noqa: BLE001 - the data is complete; terminate is courtesy
-            pass
 
     def _run_me(self, start_values, inputs, time, record, lay, out, progress, res) -> None:
         from fmpy import simulate_fmu
@@ -640,7 +648,7 @@ class FmpyBackend:
             if not keep[row] or j != k:
                 continue
             for name in record:
-                c0, shape = lay["cols"][name]
+                c0, _shape = lay["cols"][name]
                 val = np.ravel(arr[name][row]).astype(float)
                 out[k, c0:c0 + val.size] = val
             k += 1
@@ -768,20 +776,16 @@ class PyFMIBackend:
             res.stopped_early = k < n or tt[-1] < time[-1] - 1e-9 * max(1.0, abs(time[-1]))
         except Exception as exc:  # noqa: BLE001
             res.error = exc
-        try:
+        with contextlib.suppress(Exception):
             res.messages = [(3 if "error" in str(line).lower() else 0, "", str(line))
                             for line in m.get_log()[-50:]]
-        except Exception:  # noqa: BLE001
-            pass
         res.n_done = int(progress[0])
         return res
 
     def close(self) -> None:
         if self._model is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._model.free_instance()
-            except Exception:  # noqa: BLE001
-                pass
             self._model = None
 
 

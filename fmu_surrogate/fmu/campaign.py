@@ -41,16 +41,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.errors import ExperimentError, FMUError, SignalError
-from fmu_surrogate.fmu.runner import (DEFAULT_EXPLODE_THRESHOLD, RunnerConfig, RunResult, RunSpec,
-                                      WorkerPool, classify)
+from fmu_surrogate.fmu.runner import (
+    DEFAULT_EXPLODE_THRESHOLD,
+    RunnerConfig,
+    RunResult,
+    RunSpec,
+    WorkerPool,
+    classify,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
+    from typing_extensions import Self
 
     from fmu_surrogate.fmu.dataset import RunRecord
     from fmu_surrogate.fmu.model import FMUInfo
 
-__all__ = ["Campaign", "harvest", "HarvestSession", "summarize", "experiment_grid"]
+__all__ = ["Campaign", "HarvestSession", "experiment_grid", "harvest", "summarize"]
 
 
 # ---------------------------------------------------------------------------- validation
@@ -106,7 +113,7 @@ def experiment_grid(info: FMUInfo | None, start_time: float | None = None,
         raise ExperimentError(f"step {step:g} is longer than the experiment ({start:g} to "
                               f"{stop:g}); use a step of at most {span:g}.")
     n_exact = span / step
-    n = int(round(n_exact))
+    n = round(n_exact)
     if abs(n_exact - n) > 1e-6 * max(1.0, n):
         raise ExperimentError(
             f"the experiment {start:g}..{stop:g} is not a whole number of steps of {step:g} "
@@ -813,7 +820,7 @@ class HarvestSession:
 
     def advance(self, duration: float, h: float, **inputs: float) -> int:
         """Take steps of ``h`` for ``duration`` (inputs held); return the number of steps."""
-        n = int(round(duration / h))
+        n = round(duration / h)
         if n < 1 or abs(n * h - duration) > 1e-9 * max(1.0, duration):
             raise ExperimentError(f"duration {duration:g} is not a whole number of steps {h:g}.")
         for k in range(n):
@@ -879,7 +886,7 @@ class HarvestSession:
         """Free the FMU instance."""
         self._backend.close()
 
-    def __enter__(self) -> HarvestSession:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_harvest_arguments", "harvest_command", "parse_input_option", "parse_bounds_option"]
+__all__ = ["add_harvest_arguments", "harvest_command", "parse_bounds_option", "parse_input_option"]
 
 
 def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:

@@ -41,18 +41,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import Self
+
 __all__ = [
-    "RunnerConfig",
-    "RunSpec",
-    "RunResult",
-    "WorkerPool",
-    "run_isolated",
-    "classify",
     "DEFAULT_EXPLODE_THRESHOLD",
+    "RunResult",
+    "RunSpec",
+    "RunnerConfig",
+    "WorkerPool",
+    "classify",
+    "run_isolated",
 ]
 
 #: Default bound for "exploding" values: ``|x| > 1e10``.
@@ -282,7 +285,7 @@ def _early_stop(output, time, with_log, log_all) -> tuple[str, str]:
 def _column_names(output: Any) -> list[str]:
     names = []
     for name in output.names:
-        c0, shape = output.columns[name]
+        _c0, shape = output.columns[name]
         if not shape:
             names.append(name)
         else:
@@ -355,7 +358,7 @@ def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by 
         conn.send(("open_error", type(exc).__name__, str(exc)))
         conn.close()
         os._exit(0)
-    mm, header, out = _open_scratch(scratch_path, time.shape[0], ncol, "r+")
+    _mm, header, out = _open_scratch(scratch_path, time.shape[0], ncol, "r+")
     progress = header[0:1]
     input_cache: dict[int, dict[str, np.ndarray]] = {}
     conn.send(("ready", os.getpid()))
@@ -427,8 +430,22 @@ def _signal_name(returncode: int | None) -> str:
 
 
 class _Worker:
-    __slots__ = ("slot", "proc", "conn", "scratch", "mm", "header", "data", "log_path", "log",
-                 "queue", "ready", "run_started", "log_offset", "spawned")
+    __slots__ = (
+        "conn",
+        "data",
+        "header",
+        "log",
+        "log_offset",
+        "log_path",
+        "mm",
+        "proc",
+        "queue",
+        "ready",
+        "run_started",
+        "scratch",
+        "slot",
+        "spawned",
+    )
 
 
 class WorkerPool:
@@ -484,7 +501,7 @@ class WorkerPool:
         w.header[:] = 0
         w.header[1] = -1
         w.log_path = os.path.join(self._tmp.name, f"worker-{slot}.log")
-        w.log = open(w.log_path, "ab")
+        w.log = open(w.log_path, "ab")  # noqa: SIM115 - stays open as the worker's stdout
         w.log_offset = w.log.tell()
         parent_sock, child_sock = socket.socketpair()
         env = dict(os.environ)
@@ -609,7 +626,7 @@ class WorkerPool:
         self._workers = []
         self._tmp.cleanup()
 
-    def __enter__(self) -> WorkerPool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -663,11 +680,10 @@ class WorkerPool:
             now = _time.monotonic()
             for w in workers:
                 if w.ready and pending and len(w.queue) <= low:
-                    if w.proc.poll() is not None:  # died while idle: replace silently
-                        if not w.queue:
-                            self._replace(w)
-                            register()
-                            continue
+                    if not w.queue and w.proc.poll() is not None:  # died idle: replace silently
+                        self._replace(w)
+                        register()
+                        continue
                     batch = [pending.popleft() for _ in range(min(bs, len(pending)))]
                     if not w.queue:
                         w.run_started = now

@@ -28,9 +28,12 @@ import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import Self
 
 from fmu_surrogate.fmu.errors import FMUError
 
@@ -39,7 +42,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer assumed
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["RunStore", "StoreMismatchError", "StoreLockedError", "STORE_FORMAT"]
+__all__ = ["STORE_FORMAT", "RunStore", "StoreLockedError", "StoreMismatchError"]
 
 STORE_FORMAT = "fmu-surrogate run store"
 STORE_VERSION = 1
@@ -241,7 +244,7 @@ class RunStore:
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
-    def __enter__(self) -> RunStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -10,8 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.fmu.backends import (Backend, FmpyBackend, PyFMIBackend, available_backends,
-                                        get_backend)
+from fmu_surrogate.fmu.backends import (
+    Backend,
+    FmpyBackend,
+    PyFMIBackend,
+    available_backends,
+    get_backend,
+)
 from fmu_surrogate.fmu.runner import classify
 from tests.fmu.fixtures import faulty3_fmu, faulty_fmu  # noqa: F401 - pytest fixtures
 

@@ -17,8 +17,13 @@ import pytest
 
 from fmu_surrogate.fmu.campaign import Campaign, HarvestSession, harvest, summarize
 from fmu_surrogate.fmu.dataset import load_dataset, run_arrays
-from fmu_surrogate.fmu.errors import (ExperimentError, ModelDescriptionError, NoBinaryError,
-                                      NotAnFMUError, UnknownVariableError)
+from fmu_surrogate.fmu.errors import (
+    ExperimentError,
+    ModelDescriptionError,
+    NoBinaryError,
+    NotAnFMUError,
+    UnknownVariableError,
+)
 from fmu_surrogate.fmu.signals import ArraySignal, Constant, Step
 from fmu_surrogate.fmu.store import RunStore, StoreMismatchError
 from tests.fmu.fixtures import broken_fmus, faulty3_fmu, faulty_fmu  # noqa: F401 - fixtures
@@ -159,8 +164,8 @@ def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):  # noqa: F81
     distributed = pytest.importorskip("distributed")
     params = [{"mode": 0}, {"mode": 1}, {"mode": 4}, {"mode": 0, "k": 2.0}, {"mode": 5}]
     sigs = [{"u": Constant(1.0)}]
-    kw = dict(signals=sigs, parameters=params, stop_time=1.0, step=0.01, timeout=10,
-              progress=False)
+    kw = {"signals": sigs, "parameters": params, "stop_time": 1.0, "step": 0.01, "timeout": 10,
+              "progress": False}
     local = harvest(faulty_fmu, tmp_path / "local.nc", workers=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
@@ -194,8 +199,8 @@ def test_fmi3_campaign_stores_array_elements(faulty3_fmu, tmp_path):  # noqa: F8
 
 def test_benchmark_fmu_cs_loop_agrees_with_model_exchange(benchmark_fmus):
     fmu = benchmark_fmus["duffing"]
-    kw = dict(signals={"u": Constant(0.5)}, parameters=[{"c": 2.151}, {"c": 0.5}],
-              stop_time=5.0, step=0.02, workers=1, progress=False)
+    kw = {"signals": {"u": Constant(0.5)}, "parameters": [{"c": 2.151}, {"c": 0.5}],
+              "stop_time": 5.0, "step": 0.02, "workers": 1, "progress": False}
     cs = harvest(fmu, None, interface="cs", **kw)
     me = harvest(fmu, None, interface="me", tolerance=1e-10, **kw)
     assert cs.attrs["input_interpolation"].startswith("zero-order")

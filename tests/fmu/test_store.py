@@ -81,6 +81,6 @@ def test_concurrent_writer_is_refused(tmp_path):
 
 
 def test_wrong_shape_is_rejected(tmp_path):
-    with RunStore.open(tmp_path / "s", manifest()) as st:
-        with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
-            st.append({"index": 0}, np.zeros((2, 2)))
+    with RunStore.open(tmp_path / "s", manifest()) as st, \
+            pytest.raises(ValueError, match=r"shape \(n, 3\)"):
+        st.append({"index": 0}, np.zeros((2, 2)))
