@@ -31,4 +31,4 @@ def __dir__() -> list[str]:
     return sorted(list(globals()) + list(_LAZY))
 
 
-__all__ = sorted(_LAZY)
+__all__ = list(_LAZY)

@@ -26,6 +26,13 @@ Choices (documented because they matter):
   dimension and the targets by their overall RMS (one factor for all components: per-component
   scaling would change the structure ``y = T z``, and some components are identically zero).
   All learned attributes are reported in the original units; the map is exact, not approximate.
+* **Singular T.**  ``T = J − R`` is regular in both paper benchmarks (RC network:
+  ``det T = −G``; pendulum: a signed permutation), but need not be in general, and some target
+  components are identically zero (the algebraic constraint rows: RC ``y2 ≡ 0``, pendulum
+  ``y5 = g(q) ≡ 0``).  Nothing here inverts ``T`` or ``T K_T Tᵀ``: the likelihood only needs
+  ``T K_T Tᵀ + Σ`` through the whitened eigenvalues ``μ ≥ 0`` and conditioning uses
+  ``K_T Tᵀ``, so the effort is defined for singular ``T`` too (its component in ``ker T`` is
+  then the prior's, as the data say nothing about it).
 * **Noise** per target component (``noise="task"``) or shared, each bounded below by
   ``noise_floor`` × (target RMS)² so that the covariance stays positive definite even when
   ``T K_T Tᵀ`` is singular (singular ``T``, or identically-zero targets such as the algebraic
@@ -38,7 +45,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -46,7 +54,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.kernel_effort import KernelEffort
-from fmu_surrogate.ph.structure import StructureError
 
 Array = NDArray[np.float64]
 
@@ -108,6 +115,10 @@ class GPEffortIdentifier:
         linear in the algebraic states (mechanical DAEs such as the pendulum, whose ``z_q``
         contains ``−(∂g/∂q)ᵀ λ``).  The surrogate then satisfies ``Eᵀz = ∇H + Φ x_a`` instead of
         ``Eᵀz = ∇H`` (see :mod:`fmu_surrogate.identify.gp_hamiltonian`).
+    hamiltonian_scales : int
+        Only with ``hamiltonian=True``: number of Gaussian components (length scales) in the
+        kernel of ``H`` (default 2, a short and a long one; see the module doc of
+        :mod:`~fmu_surrogate.identify.gp_hamiltonian`).
 
     Attributes
     ----------
@@ -208,14 +219,18 @@ class GPEffortIdentifier:
         self._E, self._J, self._R, self._B = sysm.E, sysm.J, sysm.R, sysm.B
         n = self._J.shape[0]
         if self.task_rank is not None and not (1 <= int(self.task_rank) <= n):
-            raise ValueError(f"task_rank must be in [1, {n}] (or None for {n}), got {self.task_rank!r}.")
+            raise ValueError(
+                f"task_rank must be in [1, {n}] (or None for {n}), got {self.task_rank!r}."
+            )
         self._T = self._J - self._R
         if self.differential is None:
             diff = (np.abs(self._E).sum(0) + np.abs(self._E).sum(1)) > 0
         else:
             diff = np.asarray(self.differential, dtype=bool).reshape(-1)
             if diff.shape != (n,):
-                raise ValueError(f"differential must be {n} booleans (one per state), got shape {diff.shape}.")
+                raise ValueError(
+                    f"differential must be {n} booleans (one per state), got shape {diff.shape}."
+                )
         self._diff = diff
 
     def _data(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> tuple[Array, Array]:
@@ -230,12 +245,16 @@ class GPEffortIdentifier:
         if u.ndim == 1:
             u = u[:, None]
         if x.ndim != 2 or x.shape[1] != n:
-            raise ValueError(f"x must have shape (N, {n}) (one row per sample, one column per state), got {x.shape}.")
+            raise ValueError(
+                f"x must have shape (N, {n}) (one row per sample, one column per state), got {x.shape}."
+            )
         N = x.shape[0]
         if xdot.shape != (N, n):
             raise ValueError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
         if u.ndim != 2 or u.shape != (N, m):
-            raise ValueError(f"u must have shape ({N}, {m}) (or ({N},) for one port) to match x and B, got {u.shape}.")
+            raise ValueError(
+                f"u must have shape ({N}, {m}) (or ({N},) for one port) to match x and B, got {u.shape}."
+            )
         for name, a in (("x", x), ("xdot", xdot), ("u", u)):
             bad = ~np.isfinite(a)
             if bad.any():
@@ -254,7 +273,7 @@ class GPEffortIdentifier:
     # -----------------------------------------------------------------------------------------
     # fitting
     # -----------------------------------------------------------------------------------------
-    def fit(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> "GPEffortIdentifier":
+    def fit(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> GPEffortIdentifier:
         """Fit to samples of the state, its derivative and the input.
 
         Parameters
@@ -326,9 +345,9 @@ class GPEffortIdentifier:
         from fmu_surrogate.identify.gp_hamiltonian import HamiltonianEffortGP, check_descriptor
 
         E_dd = check_descriptor(self._E, self._diff)
-        mu, sd, ys = self._scales
+        mu, sd, _ys = self._scales
         d = np.nonzero(self._diff)[0]
-        # standardised effort map: ẑ_d = E_dd^{-T} diag(1/σ_d) ∇_x̂ Ĥ  (see _raw_hamiltonian)
+        # standardised effort map: ẑ_d = E_dd^{-T} diag(1/σ_d) ∇_x̂ Ĥ  (undone in kernel_effort)
         Mhat = np.linalg.inv(E_dd).T / sd[d][None, :]
         return HamiltonianEffortGP(
             self._T,
@@ -348,7 +367,7 @@ class GPEffortIdentifier:
         )
 
     def _set_learned(self, model) -> None:
-        mu, sd, ys = self._scales
+        _mu, sd, ys = self._scales
         p = self._post
         n = self.n_features_in_
         self.lengthscale_ = np.broadcast_to(p.lengthscale, (n,)) * sd
@@ -371,7 +390,7 @@ class GPEffortIdentifier:
         derivatives: Sequence[str | None],
         inputs: Sequence[str],
         runs: Sequence[int] | None = None,
-    ) -> "GPEffortIdentifier":
+    ) -> GPEffortIdentifier:
         """Fit on a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
 
         Parameters
@@ -395,7 +414,7 @@ class GPEffortIdentifier:
                 f"{len(derivatives)} derivatives (estimate missing derivatives with "
                 f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
             )
-        ns, nu = len(states), len(inputs)
+        ns = len(states)
         E = np.asarray(self.E, dtype=float)
         have = [j for j, nm in enumerate(derivatives) if nm is not None]
         for j, nm in enumerate(derivatives):
@@ -407,7 +426,9 @@ class GPEffortIdentifier:
         names = states + [derivatives[j] for j in have] + inputs
         arrays = run_arrays(ds, names, runs=runs)
         if not arrays:
-            raise ValueError("no successful runs selected; check `runs` and the dataset's run status.")
+            raise ValueError(
+                "no successful runs selected; check `runs` and the dataset's run status."
+            )
         A = np.concatenate([X for _, X in arrays])
         xdot = np.zeros((A.shape[0], ns))
         xdot[:, have] = A[:, ns : ns + len(have)]
@@ -418,7 +439,9 @@ class GPEffortIdentifier:
     # -----------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "_post"):
-            raise RuntimeError("this GPEffortIdentifier is not fitted yet; call fit(x, xdot, u) first.")
+            raise RuntimeError(
+                "this GPEffortIdentifier is not fitted yet; call fit(x, xdot, u) first."
+            )
 
     def _points(self, x: ArrayLike) -> tuple[Array, bool]:
         self._check_fitted()
@@ -461,12 +484,14 @@ class GPEffortIdentifier:
         mean : ndarray (M, n)
         cov : ndarray, only if ``return_cov``
         """
+        self._check_fitted()
         p = self._post
         return self._predict(x, return_cov, p.effort_mean, p.effort_cov)
 
     def predict_targets(self, x: ArrayLike, return_cov: bool | str = False):
         """Posterior mean of the noise-free targets ``f = (J − R) z`` at ``x``, shape (M, n)
         (covariance as in :meth:`effort`)."""
+        self._check_fitted()
         p = self._post
         return self._predict(x, return_cov, p.target_mean, p.target_cov)
 
@@ -495,18 +520,18 @@ class GPEffortIdentifier:
         a = np.nonzero(~self._diff)[0]
         sdd = sd[d]
         a_hat = kw["h_linear"]
-        out = dict(
-            X=X,
-            weights=kw["weights"] * ys,
-            lengthscale=kw["lengthscale"] * sd,
-            offset=kw["offset"] * ys,
-            differential=d,
-            h_weights=kw["h_weights"] * ys * sdd,
-            h_lengthscale=kw["h_lengthscale"] * sdd,
-            effort_map=np.linalg.inv(self._E[np.ix_(d, d)]).T,
-            h_linear=ys * a_hat / sdd,
-            h_offset=-ys * float(a_hat @ (mu[d] / sdd)),
-        )
+        out = {
+            "X": X,
+            "weights": kw["weights"] * ys,
+            "lengthscale": kw["lengthscale"] * sd,
+            "offset": kw["offset"] * ys,
+            "differential": d,
+            "h_weights": kw["h_weights"] * ys * sdd,
+            "h_lengthscale": kw["h_lengthscale"] * sdd,
+            "effort_map": np.linalg.inv(self._E[np.ix_(d, d)]).T,
+            "h_linear": ys * a_hat / sdd,
+            "h_offset": -ys * float(a_hat @ (mu[d] / sdd)),
+        }
         if "c_weights" in kw:
             out.update(
                 c_weights=kw["c_weights"] * ys / sdd[None, :],
@@ -551,7 +576,9 @@ def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progr
                     "the marginal likelihood is not finite at the initial hyperparameters; check "
                     "the data for duplicated/extreme values or pass init_lengthscale."
                 )
-            warnings.warn(f"non-finite marginal likelihood at Adam step {k}; stopping early.", RuntimeWarning)
+            warnings.warn(
+                f"non-finite marginal likelihood at Adam step {k}; stopping early.", RuntimeWarning
+            )
             break
         losses[k] = -val
         if val > best:

@@ -57,7 +57,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from fmu_surrogate.identify.kronecker_gp import rbf, rbf_np
+from fmu_surrogate.identify.kronecker_gp import rbf
 from fmu_surrogate.ph.structure import StructureError
 
 __all__ = ["HamiltonianEffortGP", "HamiltonianPosterior", "check_descriptor"]
@@ -147,7 +147,7 @@ class HamiltonianEffortGP(torch.nn.Module):
         self._a = torch.as_tensor(self.a_idx, dtype=torch.long)
         nd, na = self.d_idx.size, self.a_idx.size
         self.n, self.nd, self.na, self.D = n, nd, na, D
-        tt = lambda a: torch.as_tensor(np.array(a, dtype=float), dtype=dtype)  # noqa: E731
+        tt = lambda a: torch.as_tensor(np.array(a, dtype=float), dtype=dtype)
         Mn = np.asarray(effort_map, float)
         self.register_buffer("T", tt(T))
         self.register_buffer("M", tt(Mn))
@@ -185,7 +185,9 @@ class HamiltonianEffortGP(torch.nn.Module):
         # -- constraint-force term Φ(x_d) x_a, Φ's columns iid GP(0, k_c K_c)
         if self.constraint_force:
             self.raw_c_lengthscale = torch.nn.Parameter(torch.log(tt(lsd)))
-            self.c_factor = torch.nn.Parameter(0.1 * torch.randn(nd, nd, generator=gen, dtype=dtype))
+            self.c_factor = torch.nn.Parameter(
+                0.1 * torch.randn(nd, nd, generator=gen, dtype=dtype)
+            )
             self.raw_c_diag = torch.nn.Parameter(torch.full((nd,), -2.0, dtype=dtype))
         self.shared_noise = noise == "shared"
         self.raw_noise = torch.nn.Parameter(
@@ -235,7 +237,9 @@ class HamiltonianEffortGP(torch.nn.Module):
         lin = (X1[:, a] + self.a_shift) @ (X2[:, a] + self.a_shift).T
         return rbf(X1[:, d], X2[:, d], self.c_lengthscale()) * lin
 
-    def effort_cov_blocks(self, X1: torch.Tensor, X2: torch.Tensor, left=None, right=None) -> torch.Tensor:
+    def effort_cov_blocks(
+        self, X1: torch.Tensor, X2: torch.Tensor, left=None, right=None
+    ) -> torch.Tensor:
         """``L Cov(z(X1), z(X2)) Rᵀ`` as (N1, N2, p, q) with ``L``/``R`` (p, n)/(q, n) (identity if None)."""
         d, a = self._d, self._a
         eye = torch.eye(self.n, dtype=self.T.dtype)
@@ -278,7 +282,7 @@ class HamiltonianEffortGP(torch.nn.Module):
             - 0.5 * r.numel() * math.log(2.0 * math.pi)
         )
 
-    def posterior(self, X: torch.Tensor, Y: torch.Tensor) -> "HamiltonianPosterior":
+    def posterior(self, X: torch.Tensor, Y: torch.Tensor) -> HamiltonianPosterior:
         """Condition on the data at the current hyperparameters."""
         with torch.no_grad():
             N = X.shape[0]
@@ -373,17 +377,17 @@ class HamiltonianPosterior:
         """Keyword arguments of :class:`~fmu_surrogate.ph.kernel_effort.KernelEffort` (model units)."""
         off = self.mean_z.copy()
         off[self.d_idx] = 0.0  # carried by h_linear
-        kw = dict(
-            X=self.X,
-            weights=self.effort_weights,
-            lengthscale=self.lengthscale,
-            offset=off,
-            differential=self.d_idx,
-            h_weights=self.h_weights,
-            h_lengthscale=self.h_lengthscale,
-            effort_map=self.M,
-            h_linear=self.h_linear,
-        )
+        kw = {
+            "X": self.X,
+            "weights": self.effort_weights,
+            "lengthscale": self.lengthscale,
+            "offset": off,
+            "differential": self.d_idx,
+            "h_weights": self.h_weights,
+            "h_lengthscale": self.h_lengthscale,
+            "effort_map": self.M,
+            "h_linear": self.h_linear,
+        }
         if self.c_weights is not None:
             kw.update(
                 c_weights=self.c_weights,
@@ -416,7 +420,12 @@ class HamiltonianPosterior:
             cross = m.effort_cov_blocks(Xs_t, X_t, Lt, m.T)  # (M, N, p, D)
             p = cross.shape[2]
             cross = cross.permute(0, 2, 1, 3).reshape(Mq * p, N * m.D).numpy()
-            prior = m.effort_cov_blocks(Xs_t, Xs_t, Lt, Lt).permute(0, 2, 1, 3).reshape(Mq * p, Mq * p).numpy()
+            prior = (
+                m.effort_cov_blocks(Xs_t, Xs_t, Lt, Lt)
+                .permute(0, 2, 1, 3)
+                .reshape(Mq * p, Mq * p)
+                .numpy()
+            )
         G = scipy.linalg.solve_triangular(self.L, cross.T, lower=True)
         C = prior - G.T @ G
         return 0.5 * (C + C.T)

@@ -50,8 +50,8 @@ import scipy.linalg.blas
 import torch
 
 __all__ = [
-    "KroneckerMLL",
     "KroneckerEig",
+    "KroneckerMLL",
     "TransformedMultitaskGP",
     "kron_eig",
     "kron_mll",
@@ -159,7 +159,7 @@ class KroneckerMLL(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, K, B, s, Y):  # noqa: D102
+    def forward(ctx, K, B, s, Y):
         eig = kron_eig(K, B, s)
         N, D = Y.shape
         rs = s.rsqrt()
@@ -173,7 +173,7 @@ class KroneckerMLL(torch.autograd.Function):
         return mll
 
     @staticmethod
-    def backward(ctx, g):  # noqa: D102
+    def backward(ctx, g):
         lam_x, U, lam_t, V, s, Q = ctx.saved_tensors
         rs = s.rsqrt()
         den = lam_x[:, None] * lam_t[None, :] + 1.0
@@ -260,7 +260,10 @@ class TransformedMultitaskGP(torch.nn.Module):
         self.noise_floor = float(noise_floor)
         r = n if task_rank is None else int(task_rank)
         gen = torch.Generator().manual_seed(int(seed))
-        ls = torch.as_tensor(np.broadcast_to(np.asarray(init_lengthscale, float), (n if ard else 1,)).copy(), dtype=dtype)
+        ls = torch.as_tensor(
+            np.broadcast_to(np.asarray(init_lengthscale, float), (n if ard else 1,)).copy(),
+            dtype=dtype,
+        )
         self.raw_lengthscale = torch.nn.Parameter(torch.log(ls))
         self.task_factor = torch.nn.Parameter(
             math.sqrt(init_task_scale) * 0.1 * torch.randn(n, r, generator=gen, dtype=dtype)
@@ -305,9 +308,11 @@ class TransformedMultitaskGP(torch.nn.Module):
     def mll(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         """Log marginal likelihood of (N, D) targets ``Y`` at (N, n) inputs ``X``."""
         K = rbf(X, X, self.lengthscale())
-        return kron_mll(K, self.transformed_task_covariance(), self.noise(), Y - self.T @ self.mean_z)
+        return kron_mll(
+            K, self.transformed_task_covariance(), self.noise(), Y - self.T @ self.mean_z
+        )
 
-    def posterior(self, X: torch.Tensor, Y: torch.Tensor) -> "KroneckerPosterior":
+    def posterior(self, X: torch.Tensor, Y: torch.Tensor) -> KroneckerPosterior:
         """Condition on the data at the current hyperparameters."""
         with torch.no_grad():
             ls = self.lengthscale()

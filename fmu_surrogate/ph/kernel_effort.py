@@ -59,7 +59,11 @@ def _mat(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
 
 
 def _lengthscale(a: ArrayLike, n: int, name: str) -> Array:
-    ls = np.broadcast_to(np.asarray(a, dtype=float).reshape(-1), (n,)).copy() if np.size(a) in (1, n) else None
+    ls = (
+        np.broadcast_to(np.asarray(a, dtype=float).reshape(-1), (n,)).copy()
+        if np.size(a) in (1, n)
+        else None
+    )
     if ls is None:
         raise ValueError(f"{name} must be a scalar or have {n} entries, got shape {np.shape(a)}.")
     if not np.all(np.isfinite(ls) & (ls > 0)):
@@ -131,7 +135,9 @@ class KernelEffort:
         self.offset = np.zeros(n) if offset is None else _mat(offset, (n,), "offset")
         if differential is None:
             if h_weights is not None or h_lengthscale is not None or c_weights is not None:
-                raise ValueError("h_weights/h_lengthscale/c_weights need `differential` (the H variables).")
+                raise ValueError(
+                    "h_weights/h_lengthscale/c_weights need `differential` (the H variables)."
+                )
             self.differential = None
             self.c_weights = None
             return
@@ -150,15 +156,25 @@ class KernelEffort:
         hw = np.asarray(h_weights, dtype=float)
         hw = hw[None] if hw.ndim == 2 else hw
         if hw.ndim != 3:
-            raise ValueError(f"h_weights must have shape (N, n_d) or (K, N, n_d), got {np.shape(h_weights)}.")
+            raise ValueError(
+                f"h_weights must have shape (N, n_d) or (K, N, n_d), got {np.shape(h_weights)}."
+            )
         K = hw.shape[0]
         self.h_weights = _mat(hw, (K, N, nd), "h_weights")
         hl = np.asarray(h_lengthscale, dtype=float)
-        hl = np.broadcast_to(hl.reshape(-1), (nd,))[None] if hl.ndim <= 1 and hl.size in (1, nd) else hl
+        hl = (
+            np.broadcast_to(hl.reshape(-1), (nd,))[None]
+            if hl.ndim <= 1 and hl.size in (1, nd)
+            else hl
+        )
         if hl.ndim != 2 or hl.shape[0] != K:
-            raise ValueError(f"h_lengthscale must have shape (n_d,) or (K, n_d) with K = {K} components, got {np.shape(h_lengthscale)}.")
+            raise ValueError(
+                f"h_lengthscale must have shape (n_d,) or (K, n_d) with K = {K} components, got {np.shape(h_lengthscale)}."
+            )
         self.h_lengthscale = np.stack([_lengthscale(r, nd, "h_lengthscale") for r in hl])
-        self.effort_map = np.eye(nd) if effort_map is None else _mat(effort_map, (nd, nd), "effort_map")
+        self.effort_map = (
+            np.eye(nd) if effort_map is None else _mat(effort_map, (nd, nd), "effort_map")
+        )
         self.h_linear = np.zeros(nd) if h_linear is None else _mat(h_linear, (nd,), "h_linear")
         self.h_offset = float(h_offset)
         if not np.isfinite(self.h_offset):
@@ -168,11 +184,15 @@ class KernelEffort:
         if c_weights is not None:
             na = self.algebraic.size
             if na == 0 or c_lengthscale is None:
-                raise ValueError("a constraint-force part needs algebraic states and c_lengthscale.")
+                raise ValueError(
+                    "a constraint-force part needs algebraic states and c_lengthscale."
+                )
             self.c_weights = _mat(c_weights, (N, nd), "c_weights")
             self.c_lengthscale = _lengthscale(c_lengthscale, nd, "c_lengthscale")
             self.c_anchor = (
-                X[:, self.algebraic].copy() if c_anchor is None else _mat(c_anchor, (N, na), "c_anchor")
+                X[:, self.algebraic].copy()
+                if c_anchor is None
+                else _mat(c_anchor, (N, na), "c_anchor")
             )
             self.c_shift = np.zeros(na) if c_shift is None else _mat(c_shift, (na,), "c_shift")
 
@@ -219,7 +239,9 @@ class KernelEffort:
         single = a.ndim == 1
         a = np.atleast_2d(a)
         if a.ndim != 2 or a.shape[1] != self.n_states:
-            raise ValueError(f"x must have shape (M, {self.n_states}) or ({self.n_states},), got {np.shape(x)}.")
+            raise ValueError(
+                f"x must have shape (M, {self.n_states}) or ({self.n_states},), got {np.shape(x)}."
+            )
         return a, single
 
     def _h_terms(self, xd: Array, k: int) -> tuple[Array, Array, Array, Array]:
@@ -279,7 +301,9 @@ class KernelEffort:
         il2 = 1.0 / self.lengthscale**2
         K = gaussian_kernel(a, self.X, self.lengthscale)
         KW = K @ self.weights  # (M, n)
-        KWX = (K @ (self.weights[:, :, None] * self.X[:, None, :]).reshape(N, n * n)).reshape(M, n, n)
+        KWX = (K @ (self.weights[:, :, None] * self.X[:, None, :]).reshape(N, n * n)).reshape(
+            M, n, n
+        )
         Jm = -(KW[:, :, None] * a[:, None, :] - KWX) * il2[None, None, :]
         if self.differential is not None:
             d = self.differential
@@ -293,10 +317,17 @@ class KernelEffort:
                 C = self.c_weights
                 nd = d.size
                 KLC = KL @ C  # (M, nd)
-                KLCX = (KL @ (C[:, :, None] * Xd[:, None, :]).reshape(N, nd * nd)).reshape(M, nd, nd)
-                Jd = -(KLC[:, :, None] * a[:, d][:, None, :] - KLCX) / self.c_lengthscale[None, None, :] ** 2
+                KLCX = (KL @ (C[:, :, None] * Xd[:, None, :]).reshape(N, nd * nd)).reshape(
+                    M, nd, nd
+                )
+                Jd = (
+                    -(KLC[:, :, None] * a[:, d][:, None, :] - KLCX)
+                    / self.c_lengthscale[None, None, :] ** 2
+                )
                 na = al.size
-                Ja = (Kc @ (C[:, :, None] * self.c_anchor[:, None, :]).reshape(N, nd * na)).reshape(M, nd, na)
+                Ja = (Kc @ (C[:, :, None] * self.c_anchor[:, None, :]).reshape(N, nd * na)).reshape(
+                    M, nd, na
+                )
                 Jm[np.ix_(np.arange(M), d, d)] += np.einsum("ij,mjk->mik", self.effort_map, Jd)
                 Jm[np.ix_(np.arange(M), d, al)] += np.einsum("ij,mjk->mik", self.effort_map, Ja)
         return Jm
@@ -379,7 +410,7 @@ class KernelEffort:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "KernelEffort":
+    def from_dict(cls, d: dict[str, Any]) -> KernelEffort:
         """Rebuild from :meth:`to_dict` output (validates format, version and shapes)."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"not a kernel-effort description (expected format {FORMAT!r}).")
@@ -393,14 +424,14 @@ class KernelEffort:
         h = d.get("hamiltonian")
         kw: dict[str, Any] = {}
         if h is not None:
-            kw = dict(
-                differential=h["differential"],
-                h_weights=h["weights"],
-                h_lengthscale=h["lengthscale"],
-                effort_map=h["effort_map"],
-                h_linear=h["linear"],
-                h_offset=h["offset"],
-            )
+            kw = {
+                "differential": h["differential"],
+                "h_weights": h["weights"],
+                "h_lengthscale": h["lengthscale"],
+                "effort_map": h["effort_map"],
+                "h_linear": h["linear"],
+                "h_offset": h["offset"],
+            }
             c = h.get("constraint_force")
             if c is not None:
                 kw.update(
@@ -412,5 +443,9 @@ class KernelEffort:
         return cls(d["X"], d["weights"], d["lengthscale"], d["offset"], **kw)
 
     def __repr__(self) -> str:
-        h = f", hamiltonian on {self.differential.tolist()}" if self.differential is not None else ""
+        h = (
+            f", hamiltonian on {self.differential.tolist()}"
+            if self.differential is not None
+            else ""
+        )
         return f"KernelEffort(N={self.n_centres}, n={self.n_states}{h})"

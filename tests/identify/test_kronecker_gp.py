@@ -36,7 +36,9 @@ def dense_mll(m: TransformedMultitaskGP, X: torch.Tensor, Y: torch.Tensor) -> to
     r = (Y - m.T @ m.mean_z).reshape(-1)
     L = torch.linalg.cholesky(C)
     a = torch.cholesky_solve(r[:, None], L)[:, 0]
-    return -0.5 * r @ a - torch.log(torch.diagonal(L)).sum() - 0.5 * r.numel() * math.log(2 * math.pi)
+    return (
+        -0.5 * r @ a - torch.log(torch.diagonal(L)).sum() - 0.5 * r.numel() * math.log(2 * math.pi)
+    )
 
 
 def dense_posterior(m, X, Y, Xs, L_task):
@@ -58,7 +60,9 @@ def make_model(D, noise="task", singular=False, seed=0):
     if singular:
         T[1] = T[0] + T[2]  # rank D-1
         T[:, -1] = 0.0  # and a component z_D that no target sees
-    m = TransformedMultitaskGP(T.numpy(), D, noise=noise, mean="constant", seed=seed, init_noise=0.1)
+    m = TransformedMultitaskGP(
+        T.numpy(), D, noise=noise, mean="constant", seed=seed, init_noise=0.1
+    )
     with torch.no_grad():  # move off the symmetric initial point so every gradient is generic
         m.raw_lengthscale.copy_(0.3 * torch.randn(D, generator=g, dtype=DT))
         m.raw_task_diag.copy_(0.5 * torch.randn(D, generator=g, dtype=DT) - 1.0)
@@ -147,7 +151,9 @@ def test_posterior_mean_and_covariance_equal_dense(D, noise, singular):
     for what, L_task in (("effort", torch.eye(D, dtype=DT)), ("target", m.T)):
         mean_d, cov_d = dense_posterior(m, X, Y, Xs, L_task)
         mean = post.effort_mean(xs) if what == "effort" else post.target_mean(xs)
-        full = post.effort_cov(xs, full=True) if what == "effort" else post.target_cov(xs, full=True)
+        full = (
+            post.effort_cov(xs, full=True) if what == "effort" else post.target_cov(xs, full=True)
+        )
         per = post.effort_cov(xs) if what == "effort" else post.target_cov(xs)
         scale = max(1.0, np.abs(cov_d).max())
         assert np.abs(mean - mean_d).max() <= 1e-10 * max(1.0, np.abs(mean_d).max())
@@ -181,7 +187,12 @@ def test_direct_conditioning_equals_two_step_for_regular_T():
     assert np.abs(z_direct - z_two).max() <= 1e-10 * max(1.0, np.abs(z_two).max())
     # and both equal T⁻¹ f̄ pointwise
     f_bar = post.target_mean(Xs.numpy())
-    assert np.allclose(np.linalg.solve(m.T.numpy(), f_bar.T).T, z_direct, rtol=0, atol=1e-10 * np.abs(z_direct).max())
+    assert np.allclose(
+        np.linalg.solve(m.T.numpy(), f_bar.T).T,
+        z_direct,
+        rtol=0,
+        atol=1e-10 * np.abs(z_direct).max(),
+    )
 
 
 def test_singular_T_and_zero_targets_fit_without_trouble():

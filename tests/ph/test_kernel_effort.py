@@ -17,24 +17,30 @@ def _rng(seed=0):
 
 def plain(seed=0, N=7, n=3):
     r = _rng(seed)
-    return KernelEffort(r.normal(size=(N, n)), r.normal(size=(N, n)), r.uniform(0.5, 2.0, n), r.normal(size=n))
+    return KernelEffort(
+        r.normal(size=(N, n)), r.normal(size=(N, n)), r.uniform(0.5, 2.0, n), r.normal(size=n)
+    )
 
 
 def with_h(seed=1, N=6, n=5, constraint=False):
     """n = 5 states, differential = (0, 2, 3), two kernel components, optional Φ(x_d) x_a."""
     r = _rng(seed)
     d = np.array([0, 2, 3])
-    kw = dict(
-        differential=d,
-        h_weights=r.normal(size=(2, N, 3)),
-        h_lengthscale=r.uniform(0.5, 2.0, (2, 3)),
-        effort_map=r.normal(size=(3, 3)),
-        h_linear=r.normal(size=3),
-        h_offset=0.7,
-    )
+    kw = {
+        "differential": d,
+        "h_weights": r.normal(size=(2, N, 3)),
+        "h_lengthscale": r.uniform(0.5, 2.0, (2, 3)),
+        "effort_map": r.normal(size=(3, 3)),
+        "h_linear": r.normal(size=3),
+        "h_offset": 0.7,
+    }
     if constraint:
-        kw.update(c_weights=r.normal(size=(N, 3)), c_lengthscale=r.uniform(0.5, 2.0, 3),
-                  c_anchor=r.normal(size=(N, 2)), c_shift=r.normal(size=2))
+        kw.update(
+            c_weights=r.normal(size=(N, 3)),
+            c_lengthscale=r.uniform(0.5, 2.0, 3),
+            c_anchor=r.normal(size=(N, 2)),
+            c_shift=r.normal(size=2),
+        )
     W = r.normal(size=(N, n))
     W[:, d] = 0.0
     c = r.normal(size=n)
@@ -59,7 +65,9 @@ def test_call_equals_explicit_sum():
     for m in range(4):
         ref[m] = ke.offset
         for i in range(ke.n_centres):
-            ref[m] += np.exp(-0.5 * np.sum(((x[m] - ke.X[i]) / ke.lengthscale) ** 2)) * ke.weights[i]
+            ref[m] += (
+                np.exp(-0.5 * np.sum(((x[m] - ke.X[i]) / ke.lengthscale) ** 2)) * ke.weights[i]
+            )
     assert np.allclose(ke(x), ref, rtol=0, atol=1e-13)
     assert ke(x[0]).shape == (3,) and np.allclose(ke(x[0]), ref[0], atol=1e-13)
 
@@ -74,7 +82,9 @@ def test_hamiltonian_explicit_sum_and_gradient():
             ls = ke.h_lengthscale[k]
             for i in range(ke.n_centres):
                 dx = x[m, d] - ke.X[i, d]
-                ref[m] += np.exp(-0.5 * np.sum((dx / ls) ** 2)) * np.dot(dx / ls**2, ke.h_weights[k, i])
+                ref[m] += np.exp(-0.5 * np.sum((dx / ls) ** 2)) * np.dot(
+                    dx / ls**2, ke.h_weights[k, i]
+                )
     assert np.allclose(ke.hamiltonian(x), ref, rtol=0, atol=1e-12)
     # gradient of H: analytic vs finite differences in the differential coordinates
     g_fd = fd_jacobian(lambda y: ke.hamiltonian(y), x)[:, d]
@@ -116,11 +126,18 @@ def test_constraint_force_term():
     ref = np.zeros((3, 3))
     for m in range(3):
         for i in range(ke.n_centres):
-            k = np.exp(-0.5 * np.sum(((x[m, ke.differential] - ke.X[i, ke.differential]) / ke.c_lengthscale) ** 2))
+            k = np.exp(
+                -0.5
+                * np.sum(
+                    ((x[m, ke.differential] - ke.X[i, ke.differential]) / ke.c_lengthscale) ** 2
+                )
+            )
             ref[m] += k * np.dot(x[m, a] + ke.c_shift, ke.c_anchor[i]) * ke.c_weights[i]
     assert np.allclose(ke.constraint_force(x), ref, atol=1e-12)
     z = ke(x)
-    assert np.allclose(z[:, ke.differential], (ke.hamiltonian_gradient(x) + ref) @ ke.effort_map.T, atol=1e-12)
+    assert np.allclose(
+        z[:, ke.differential], (ke.hamiltonian_gradient(x) + ref) @ ke.effort_map.T, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("make", [plain, with_h, lambda: with_h(constraint=True)])
@@ -156,7 +173,9 @@ def test_validation_messages():
     with pytest.raises(ValueError, match="differential"):
         KernelEffort(X, np.zeros((4, 2)), 1.0, h_weights=np.zeros((4, 1)), h_lengthscale=1.0)
     with pytest.raises(ValueError, match="must be zero"):
-        KernelEffort(X, np.ones((4, 2)), 1.0, differential=[0], h_weights=np.zeros((4, 1)), h_lengthscale=1.0)
+        KernelEffort(
+            X, np.ones((4, 2)), 1.0, differential=[0], h_weights=np.zeros((4, 1)), h_lengthscale=1.0
+        )
     with pytest.raises(ValueError, match="shape"):
         plain()(np.zeros((2, 4)))
     with pytest.raises(AttributeError, match="hamiltonian=True"):
