@@ -31,13 +31,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's fmu_surrogate and test fixtures
 STOP, STEP = 1.0, 1e-3  # 1000 steps
 
 
 def _signal():
     from fmu_surrogate.fmu.signals import Chirp
 
-    return Chirp(f0=0.5, f1=5.0, t1=STOP, amplitude=1.0)
+    return Chirp(f0=0.5, f1=5.0, t1=STOP, amplitude=0.5, offset=1.0)  # > 0 for rc_network
 
 
 SIGNAL = None
@@ -47,7 +48,6 @@ PHASES: dict[int, dict[str, float]] = {}
 def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
     """(fmu path, parameter to vary, input name, recorded variables)."""
     if model == "faulty":
-        sys.path.insert(0, str(ROOT))
         from tests.fmu.fixtures import build_faulty
 
         return build_faulty(workdir), "k", "u", ["u", "x", "der(x)"]
