@@ -21,7 +21,7 @@ Choices (documented because they matter):
 * **Length scales: ARD by default** (one per state).  States of a pH-DAE carry different units
   (charges, voltages, currents; positions, momenta, multipliers) and ranges, so one shared scale
   is a compromise the data cannot undo; ARD costs ``n − 1`` extra hyperparameters.  ``ard=False``
-  gives the paper's single scale.
+  gives the paper's single, isotropic scale (then all states share one standardisation factor).
 * **Standardisation.**  Internally the states are scaled to unit standard deviation per
   dimension and the targets by their overall RMS (one factor for all components: per-component
   scaling would change the structure ``y = T z``, and some components are identically zero).
@@ -296,6 +296,8 @@ class GPEffortIdentifier:
         mu = X.mean(0)
         sd = X.std(0)
         sd = np.where(sd > 0, sd, 1.0)
+        if not self.ard:  # one common scale, so a shared length scale stays isotropic in x
+            sd = np.full(n, float(np.sqrt(np.mean(sd**2))))
         ys = float(np.sqrt(np.mean(Y**2)))
         ys = ys if ys > 0 else 1.0
         Xs = torch.as_tensor((X - mu) / sd, dtype=tdtype)

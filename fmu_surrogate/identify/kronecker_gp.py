@@ -37,6 +37,13 @@ custom autograd function, so the backward pass never differentiates ``eigh`` —
 ``1/(λᵢ − λⱼ)`` terms, hence no trouble with the clustered near-zero eigenvalues of Gaussian
 kernel matrices — and costs one extra ``N³`` product.  Autograd carries the gradients on to the
 hyperparameters through ``K_x(ℓ)`` and ``B(F, d)``.
+
+**Cost, measured** (one thread, float64, CPU time per Adam step = likelihood + gradient):
+N = 1024: 0.24–0.27 s for D = 3 and D = 5 (≈ 75 % of it is the ``syevd`` eigendecomposition of
+``K_x``; the backward adds one ``dsyrk``), i.e. ≈ 50 s for 200 steps; N = 512: 0.04 s;
+N = 2048: 1.7–2.0 s.  The same step through the dense ``(ND) × (ND)`` Cholesky with autograd
+takes ≈ 24 s at N = 1024, D = 5.  Predictions (mean: ``k(X*, X) W``; covariance: one product
+with ``U``) cost O(M N n) and O(M N²).
 """
 
 from __future__ import annotations
