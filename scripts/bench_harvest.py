@@ -120,6 +120,7 @@ def bench_campaign(path, param, values, u_name, u, t, record, workers, workdir) 
     from fmu_surrogate.fmu.campaign import Campaign
 
     out = Path(workdir) / f"bench-{workers}.nc"
+    out.unlink(missing_ok=True)  # a finished campaign would just be loaded again
     t0 = time.perf_counter()
     camp = Campaign(path, signals={u_name: SIGNAL},
                     parameters=[{param: float(v)} for v in values], stop_time=STOP, step=STEP,

@@ -463,7 +463,11 @@ class Campaign:
                     if store_path.exists():
                         RunStore._remove_dir(store_path)
                     _say(progress, f"{out}: this campaign is already complete; loaded it.")
-                    return load_dataset(out)
+                    ds = load_dataset(out)
+                    t = _time.perf_counter() - t_begin
+                    self.timings = {"prepare": t, "simulate": 0.0, "consolidate": 0.0,
+                                    "total": t}
+                    return ds
                 if not overwrite:
                     what = ("a dataset of a different campaign" if old_hash else
                             "a file that is not a dataset of this campaign")
