@@ -233,8 +233,8 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False, workers: int | N
     print("[3/3] identifying surrogates")
     try:
         summary["identify"]["rc_network_gp"] = _identify_rc(datasets["rc_network"], out, quick)
-        print(f"  rc_network  GP effort RMSE per component: "
-              f"{np.round(summary['identify']['rc_network_gp']['effort_rmse'], 6).tolist()}")
+        rmse = summary["identify"]["rc_network_gp"]["effort_rmse"]
+        print("  rc_network  GP effort RMSE per component: " + ", ".join(f"{v:.1e}" for v in rmse))
     except ImportError as exc:
         summary["identify"]["rc_network_gp"] = f"skipped: {exc} (pip install '.[gp]')"
         print(f"  rc_network  skipped: {exc}")
