@@ -349,7 +349,7 @@ def run(
         prob = make_problem(N, D, seed=N + D)
         est = None
         if have_ours:
-            per, t1, t2, est = time_ours(prob, *ours_steps)
+            per, t1, _, est = time_ours(prob, *ours_steps)
             row.ours_step_s = per
             predicted_total = t1 + per * (total_steps - ours_steps[0])
             if predicted_total <= measure_total_up_to:
@@ -360,7 +360,7 @@ def run(
                 row.notes.append(
                     f"max|Δmean| at the hyperparameters after {ours_steps[1]} Adam steps"
                 )
-            ls, _, noise = ours_hyperparameters(est)
+            _, _, noise = ours_hyperparameters(est)
             row.noise_min_rel = float(noise.min() / np.mean(prob.Y**2))
         else:
             row.notes.append("GPEffortIdentifier not available: (a) not run")

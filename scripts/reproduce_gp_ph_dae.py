@@ -46,9 +46,9 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -158,7 +158,7 @@ def fmu_case(system: str, workdir: Path) -> Case:
     else:
         t_end, step = 30.0, 0.01
     # the input sampled 10× finer than the output grid, linearly interpolated (error ≲ 1e-5)
-    ts = np.linspace(0.0, t_end, int(round(t_end / step)) * 10 + 1)
+    ts = np.linspace(0.0, t_end, round(t_end / step) * 10 + 1)
     sig = ArraySignal(ts, mod.input_signal(ts))
     ds = harvest(benchmark_fmu(_fmu_name(system)), workdir / f"{system}.nc", signals={"u": sig},
                  stop_time=t_end, step=step, progress=False, overwrite=True)
@@ -291,7 +291,7 @@ def effort_run(case: Case, idx: np.ndarray, variant: str, n_iter: int,
     ez = z - case.z_true()
     ef = f - case.f_true()
     out = {
-        "N": int(len(idx)),
+        "N": len(idx),
         "rmse_z_all": np.sqrt(np.mean(ez**2, 0)).tolist(),
         "rmse_f_all": np.sqrt(np.mean(ef**2, 0)).tolist(),
     }
@@ -445,7 +445,6 @@ def run(args) -> dict:
         return [N for N in Ns if variant != "hamiltonian" or N <= args.max_N_hamiltonian]
 
     # ---- work count for one progress bar
-    n_lc = len(Ns) * reps
     deriv_study = "euler" in args.sources and "rc" in args.systems and not args.no_derivative_study
     total = 0
     for _ in cases:
@@ -455,11 +454,11 @@ def run(args) -> dict:
     bar = tqdm(total=total, desc="fits", disable=args.no_progress)
     unavailable: set[str] = set()
 
-    def guarded(variant, fn):
+    def guarded(variant, fn, *fargs):
         if variant in unavailable:
             return None
         try:
-            return fn()
+            return fn(*fargs)
         except VariantUnavailable as exc:
             unavailable.add(variant)
             results["notes"].append(f"{exc} — skipped everywhere")
@@ -469,7 +468,7 @@ def run(args) -> dict:
         split = make_split(len(case.t), n_test, reps, args.seed)
         data_err = case.targets(case.xdot) - case.f_true()
         entry = {
-            "n_samples": int(len(case.t)),
+            "n_samples": len(case.t),
             "derivatives": case.derivative_method,
             "data_error_rms_f": np.sqrt(np.mean(data_err**2, 0)).tolist(),
             "learning_curves": {},
@@ -479,8 +478,8 @@ def run(args) -> dict:
         results["sources"].setdefault(source, {})[system] = entry
         for variant in args.variants:
             tag = f"{source}_{system}_{variant}"
-            lc = guarded(variant, lambda: learning_curve(case, split, Ns_for(variant), variant, n_iter,
-                                                         "data", bar))
+            lc = guarded(variant, learning_curve, case, split, Ns_for(variant), variant, n_iter,
+                         "data", bar)
             if lc is None:
                 continue
             lc["options"] = variant_options(system, variant)
@@ -520,7 +519,7 @@ def run(args) -> dict:
                 continue
             modes = {}
             Nv = Ns_for(variant)
-            ex = guarded(variant, lambda: learning_curve(case, split, Nv, variant, n_iter, "exact", bar))
+            ex = guarded(variant, learning_curve, case, split, Nv, variant, n_iter, "exact", bar)
             if ex is None:
                 continue
             modes["exact"] = ex

@@ -39,10 +39,10 @@ Array = NDArray[np.float64]
 Method = Literal["fd", "spline", "gp", "exact"]
 
 __all__ = [
+    "GPDerivative",
     "estimate_derivatives",
     "finite_differences",
     "spline_derivatives",
-    "GPDerivative",
 ]
 
 

@@ -141,7 +141,7 @@ def test_gp_derivative_matches_finite_difference_of_its_own_mean():
 
 def test_gp_on_training_subset_evaluated_anywhere():
     t = np.linspace(0.0, TWO_PI, 1000)
-    x, dx = _sin_cubic(t)
+    x, _ = _sin_cubic(t)
     idx = np.random.default_rng(5).choice(len(t), 30, replace=False)
     te = np.linspace(0.3, TWO_PI - 0.3, 77)
     d = estimate_derivatives(t, x[:, :1], "gp", train_index=idx, t_eval=te)
@@ -184,18 +184,18 @@ def test_exact_from_array_and_callable():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(t=[0.0, 1.0, np.nan], x=[1.0, 2.0, 3.0]), "NaN"),
-        (dict(t=[0.0, 1.0, 2.0], x=[1.0, np.inf, 3.0]), "NaN"),
-        (dict(t=[0.0, 2.0, 1.0], x=[1.0, 2.0, 3.0]), "strictly increasing"),
-        (dict(t=[0.0, 1.0, 2.0], x=np.ones((4, 2))), "shape"),
-        (dict(t=[0.0, 1.0], x=[1.0, 2.0]), "at least 3"),
-        (dict(t=np.arange(4.0), x=np.arange(4.0), method="spline"), "at least 5"),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), train_index=[1, 1, 2]), "repeated"),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), train_index=[0, 9]), "outside"),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), method="newton"), "method must be"),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), smoothing=1.0), "only to method='spline'"),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), method="exact"), "needs exact="),
-        (dict(t=np.arange(5.0), x=np.arange(5.0), exact=np.arange(5.0)), "needs exact="),
+        ({"t": [0.0, 1.0, np.nan], "x": [1.0, 2.0, 3.0]}, "NaN"),
+        ({"t": [0.0, 1.0, 2.0], "x": [1.0, np.inf, 3.0]}, "NaN"),
+        ({"t": [0.0, 2.0, 1.0], "x": [1.0, 2.0, 3.0]}, "strictly increasing"),
+        ({"t": [0.0, 1.0, 2.0], "x": np.ones((4, 2))}, "shape"),
+        ({"t": [0.0, 1.0], "x": [1.0, 2.0]}, "at least 3"),
+        ({"t": np.arange(4.0), "x": np.arange(4.0), "method": "spline"}, "at least 5"),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "train_index": [1, 1, 2]}, "repeated"),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "train_index": [0, 9]}, "outside"),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "method": "newton"}, "method must be"),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "smoothing": 1.0}, "only to method='spline'"),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "method": "exact"}, "needs exact="),
+        ({"t": np.arange(5.0), "x": np.arange(5.0), "exact": np.arange(5.0)}, "needs exact="),
     ],
 )
 def test_bad_input_is_refused_with_a_clear_message(kwargs, match):
