@@ -70,31 +70,45 @@ statement of Theorem 5 in the text version of the paper is partly garbled, e.g. 
 we follow the derivation.)  Verified by Taylor tests and torch autograd
 (``tests/identify/test_adjoint.py``).
 
-A single-entry cache keeps the last forward solve, so ``cost(w)`` followed by
-``cost_and_gradient(w)`` (an optimiser accepting a line-search point) solves the state
-equation once; :func:`clear_forward_cache` drops it.
+Entry points
+------------
+:func:`cost`, :func:`cost_and_gradient` and :func:`simulate` validate their arguments on every
+call.  :class:`Evaluator` is the optimiser's fast path: it validates the experiments and settings
+once, precomputes what does not depend on the parameters (step-size groups, quadrature weights,
+shifted and differenced inputs) and then evaluates unchecked arrays, returning an opaque forward
+state so that the gradient at an accepted line-search point reuses its forward solve (and the
+repeated squares of Φ its scan used).  Both run the same code after validation, so their results
+are bitwise equal.  The checked functions keep a single-entry cache of the last forward solve
+(``cost(w)`` followed by ``cost_and_gradient(w)`` solves the state equation once);
+:func:`clear_forward_cache` drops it.
 
 Cost of one evaluation
 ----------------------
 No Python loop over time steps: both recurrences use the parallel-prefix scans of
-:mod:`fmu_surrogate.identify.linear_recurrence`; the sums over k are single matrix products.
-Time grids may be non-uniform: step sizes equal to a relative ``STEP_RTOL`` are grouped
-(snapped to the group mean, a model change ≤ STEP_RTOL relative).  A uniform grid per
-experiment is the fast path; experiments on different grids are looped over (shared step
-sizes share their exponential and Fréchet derivative).  With G distinct step sizes the exact
-mode needs G matrix exponentials (one batched call) and G Fréchet derivatives per gradient,
-the recurrences become time-varying (``O(K n³)`` Brent–Kung scan for n ≤ 24, sequential loop
-above) and the gradient sums are grouped per step size (G matrix products).
+:mod:`fmu_surrogate.identify.linear_recurrence` (forward in time, and the mirrored scan backward
+for the adjoint); the sums over k are single matrix products.  In the exact mode the forcing is
+one product ``[u_k, u_{k+1} − u_k] [Γ_a Γ_b]ᵀ``, and the adjoint of the Fréchet derivative needs
+only the rows ``:n`` (the block exponential of size n + N instead of 2N, see
+:func:`_foh_frechet_adjoint`).  Time grids may be non-uniform: step sizes equal to a relative
+``STEP_RTOL`` are grouped (snapped to the group mean, a model change ≤ STEP_RTOL relative).  A
+uniform grid per experiment is the fast path; experiments on different grids are looped over
+(shared step sizes share their exponential and Fréchet derivative).  With G distinct step sizes
+the exact mode needs G matrix exponentials (one batched call) and G Fréchet derivatives per
+gradient, the recurrences become time-varying (``O(K n³)`` Brent–Kung scan for n ≤ 24,
+sequential loop above) and the gradient sums are grouped per step size (G matrix products).
 
-Measured (1 thread, shared machine, K = 1000 steps, m = 2; min over repeats; the per-step
-loop reference is :func:`fmu_surrogate.identify.gradient_check.loop_cost_and_gradient`):
-cost + gradient ≈ 0.22 / 0.32 ms (n = 5, Euler / exact), 0.46 / 0.65 ms (n = 20),
-6–10 ms (n = 100), i.e. 50–190× faster than the loop at n = 5 and 20 and 6–25× at n = 100
-(where the loop's per-step overhead matters less).  See ``scripts/bench_adjoint.py``.
+Measured (1 thread, K = 1001 samples, m = 2, median processor time on a shared 2-core machine,
+:class:`Evaluator`; the per-step loop reference is
+:func:`fmu_surrogate.identify.gradient_check.loop_cost_and_gradient`): forward solve + cost
+≈ 70 / 100 µs (n = 5, Euler / exact), 115 / 160 µs (n = 20), 1.7 / 2.8 ms (n = 100); adjoint
+solve + gradient on top of it ≈ 70 / 110 µs, 135 / 230 µs, 2 / 4.5 ms.  The loop reference
+takes ≈ 6 / 7.5 ms per cost and 18 / 25 ms per cost and gradient at n = 5 and 20.  Figures per
+CG iteration and against the loop in ``scripts/bench_adjoint.py``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -104,6 +118,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh, expm, expm_frechet, logm
 
 from fmu_surrogate.identify.linear_recurrence import (
+    scan_constant,
+    scan_powers,
     solve_adjoint_recurrence,
     solve_linear_recurrence,
 )
@@ -470,6 +486,36 @@ def _expm_frechet_adjoint(M: Array, GE: Array) -> Array:
     return np.stack([expm_frechet(MT[g], GE[g], compute_expm=False) for g in range(G)])
 
 
+def _foh_frechet_adjoint(M: Array, GEtop: Array, n: int) -> Array:
+    """Rows ``:n`` of ``L_exp(M_gᵀ, GE_g)`` when only the rows ``:n`` of ``GE_g`` are nonzero.
+
+    ``M = [[A h, B h, 0], [0, 0, I], [0, 0, 0]]`` is block upper triangular, so the rows ``:n``
+    of ``e^{s Mᵀ}`` are ``[e^{s (A h)ᵀ}, 0, 0]`` and
+    ``L_exp(Mᵀ, GE)[:n] = ∫₀¹ e^{s (Ah)ᵀ} GE[:n] e^{(1−s) Mᵀ} ds``: the top-right block of the
+    exponential of ``[[(Ah)ᵀ, GE[:n]], [0, Mᵀ]]`` (size n + N instead of 2N).
+
+    Parameters
+    ----------
+    M : ndarray, shape (G, N, N)
+    GEtop : ndarray, shape (G, n, N)
+
+    Returns
+    -------
+    ndarray, shape (G, n, N)
+    """
+    G, N, _ = M.shape
+    MT = np.swapaxes(M, -1, -2)
+    if n + N <= 2 * _BLOCK_FRECHET_MAX:
+        big = np.zeros((G, n + N, n + N))
+        big[:, :n, :n] = MT[:, :n, :n]
+        big[:, n:, n:] = MT
+        big[:, :n, n:] = GEtop
+        return expm(big)[:, :n, n:]
+    GE = np.zeros((G, N, N))
+    GE[:, :n] = GEtop
+    return np.stack([expm_frechet(MT[g], GE[g], compute_expm=False)[:n] for g in range(G)])
+
+
 @dataclass
 class _Plan:
     """Global step sizes across experiments and, per experiment, their indices."""
@@ -503,6 +549,8 @@ class _Forward:
     idx: NDArray[np.intp]
     uniform: bool
     misfit: float
+    #: repeated squares of Φᵀ used by the forward scan (uniform grids; reused by the adjoint)
+    powers: Array | None = None
 
 
 def _forward(
@@ -627,7 +675,315 @@ def _regularization(
 
 
 # ---------------------------------------------------------------------------------------------
-# Cost and gradient
+# Evaluation core: experiments prepared once, parameters not checked
+# ---------------------------------------------------------------------------------------------
+class _ExpData:
+    """Per-experiment arrays of the evaluation, computed once per experiment set and mode."""
+
+    __slots__ = ("K", "V", "g0", "h", "idx", "u", "ul", "uniform", "w", "wcol", "y")
+
+    def __init__(self, e: Experiment, idx: NDArray[np.intp], hs: Array, mode: str) -> None:
+        self.K = e.n_samples
+        self.u, self.y = e.u, e.y
+        self.idx = idx
+        self.g0 = int(idx[0])
+        self.uniform = bool(np.all(idx == self.g0))
+        self.h = hs[idx]
+        self.w = quadrature_weights(self.h, mode)
+        self.wcol = np.ascontiguousarray(self.w[:, None])
+        self.ul = np.ascontiguousarray(e.u[:-1])
+        # exact mode: b_k = Γ0 u_k + Γ1 u_{k+1} = Γ_a u_k + Γ_b (u_{k+1} − u_k), i.e. one product
+        # V @ [Γ_a Γ_b]ᵀ with V = [u_k, u_{k+1} − u_k]; the same V gives G_Γa and G_Γb at once.
+        self.V = np.concatenate([e.u[:-1], e.u[1:] - e.u[:-1]], axis=1) if mode == "exact" else None
+
+
+class _State:
+    """A forward solve: the parameters it was computed for and the per-experiment trajectories."""
+
+    __slots__ = ("A", "B", "C", "E", "J", "JR", "M", "Q", "R", "fwds", "misfit", "x0")
+
+
+class _Prepared:
+    """Experiments (already validated) and mode, with everything that does not depend on w."""
+
+    def __init__(self, exps: list[Experiment], mode: str) -> None:
+        self.exps = exps
+        self.mode = mode
+        self.plan = _plan(exps)
+        self.data = [_ExpData(e, self.plan.index[i], self.plan.h, mode) for i, e in enumerate(exps)]
+        self._eye: dict[int, Array] = {}
+        self._hcol = self.plan.h[:, None, None]
+        self._template: dict[tuple[int, int], Array] = {}
+
+    def _block_matrix(self, A: Array, B: Array) -> Array:
+        """:func:`foh_block_matrix` for the plan's step sizes (from a cached template)."""
+        n, m = B.shape
+        tmpl = self._template.get((n, m))
+        if tmpl is None:
+            tmpl = self._template[(n, m)] = foh_block_matrix(np.zeros((n, n)), B * 0.0, self.plan.h)
+        M = tmpl.copy()
+        M[:, :n, :n] = self._hcol * A
+        M[:, :n, n : n + m] = self._hcol * B
+        return M
+
+    def _identity(self, n: int) -> Array:
+        eye = self._eye.get(n)
+        if eye is None:
+            eye = self._eye[n] = np.eye(n)
+            eye.setflags(write=False)
+        return eye
+
+    def forward(self, J: Array, R: Array, Q: Array, B: Array, x0: Array) -> _State:
+        """State trajectories, residuals and data misfit (no validation, no error state)."""
+        st = _State()
+        st.J, st.R, st.Q, st.B, st.x0 = J, R, Q, B, x0
+        st.JR = JR = J - R
+        st.A = A = JR @ Q
+        st.C = C = B.T @ Q
+        n, m = B.shape
+        hs = self.plan.h
+        st.M = st.E = None
+        disc = None
+        if self.mode == "exact":
+            st.M = self._block_matrix(A, B)
+            st.E = expm(st.M)
+        fwds = []
+        for d in self.data:
+            if d.uniform:
+                fwds.append(self._forward_uniform(d, A, B, C, x0, st.E, n))
+                continue
+            if self.mode == "exact" and disc is None:
+                E = st.E
+                Gb = E[:, :n, n + m :]
+                disc = (E[:, :n, :n], E[:, :n, n : n + m] - Gb, Gb)
+            fwds.append(_forward(A, B, C, x0, d.u, d.y, hs, d.idx, self.mode, disc))
+        st.fwds = fwds
+        st.misfit = fwds[0].misfit if len(fwds) == 1 else sum(f.misfit for f in fwds)
+        return st
+
+    def _forward_uniform(
+        self, d: _ExpData, A: Array, B: Array, C: Array, x0: Array, E: Array | None, n: int
+    ) -> _Forward:
+        Y = np.empty((d.K, n))
+        Y[0] = x0
+        if self.mode == "euler":
+            h = self.plan.h[d.g0]
+            Phi = self._identity(n) + h * A
+            np.matmul(d.ul, (h * B).T, out=Y[1:])  # b_k = h B u_k
+        else:
+            Eg = E[d.g0]  # type: ignore[index]
+            Phi = np.ascontiguousarray(Eg[:n, :n])
+            np.matmul(d.V, Eg[:n, n:].T, out=Y[1:])  # b_k = Γ_a u_k + Γ_b (u_{k+1} − u_k)
+        PhiT = np.ascontiguousarray(Phi.T)
+        powers = scan_powers(PhiT, d.K)
+        scan_constant(PhiT, Y, powers=powers)
+        r = Y @ C.T
+        r -= d.y
+        misfit = 0.5 * float(np.dot(d.w, r * r).sum())
+        return _Forward(Y, r, d.w, d.h, Phi, d.idx, True, misfit, powers)
+
+    def base_gradients(
+        self, st: _State, wrt: Sequence[str], gradient: str
+    ) -> tuple[Array, Array, Array, Array]:
+        """``(G_A, G_B(input), G_C, G_x0)`` of the data misfit at ``st`` (see module docstring)."""
+        mode = self.mode
+        B, C = st.B, st.C
+        n, m = B.shape
+        hs = self.plan.h
+        need_AB = any(k in wrt for k in ("J", "R", "Q", "B"))
+        G_A = np.zeros((n, n))
+        G_Bin = np.zeros((n, m))
+        G_C = np.zeros((m, n))
+        G_x0 = np.zeros(n)
+        GE = None
+        if mode == "exact" and need_AB:
+            GE = np.zeros((hs.shape[0], n, n + 2 * m))  # rows :n of G_E (the others are 0)
+        for d, f in zip(self.data, st.fwds):
+            X, r, u = f.X, f.r, d.u
+            if gradient == "paper":
+                # p_{K−1} = 0;  p_k = Φ_kᵀ p_{k+1} + h_k Cᵀ r_{k+1}  (explicit Euler backwards)
+                g = np.zeros_like(X)
+                g[:-1] = (r[1:] @ C) * f.h[:, None]
+                P = solve_adjoint_recurrence(f.Phi, g, None if f.uniform else f.idx)
+                Lh = P[:-1] * f.h[:, None]  # h_k p_k (left endpoint)
+                G_C += (r[:-1] * f.h[:, None]).T @ X[:-1]
+                G_x0 += P[0]
+                if need_AB:
+                    G_A += Lh.T @ X[:-1]
+                    G_Bin += Lh.T @ u[:-1]
+                continue
+            rw = r * d.wcol
+            g = rw @ C  # g_k = w_k Cᵀ r_k
+            if f.uniform:
+                # λ_k = Φᵀ λ_{k+1} + g_k, solved in place backwards in time
+                # the squares of Φ are the transposes of those of the forward scan
+                lam = scan_constant(f.Phi, g, True, f.powers, transpose_powers=True)
+            else:
+                lam = solve_adjoint_recurrence(f.Phi, g, f.idx)
+            G_x0 += lam[0]
+            G_C += rw.T @ X
+            if not need_AB:
+                continue
+            L1 = lam[1:]
+            if mode == "euler":
+                if f.uniform:
+                    h = hs[d.g0]
+                    G_A += h * (L1.T @ X[:-1])
+                    G_Bin += h * (L1.T @ d.ul)
+                else:
+                    Lh = L1 * f.h[:, None]
+                    G_A += Lh.T @ X[:-1]
+                    G_Bin += Lh.T @ d.ul
+            elif f.uniform:
+                GE[d.g0, :n, :n] += L1.T @ X[:-1]  # type: ignore[index]
+                GE[d.g0, :n, n:] += L1.T @ d.V  # type: ignore[index]
+            else:
+                for gi in np.unique(f.idx):
+                    sel = f.idx == gi
+                    GE[gi, :n, :n] += L1[sel].T @ X[:-1][sel]  # type: ignore[index]
+                    GE[gi, :n, n:] += L1[sel].T @ d.V[sel]  # type: ignore[index]
+        if GE is not None:
+            GM = _foh_frechet_adjoint(st.M, GE, n)  # type: ignore[arg-type]
+            if hs.shape[0] == 1:
+                G_A += hs[0] * GM[0, :n, :n]
+                G_Bin += hs[0] * GM[0, :n, n : n + m]
+            else:
+                G_A += np.einsum("g,gij->ij", hs, GM[:, :n, :n])
+                G_Bin += np.einsum("g,gij->ij", hs, GM[:, :n, n : n + m])
+        return G_A, G_Bin, G_C, G_x0
+
+
+def _state_params(st: _State) -> dict[str, Array]:
+    return {"J": st.J, "R": st.R, "Q": st.Q, "B": st.B, "x0": st.x0}
+
+
+def _finish(
+    prep: _Prepared,
+    st: _State,
+    reg: Regularization,
+    wrt: Sequence[str],
+    need_grad: bool,
+    gradient: str,
+) -> tuple[float, dict[str, Array]]:
+    """Cost (and gradient) at a forward solve: regularisation, chain rule through A and C."""
+    reg_active = reg.lam > 0 or (reg.log_q > 0 and "Q" in wrt)
+    rgrad: dict[str, Array] = {}
+    total = st.misfit
+    if reg_active:
+        rval, rgrad = _regularization(_state_params(st), reg, wrt, need_grad)
+        total = total + rval
+    if not np.isfinite(total):
+        total = float("inf")
+    if not need_grad:
+        return total, {}
+    if not np.isfinite(total):
+        p = _state_params(st)
+        return total, {k: np.full_like(p[k], np.nan) for k in wrt}
+    G_A, G_Bin, G_C, G_x0 = prep.base_gradients(st, wrt, gradient)
+    grads: dict[str, Array] = {}
+    GQ = G_A @ st.Q.T if ("J" in wrt or "R" in wrt) else None
+    for k in wrt:
+        if k == "J":
+            gk = GQ
+        elif k == "R":
+            gk = -GQ  # type: ignore[operator]
+        elif k == "Q":
+            gk = st.JR.T @ G_A + st.B @ G_C
+        elif k == "B":
+            gk = G_Bin + st.Q @ G_C.T
+        else:
+            gk = G_x0
+        if k in rgrad:
+            gk = gk + rgrad[k]
+        grads[k] = gk
+    return total, grads
+
+
+class Evaluator:
+    """Cost and gradient for fixed experiments and settings, validated once: the fast path.
+
+    Everything that does not depend on the parameters (step-size groups, quadrature weights,
+    shifted and differenced inputs) is computed here once; the methods then take plain arrays
+    and check nothing — an optimiser validates its parameters at its boundary and calls these in
+    its inner loop.  Results are bitwise those of :func:`cost` / :func:`cost_and_gradient` (same
+    code after validation).
+
+    Parameters
+    ----------
+    experiments : Experiment or sequence of Experiment
+    mode : {"exact", "euler"}
+    reg : Regularization
+    wrt : sequence of str
+        Fitted parameters (gradients are returned for these, only these are regularised).
+    gradient : {"exact", "paper"}
+        As in :func:`cost_and_gradient`.
+    n_ports : int, optional
+        Number of ports m of the model (default: that of the first experiment).
+
+    Notes
+    -----
+    The arrays passed to :meth:`forward` must be float64 with shapes ``J, R, Q`` (n, n),
+    ``B`` (n, m), ``x0`` (n,) and finite; they are referenced, not copied, by the returned
+    state.  Floating-point warnings are not suppressed here (wrap the optimisation in
+    ``np.errstate``); an overflowing simulation gives cost ``inf`` and a NaN gradient.
+    """
+
+    def __init__(
+        self,
+        experiments: Experiment | Sequence[Experiment],
+        mode: Mode = "exact",
+        reg: Regularization = NO_REGULARIZATION,
+        wrt: Sequence[str] = PARAMS,
+        gradient: GradientKind = "exact",
+        n_ports: int | None = None,
+    ) -> None:
+        _check_mode(mode)
+        self.wrt = _check_wrt(wrt)
+        _check_gradient(gradient, mode)
+        if not isinstance(reg, Regularization):
+            raise TypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
+        exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
+        if n_ports is None:
+            n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
+        self.mode = mode
+        self.reg = reg
+        self.gradient_kind = gradient
+        self._reg_active = reg.lam > 0 or (reg.log_q > 0 and "Q" in self.wrt)
+        self._prep = _Prepared(_as_experiments(exps, int(n_ports)), mode)
+
+    @property
+    def experiments(self) -> list[Experiment]:
+        """The experiments (validated)."""
+        return self._prep.exps
+
+    def forward(self, J: Array, R: Array, Q: Array, B: Array, x0: Array) -> _State:
+        """Solve the state equation for all experiments; returns an opaque state."""
+        return self._prep.forward(J, R, Q, B, x0)
+
+    def cost(self, state: _State) -> float:
+        """Cost at a :meth:`forward` state (``inf`` if the simulation overflowed)."""
+        if self._reg_active:
+            return _finish(self._prep, state, self.reg, self.wrt, False, self.gradient_kind)[0]
+        c = state.misfit  # what _finish returns without regularisation
+        return c if math.isfinite(c) else math.inf
+
+    def cost_and_gradient(self, state: _State) -> tuple[float, dict[str, Array]]:
+        """Cost and the gradients w.r.t. ``wrt`` at a :meth:`forward` state (adjoint solve)."""
+        return _finish(self._prep, state, self.reg, self.wrt, True, self.gradient_kind)
+
+
+def _check_gradient(gradient: str, mode: str) -> None:
+    if gradient not in ("exact", "paper"):
+        raise ValueError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
+    if gradient == "paper" and mode != "euler":
+        raise ValueError(
+            "gradient='paper' (continuous adjoint, explicit Euler) exists only for mode='euler'; "
+            "use gradient='exact' with mode='exact'."
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost and gradient (checked entry points)
 # ---------------------------------------------------------------------------------------------
 def cost(
     params: Mapping[str, ArrayLike],
@@ -652,6 +1008,10 @@ def cost(
     -------
     float
         The cost; ``inf`` if the simulation overflows.
+
+    See Also
+    --------
+    Evaluator : the same computation without per-call validation (optimiser inner loops).
     """
     val, _ = _evaluate(params, experiments, mode, reg, wrt, need_grad=False, gradient="exact")
     return val
@@ -691,6 +1051,8 @@ def cost_and_gradient(
 #: state trajectories.  Keyed by the parameter bytes, the mode and the identities of the
 #: (immutable) experiments, which the entry keeps alive.
 _FORWARD_CACHE: list = [None]
+#: Single-entry cache of the prepared experiments (keyed by mode and experiment identities).
+_PREPARED_CACHE: list = [None]
 
 
 def clear_forward_cache() -> None:
@@ -698,23 +1060,25 @@ def clear_forward_cache() -> None:
     _FORWARD_CACHE[0] = None
 
 
-def _forward_all(
-    p: Mapping[str, Array], exps: list[Experiment], mode: str, A: Array, B: Array, C: Array
-) -> tuple[_Plan, list[_Forward]]:
-    key = (mode, tuple(p[k].tobytes() for k in PARAMS), B.shape, tuple(id(e) for e in exps))
+def _prepared(exps: list[Experiment], mode: str) -> _Prepared:
+    key = (mode, tuple(id(e) for e in exps))
+    hit = _PREPARED_CACHE[0]
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    prep = _Prepared(exps, mode)
+    _PREPARED_CACHE[0] = (key, prep)  # prep.exps keeps the experiments (and their ids) alive
+    return prep
+
+
+def _forward_all(p: Mapping[str, Array], exps: list[Experiment], mode: str) -> tuple:
+    key = (mode, tuple(p[k].tobytes() for k in PARAMS), p["B"].shape, tuple(id(e) for e in exps))
     hit = _FORWARD_CACHE[0]
     if hit is not None and hit[0] == key:
         return hit[2], hit[3]
-    plan = _plan(exps)
-    disc = None
-    if mode == "exact":
-        disc = foh_matrices(A, B, plan.h)[:3]
-    fwds = [
-        _forward(A, B, C, p["x0"], e.u, e.y, plan.h, plan.index[i], mode, disc)
-        for i, e in enumerate(exps)
-    ]
-    _FORWARD_CACHE[0] = (key, exps, plan, fwds)
-    return plan, fwds
+    prep = _prepared(exps, mode)
+    st = prep.forward(p["J"], p["R"], p["Q"], p["B"], p["x0"])
+    _FORWARD_CACHE[0] = (key, exps, prep, st)
+    return prep, st
 
 
 def _evaluate(
@@ -728,110 +1092,9 @@ def _evaluate(
 ) -> tuple[float, dict[str, Array]]:
     _check_mode(mode)
     wrt = _check_wrt(wrt)
-    if gradient not in ("exact", "paper"):
-        raise ValueError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
-    if gradient == "paper" and mode != "euler":
-        raise ValueError(
-            "gradient='paper' (continuous adjoint, explicit Euler) exists only for mode='euler'; "
-            "use gradient='exact' with mode='exact'."
-        )
+    _check_gradient(gradient, mode)
     p = check_params(params)
-    J, R, Q, B = (p[k] for k in ("J", "R", "Q", "B"))
-    n, m = B.shape
-    exps = _as_experiments(experiments, m)
-    JR = J - R
-    A = JR @ Q
-    C = B.T @ Q
-
+    exps = _as_experiments(experiments, p["B"].shape[1])
     with np.errstate(over="ignore", invalid="ignore"):
-        plan, fwds = _forward_all(p, exps, mode, A, B, C)
-        misfit = sum(f.misfit for f in fwds)
-        rval, rgrad = _regularization(p, reg, wrt, need_grad)
-        total = misfit + rval
-        if not np.isfinite(total):
-            total = float("inf")
-        if not need_grad:
-            return total, {}
-        if not np.isfinite(total):
-            return total, {k: np.full_like(p[k], np.nan) for k in wrt}
-
-        need_AB = any(k in wrt for k in ("J", "R", "Q", "B"))
-        G_A = np.zeros((n, n))
-        G_Bin = np.zeros((n, m))
-        G_C = np.zeros((m, n))
-        G_x0 = np.zeros(n)
-        Gsz = plan.h.shape[0]
-        if mode == "exact" and need_AB:
-            GE = np.zeros((Gsz, n + 2 * m, n + 2 * m))
-        for e, f in zip(exps, fwds):
-            X, r, w, u = f.X, f.r, f.w, e.u
-            if gradient == "paper":
-                # p_{K−1} = 0;  p_k = Φ_kᵀ p_{k+1} + h_k Cᵀ r_{k+1}  (explicit Euler backwards)
-                g = np.zeros_like(X)
-                g[:-1] = (r[1:] @ C) * f.h[:, None]
-                P = solve_adjoint_recurrence(f.Phi, g, None if f.uniform else f.idx)
-                Lh = P[:-1] * f.h[:, None]  # h_k p_k (left endpoint)
-                G_C += (r[:-1] * f.h[:, None]).T @ X[:-1]
-                G_x0 += P[0]
-                if need_AB:
-                    G_A += Lh.T @ X[:-1]
-                    G_Bin += Lh.T @ u[:-1]
-                continue
-            g = (r @ C) * w[:, None]
-            lam = solve_adjoint_recurrence(f.Phi, g, None if f.uniform else f.idx)
-            G_x0 += lam[0]
-            G_C += (r * w[:, None]).T @ X
-            if not need_AB:
-                continue
-            L1 = lam[1:]
-            if mode == "euler":
-                Lh = L1 * f.h[:, None]
-                G_A += Lh.T @ X[:-1]
-                G_Bin += Lh.T @ u[:-1]
-            elif f.uniform:
-                gi = f.idx[0]
-                _accumulate_GE(GE[gi], L1, X[:-1], u, n, m)
-            else:
-                for gi in np.unique(f.idx):
-                    sel = f.idx == gi
-                    _accumulate_GE(GE[gi], L1[sel], X[:-1][sel], u, n, m, sel)
-        if mode == "exact" and need_AB:
-            M = foh_block_matrix(A, B, plan.h)
-            GM = _expm_frechet_adjoint(M, GE)
-            G_A += np.einsum("g,gij->ij", plan.h, GM[:, :n, :n])
-            G_Bin += np.einsum("g,gij->ij", plan.h, GM[:, :n, n : n + m])
-
-    grads: dict[str, Array] = {}
-    for k in wrt:
-        if k == "J":
-            gk = G_A @ Q.T
-        elif k == "R":
-            gk = -(G_A @ Q.T)
-        elif k == "Q":
-            gk = JR.T @ G_A + B @ G_C
-        elif k == "B":
-            gk = G_Bin + Q @ G_C.T
-        else:
-            gk = G_x0.copy()
-        if k in rgrad:
-            gk = gk + rgrad[k]
-        grads[k] = gk
-    return total, grads
-
-
-def _accumulate_GE(
-    GE: Array,
-    L1: Array,
-    X0: Array,
-    u: Array,
-    n: int,
-    m: int,
-    sel: NDArray[np.bool_] | None = None,
-) -> None:
-    """Add ``G_Φ``, ``G_Γ_a = G_Γ0``, ``G_Γ_b = G_Γ1 − G_Γ0`` of one step group into ``GE``."""
-    ul, ur = (u[:-1], u[1:]) if sel is None else (u[:-1][sel], u[1:][sel])
-    GG0 = L1.T @ ul
-    GG1 = L1.T @ ur
-    GE[:n, :n] += L1.T @ X0
-    GE[:n, n : n + m] += GG0
-    GE[:n, n + m :] += GG1 - GG0
+        prep, st = _forward_all(p, exps, mode)
+        return _finish(prep, st, reg, wrt, need_grad, gradient)

@@ -10,6 +10,9 @@
   :func:`~fmu_surrogate.identify.adjoint.cost_and_gradient` with per-time-step Python loops
   (state, adjoint and gradient sums); the baseline of the speed-up measured by
   ``scripts/bench_adjoint.py``.
+* :class:`LoopEvaluator` — those loop references behind the interface of
+  :class:`~fmu_surrogate.identify.adjoint.Evaluator`, so that the identifier's optimiser can run
+  on them unchanged (the bench baseline).
 """
 
 from __future__ import annotations
@@ -416,3 +419,49 @@ def loop_cost_and_gradient(
             gk = gk + rgrad[k]
         grads[k] = gk
     return total, grads
+
+
+class LoopEvaluator:
+    """:class:`~fmu_surrogate.identify.adjoint.Evaluator` interface on the loop reference.
+
+    ``forward`` only records the parameters; :meth:`cost` runs :func:`loop_cost` and
+    :meth:`cost_and_gradient` runs :func:`loop_cost_and_gradient` (forward, adjoint and gradient
+    sums by per-time-step loops).  Plugged into :class:`~fmu_surrogate.identify.linear_ph.
+    LinearPHIdentifier` in place of the vectorised evaluator it runs the same optimiser with the
+    same iterates on the loop implementation: the baseline of ``scripts/bench_adjoint.py``.
+    Same constructor arguments as the vectorised evaluator.
+    """
+
+    def __init__(
+        self,
+        experiments: Experiment | Sequence[Experiment],
+        mode: Mode = "exact",
+        reg: Regularization = NO_REGULARIZATION,
+        wrt: Sequence[str] = PARAMS,
+        gradient: GradientKind = "exact",
+        n_ports: int | None = None,
+    ) -> None:
+        _check_mode(mode)
+        exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
+        if n_ports is None:
+            n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
+        self.experiments = _as_experiments(exps, int(n_ports))
+        self.mode = mode
+        self.reg = reg
+        self.wrt = _check_wrt(wrt)
+        self.gradient_kind = gradient
+
+    def forward(self, J: Array, R: Array, Q: Array, B: Array, x0: Array) -> dict[str, Array]:
+        """The parameters (the loop reference solves the state equation in every call)."""
+        return {"J": J, "R": R, "Q": Q, "B": B, "x0": x0}
+
+    def cost(self, state: Mapping[str, Array]) -> float:
+        """:func:`loop_cost` (``inf`` if not finite, like the vectorised evaluator)."""
+        c = float(loop_cost(state, self.experiments, self.mode, self.reg, self.wrt))
+        return c if np.isfinite(c) else float("inf")
+
+    def cost_and_gradient(self, state: Mapping[str, Array]) -> tuple[float, dict[str, Array]]:
+        """:func:`loop_cost_and_gradient`."""
+        return loop_cost_and_gradient(
+            state, self.experiments, self.mode, self.reg, self.wrt, self.gradient_kind
+        )

@@ -54,12 +54,25 @@ lower-rank initial R are filled the same way.
 Discretisations (``mode``) — see :mod:`fmu_surrogate.identify.adjoint`: ``"euler"`` is the paper's
 explicit Euler scheme with left-endpoint quadrature (reproduction), ``"exact"`` the exact
 discretisation for piecewise-linear inputs with the exact gradient of that discrete cost.
+
+Inside the optimisation loop
+----------------------------
+Everything is validated once in :meth:`LinearPHIdentifier.fit` (settings, experiments, fixed and
+initial values); the loop then runs on unchecked fast paths: the prepared
+:class:`~fmu_surrogate.identify.adjoint.Evaluator` (the forward solve of the last line-search
+trial is kept, so the gradient at the accepted point costs the adjoint solve only), points
+identified by the identities of their arrays (no hashing), the paper's CG talking to the objective
+directly (no pymanopt ``Problem`` wrappers; the other optimisers keep them), and a product
+manifold whose flat components (J, the factor of R, B, x0) have their retraction ``x + u``,
+identity transport, gradient projection and inner product inlined — the same arithmetic as
+pymanopt's, so the exact structure guarantees above are untouched.  Floating-point warnings
+are silenced once around the optimisation (overflowing trial points get cost ``inf``).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +84,7 @@ from numpy.typing import ArrayLike, NDArray
 from fmu_surrogate.ph import LinearPH, check_psd, check_skew, check_spd
 
 Array = NDArray[np.float64]
+_add_reduce = np.add.reduce
 
 __all__ = ["PARAMETER_NAMES", "LinearPHFit", "LinearPHIdentifier", "paper_initial_guess"]
 
@@ -102,6 +116,13 @@ class LinearPHFit:
     iterations : int
     time_s : float
         Wall time of the optimisation.
+    cpu_time_s : float
+        Processor time of the optimisation (``time.process_time``; less sensitive than
+        ``time_s`` to other processes on a shared machine).
+    iteration_time_s, iteration_cpu_time_s : tuple of float
+        Wall / processor time since the start of the optimisation at the end of each iteration
+        (for pymanopt's optimisers: at each new iterate whose gradient is evaluated) — for
+        time-to-accuracy curves and timings of a window of iterations.
     mode : str
         ``"exact"`` or ``"euler"``.
     fitted : tuple of str
@@ -124,6 +145,9 @@ class LinearPHFit:
     n_cost_evaluations: int = 0
     n_gradient_evaluations: int = 0
     gradient_norm_history: tuple[float, ...] = field(default=(), repr=False)
+    cpu_time_s: float = 0.0
+    iteration_time_s: tuple[float, ...] = field(default=(), repr=False)
+    iteration_cpu_time_s: tuple[float, ...] = field(default=(), repr=False)
 
     @property
     def initial_cost(self) -> float:
@@ -283,112 +307,129 @@ def _factor(R: Array, k: int) -> Array:
 
 # --------------------------------------------------------------------------- the objective
 class _Objective:
-    """Cost / Euclidean gradient on the manifold point, with a small cache and counters."""
+    """Cost / Euclidean gradient on the manifold point, with a small cache and counters.
 
-    def __init__(
-        self,
-        names: tuple[str, ...],
-        fixed: dict[str, Array],
-        experiments: list[Any],
-        mode: str,
-        reg: Any,
-        n: int,
-    ) -> None:
+    Built once per fit from validated pieces (fixed values, experiments and settings are checked
+    in :meth:`LinearPHIdentifier.fit`); the calls go to the unchecked
+    :class:`~fmu_surrogate.identify.adjoint.Evaluator`.  The forward solve of the last evaluated
+    point is kept, so the gradient at an accepted line-search point costs only the adjoint solve.
+
+    Points are identified by the identities of their component arrays (the optimisers never
+    modify a point in place; every retraction returns new arrays); a cache entry holds references
+    to the arrays, so their ids cannot be reused while it exists.
+    """
+
+    _CACHE_SIZE = 8
+
+    def __init__(self, names: tuple[str, ...], fixed: dict[str, Array], evaluator: Any) -> None:
         self.names = names
         self.fixed = fixed
-        self.experiments = experiments
-        self.mode = mode
-        self.reg = reg
-        self.n = n
+        self.ev = evaluator
         self.n_cost = 0
         self.n_grad = 0
-        self._cache: dict[bytes, tuple[float, list[Array] | None]] = {}
+        # key -> [arrays (kept alive), cost, gradient or None]
+        self._cache: dict[tuple[int, ...], list[Any]] = {}
+        self._last: tuple[tuple[int, ...], Any] | None = None  # (key, forward state)
+        self._base = [fixed.get(k) for k in PARAMETER_NAMES]
+        self._slots = [PARAMETER_NAMES.index(k) for k in names]
+        self._fit_q = "Q" in names
+        self._has_r = "R" in names
+
+    def _arrays(self, point: Sequence[Array]) -> list[Array]:
+        """``[J, R, Q, B, x0]`` at the manifold point (R assembled from its factor)."""
+        a = list(self._base)
+        if self._has_r:
+            for i, name, v in zip(self._slots, self.names, point):
+                a[i] = _gram(v) if name == "R" else v
+        else:
+            for i, v in zip(self._slots, point):
+                a[i] = v
+        return a
 
     def params(self, point: Sequence[Array]) -> dict[str, Array]:
-        p = dict(self.fixed)
-        for name, v in zip(self.names, point):
-            p[name] = _gram(v) if name == "R" else v
-        return p
+        return dict(zip(PARAMETER_NAMES, self._arrays(point)))
 
-    @staticmethod
-    def _key(point: Sequence[Array]) -> bytes:
-        h = hashlib.blake2b(digest_size=16)
-        for v in point:
-            h.update(np.ascontiguousarray(v).tobytes())
-        return h.digest()
-
-    def _feasible(self, p: dict[str, Array]) -> bool:
+    def _feasible(self, point: Sequence[Array], a: list[Array]) -> bool:
         # fixed values were validated finite; a NaN/Inf in a fitted one propagates into its sum
         # (a sum that overflows means entries ~1e308, as infeasible as Inf)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if not np.isfinite(sum(float(p[k].sum()) for k in self.names)):
+        for v in point:
+            if not math.isfinite(_add_reduce(v, axis=None)):
                 return False
-        if "Q" in self.names:
+        if self._fit_q:
             try:
-                np.linalg.cholesky(p["Q"])
+                np.linalg.cholesky(a[2])
             except np.linalg.LinAlgError:
                 return False
         return True
 
-    def _remember(self, key: bytes, value: tuple[float, list[Array] | None]) -> None:
-        if len(self._cache) > 8:
+    def _remember(self, key: tuple[int, ...], entry: list[Any]) -> None:
+        if len(self._cache) >= self._CACHE_SIZE:
             self._cache.pop(next(iter(self._cache)))
-        self._cache[key] = value
+        self._cache[key] = entry
 
     def cost(self, point: Sequence[Array]) -> float:
-        key = self._key(point)
-        if key in self._cache:
-            return self._cache[key][0]
-        p = self.params(point)
-        if not self._feasible(p):
-            c = np.inf
+        key = tuple(map(id, point))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1]
+        a = self._arrays(point)
+        if not self._feasible(point, a):
+            c = math.inf
         else:
             self.n_cost += 1
-            with np.errstate(all="ignore"):
-                c = float(
-                    _adjoint().cost(
-                        p, self.experiments, mode=self.mode, reg=self.reg, wrt=self.names
-                    )
-                )
-            if not np.isfinite(c):
-                c = np.inf
-        self._remember(key, (c, None))
+            state = self.ev.forward(*a)
+            c = float(self.ev.cost(state))
+            self._last = (key, state)
+        self._remember(key, [tuple(point), c, None])
         return c
 
     def euclidean_gradient(self, point: Sequence[Array]) -> list[Array]:
-        key = self._key(point)
+        key = tuple(map(id, point))
         hit = self._cache.get(key)
-        if hit is not None and hit[1] is not None:
-            return hit[1]
-        p = self.params(point)
+        if hit is not None and hit[2] is not None:
+            return hit[2]
+        last = self._last
+        if last is not None and last[0] == key:
+            state = last[1]
+        else:
+            state = self.ev.forward(*self._arrays(point))
         self.n_grad += 1
-        c, g = _adjoint().cost_and_gradient(
-            p, self.experiments, mode=self.mode, reg=self.reg, wrt=self.names
-        )
+        c, g = self.ev.cost_and_gradient(state)
         out = []
         for name, v in zip(self.names, point):
-            G = np.asarray(g[name], dtype=float)
+            G = g[name]
             out.append((G + G.T) @ v if name == "R" else G)
-        self._remember(key, (float(c), out))
+        if hit is not None:
+            hit[2] = out
+        else:
+            self._remember(key, [tuple(point), float(c), out])
         return out
 
 
 @functools.lru_cache(maxsize=1)
 def _product_class() -> type:
-    """pymanopt's Product with the inner product of flat components as one ``np.vdot``.
+    """pymanopt's Product with cheap operations on its flat components.
 
-    Same metric (the flat components' ``inner_product`` *is* the Frobenius product; SPD
-    components keep their own); pymanopt's generic dispatch costs ~25 µs per call, several
-    calls per iteration.
+    Same geometry as :class:`pymanopt.manifolds.Product`: for the flat components (``Euclidean``,
+    ``SkewSymmetric``) the retraction ``x + u``, the identity transport, the gradient projection
+    (identity, resp. ``½(G − Gᵀ)`` exactly as pymanopt's ``multiskew``) and the Frobenius inner
+    product are inlined (bitwise the same results); SPD and ``PSDFixedRank`` components use their
+    own methods (``PSDFixedRank`` only shares the Frobenius inner product).  pymanopt's generic
+    dispatch costs ~10–25 µs per call and the optimiser makes several calls per line-search trial.
     """
     from pymanopt.manifolds import Euclidean, Product, PSDFixedRank, SkewSymmetric
-
-    flat = (Euclidean, SkewSymmetric, PSDFixedRank)
 
     class FastProduct(Product):
         def __init__(self, manifolds: list[Any]) -> None:
             super().__init__(manifolds)
-            self._flat = [isinstance(m, flat) for m in manifolds]
+            self._flat = [
+                isinstance(m, (Euclidean, SkewSymmetric, PSDFixedRank)) for m in manifolds
+            ]
+            # 0: Euclidean, 1: skew-symmetric, 2: delegate to the component manifold
+            self._kind = [
+                0 if type(m) is Euclidean else 1 if type(m) is SkewSymmetric else 2
+                for m in manifolds
+            ]
 
         def inner_product(self, point: Any, a: Any, b: Any) -> float:
             total = 0.0
@@ -399,11 +440,74 @@ def _product_class() -> type:
         def norm(self, point: Any, a: Any) -> float:
             return float(np.sqrt(self.inner_product(point, a, a)))
 
+        def retraction(self, point: Any, u: Any) -> list[Array]:
+            return [
+                x + v if k < 2 else m.retraction(x, v)
+                for m, k, x, v in zip(self.manifolds, self._kind, point, u)
+            ]
+
+        def transport(self, point_a: Any, point_b: Any, u: Any) -> Any:
+            return _TangentVector(
+                v if k < 2 else m.transport(xa, xb, v)
+                for m, k, xa, xb, v in zip(self.manifolds, self._kind, point_a, point_b, u)
+            )
+
+        def euclidean_to_riemannian_gradient(self, point: Any, egrad: Any) -> Any:
+            out = _TangentVector()
+            for m, k, x, g in zip(self.manifolds, self._kind, point, egrad):
+                if k == 0:
+                    out.append(g)
+                elif k == 1:
+                    out.append(0.5 * (g - g.T))  # pymanopt's multiskew, bitwise
+                else:
+                    out.append(m.euclidean_to_riemannian_gradient(x, g))
+            return out
+
     return FastProduct
+
+
+class _TangentVector(list):
+    """Tangent vector of the product manifold: a list of arrays with vector-space arithmetic.
+
+    Same role (and numpy-scalar behaviour, via ``__array_ufunc__ = None``) as pymanopt's
+    product tangent vector, with the operations written out (fewer Python calls).
+    """
+
+    __array_priority__ = 1000
+    __array_ufunc__ = None
+
+    def __add__(self, other: Any) -> _TangentVector:
+        return _TangentVector([a + b for a, b in zip(self, other)])
+
+    def __sub__(self, other: Any) -> _TangentVector:
+        return _TangentVector([a - b for a, b in zip(self, other)])
+
+    def __mul__(self, c: Any) -> _TangentVector:
+        return _TangentVector([c * a for a in self])
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, c: Any) -> _TangentVector:
+        return _TangentVector([a / c for a in self])
+
+    def __neg__(self) -> _TangentVector:
+        return _TangentVector([-a for a in self])
 
 
 def _Product(parts: list[Any]) -> Any:
     return _product_class()(parts)
+
+
+class _DirectProblem:
+    """The part of :class:`pymanopt.Problem` that :class:`RestartedConjugateGradient` uses."""
+
+    def __init__(self, manifold: Any, obj: _Objective) -> None:
+        self.manifold = manifold
+        self.cost = obj.cost
+        self._egrad = obj.euclidean_gradient
+
+    def riemannian_gradient(self, point: Any) -> Any:
+        return self.manifold.euclidean_to_riemannian_gradient(point, self._egrad(point))
 
 
 # ------------------------------------------------------------------------------- estimator
@@ -771,26 +875,36 @@ class LinearPHIdentifier:
                 x_init.append(_factor(init["R"], int(self.rank_R) if self.rank_R else n))
             else:
                 x_init.append(init[p])
-        obj = _Objective(names, fixed, exps, self.mode, reg, n)
+        # validated once here; the optimisation loop calls the unchecked evaluator
+        ev = adj.Evaluator(exps, mode=self.mode, reg=reg, wrt=names, n_ports=m)
+        obj = _Objective(names, fixed, ev)
 
-        @pymanopt.function.numpy(manifold)
-        def cost(*point: Array) -> float:
-            return obj.cost(point)
+        if self.optimizer == "cg" or self.max_iter == 0:
+            # RestartedConjugateGradient uses only these three members: no pymanopt wrappers
+            problem: Any = _DirectProblem(manifold, obj)
+        else:
 
-        @pymanopt.function.numpy(manifold)
-        def egrad(*point: Array) -> list[Array]:
-            return obj.euclidean_gradient(point)
+            @pymanopt.function.numpy(manifold)
+            def cost(*point: Array) -> float:
+                return obj.cost(point)
 
-        problem = pymanopt.Problem(manifold, cost, euclidean_gradient=egrad)
+            @pymanopt.function.numpy(manifold)
+            def egrad(*point: Array) -> list[Array]:
+                return obj.euclidean_gradient(point)
+
+            problem = pymanopt.Problem(manifold, cost, euclidean_gradient=egrad)
 
         bar = None
-        callback = None
+        stamps: list[tuple[float, float]] = []  # (wall, cpu) seconds at the end of each iteration
+        clock0 = [0.0, 0.0]
         if self.progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=int(self.max_iter), desc=f"LinearPH fit ({self.mode})", leave=False)
 
-            def callback(it: int, c: float, g: float) -> None:
+        def callback(it: int, c: float, g: float) -> None:
+            stamps.append((time.perf_counter() - clock0[0], time.process_time() - clock0[1]))
+            if bar is not None:
                 bar.update(1)
                 bar.set_postfix(cost=f"{c:.3e}", grad=f"{g:.1e}")
 
@@ -800,13 +914,16 @@ class LinearPHIdentifier:
             problem = self._adapter(
                 problem, manifold, obj, self.optimizer == "trust_regions", record, callback
             )
-        t0 = time.perf_counter()
+        c0 = clock0[1] = time.process_time()
+        t0 = clock0[0] = time.perf_counter()
         try:
-            res = opt.run(problem, initial_point=x_init)
+            with np.errstate(all="ignore"):  # overflowing trial points have cost inf
+                res = opt.run(problem, initial_point=x_init)
         finally:
             if bar is not None:
                 bar.close()
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
 
         log = res.log or {}
         if "cost_history" in log:
@@ -833,6 +950,9 @@ class LinearPHIdentifier:
             gradient_norm=float(res.gradient_norm),
             iterations=int(res.iterations),
             time_s=elapsed,
+            cpu_time_s=cpu,
+            iteration_time_s=tuple(w for w, _ in stamps),
+            iteration_cpu_time_s=tuple(c for _, c in stamps),
             mode=self.mode,
             fitted=names,
             optimizer=self.optimizer,

@@ -548,3 +548,67 @@ def test_bench_script_quick(tmp_path):
             assert r["speedup_per_iteration"] > 0
             # the loop backend runs the same algorithm: same iterates up to round-off
             assert r["same_trajectory_max_rel_cost_diff"] < 1e-6
+
+
+# ----------------------------------------------------------------- fast optimisation path
+def test_fast_product_operations_equal_pymanopts_bitwise():
+    # The inlined operations on flat components give exactly pymanopt's results; SPD and
+    # PSDFixedRank components are delegated.  Exact equality matters: J stays bitwise skew.
+    from pymanopt.manifolds import (
+        Euclidean,
+        Product,
+        PSDFixedRank,
+        SkewSymmetric,
+        SymmetricPositiveDefinite,
+    )
+
+    from fmu_surrogate.identify.linear_ph import _Product
+
+    rng = np.random.default_rng(5)
+    n = 4
+    parts = [SkewSymmetric(n), PSDFixedRank(n, 2), SymmetricPositiveDefinite(n), Euclidean(n, 2)]
+    fast, ref = _Product(parts), Product(parts)
+    x = [m.random_point() for m in parts]
+    x2 = [m.random_point() for m in parts]
+    eg = [rng.standard_normal(np.shape(v)) for v in x]
+    g_fast = fast.euclidean_to_riemannian_gradient(x, eg)
+    g_ref = ref.euclidean_to_riemannian_gradient(x, eg)
+    d = -g_ref
+    for a, b in zip(g_fast, g_ref):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fast.retraction(x, 0.3 * d), ref.retraction(x, 0.3 * d)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fast.transport(x, x2, d), ref.transport(x, x2, d)):
+        np.testing.assert_array_equal(a, b)
+    # inner product: the same sum, flat parts by one vdot each (rounding of the sum only)
+    assert fast.inner_product(x, g_fast, d) == pytest.approx(ref.inner_product(x, g_ref, d), 1e-14)
+    assert fast.norm(x, d) == pytest.approx(ref.norm(x, d), rel=1e-14)
+    # tangent-vector arithmetic, also with numpy scalars on the left
+    v = g_fast
+    for a, b in zip(np.float64(2.0) * v - v / 2.0 + (-v), [0.5 * np.asarray(w) for w in v]):
+        np.testing.assert_allclose(a, b, rtol=1e-15, atol=1e-15)
+
+
+def test_loop_backend_runs_the_same_iterates(short_data, monkeypatch):
+    # The bench baseline: the same optimiser on the per-time-step loop reference.  Costs along
+    # the path agree to rounding amplified by the line search (measured ~1e-13; 1e-9).
+    import types
+
+    from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
+
+    _, t, u, y = short_data
+    settings = {"fit": ("J", "R", "B"), "fixed": {"Q": np.eye(5)}, "max_iter": 3}
+    for mode in ("exact", "euler"):
+        fast = LinearPHIdentifier(5, mode=mode, **settings).fit((t, u, y)).result_
+        shim = types.SimpleNamespace(**vars(adjoint))
+        shim.Evaluator = gradient_check.LoopEvaluator
+        monkeypatch.setattr(linear_ph, "_adjoint", lambda shim=shim: shim)
+        loop = LinearPHIdentifier(5, mode=mode, **settings).fit((t, u, y)).result_
+        monkeypatch.undo()
+        assert loop.iterations == fast.iterations == 3
+        np.testing.assert_allclose(loop.cost_history, fast.cost_history, rtol=1e-9)
+        assert (loop.n_cost_evaluations, loop.n_gradient_evaluations) == (
+            fast.n_cost_evaluations,
+            fast.n_gradient_evaluations,
+        )
+        assert fast.cpu_time_s > 0 and fast.time_s > 0

@@ -80,3 +80,68 @@ def test_table_form_with_index(n):
     lam_ref = lr.solve_adjoint_recurrence(table[index], g)
     lam = lr.solve_adjoint_recurrence(table, g, index)
     assert lam.flags.c_contiguous and _rel(lam, lam_ref) < 1e-12
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 40])
+@pytest.mark.parametrize("K", [1, 2, 3, 8, 9, 200, 1001, 1025])
+def test_reverse_scans_equal_sequential_adjoint(n, K):
+    # The mirrored scans (backward recurrence on positive-stride slices) against the plain loop;
+    # same rounding argument as the forward scans (measured ≤ 1e-14).
+    rng = np.random.default_rng(n * 7919 + K)
+    Phi = _stable_phi(rng, n, 1e-2)
+    g = rng.standard_normal((K, n))
+    ref = np.empty_like(g)
+    ref[-1] = g[-1]
+    for k in range(K - 2, -1, -1):
+        ref[k] = Phi.T @ ref[k + 1] + g[k]
+    assert _rel(lr.scan_constant(Phi.copy(), g.copy(), reverse=True), ref) < 1e-12
+    for scan in (lr._scan_hillis_steele, lr._scan_brent_kung):  # both variants, every n
+        assert _rel(scan(Phi.copy(), g.copy(), True), ref) < 1e-12
+    # forward in place, same as solve_linear_recurrence
+    fwd = lr.scan_constant(np.ascontiguousarray(Phi.T), g.copy())
+    assert _rel(fwd, lr.solve_sequential(Phi, g[1:], g[0])) < 1e-12
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("n", [3, 20])
+def test_brent_kung_fused_blas_and_numpy_fallback(monkeypatch, fused, n):
+    # The fused strided-row BLAS update (when SciPy's dgemm is reachable) and the numpy
+    # fallback give the sequential result, forward and backward, with the backward scan
+    # reusing the transposed squares of the forward one (rounding only: 1e-12).
+    if fused and lr._DGEMM is None:
+        pytest.skip("SciPy's BLAS is not reachable through ctypes here")
+    if not fused:
+        monkeypatch.setattr(lr, "_DGEMM", None)
+    rng = np.random.default_rng(n)
+    K = 1001
+    Phi = _stable_phi(rng, n, 1e-2)
+    PhiT = np.ascontiguousarray(Phi.T)
+    b = rng.standard_normal((K - 1, n))
+    x0 = rng.standard_normal(n)
+    P = lr.scan_powers(PhiT, K)
+    np.testing.assert_allclose(P[3], np.linalg.matrix_power(PhiT, 8), rtol=1e-13, atol=1e-15)
+    Y = np.vstack([x0, b])
+    assert _rel(lr.scan_constant(PhiT, Y.copy(), powers=P), lr.solve_sequential(Phi, b, x0)) < 1e-12
+    g = rng.standard_normal((K, n))
+    ref = np.empty_like(g)
+    ref[-1] = g[-1]
+    for k in range(K - 2, -1, -1):
+        ref[k] = Phi.T @ ref[k + 1] + g[k]
+    lam = lr.scan_constant(Phi, g.copy(), reverse=True, powers=P, transpose_powers=True)
+    assert _rel(lam, ref) < 1e-12
+    # non-contiguous input takes the numpy route in any case
+    Yf = np.asfortranarray(np.vstack([x0, b]))
+    assert _rel(lr._scan_brent_kung(PhiT, Yf), lr.solve_sequential(Phi, b, x0)) < 1e-12
+
+
+def test_fused_blas_self_test_and_scan_choice(monkeypatch):
+    if lr._DGEMM is not None:
+        assert lr._DGEMM.self_test()
+        assert lr._use_brent_kung(2)  # the fused scan is the faster one at every n
+    monkeypatch.setattr(lr, "_DGEMM", None)
+    assert not lr._use_brent_kung(lr.BRENT_KUNG_MIN_N - 1) and lr._use_brent_kung(
+        lr.BRENT_KUNG_MIN_N
+    )
+    # square counts: ⌈log₂ K⌉ for Hillis–Steele, ⌊log₂ K⌋ for Brent–Kung
+    assert lr.scan_powers(np.eye(2), 1001).shape == (10, 2, 2)
+    assert lr.scan_powers(np.eye(20), 1001).shape == (9, 20, 20)
