@@ -17,6 +17,16 @@ _LAZY = {
     "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
     "kron_mll": "fmu_surrogate.identify.kronecker_gp",
     "HamiltonianEffortGP": "fmu_surrogate.identify.gp_hamiltonian",
+    # derivative data from trajectories (issue 3)
+    "estimate_derivatives": "fmu_surrogate.identify.derivatives",
+    # adjoint-based identification of linear pH systems (issue 4)
+    "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
+    "LinearPHFit": "fmu_surrogate.identify.linear_ph",
+    "Experiment": "fmu_surrogate.identify.adjoint",
+    "Regularization": "fmu_surrogate.identify.adjoint",
+    "cost_and_gradient": "fmu_surrogate.identify.adjoint",
+    "taylor_test": "fmu_surrogate.identify.gradient_check",
+    "compare_with_autograd": "fmu_surrogate.identify.gradient_check",
 }
 
 
