@@ -772,11 +772,10 @@ class _Prepared:
             np.matmul(d.ul, (h * B).T, out=Y[1:])  # b_k = h B u_k
         else:
             Eg = E[d.g0]  # type: ignore[index]
-            Phi = np.ascontiguousarray(Eg[:n, :n])
+            Phi = Eg[:n, :n]
             np.matmul(d.V, Eg[:n, n:].T, out=Y[1:])  # b_k = Γ_a u_k + Γ_b (u_{k+1} − u_k)
-        PhiT = np.ascontiguousarray(Phi.T)
-        powers = scan_powers(PhiT, d.K)
-        scan_constant(PhiT, Y, powers=powers)
+        powers = scan_powers(Phi.T, d.K)  # powers[0] = Φᵀ (C-contiguous)
+        scan_constant(powers[0], Y, powers=powers)
         r = Y @ C.T
         r -= d.y
         misfit = 0.5 * float(np.dot(d.w, r * r).sum())

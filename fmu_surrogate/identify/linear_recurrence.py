@@ -126,6 +126,7 @@ class _Dgemm:
         self.fn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 13))(get_ptr(cap, name))
         # Fortran passes everything by reference: constant C objects, their addresses passed
         self._c_int = ctypes.c_int
+        self._c_double = ctypes.c_double
         self._addressof = ctypes.addressof
         self._chars = {c: ctypes.c_char(c.encode()) for c in "NT"}
         self._one = ctypes.c_double(1.0)
@@ -163,6 +164,22 @@ class _Dgemm:
         acc.keep = (i_n, i_cnt, i_ld)  # type: ignore[attr-defined]  # alive as long as acc
         return acc
 
+    def square_chain(self, P: Array) -> None:
+        """``P[d] = P[d−1] @ P[d−1]`` for d ≥ 1, in place (C-contiguous float64 stack)."""
+        D, n, _ = P.shape
+        if D < 2:
+            return
+        i_n = self._c_int(n)
+        zero = self._c_double(0.0)
+        r_n, r_zero = self._addressof(i_n), self._addressof(zero)
+        r_nn, r_one, fn = self.r_trans["N"], self.r_one, self.fn
+        base = P.ctypes.data
+        mat = 8 * n * n
+        for d in range(1, D):
+            a = base + mat * (d - 1)
+            # column-major: (Pᵀ)(Pᵀ) = (P P)ᵀ, i.e. P P in the C-order reading
+            fn(r_nn, r_nn, r_n, r_n, r_n, r_one, a, r_n, a, r_n, r_zero, a + mat, r_n)
+
     def self_test(self) -> bool:
         """Strided rows, both transposition flags, against numpy."""
         rng = np.random.default_rng(0)
@@ -175,7 +192,10 @@ class _Dgemm:
             self.rows_acc(got, P, trans)(3, 1, 3, 2, 1)
             if not np.allclose(got, ref, rtol=1e-13, atol=1e-13):
                 return False
-        return True
+        S = np.empty((3, 3, 3))
+        S[0] = P[0]
+        self.square_chain(S)
+        return bool(np.allclose(S[2], np.linalg.matrix_power(P[0], 4), rtol=1e-13, atol=1e-13))
 
 
 def _load_dgemm() -> _Dgemm | None:
@@ -202,14 +222,18 @@ def scan_powers(PhiT: Array, K: int) -> Array:
     Returns a C-contiguous stack of shape (D, n, n) by repeated squaring, ``D = ⌊log₂ K⌋``
     (Brent–Kung) or ``⌈log₂ K⌉`` (Hillis–Steele), as the scan for this ``n`` needs.  The
     backward (adjoint) scan with the same Φ uses the transposes (``transpose_powers=True``).
+    ``PhiT`` may be any (n, n) array (e.g. the transposed view of Φ).
     """
     n = PhiT.shape[0]
     D = K.bit_length() - 1 if _use_brent_kung(n) else (K - 1).bit_length()
-    P = np.empty((D, n, n), dtype=np.result_type(PhiT, np.float64))
+    P = np.empty((D, n, n))
     if D:
         P[0] = PhiT
-    for d in range(1, D):
-        np.matmul(P[d - 1], P[d - 1], out=P[d])
+    if _DGEMM is not None:
+        _DGEMM.square_chain(P)
+    else:
+        for d in range(1, D):
+            np.matmul(P[d - 1], P[d - 1], out=P[d])
     return P
 
 
