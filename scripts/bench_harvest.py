@@ -10,12 +10,32 @@ every step, and the same recorded variables.  Targets (issue 2): c >= 0.7 b and 
 
 Usage::
 
-    python scripts/bench_harvest.py [--runs 500] [--repeat 1] [--model faulty|rc_network]
-                                    [--json PATH]
+    python scripts/bench_harvest.py [--runs 500] [--repeat 3] [--model faulty|rc_network]
+                                    [--methods abcd] [--complevel 1] [--json PATH]
 
 The default model is the test fixture ``tests/fmu/fixtures/faulty.c`` in mode 0 (dx/dt = -k x + u,
 one state): the per-step work inside the FMU is almost nothing, so these figures measure the
 harvesting overhead, the worst case for the ratios.
+
+Measurement
+-----------
+The methods run interleaved (a b c d, a b c d, ...) ``--repeat`` times and each figure is the
+median over the repetitions, so that a change of the machine's load hits all methods alike.
+Wall-clock figures depend on how many cores are free: this machine is shared, so the script also
+reports the load average around every measurement, the CPU seconds of each method (this process
+plus its finished children, i.e. the campaign's workers), runs per CPU-second, and for the
+campaigns the wall and CPU seconds of every phase (``Campaign.timings`` / ``cpu_timings``).
+
+From those CPU seconds it derives what the wall time would be on two free cores (a model, printed
+as such): (a) and (b) run in one process, so their wall time is their CPU time; a campaign's
+serial parent phases (prepare, start, assemble, write, and building the Campaign) add up (the
+compression part of ``write`` counts half: it runs in one thread per core), and during the
+simulation the workers and the parent share the cores::
+
+    c_model = serial + max(W, P)          d_model = serial + max(W / 2, (W + P) / 2)
+
+with ``W`` the workers' CPU seconds (start-up included) and ``P`` the parent's CPU seconds while
+simulating (receiving, storing, progress).
 """
 
 from __future__ import annotations
@@ -23,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -33,16 +54,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's fmu_surrogate and test fixtures
 STOP, STEP = 1.0, 1e-3  # 1000 steps
+SERIAL_PHASES = ("validate", "prepare", "start", "assemble", "write")
+NAMES = {"a": "a_simulate_fmu", "b": "b_hand_loop", "c": "c_campaign_1_worker",
+         "d": "d_campaign_2_workers"}
 
 
 def _signal():
     from fmu_surrogate.fmu.signals import Chirp
 
     return Chirp(f0=0.5, f1=5.0, t1=STOP, amplitude=0.5, offset=1.0)  # > 0 for rc_network
-
-
-SIGNAL = None
-PHASES: dict[int, dict[str, float]] = {}
 
 
 def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
@@ -61,138 +81,222 @@ def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
     return path, param, info.inputs[0], default_record(info)
 
 
-def _cpu() -> float:
+def _cpu() -> tuple[float, float]:
     """CPU seconds of this process and of its finished children (the campaign's workers)."""
     import resource
 
     s = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+    return s.ru_utime + s.ru_stime, c.ru_utime + c.ru_stime
 
 
-def bench_simulate_fmu(path, param, values, u_name, u, t, record) -> float:
-    from fmpy import simulate_fmu
+class Bench:
+    """The four methods on one FMU; each call returns a dict of measurements."""
 
-    sig = np.zeros(t.size, dtype=[("time", float), (u_name, float)])
-    sig["time"], sig[u_name] = t, u
-    t0 = time.perf_counter()
-    for v in values:
-        simulate_fmu(str(path), start_values={param: v}, input=sig, output=record,
-                     start_time=0.0, stop_time=STOP, output_interval=STEP, validate=False)
-    return time.perf_counter() - t0
+    def __init__(self, path, param, u_name, record, values, signal, workdir, complevel,
+                 start_method):
+        self.path, self.param, self.u_name, self.record = path, param, u_name, record
+        self.values, self.signal, self.workdir = values, signal, Path(workdir)
+        self.complevel, self.start_method = complevel, start_method
+        self.t = np.linspace(0.0, STOP, round(STOP / STEP) + 1)
+        self.u = signal(self.t)  # the same input samples for every method
+
+    def simulate_fmu(self) -> dict:
+        from fmpy import simulate_fmu
+
+        sig = np.zeros(self.t.size, dtype=[("time", float), (self.u_name, float)])
+        sig["time"], sig[self.u_name] = self.t, self.u
+        t0 = time.perf_counter()
+        for v in self.values:
+            simulate_fmu(str(self.path), start_values={self.param: v}, input=sig,
+                         output=self.record, start_time=0.0, stop_time=STOP,
+                         output_interval=STEP, validate=False)
+        return {"wall": time.perf_counter() - t0}
+
+    def hand_loop(self) -> dict:
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import FMU2Slave
+
+        md = read_model_description(str(self.path))
+        vr = {v.name: v.valueReference for v in md.modelVariables}
+        unzip = extract(str(self.path))
+        t0 = time.perf_counter()
+        fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzip,
+                        modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bench")
+        fmu.instantiate()
+        rec_vr = [vr[n] for n in self.record]
+        p_vr, u_vr = [vr[self.param]], [vr[self.u_name]]
+        n = self.t.size
+        tl, h = self.t.tolist(), STEP
+        ul = self.u.tolist()
+        for k, v in enumerate(self.values):
+            if k:
+                fmu.reset()
+            fmu.setupExperiment(startTime=0.0)
+            fmu.setReal(p_vr, [v])
+            fmu.enterInitializationMode()
+            fmu.exitInitializationMode()
+            out = np.empty((n, len(rec_vr)))
+            for i in range(n):
+                fmu.setReal(u_vr, [ul[i]])
+                out[i] = fmu.getReal(rec_vr)
+                if i < n - 1:
+                    fmu.doStep(tl[i], h)
+            fmu.terminate()
+        fmu.freeInstance()
+        return {"wall": time.perf_counter() - t0}
+
+    def campaign(self, workers: int, values=None) -> dict:
+        from fmu_surrogate.fmu.campaign import Campaign
+
+        values = self.values if values is None else values
+        out = self.workdir / f"bench-{workers}.nc"
+        out.unlink(missing_ok=True)  # a finished campaign would just be loaded again
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        camp = Campaign(self.path, signals={self.u_name: self.signal},
+                        parameters=[{self.param: float(v)} for v in values], stop_time=STOP,
+                        step=STEP, record=self.record)
+        ds = camp.run(out, workers=workers, timeout=60, progress=False, overwrite=True,
+                      complevel=self.complevel, start_method=self.start_method)
+        wall = time.perf_counter() - t0
+        if not (ds["status"].values == "ok").all():
+            raise RuntimeError("benchmark runs failed: " + str(ds["message"].values[0]))
+        phases = dict(camp.timings)
+        phases["validate"] = wall - camp.timings["total"]
+        cpu = dict(camp.cpu_timings)
+        cpu["validate"] = time.process_time() - c0 - camp.cpu_timings["total"]
+        return {"wall": wall, "phases": phases, "phases_cpu": cpu,
+                "file_mb": out.stat().st_size / 1e6}
 
 
-def bench_hand_loop(path, param, values, u_name, u, t, record) -> float:
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    md = read_model_description(str(path))
-    vr = {v.name: v.valueReference for v in md.modelVariables}
-    unzip = extract(str(path))
-    t0 = time.perf_counter()
-    fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzip,
-                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bench")
-    fmu.instantiate()
-    rec_vr = [vr[n] for n in record]
-    p_vr, u_vr = [vr[param]], [vr[u_name]]
-    n = t.size
-    tl, h = t.tolist(), STEP
-    ul = u.tolist()
-    for k, v in enumerate(values):
-        if k:
-            fmu.reset()
-        fmu.setupExperiment(startTime=0.0)
-        fmu.setReal(p_vr, [v])
-        fmu.enterInitializationMode()
-        fmu.exitInitializationMode()
-        out = np.empty((n, len(rec_vr)))
-        for i in range(n):
-            fmu.setReal(u_vr, [ul[i]])
-            out[i] = fmu.getReal(rec_vr)
-            if i < n - 1:
-                fmu.doStep(tl[i], h)
-        fmu.terminate()
-    fmu.freeInstance()
-    return time.perf_counter() - t0
+def measure(fn) -> dict:
+    load0 = os.getloadavg()[0]
+    s0, c0 = _cpu()
+    m = fn()
+    s1, c1 = _cpu()
+    m.update(cpu_self=s1 - s0, cpu_children=c1 - c0, cpu=(s1 - s0) + (c1 - c0),
+             load=(load0 + os.getloadavg()[0]) / 2)
+    return m
 
 
-def bench_campaign(path, param, values, u_name, u, t, record, workers, workdir) -> float:
-    from fmu_surrogate.fmu.campaign import Campaign
+def _median(ms: list[dict], key: str) -> float:
+    return statistics.median(m[key] for m in ms)
 
-    out = Path(workdir) / f"bench-{workers}.nc"
-    out.unlink(missing_ok=True)  # a finished campaign would just be loaded again
-    t0 = time.perf_counter()
-    camp = Campaign(path, signals={u_name: SIGNAL},
-                    parameters=[{param: float(v)} for v in values], stop_time=STOP, step=STEP,
-                    record=record)
-    ds = camp.run(out, workers=workers, timeout=60, progress=False, overwrite=True)
-    elapsed = time.perf_counter() - t0
-    PHASES[workers] = dict(camp.timings, validate=elapsed - camp.timings["total"])
-    if not (ds["status"].values == "ok").all():
-        raise RuntimeError("benchmark runs failed: " + str(ds["message"].values[0]))
-    return elapsed
+
+def _median_phases(ms: list[dict], key: str) -> dict:
+    return {k: statistics.median(m[key][k] for m in ms) for k in ms[0][key]}
+
+
+def model_wall(m: dict) -> float:
+    """Wall seconds on two free cores predicted from the CPU seconds (see the module docs)."""
+    if "phases_cpu" not in m:
+        return m["cpu"]
+    pc = m["phases_cpu"]
+    serial = sum(pc[k] for k in SERIAL_PHASES)
+    # the NetCDF compression runs in one thread per core
+    serial -= (pc["write"] - pc["write_main_thread"]) / 2
+    W, P = m["cpu_children"], pc["simulate"]
+    if m["workers"] == 1:
+        return serial + max(W, P)
+    return serial + max(W / m["workers"], (W + P) / 2)
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=500, help="runs per method (default 500)")
-    ap.add_argument("--repeat", type=int, default=1, help="repetitions; best time is reported")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="interleaved repetitions; medians are reported (default 3)")
     ap.add_argument("--model", default="faulty", help="faulty (default) or a benchmark name")
+    ap.add_argument("--methods", default="abcd", help="subset of abcd to run (default abcd)")
+    ap.add_argument("--complevel", type=int, default=1,
+                    help="gzip level of the campaigns' NetCDF (default 1, the campaign default)")
+    ap.add_argument("--start-method", default="auto", choices=("auto", "fork", "spawn"),
+                    help="how the campaigns start their workers (default auto)")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    methods = [k for k in "abcd" if k in args.methods]
+    load_start = os.getloadavg()
+    print(f"{args.runs} runs x {round(STOP / STEP)} steps, model {args.model}, {os.cpu_count()} "
+          f"cores, load average {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}",
+          flush=True)
 
     with tempfile.TemporaryDirectory(prefix="bench-harvest-") as tmp:
         path, param, u_name, record = get_fmu(args.model, Path(tmp))
-        global SIGNAL
-        SIGNAL = _signal()
-        t = np.linspace(0.0, STOP, round(STOP / STEP) + 1)
-        u = SIGNAL(t)  # the same input samples for every method
         values = 1.0 + np.arange(args.runs) / args.runs
-        common = (path, param, values, u_name, u, t, record)
+        bench = Bench(path, param, u_name, record, values, _signal(), tmp, args.complevel,
+                      args.start_method)
         # warm-up outside the timings: one-time imports (xarray, h5netcdf, scipy.signal)
-        bench_campaign(path, param, values[:2], u_name, u, t, record, 1, tmp)
-        methods = {
-            "a_simulate_fmu": lambda: bench_simulate_fmu(*common),
-            "b_hand_loop": lambda: bench_hand_loop(*common),
-            "c_campaign_1_worker": lambda: bench_campaign(*common, 1, tmp),
-            "d_campaign_2_workers": lambda: bench_campaign(*common, 2, tmp),
-        }
-        seconds, cpu = {}, {}
-        for name, fn in methods.items():
-            best = None
-            for _ in range(max(1, args.repeat)):
-                c0 = _cpu()
-                wall = fn()
-                c1 = _cpu()
-                if best is None or wall < best[0]:
-                    best = (wall, c1 - c0)
-            seconds[name], cpu[name] = best
-            print(f"{name:22s} {args.runs / seconds[name]:8.1f} runs/s  "
-                  f"({seconds[name]:.2f} s wall, {cpu[name]:.2f} s CPU incl. workers, "
-                  f"for {args.runs} runs)", flush=True)
-    rate = {k: args.runs / v for k, v in seconds.items()}
-    cpu_rate = {k: args.runs / v for k, v in cpu.items()}
-    ratios = {"c_over_b": rate["c_campaign_1_worker"] / rate["b_hand_loop"],
-              "d_over_c": rate["d_campaign_2_workers"] / rate["c_campaign_1_worker"],
-              "b_over_a": rate["b_hand_loop"] / rate["a_simulate_fmu"]}
-    for w, ph in sorted(PHASES.items()):
-        print(f"campaign, {w} worker(s): " + ", ".join(f"{k} {v:.2f} s" for k, v in ph.items()))
-    print(f"c/b = {ratios['c_over_b']:.2f}  (target >= 0.7)")
-    print(f"d/c = {ratios['d_over_c']:.2f}  (target >= 1.7)")
-    print(f"b/a = {ratios['b_over_a']:.2f}")
-    print(f"CPU efficiency c/b = {cpu_rate['c_campaign_1_worker'] / cpu_rate['b_hand_loop']:.2f} "
-          f"(runs per CPU-second; independent of other load on the machine)")
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    if load is not None and load[0] > (os.cpu_count() or 1) * 0.5:
-        print(f"note: load average {load[0]:.1f} on {os.cpu_count()} cores; other processes "
-              f"compete for the CPUs, so d/c is bounded by the free cores.")
-    result = {"model": args.model, "runs": args.runs, "steps_per_run": int(STOP / STEP),
-              "cpu_count": os.cpu_count(), "runs_per_second": rate, "seconds": seconds,
-              "cpu_seconds": cpu, "runs_per_cpu_second": cpu_rate,
-              "campaign_phases_seconds": {str(k): v for k, v in PHASES.items()},
-              "ratios": ratios,
-              "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+        bench.campaign(1, values[:2])
+        fns = {"a": bench.simulate_fmu, "b": bench.hand_loop,
+               "c": lambda: bench.campaign(1), "d": lambda: bench.campaign(2)}
+        runs: dict[str, list[dict]] = {k: [] for k in methods}
+        for rep in range(max(1, args.repeat)):
+            for k in methods:
+                m = measure(fns[k])
+                m["workers"] = {"c": 1, "d": 2}.get(k, 0)
+                runs[k].append(m)
+                print(f"  repeat {rep + 1}: {NAMES[k]:22s} {args.runs / m['wall']:7.1f} runs/s "
+                      f"({m['wall']:.2f} s wall, {m['cpu']:.2f} s CPU, load {m['load']:.1f})",
+                      flush=True)
+
+    result: dict = {"model": args.model, "runs": args.runs, "steps_per_run": round(STOP / STEP),
+                    "repeat": args.repeat, "cpu_count": os.cpu_count(),
+                    "complevel": args.complevel, "start_method": args.start_method,
+                    "load_average_start": list(load_start), "methods": {}}
+    print(f"\nmedians of {args.repeat} interleaved repetitions:")
+    for k in methods:
+        ms = runs[k]
+        for m in ms:
+            m["model_wall"] = model_wall(m)
+        r = {"wall": _median(ms, "wall"), "cpu": _median(ms, "cpu"),
+             "cpu_self": _median(ms, "cpu_self"), "cpu_children": _median(ms, "cpu_children"),
+             "model_wall": _median(ms, "model_wall"), "load": _median(ms, "load"),
+             "all_walls": [m["wall"] for m in ms]}
+        r["runs_per_s"] = args.runs / r["wall"]
+        r["runs_per_cpu_s"] = args.runs / r["cpu"]
+        r["model_runs_per_s"] = args.runs / r["model_wall"]
+        if "phases" in ms[0]:
+            r["phases"] = _median_phases(ms, "phases")
+            r["phases_cpu"] = _median_phases(ms, "phases_cpu")
+            r["file_mb"] = ms[0]["file_mb"]
+        result["methods"][NAMES[k]] = r
+        print(f"{NAMES[k]:22s} {r['runs_per_s']:7.1f} runs/s wall ({r['wall']:.3f} s), "
+              f"{r['runs_per_cpu_s']:7.1f} runs/CPU-s ({r['cpu']:.3f} s CPU: "
+              f"{r['cpu_self']:.3f} this process + {r['cpu_children']:.3f} workers), "
+              f"model on 2 free cores {r['model_runs_per_s']:7.1f} runs/s, load {r['load']:.1f}")
+    for k in ("c", "d"):
+        if k in methods:
+            r = result["methods"][NAMES[k]]
+            order = ("validate", "prepare", "start", "simulate", "assemble", "write")
+            print(f"  {NAMES[k]} phases, wall / CPU of this process [s]: " + ", ".join(
+                f"{p} {r['phases'][p]:.3f}/{r['phases_cpu'][p]:.3f}" for p in order)
+                + f"; workers' CPU {r['cpu_children']:.3f}; file {r['file_mb']:.1f} MB")
+
+    def ratio(x: str, y: str, key: str) -> float | None:
+        if x not in methods or y not in methods:
+            return None
+        return result["methods"][NAMES[y]][key] / result["methods"][NAMES[x]][key]
+
+    ratios = {}
+    for label, (x, y, target) in {"c_over_b": ("c", "b", 0.7), "d_over_c": ("d", "c", 1.7),
+                                  "b_over_a": ("b", "a", None)}.items():
+        w, mdl = ratio(x, y, "wall"), ratio(x, y, "model_wall")
+        cpu = ratio(x, y, "cpu")
+        if w is None:
+            continue
+        ratios[label] = {"wall": w, "model_2_free_cores": mdl, "cpu": cpu}
+        tgt = f"  (target >= {target})" if target else ""
+        print(f"{label.replace('_over_', '/'):5s} = {w:.2f} wall-clock, {mdl:.2f} CPU-time model "
+              f"for 2 free cores, {cpu:.2f} runs per CPU-second{tgt}")
+    result["ratios"] = ratios
+    load_end = os.getloadavg()
+    result["load_average_end"] = list(load_end)
+    print(f"load average {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end, on "
+          f"{os.cpu_count()} cores" + (
+              "; other processes competed for the cores, so the wall-clock ratios understate "
+              "what free cores give" if max(load_start[0], load_end[0]) > 0.5 else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return result

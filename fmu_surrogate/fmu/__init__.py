@@ -1,7 +1,12 @@
-"""fmu layer: open and inspect FMUs, input signals, parameter plans, datasets (and the runner).
+"""fmu layer: open and inspect FMUs, input signals, parameter plans, datasets, the isolated runner
+and harvesting campaigns.
 
-Knows nothing of port-Hamiltonian systems (DESIGN.md §7).
+Knows nothing of port-Hamiltonian systems (DESIGN.md §7).  ``import fmu_surrogate.fmu`` stays
+light (numpy only): the runner, campaign, backend and store names below are imported on first
+use, and xarray, fmpy, scipy and tqdm only inside the functions that need them.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from fmu_surrogate.fmu.dataset import FAILURE_KINDS as FAILURE_KINDS
 from fmu_surrogate.fmu.dataset import FORMAT_VERSION as FORMAT_VERSION
@@ -45,3 +50,52 @@ from fmu_surrogate.fmu.signals import Step as Step
 from fmu_surrogate.fmu.signals import check_signal_fits as check_signal_fits
 from fmu_surrogate.fmu.signals import sample_inputs as sample_inputs
 from fmu_surrogate.fmu.signals import signal_from_description as signal_from_description
+
+#: Names re-exported from the runner, campaign, backend and store modules (imported lazily).
+_LAZY = {
+    "harvest": "campaign", "Campaign": "campaign", "HarvestSession": "campaign",
+    "summarize": "campaign", "experiment_grid": "campaign", "default_record": "campaign",
+    "get_backend": "backends", "available_backends": "backends", "Backend": "backends",
+    "FmpyBackend": "backends", "PyFMIBackend": "backends", "RunOutput": "backends",
+    "WorkerPool": "runner", "RunnerConfig": "runner", "RunSpec": "runner",
+    "RunResult": "runner", "run_isolated": "runner", "classify": "runner",
+    "RunStore": "store", "StoreMismatchError": "store", "StoreLockedError": "store",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from fmu_surrogate.fmu.backends import Backend as Backend
+    from fmu_surrogate.fmu.backends import FmpyBackend as FmpyBackend
+    from fmu_surrogate.fmu.backends import PyFMIBackend as PyFMIBackend
+    from fmu_surrogate.fmu.backends import RunOutput as RunOutput
+    from fmu_surrogate.fmu.backends import available_backends as available_backends
+    from fmu_surrogate.fmu.backends import get_backend as get_backend
+    from fmu_surrogate.fmu.campaign import Campaign as Campaign
+    from fmu_surrogate.fmu.campaign import HarvestSession as HarvestSession
+    from fmu_surrogate.fmu.campaign import default_record as default_record
+    from fmu_surrogate.fmu.campaign import experiment_grid as experiment_grid
+    from fmu_surrogate.fmu.campaign import harvest as harvest
+    from fmu_surrogate.fmu.campaign import summarize as summarize
+    from fmu_surrogate.fmu.runner import RunnerConfig as RunnerConfig
+    from fmu_surrogate.fmu.runner import RunResult as RunResult
+    from fmu_surrogate.fmu.runner import RunSpec as RunSpec
+    from fmu_surrogate.fmu.runner import WorkerPool as WorkerPool
+    from fmu_surrogate.fmu.runner import classify as classify
+    from fmu_surrogate.fmu.runner import run_isolated as run_isolated
+    from fmu_surrogate.fmu.store import RunStore as RunStore
+    from fmu_surrogate.fmu.store import StoreLockedError as StoreLockedError
+    from fmu_surrogate.fmu.store import StoreMismatchError as StoreMismatchError
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later look-ups do not come here again
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

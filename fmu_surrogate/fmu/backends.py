@@ -235,6 +235,7 @@ class FmpyBackend:
         self._dirty = False
         self._fatal = False
         self._cache: dict[tuple, Any] = {}
+        self._grid_cache: tuple | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, fmu_path: str | os.PathLike, info: Any = None) -> None:
@@ -480,10 +481,24 @@ class FmpyBackend:
             fmu.enterInitializationMode()
             fmu.exitInitializationMode()
 
+    def _grid(self, time: np.ndarray) -> tuple[list[float], list[float]]:
+        """``time`` and its steps as lists, computed once per grid (runs share it)."""
+        g = self._grid_cache
+        if g is None or not np.array_equal(g[0], time):  # O(T) compare, no Python objects
+            g = self._grid_cache = (time.copy(), time.tolist(), np.diff(time).tolist())
+        return g[1], g[2]
+
+    @staticmethod
+    def _input_block(fast_in, inputs) -> np.ndarray:
+        """The fast inputs as one (T, n_inputs) C array (a single float64 input: no copy)."""
+        if len(fast_in) == 1:
+            return np.ascontiguousarray(inputs[fast_in[0].name], dtype=np.float64).reshape(-1, 1)
+        return np.ascontiguousarray(np.column_stack([inputs[v.name] for v in fast_in]),
+                                    dtype=np.float64)
+
     def _run_cs(self, start_values, inputs, time, lay, out, progress, res) -> None:
         n = time.shape[0]
-        t_list = time.tolist()
-        h_list = np.diff(time).tolist()
+        t_list, h_list = self._grid(time)
         self._initialize(start_values, inputs, t_list[0], t_list[-1])
         comp = self._fmu.component
         nf = lay["n_fast_values"]
@@ -500,9 +515,9 @@ class FmpyBackend:
             fast_cols = lay["fast_cols"]
         fast_in = lay["fast_in"]
         nin = len(fast_in)
+        in_base = in_stride = in_vr = 0
         if nin:
-            u = np.ascontiguousarray(np.column_stack([inputs[v.name] for v in fast_in]),
-                                     dtype=np.float64)
+            u = self._input_block(fast_in, inputs)
             in_base, in_stride = u.ctypes.data, u.strides[0]
             in_vr = ctypes.addressof(lay["in_vr"])
         slow_in = [(v, inputs[v.name]) for v in lay["slow_in"]]
@@ -511,6 +526,12 @@ class FmpyBackend:
                      v.value_reference, lay["cols"][v.name], v) for v in slow]
         fmu = self._fmu
         last = n - 1
+        if not self.fmi3 and contiguous and not slow_in and not slow_get:
+            self._loop_fmi2(comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
+                            base, stride, progress, res)
+            with contextlib.suppress(Exception):  # the data is complete; terminate is courtesy
+                fmu.terminate()
+            return
         if self.fmi3:
             get = self._getF64
             setf = self._setF64
@@ -581,6 +602,40 @@ class FmpyBackend:
                     raise _fmi_call_exception(fn_step, st)
         with contextlib.suppress(Exception):  # the data is complete; terminate is courtesy
             fmu.terminate()
+
+    def _loop_fmi2(self, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr, base,
+                   stride, progress, res) -> None:
+        """The FMI 2 co-simulation loop of the common case: Real inputs and outputs written
+        straight from/into C arrays, no per-step Python work beyond the three C calls."""
+        setf, get, step = self._setReal, self._getReal, self._doStep
+        in_addr, out_addr = in_base, base
+        last = n - 1
+        for i in range(n):
+            if nin:
+                st = setf(comp, in_vr, nin, in_addr)
+                if st > 1:
+                    res.error_time = t_list[i]
+                    raise _fmi_call_exception("fmi2SetReal", st)
+                in_addr += in_stride
+            if nfv:
+                st = get(comp, vr, nfv, out_addr)
+                if st > 1:
+                    res.error_time = t_list[i]
+                    raise _fmi_call_exception("fmi2GetReal", st)
+                out_addr += stride
+            progress[0] = i + 1
+            if i == last:
+                return
+            st = step(comp, t_list[i], h_list[i], 1)
+            if st > 1:
+                res.error_time = t_list[i]
+                if st == 2:  # fmi2Discard: terminated by the FMU, or a step it cannot do
+                    flag = c_int(0)
+                    self._getBoolStatus(comp, 3, ctypes.addressof(flag))  # fmi2Terminated
+                    if flag.value:
+                        res.stopped_early = True
+                        return
+                raise _fmi_call_exception("fmi2DoStep", st)
 
     def _run_me(self, start_values, inputs, time, record, lay, out, progress, res) -> None:
         from fmpy import simulate_fmu

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time as _time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -354,57 +354,65 @@ class Campaign:
         return json.loads(json.dumps(d, default=_json_default))
 
     # ------------------------------------------------------------------ records
-    def _record(self, header: Mapping[str, Any], data: np.ndarray, cfg: RunnerConfig
-                ) -> RunRecord:
-        from fmu_surrogate.fmu.dataset import RunRecord
+    def _signal_texts(self) -> tuple[list[str], np.ndarray]:
+        """Distinct JSON descriptions of the signal sets and, per signal set, its position."""
+        from fmu_surrogate.fmu.dataset import signal_table
 
-        index = int(header["index"])
-        spec = self.runs[index]
-        n = data.shape[0]
-        values = {}
-        for name, (c0, shape) in cfg.columns.items():
-            if shape:
-                size = int(np.prod(shape))
-                values[name] = data[:, c0:c0 + size].reshape((n, *shape))
-            else:
-                values[name] = data[:, c0]
-        kind = header.get("kind", "")
-        return RunRecord(
-            index=index, params=dict(spec.params), signals=self._signal_description(spec),
-            status="failed" if kind else "ok", failure_kind=kind,
-            message=header.get("message", ""), values=values,
-            wall_time=float(header.get("wall", float("nan"))),
-        )
+        texts = [json.dumps({k: s.describe() for k, s in ss.items()}, sort_keys=True)
+                 for ss in self.signal_sets]
+        return signal_table(texts)
 
-    def _signal_description(self, spec: RunSpec) -> dict[str, Any]:
-        cache = self.__dict__.setdefault("_describe_cache", {})
-        d = cache.get(spec.signal_set)
-        if d is None:
-            d = {k: s.describe() for k, s in self.signal_sets[spec.signal_set].items()}
-            cache[spec.signal_set] = d
-        return d
-
-    def to_dataset(self, records: Sequence[RunRecord]) -> xr.Dataset:
-        """Assemble records of this campaign into a dataset (format of ``fmu.dataset``)."""
-        from fmu_surrogate.fmu.dataset import records_to_dataset
-
-        numeric = [p for p in self.parameter_names
-                   if all(not isinstance(ps.get(p, 0.0), str) for ps in self.parameter_sets)]
-        attrs = {
+    def _dataset_attrs(self) -> dict[str, Any]:
+        return {
             "campaign_hash": self.campaign_hash,
             "start_time": self.start_time, "stop_time": self.stop_time, "step": self.step,
             "explode_threshold": self.explode_threshold, "interface": self.interface,
             "input_interpolation": ("zero-order hold over each step" if self.uses_cs else
                                     "linear between grid points (fmpy Input, model exchange)"),
         }
+
+    def _numeric_parameters(self) -> list[str]:
+        return [p for p in self.parameter_names
+                if all(not isinstance(ps.get(p, 0.0), str) for ps in self.parameter_sets)]
+
+    def _collected_dataset(self, col: _Collector, cfg: RunnerConfig) -> xr.Dataset:
+        """The dataset of a complete collector, without per-run Python work on the data."""
+        from fmu_surrogate.fmu.dataset import _element_suffixes, assemble_dataset
+
+        columns = []
+        for name, (c0, shape) in cfg.columns.items():
+            if shape:
+                for k, (suffix, _) in enumerate(_element_suffixes(shape)):
+                    columns.append((name, suffix, col.buf[c0 + k]))
+            else:
+                columns.append((name, "", col.buf[c0]))
+        ns = len(self.signal_sets)
+        table, set_pos = self._signal_texts()
+        params = {}
+        for p in self._numeric_parameters():
+            per_set = np.array([float(ps.get(p, np.nan)) for ps in self.parameter_sets])
+            params[p] = np.repeat(per_set, ns)  # run = parameter set * ns + signal set
+        return assemble_dataset(
+            self.time, self.info, self.record, columns,
+            runs=np.arange(self.n_runs, dtype=np.int64), failure_kind=col.kind,
+            message=col.message, n_samples=col.n, wall_time=col.wall, params=params,
+            signal_table=table, signal_index=np.tile(set_pos, len(self.parameter_sets)),
+            attrs=self._dataset_attrs())
+
+    def to_dataset(self, records: Sequence[RunRecord]) -> xr.Dataset:
+        """Assemble records of this campaign into a dataset (format of ``fmu.dataset``)."""
+        from fmu_surrogate.fmu.dataset import records_to_dataset
+
         return records_to_dataset(records, self.time, self.info, self.record,
-                                  parameters=numeric, attrs=attrs)
+                                  parameters=self._numeric_parameters(),
+                                  attrs=self._dataset_attrs())
 
     # ------------------------------------------------------------------ run
     def run(self, out: str | os.PathLike | None = None, *, workers: int | None = None,
             timeout: float | None = 60.0, scheduler: Any = None, progress: bool = True,
             backend: str = "auto", overwrite: bool = False, keep_store: bool = False,
-            batch_size: int | None = None) -> xr.Dataset:
+            batch_size: int | None = None, complevel: int = 1,
+            start_method: str = "auto") -> xr.Dataset:
         """Simulate every run not yet on disk and return the dataset.
 
         Parameters
@@ -427,6 +435,12 @@ class Campaign:
             Keep ``out + ".parts"`` after consolidation (for inspection).
         batch_size : int, optional
             Runs sent to a worker (or Dask task) at once.
+        complevel : int
+            gzip level of the NetCDF file (0 = none; see :func:`~fmu_surrogate.fmu.dataset.
+            save_dataset`).
+        start_method : {"auto", "fork", "spawn"}
+            How local worker processes are made (see :class:`~fmu_surrogate.fmu.runner.
+            WorkerPool`).
 
         Returns
         -------
@@ -434,8 +448,13 @@ class Campaign:
 
         Notes
         -----
-        After the call, ``self.timings`` holds the seconds spent preparing (store, hash),
-        simulating (workers, including their start) and consolidating (NetCDF).
+        After the call, ``self.timings`` holds the seconds spent preparing (input samples,
+        store, resumed runs), starting the workers (until all have loaded the FMU), simulating,
+        assembling the dataset and writing it (NetCDF); ``prepare + start + simulate +
+        consolidate = total``, ``consolidate = assemble + write``.  ``self.cpu_timings`` has the
+        CPU seconds of this process (not of the workers) in the same phases, and those of the
+        calling thread while writing (``write_main_thread``; the rest of ``write`` is the
+        compression, spread over threads).
         """
         from fmu_surrogate.fmu.backends import get_backend  # validates the backend name
         from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
@@ -447,8 +466,17 @@ class Campaign:
             raise ExperimentError(f"workers must be a positive integer, got {workers!r}.")
         if timeout is not None and not timeout > 0:
             raise ExperimentError(f"timeout must be > 0 seconds (or None), got {timeout!r}.")
+        if isinstance(complevel, bool) or not isinstance(complevel, int) \
+                or not 0 <= complevel <= 9:
+            raise ExperimentError(f"complevel must be an integer 0 (no compression) ... 9, got "
+                                  f"{complevel!r}.")
+        if start_method not in ("auto", "fork", "spawn"):
+            raise ExperimentError(f"start_method must be 'auto', 'fork' or 'spawn', got "
+                                  f"{start_method!r}.")
         t_begin = _time.perf_counter()
+        c_begin = _time.process_time()
         self.timings = {}
+        self.cpu_timings = {}
         h = self.campaign_hash
         tmpdir = None
         if out is None:
@@ -465,7 +493,8 @@ class Campaign:
                     _say(progress, f"{out}: this campaign is already complete; loaded it.")
                     ds = load_dataset(out)
                     t = _time.perf_counter() - t_begin
-                    self.timings = {"prepare": t, "simulate": 0.0, "consolidate": 0.0,
+                    self.timings = {"prepare": t, "start": 0.0, "simulate": 0.0,
+                                    "assemble": 0.0, "write": 0.0, "consolidate": 0.0,
                                     "total": t}
                     return ds
                 if not overwrite:
@@ -476,63 +505,109 @@ class Campaign:
                         f"--overwrite (overwrite=True) to replace it.")
         cfg = self.runner_config(backend)
         store = RunStore.open(store_path, self._manifest(cfg), overwrite=overwrite)
+        pool = None
         try:
-            finished = store.finished()
-            todo = [s for s in self.runs if s.index not in finished]
-            counts = Counter(hd.get("kind", "") for hd in finished.values())
-            bar = _progress_bar(progress, self.n_runs, len(finished), self.info.name, counts)
+            col = _Collector(self.n_runs, self.time.shape[0], cfg.n_columns)
+            counts: Counter = Counter()
+            for hd, data in store.read():  # resumed runs (the latest record of a run wins)
+                col.add(int(hd["index"]), hd.get("kind", ""), hd.get("message", ""),
+                        float(hd.get("wall", float("nan"))), data)
+            for k in col.kind[col.have]:
+                counts[k] += 1
+            todo = [s for s in self.runs if not col.have[s.index]]
+            if todo and scheduler is None:
+                n_workers = min(workers or os.cpu_count() or 1, len(todo))
+                pool = WorkerPool(cfg, workers=n_workers, timeout=timeout,
+                                  batch_size=batch_size, start_method=start_method)
+                pool.launch()  # the workers load the FMU while we set up the progress bar
+            bar = _progress_bar(progress, self.n_runs, int(col.have.sum()), self.info.name,
+                                counts)
 
             def on_result(r: RunResult) -> None:
-                store.append({"index": r.index, "kind": r.failure_kind, "message": r.message,
-                              "n": r.n_samples, "wall": r.wall_time, "t0": r.started,
-                              "t1": r.finished, "worker": r.worker}, r.data)
+                if r.record is not None:  # encoded by the worker: append it as it is
+                    store.append_record(r.record)
+                else:
+                    store.append(r.store_header(), r.data)
+                col.add(r.index, r.failure_kind, r.message, r.wall_time, r.data)
                 if bar is not None:
                     if r.failure_kind:
                         counts[r.failure_kind] += 1
                         bar.set_postfix_str(_count_text(counts), refresh=False)
                     bar.update(1)
 
-            t_sim = _time.perf_counter()
+            t_start, c_start = _time.perf_counter(), _time.process_time()
+            t_sim, c_sim = t_start, c_start
             try:
-                if todo:
-                    if scheduler is not None:
-                        _run_dask(scheduler, cfg, todo, timeout, on_result, batch_size)
-                    else:
-                        n_workers = min(workers or os.cpu_count() or 1, len(todo))
-                        with WorkerPool(cfg, workers=n_workers, timeout=timeout,
-                                        batch_size=batch_size) as pool:
-                            pool.run(todo, on_result)
+                if pool is not None:
+                    with pool:  # an exception kills the workers, else they are stopped
+                        pool.start()
+                        t_sim, c_sim = _time.perf_counter(), _time.process_time()
+                        pool.run(todo, on_result)
+                elif todo:
+                    _run_dask(scheduler, cfg, todo, timeout, on_result, batch_size)
             finally:
                 if bar is not None:
                     bar.close()
-            t_cons = _time.perf_counter()
-            records = [self._record(hd, data, cfg) for hd, data in _latest(store.read())]
-            missing = self.n_runs - len(records)
-            if missing:  # pragma: no cover - every spec produces a result
+            t_cons, c_cons = _time.perf_counter(), _time.process_time()
+            if not col.have.all():  # pragma: no cover - every spec produces a result
+                missing = int((~col.have).sum())
                 raise FMUError(f"{missing} runs are missing from the store {store_path}; run the "
                                f"same command again to complete them.")
-            ds = self.to_dataset(records)
+            ds = self._collected_dataset(col, cfg)
+            t_write, c_write = _time.perf_counter(), _time.process_time()
+            m_write = _time.thread_time()
             if out is not None:
-                save_dataset(ds, out)
+                save_dataset(ds, out, complevel=complevel)
             if keep_store and out is not None:
                 store.close()
             else:
                 store.remove()
-            t_end = _time.perf_counter()
-            self.timings = {"prepare": t_sim - t_begin, "simulate": t_cons - t_sim,
-                            "consolidate": t_end - t_cons, "total": t_end - t_begin}
+            t_end, c_end = _time.perf_counter(), _time.process_time()
+            self.timings = {"prepare": t_start - t_begin, "start": t_sim - t_start,
+                            "simulate": t_cons - t_sim, "assemble": t_write - t_cons,
+                            "write": t_end - t_write, "consolidate": t_end - t_cons,
+                            "total": t_end - t_begin}
+            self.cpu_timings = {"prepare": c_start - c_begin, "start": c_sim - c_start,
+                                "simulate": c_cons - c_sim, "assemble": c_write - c_cons,
+                                "write": c_end - c_write, "consolidate": c_end - c_cons,
+                                "total": c_end - c_begin,
+                                "write_main_thread": _time.thread_time() - m_write}
         finally:
+            if pool is not None:
+                pool.terminate()  # no-op unless something failed before the pool ran
             store.close()
             if tmpdir is not None:
                 tmpdir.cleanup()
         return ds
 
 
-def _latest(items: Iterable[tuple[dict, np.ndarray]]) -> list[tuple[dict, np.ndarray]]:
-    by_index: dict[int, tuple[dict, np.ndarray]] = {}
-    for hd, data in items:
-        by_index[int(hd["index"])] = (hd, data)
-    return [by_index[i] for i in sorted(by_index)]
+class _Collector:
+    """The campaign's output arrays, filled as runs finish (and with resumed runs).
+
+    ``buf[c, i, :]`` is column ``c`` of run ``i`` (NaN after the run's end): every (run, time)
+    variable of the dataset is one contiguous ``buf[c]``, so assembling the dataset copies
+    nothing and costs no per-run work.
+    """
+
+    def __init__(self, n_runs: int, n_time: int, n_columns: int) -> None:
+        self.buf = np.full((n_columns, n_runs, n_time), np.nan)
+        self.kind = np.full(n_runs, "", dtype=object)
+        self.message = np.full(n_runs, "", dtype=object)
+        self.n = np.zeros(n_runs, dtype=np.int64)
+        self.wall = np.full(n_runs, np.nan)
+        self.have = np.zeros(n_runs, dtype=bool)
+
+    def add(self, index: int, kind: str, message: str, wall: float, data: np.ndarray) -> None:
+        """Run ``index`` produced ``data`` (shape (n, n_columns))."""
+        n = data.shape[0]
+        if self.have[index] and n < self.n[index]:  # replaced by a shorter record
+            self.buf[:, index, n:] = np.nan
+        self.buf[:, index, :n] = data.T
+        self.kind[index] = kind
+        self.message[index] = message
+        self.n[index] = n
+        self.wall[index] = wall
+        self.have[index] = True
 
 
 def _json_default(o: Any) -> Any:
@@ -568,7 +643,10 @@ def _progress_bar(progress: bool, total: int, initial: int, name: str, counts: C
         return None
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, initial=initial, desc=f"harvest {name}", unit="run",
+    class _Bar(tqdm):  # no monitor thread: workers are forked from a single-threaded process
+        monitor_interval = 0
+
+    bar = _Bar(total=total, initial=initial, desc=f"harvest {name}", unit="run",
                mininterval=0.5, file=sys.stderr)
     if _count_text(counts):
         bar.set_postfix_str(_count_text(counts), refresh=False)
@@ -670,6 +748,8 @@ def harvest(
     allow_longer: bool = False,
     keep_store: bool = False,
     batch_size: int | None = None,
+    complevel: int = 1,
+    start_method: str = "auto",
 ) -> xr.Dataset:
     """Simulate an FMU under designed inputs and parameter sets; return (and write) the dataset.
 
@@ -687,7 +767,8 @@ def harvest(
                     explode_threshold=explode_threshold, allow_longer=allow_longer)
     return camp.run(out, workers=workers, timeout=timeout, scheduler=scheduler,
                     progress=progress, backend=backend, overwrite=overwrite,
-                    keep_store=keep_store, batch_size=batch_size)
+                    keep_store=keep_store, batch_size=batch_size, complevel=complevel,
+                    start_method=start_method)
 
 
 def summarize(ds: xr.Dataset) -> str:

@@ -1,4 +1,4 @@
-"""The harvest dataset format (``format_version`` 1) and its reader/writer.
+"""The harvest dataset format (``format_version`` 2) and its reader/writer.
 
 A dataset is an :class:`xarray.Dataset` stored as NetCDF-4 (HDF5, engine ``h5netcdf``).  It is
 self-describing; nothing is pickled.
@@ -18,8 +18,9 @@ that cannot be stored as they are get escaped, reversibly (:func:`escape_name`):
 * ``%`` → ``%25`` and ``/`` → ``%2F`` (HDF5 uses ``/`` as its path separator); a name that is
   exactly ``.`` or ``..`` has its dots written as ``%2E``;
 * a name that collides with the format's own names (``time``, ``run``, ``status``,
-  ``failure_kind``, ``message``, ``n_samples``, ``wall_time``, ``signal``) or starts with
-  ``param:`` or ``var:`` gets the prefix ``var:``.
+  ``failure_kind``, ``message``, ``n_samples``, ``wall_time``, ``signal``, ``signal_index``,
+  ``signal_table``, ``signal_set``) or starts with ``param:`` or ``var:`` gets the prefix
+  ``var:``.
 
 Readers should look variables up by their original name through :func:`data_var_name` /
 :func:`run_arrays`, never guess.  Samples after a run's end (runs that stopped early or failed)
@@ -33,9 +34,22 @@ Per-run variables — dim ``run``
 ``message``       str      the FMU's log / the exception text (may be ``""``).
 ``n_samples``     int64    number of valid leading time samples of the run.
 ``wall_time``     float64  seconds the run took (NaN if unknown).
-``signal``        str      JSON ``{input name: Signal.describe()}`` of the run's inputs.
+``signal``        str      JSON ``{input name: Signal.describe()}`` (keys sorted) of the run's
+                           inputs.  In the file: see below.
 ``param:<name>``  float64  value of every parameter set in any run; NaN where the run kept the
                            FMU's default.  Attribute ``parameter`` = the original name.
+
+Input signals in the file
+-------------------------
+Runs usually share a few input signals, and a sampled input (``ArraySignal``) has a long
+description, so the file stores each distinct description once:
+
+``signal_table``  dim ``signal_set``, str: the distinct texts of ``signal``;
+``signal_index``  dim ``run``, int64: ``signal == signal_table[signal_index]``.
+
+:func:`save_dataset` writes these two instead of ``signal``, :func:`load_dataset` turns them back
+into ``signal`` (sharing the strings), so a dataset in memory has the layout above, with the
+dimensions ``run`` and ``time`` only.
 
 Global attributes
 -----------------
@@ -46,12 +60,24 @@ Global attributes
 ``outputs``, ``states`` and ``derivatives`` (``derivatives[i]`` is the derivative of
 ``states[i]``), all taken from the FMU's model description (``[]`` when not known).
 
+Storage
+-------
+:func:`save_dataset` writes the (run, time) variables in chunks of whole runs (about 1 MB),
+gzip-compressed with the HDF5 shuffle filter at level ``complevel`` (default 1: NaN tails of
+failed runs cost almost nothing, smooth trajectories shrink about 2x; higher levels gain little
+on such data and cost more time, 0 stores them uncompressed).  Any NetCDF-4 reader can open the
+files.
+
 Versioning
 ----------
 :func:`load_dataset` reads ``format_version <= FORMAT_VERSION``; older versions are upgraded in
 memory by the functions in ``_UPGRADERS`` or refused with the reason and what to do; newer
 versions are refused (upgrade fmu-surrogate).  Any change of this layout bumps
 :data:`FORMAT_VERSION`.
+
+* Version 1 stored ``signal`` (the JSON description) once per run and no ``signal_index`` /
+  ``signal_table``; it is upgraded on load (the table is made of its distinct descriptions;
+  FMU variables stored under the names that version 2 reserves get the ``var:`` prefix).
 """
 
 from __future__ import annotations
@@ -83,6 +109,7 @@ __all__ = [
     "STATUS_FAILED",
     "STATUS_OK",
     "RunRecord",
+    "assemble_dataset",
     "data_var_name",
     "dataset_to_records",
     "escape_name",
@@ -94,11 +121,12 @@ __all__ = [
     "run_arrays",
     "runs_table",
     "save_dataset",
+    "signal_table",
     "unescape_name",
 ]
 
 #: Version of the on-disk layout described in the module docstring.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: Value of the global ``format`` attribute that marks our files.
 FORMAT_NAME = "fmu-surrogate dataset"
 
@@ -121,7 +149,10 @@ FAILURE_KINDS: dict[str, str] = {
 }
 
 _PER_RUN = ("status", "failure_kind", "message", "n_samples", "wall_time", "signal")
-_RESERVED = frozenset(("time", "run") + _PER_RUN)
+_SIGNAL_DIM = "signal_set"
+#: Names that version 1 did not reserve (its FMU variables may be stored under them).
+_NEW_IN_2 = ("signal_index", "signal_table", _SIGNAL_DIM)
+_RESERVED = frozenset(("time", "run") + _PER_RUN + _NEW_IN_2)
 _PARAM_PREFIX = "param:"
 _VAR_PREFIX = "var:"
 
@@ -254,10 +285,6 @@ def records_to_dataset(
     -------
     xarray.Dataset
     """
-    import xarray as xr
-
-    import fmu_surrogate
-
     t = np.asarray(time, dtype=float)
     if t.ndim != 1 or t.size == 0:
         raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}.")
@@ -289,16 +316,11 @@ def records_to_dataset(
                 shp = ()
         shapes[name] = tuple(shp or ())
 
-    var_info: dict[str, Any] = {}
-    if fmu_info is not None:
-        var_info = {v.name: v for v in fmu_info.variables}
-
-    data_vars: dict[str, Any] = {}
+    columns: list[tuple[str, str, np.ndarray]] = []
     for name in variables:
         shp = shapes[name]
         elems = _element_suffixes(shp) if shp else [("", ())]
         for suffix, eidx in elems:
-            full = f"{name}[{suffix}]" if suffix else name
             arr = np.full((R, T), np.nan)
             for i, r in enumerate(records):
                 if name not in r.values:
@@ -312,18 +334,7 @@ def records_to_dataset(
                                      f"more than the {T} of the time grid.")
                 col = v[(slice(None),) + eidx] if shp else v
                 arr[i, : col.shape[0]] = col
-            a: dict[str, Any] = {"fmu_variable": name}
-            if suffix:
-                a["element"] = suffix
-            info = var_info.get(name)
-            if info is not None:
-                a["causality"] = info.causality
-                if info.unit:
-                    a["units"] = info.unit
-            key = escape_name(full)
-            if key in data_vars:
-                raise ValueError(f"variable {full!r} appears twice after expanding arrays.")
-            data_vars[key] = (("run", "time"), arr, a)
+            columns.append((name, suffix, arr))
 
     if parameters is None:
         seen: dict[str, None] = {}
@@ -331,21 +342,120 @@ def records_to_dataset(
             for k in r.params:
                 seen.setdefault(k, None)
         parameters = list(seen)
-    parameters = list(parameters)
-    for p in parameters:
-        arr = np.array([float(r.params.get(p, np.nan)) for r in records], dtype=float)
-        data_vars[_param_var(p)] = (("run",), arr, {"parameter": p})
+    params = {p: np.array([float(r.params.get(p, np.nan)) for r in records], dtype=float)
+              for p in parameters}
 
-    n_samples = np.array([r.n_samples for r in records], dtype=np.int64)
-    data_vars["status"] = (("run",), np.array([r.status for r in records], dtype=object))
-    data_vars["failure_kind"] = (("run",), np.array([r.failure_kind for r in records],
-                                                    dtype=object))
-    data_vars["message"] = (("run",), np.array([str(r.message) for r in records], dtype=object))
-    data_vars["n_samples"] = (("run",), n_samples)
-    data_vars["wall_time"] = (("run",), np.array([float(r.wall_time) for r in records]),
-                              {"units": "s"})
-    data_vars["signal"] = (("run",), np.array([json.dumps(r.signals, sort_keys=True)
-                                               for r in records], dtype=object))
+    # one JSON text per distinct signal description (records of a campaign share the dicts)
+    texts: dict[str, int] = {}
+    by_id: dict[int, int] = {}
+    signal_index = np.empty(R, dtype=np.int64)
+    for i, r in enumerate(records):
+        j = by_id.get(id(r.signals))
+        if j is None:
+            j = texts.setdefault(json.dumps(r.signals, sort_keys=True), len(texts))
+            by_id[id(r.signals)] = j
+        signal_index[i] = j
+
+    return assemble_dataset(
+        t, fmu_info, variables, columns, runs=np.array(idx, dtype=np.int64),
+        failure_kind=[r.failure_kind for r in records],
+        message=[str(r.message) for r in records],
+        n_samples=np.array([r.n_samples for r in records], dtype=np.int64),
+        wall_time=np.array([float(r.wall_time) for r in records]),
+        params=params, signal_table=list(texts), signal_index=signal_index, attrs=attrs,
+        status=[r.status for r in records])
+
+
+def assemble_dataset(
+    time: np.ndarray,
+    fmu_info: FMUInfo | None,
+    variables: Sequence[str],
+    columns: Sequence[tuple[str, str, np.ndarray]],
+    *,
+    runs: np.ndarray,
+    failure_kind: Sequence[str],
+    message: Sequence[str],
+    n_samples: np.ndarray,
+    wall_time: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    signal_table: Sequence[str],
+    signal_index: np.ndarray,
+    attrs: Mapping[str, Any] | None = None,
+    status: Sequence[str] | None = None,
+) -> xr.Dataset:
+    """Assemble a dataset from arrays (the fast path of campaigns; no per-run Python work).
+
+    Parameters
+    ----------
+    time : ndarray, shape (T,)
+    fmu_info : FMUInfo or None
+    variables : sequence of str
+        The recorded FMU variables (original names; attribute ``variables``).
+    columns : sequence of (name, element, ndarray of shape (R, T))
+        One entry per stored column: the FMU variable, ``""`` or the 1-based element index
+        (``"1,2"``) of an array variable, and the samples (NaN after each run's end).  The
+        arrays are used as they are (not copied).
+    runs : ndarray of int64, shape (R,)
+    failure_kind, message : sequence of str, length R
+    n_samples : ndarray of int64, shape (R,)
+    wall_time : ndarray of float64, shape (R,)
+    params : mapping of str to ndarray of shape (R,)
+        ``{parameter name: values}`` (NaN where the run kept the FMU default).
+    signal_table : sequence of str
+        The distinct JSON signal descriptions.
+    signal_index : ndarray of int64, shape (R,)
+        Position of each run's description in ``signal_table``.
+    attrs : mapping, optional
+        Extra or overriding global attributes.
+    status : sequence of str, optional
+        Default: ``"ok"`` where ``failure_kind`` is empty, else ``"failed"``.
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    import xarray as xr
+
+    import fmu_surrogate
+
+    t = np.asarray(time, dtype=float)
+    R, T = len(runs), t.size
+    var_info: dict[str, Any] = {}
+    if fmu_info is not None:
+        var_info = {v.name: v for v in fmu_info.variables}
+    data_vars: dict[str, Any] = {}
+    for name, suffix, arr in columns:
+        if arr.shape != (R, T):
+            raise ValueError(f"column {name!r} has shape {arr.shape}, expected {(R, T)}.")
+        full = f"{name}[{suffix}]" if suffix else name
+        a: dict[str, Any] = {"fmu_variable": name}
+        if suffix:
+            a["element"] = suffix
+        info = var_info.get(name)
+        if info is not None:
+            a["causality"] = info.causality
+            if info.unit:
+                a["units"] = info.unit
+        key = escape_name(full)
+        if key in data_vars:
+            raise ValueError(f"variable {full!r} appears twice after expanding arrays.")
+        data_vars[key] = (("run", "time"), arr, a)
+    for p, values in params.items():
+        data_vars[_param_var(p)] = (("run",), np.asarray(values, dtype=float), {"parameter": p})
+
+    kinds = np.array(list(failure_kind), dtype=object).reshape(R)
+    if status is None:
+        status_arr = np.where(kinds == "", STATUS_OK, STATUS_FAILED).astype(object)
+    else:
+        status_arr = np.array(list(status), dtype=object).reshape(R)
+    table = np.array(list(signal_table), dtype=object).reshape(len(signal_table))
+    signal_index = np.asarray(signal_index, dtype=np.int64).reshape(R)
+    data_vars["status"] = (("run",), status_arr)
+    data_vars["failure_kind"] = (("run",), kinds)
+    data_vars["message"] = (("run",), np.array(list(message), dtype=object).reshape(R))
+    data_vars["n_samples"] = (("run",), np.asarray(n_samples, dtype=np.int64))
+    data_vars["wall_time"] = (("run",), np.asarray(wall_time, dtype=float), {"units": "s"})
+    data_vars["signal"] = (("run",), table[signal_index])  # shares the strings
 
     g: dict[str, Any] = {
         "format": FORMAT_NAME,
@@ -355,7 +465,7 @@ def records_to_dataset(
         "fmu_name": "", "fmu_guid": "", "fmi_version": "", "generation_tool": "",
         "fmu_sha256": "", "fmu_path": "",
         "variables": _json_list(variables),
-        "parameters": _json_list(parameters),
+        "parameters": _json_list(params),
         "inputs": "[]", "outputs": "[]", "states": "[]", "derivatives": "[]",
     }
     if fmu_info is not None:
@@ -373,13 +483,12 @@ def records_to_dataset(
         elif isinstance(v, (list, tuple, dict)):
             v = json.dumps(v)
         g[k] = v
-    ds = xr.Dataset(
+    return xr.Dataset(
         data_vars,
-        coords={"run": ("run", np.array(idx, dtype=np.int64)),
+        coords={"run": ("run", np.asarray(runs, dtype=np.int64)),
                 "time": ("time", t, {"units": "s", "long_name": "time"})},
         attrs=g,
     )
-    return ds
 
 
 def dataset_to_records(ds: xr.Dataset) -> list[RunRecord]:
@@ -410,25 +519,63 @@ def dataset_to_records(ds: xr.Dataset) -> list[RunRecord]:
 
 
 # ---------------------------------------------------------------------- io
-def save_dataset(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
+                 threads: int | None = None) -> Path:
     """Write ``ds`` to ``path`` atomically (``path + ".part"``, then ``os.replace``).
 
-    Float arrays are gzip-compressed (NaN tails of failed runs cost almost nothing).
+    The (run, time) float variables are stored in chunks of whole runs (about 1 MB) and, unless
+    ``complevel`` is 0, gzip-compressed with the shuffle filter; ``signal`` is stored as
+    ``signal_table`` + ``signal_index`` (see the module docs).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    path : path
+    complevel : int
+        gzip level 0 (none) ... 9.  Level 1 (default) gets nearly all of the size reduction of
+        higher levels on simulation data at the lowest cost in time.
+    threads : int, optional
+        Threads compressing the (run, time) variables (default: one per CPU; 1 = HDF5's own
+        serial compression through xarray).  Either way the file holds the same values with
+        the same filters.
 
     Returns
     -------
     Path
         ``path``.
     """
+    if not isinstance(complevel, (int, np.integer)) or not 0 <= complevel <= 9:
+        raise ValueError(f"complevel must be an integer 0 (no compression) ... 9, got "
+                         f"{complevel!r}.")
+    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(path.name + ".part")
-    encoding = {}
-    for k, v in ds.data_vars.items():
-        if v.dtype.kind == "f" and v.ndim == 2:
-            encoding[k] = {"zlib": True, "complevel": 4, "shuffle": True}
+    if "signal" in ds.data_vars and ds["signal"].dims == ("run",):
+        table, index = signal_table(ds["signal"].values)
+        ds = ds.drop_vars("signal").assign(
+            signal_index=(("run",), index, {"description": "position in signal_table"}),
+            signal_table=((_SIGNAL_DIM,), np.array(table, dtype=object),
+                          {"description": "distinct JSON {input name: signal description}"}))
     try:
-        ds.to_netcdf(part, engine="h5netcdf", encoding=encoding)
+        big = _plain_layout(ds) if complevel and threads != 1 else None
+        done = False
+        if big:
+            try:
+                _write_parallel(ds, part, big, int(complevel), threads)
+                done = True
+            except (TypeError, ValueError):  # something the plain writer cannot store
+                part.unlink(missing_ok=True)
+        if not done:
+            encoding = {}
+            for k, v in ds.data_vars.items():
+                if v.dtype.kind == "f" and v.ndim == 2 and v.size:
+                    enc: dict[str, Any] = {"chunksizes": (_chunk_rows(*v.shape), v.shape[1])}
+                    if complevel:
+                        enc.update(zlib=True, complevel=int(complevel), shuffle=True)
+                    encoding[k] = enc
+            ds.to_netcdf(part, engine="h5netcdf", encoding=encoding)
         os.replace(part, path)
     finally:
         if part.exists():
@@ -436,12 +583,148 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     return path
 
 
+def _chunk_rows(n_runs: int, n_time: int) -> int:
+    """Runs per chunk of a (run, time) float64 variable: about 1 MB per chunk."""
+    return max(1, min(n_runs, (1 << 20) // (8 * max(1, n_time))))
+
+
+def _plain_layout(ds: xr.Dataset) -> list[str] | None:
+    """The (run, time) float64 variables if ``ds`` suits :func:`_write_parallel`, else ``None``.
+
+    It does when every variable has the dimensions of the format (``run``, ``time``,
+    ``signal_set``), is float64, int64 or text, and the only coordinates are ``run`` and
+    ``time`` — datasets made by this module.  Anything else goes through xarray's writer.
+    """
+    if set(ds.coords) - {"run", "time"} or set(ds.dims) - {"run", "time", _SIGNAL_DIM}:
+        return None
+    for v in ds.variables.values():
+        kind, size = v.dtype.kind, v.dtype.itemsize
+        if not ((kind in "fi" and size == 8) or kind in "OU") or v.ndim > 2:
+            return None
+        if kind in "OU" and v.ndim != 1:
+            return None
+    big = [k for k, v in ds.data_vars.items()
+           if v.dims == ("run", "time") and v.dtype.kind == "f" and v.size]
+    return big or None
+
+
+def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
+    """One chunk (runs ``r0 .. r0 + rows``) as HDF5 stores it: shuffle filter, then deflate."""
+    import zlib
+
+    block = arr[r0:r0 + rows]
+    if block.shape[0] < rows:  # the edge chunk is stored at full size
+        full = np.zeros((rows, arr.shape[1]))
+        full[:block.shape[0]] = block
+        block = full
+    raw = np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8)
+    shuffled = np.ascontiguousarray(raw.reshape(-1, 8).T)  # byte k of every value together
+    return zlib.compress(shuffled, level)  # zlib releases the GIL: threads run in parallel
+
+
+def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
+                    threads: int | None) -> None:
+    """Write ``ds`` as NetCDF-4 compressing the chunks of ``big`` in parallel threads.
+
+    HDF5 compresses chunk after chunk in the calling thread, which made the compression the
+    largest serial step of a campaign.  Here the chunks are shuffled and deflated by a thread
+    pool (byte-identical to HDF5's own filters, so any NetCDF-4 reader decodes them) while the
+    file's structure is written, then stored with ``write_direct_chunk``.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import h5netcdf
+    import h5py
+
+    R, T = ds.sizes["run"], ds.sizes["time"]
+    rows = _chunk_rows(R, T)
+    tasks = [(k, r0) for k in big for r0 in range(0, R, rows)]
+    n_threads = threads or min(len(tasks), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+        futures = [pool.submit(_shuffle_deflate, np.asarray(ds[k].values), r0, rows, level)
+                   for k, r0 in tasks]
+        try:
+            with h5netcdf.File(part, "w") as f:
+                f.dimensions = {d: n for d, n in ds.sizes.items()}
+                for name in ("run", "time"):
+                    _plain_variable(f, name, ds[name].variable)
+                for name, v in ds.data_vars.items():
+                    if name in big:
+                        var = f.create_variable(name, v.dims, "f8", chunks=(rows, T),
+                                                compression="gzip", compression_opts=level,
+                                                shuffle=True, fillvalue=np.nan)
+                        for a, val in v.attrs.items():
+                            var.attrs[a] = val
+                    else:
+                        _plain_variable(f, name, v.variable)
+                for a, val in ds.attrs.items():
+                    f.attrs[a] = val
+            with h5py.File(part, "r+") as h:
+                for (k, r0), fut in zip(tasks, futures):
+                    h[k].id.write_direct_chunk((r0, 0), fut.result())
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+def _plain_variable(f: Any, name: str, v: Any) -> None:
+    """One float64 / int64 / text variable, as xarray would write it (NaN fill for floats)."""
+    import h5py
+
+    values = np.asarray(v.values)
+    if values.dtype.kind in "OU":
+        var = f.create_variable(name, v.dims, h5py.string_dtype())
+        if values.size:
+            var[...] = values.astype(object)
+    else:
+        fill = np.nan if values.dtype.kind == "f" and name not in ("run", "time") else None
+        var = f.create_variable(name, v.dims, values.dtype, fillvalue=fill)
+        if values.size:
+            var[...] = values
+    for a, val in v.attrs.items():
+        var.attrs[a] = val
+
+
 _NOT_OURS = ("it is not an fmu-surrogate dataset; datasets are written by `fmu-surrogate harvest` "
              "or fmu_surrogate.fmu.dataset.save_dataset")
 
-#: ``{old format_version: function(ds) -> ds of format_version + 1}``.  Version 1 is the first
-#: version, so there is nothing to upgrade yet.
-_UPGRADERS: dict[int, Any] = {}
+def signal_table(descriptions: Iterable[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts of ``descriptions`` (first-seen order) and each one's position.
+
+    Shared string objects are hashed once (Python caches a string's hash), so a campaign's
+    ``signal`` column of many runs with few signals costs one dict lookup per run.
+    """
+    texts: dict[str, int] = {}
+    index = np.array([texts.setdefault(d if type(d) is str else str(d), len(texts))
+                      for d in descriptions], dtype=np.int64)
+    return list(texts), index
+
+
+def _upgrade_1_to_2(ds: xr.Dataset) -> xr.Dataset:
+    """Format 1 -> 2 (in memory): FMU variables stored under names that format 2 reserves
+    (``signal_index``, ``signal_table``, ``signal_set``) move to their escaped names."""
+    renames = {k: _VAR_PREFIX + k for k in _NEW_IN_2
+               if k in ds.data_vars and "fmu_variable" in ds[k].attrs}
+    return ds.rename_vars(renames) if renames else ds
+
+
+def _from_file_layout(ds: xr.Dataset, path: Path) -> xr.Dataset:
+    """``signal_table`` + ``signal_index`` (format >= 2 files) -> the per-run ``signal``."""
+    if ("signal_table" not in ds.variables or "signal_index" not in ds.variables
+            or ds["signal_table"].dims != (_SIGNAL_DIM,)):
+        return ds
+    table = np.asarray(ds["signal_table"].values, dtype=object)
+    index = np.asarray(ds["signal_index"].values, dtype=np.int64)
+    if index.size and (index.min() < 0 or index.max() >= table.size):
+        raise DatasetError(f"{path}: signal_index points outside signal_table; the file is "
+                           f"damaged — re-harvest it.")
+    ds = ds.drop_vars(["signal_table", "signal_index"])
+    ds["signal"] = (("run",), table[index])
+    return ds
+
+
+#: ``{old format_version: function(ds) -> ds of format_version + 1}``.
+_UPGRADERS: dict[int, Any] = {1: _upgrade_1_to_2}
 
 
 def _check_version(ds: xr.Dataset, path: Path) -> xr.Dataset:
@@ -471,6 +754,7 @@ def _check_version(ds: xr.Dataset, path: Path) -> xr.Dataset:
         ds = up(ds)
         version += 1
         ds.attrs["format_version"] = np.int64(version)
+    ds = _from_file_layout(ds, path)
     missing = [k for k in ("run", "time", *_PER_RUN) if k not in ds.variables]
     if missing:
         raise DatasetError(f"{path}: format_version {version} dataset lacks {missing}; the file is "
@@ -499,7 +783,7 @@ def load_dataset(path: str | os.PathLike) -> xr.Dataset:
         with xr.open_dataset(path, engine="h5netcdf", decode_times=False,
                              decode_timedelta=False) as f:
             ds = f.load()
-    except Exception as exc:  # h5py/h5netcdf raise OSError, ValueError, ... for foreign files
+    except Exception as exc:  # noqa: BLE001 - h5py/h5netcdf raise OSError, ValueError, ...
         raise DatasetError(f"{path} cannot be read as NetCDF-4/HDF5 ({type(exc).__name__}: "
                            f"{exc}); {_NOT_OURS}.") from None
     return _check_version(ds, path)

@@ -75,6 +75,8 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
                    help="replace an existing dataset / unfinished runs of another campaign")
     r.add_argument("--keep-store", action="store_true",
                    help="keep the per-run store OUT.parts/ after writing the dataset")
+    r.add_argument("--complevel", type=int, default=1, choices=range(10), metavar="0..9",
+                   help="gzip level of the dataset file (default 1; 0 = uncompressed)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -229,7 +231,7 @@ def harvest_command(args: argparse.Namespace) -> int:
         progress=not args.quiet, backend=args.backend, overwrite=args.overwrite,
         interface=args.interface, tolerance=args.tolerance,
         explode_threshold=args.explode_threshold, allow_longer=args.allow_longer,
-        keep_store=args.keep_store,
+        keep_store=args.keep_store, complevel=args.complevel,
     )
     print(f"{summarize(ds)}; wrote {out}")
     kinds = [str(k) for k in ds["failure_kind"].values]

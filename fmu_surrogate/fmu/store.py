@@ -42,13 +42,40 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer assumed
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["STORE_FORMAT", "RunStore", "StoreLockedError", "StoreMismatchError"]
+__all__ = ["STORE_FORMAT", "RunStore", "StoreLockedError", "StoreMismatchError", "encode_record"]
 
 STORE_FORMAT = "fmu-surrogate run store"
 STORE_VERSION = 1
 _MAGIC = b"FSR1"
 _HEAD = struct.Struct("<4sIQ")
 _CRC = struct.Struct("<I")
+
+
+def encode_record(header: dict[str, Any], data: np.ndarray) -> bytes:
+    """One ``runs.bin`` record (see the module docs) of ``header`` and ``data`` (n, n_columns).
+
+    Workers encode their results with this, so that the process that owns the store only has
+    to append the bytes (:meth:`RunStore.append_record`).
+    """
+    body = np.ascontiguousarray(data, dtype="<f8").reshape(-1).view(np.uint8)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    crc = zlib.crc32(body, zlib.crc32(h))
+    return b"".join((_HEAD.pack(_MAGIC, len(h), body.size), h, body, _CRC.pack(crc)))
+
+
+def decode_record(rec: bytes | memoryview, n_columns: int) -> tuple[dict[str, Any], np.ndarray]:
+    """Inverse of :func:`encode_record` for one complete record (no CRC check: it comes from a
+    pipe, not from disk).  The data is a read-only view of ``rec``."""
+    _magic, hl, dl = _HEAD.unpack_from(rec, 0)
+    h0 = _HEAD.size
+    header = json.loads(bytes(rec[h0:h0 + hl]))
+    data = np.frombuffer(rec, dtype="<f8", count=dl // 8, offset=h0 + hl)
+    return header, data.reshape(-1, n_columns)
+
+
+def is_record(msg: bytes | memoryview) -> bool:
+    """Whether ``msg`` starts like a record of :func:`encode_record`."""
+    return bytes(msg[:4]) == _MAGIC
 
 
 class StoreMismatchError(FMUError):
@@ -184,14 +211,18 @@ class RunStore:
     # ------------------------------------------------------------------ write
     def append(self, header: dict[str, Any], data: np.ndarray) -> None:
         """Append one finished run (``header`` JSON-serialisable; ``data`` (n, n_columns))."""
-        data = np.ascontiguousarray(data, dtype="<f8")
+        data = np.asarray(data)
         if data.ndim != 2 or data.shape[1] != self.n_columns:
             raise ValueError(f"data must have shape (n, {self.n_columns}), got {data.shape}")
-        h = json.dumps(header, separators=(",", ":")).encode("utf-8")
-        body = data.tobytes()
-        crc = zlib.crc32(body, zlib.crc32(h))
-        rec = b"".join((_HEAD.pack(_MAGIC, len(h), len(body)), h, body, _CRC.pack(crc)))
-        os.write(self._fd, rec)  # one write on an O_APPEND fd; no fsync (see module docs)
+        self.append_record(encode_record(header, data))
+
+    def append_record(self, rec: bytes) -> None:
+        """Append one record made by :func:`encode_record` (a single ``write``)."""
+        n = os.write(self._fd, rec)  # one write on an O_APPEND fd; no fsync (see module docs)
+        if n != len(rec):  # pragma: no cover - disk full: finish the record or fail loudly
+            view = memoryview(rec)
+            while n < len(rec):
+                n += os.write(self._fd, view[n:])
 
     # ------------------------------------------------------------------ read
     def _scan(self) -> Iterator[tuple[dict[str, Any], np.ndarray, int]]:
@@ -216,12 +247,15 @@ class RunStore:
                 header = json.loads(bytes(hb).decode("utf-8"))
             except ValueError:
                 return
-            data = np.frombuffer(bytes(db), dtype="<f8").reshape(-1, self.n_columns)
+            data = np.frombuffer(raw, dtype="<f8", count=dl // 8,
+                                 offset=h0 + hl).reshape(-1, self.n_columns)
             yield header, data, end
             pos = end
 
     def read(self) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
-        """All valid records in file order as ``(header, data)`` (a torn tail is skipped)."""
+        """All valid records in file order as ``(header, data)`` (a torn tail is skipped).
+
+        ``data`` are read-only views of one buffer holding the whole file."""
         for header, data, _ in self._scan():
             yield header, data
 

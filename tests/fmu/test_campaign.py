@@ -279,3 +279,32 @@ def test_bad_input_names_the_problem_and_the_fix(faulty_fmu, broken_fmus, tmp_pa
     assert c.record == ["u", "x", "der(x)"]
     with pytest.raises(ExperimentError, match="workers must be a positive integer"):
         c.run(None, workers=0, progress=False)
+
+
+# ---------------------------------------------------------------------------- options, phases
+def test_campaign_options_phases_and_file_layout(faulty_fmu, tmp_path):  # noqa: F811
+    import h5py
+    import xarray as xr
+
+    u = ArraySignal(T, np.ones(T.size))
+    camp = Campaign(faulty_fmu, signals={"u": u}, parameters=[{"k": k} for k in (1.0, 2.0, 4.0)],
+                    stop_time=1.0, step=0.01)
+    out = tmp_path / "opt.nc"
+    ds = camp.run(out, workers=2, progress=False, complevel=0, start_method="spawn")
+    t = camp.timings
+    assert set(t) == {"prepare", "start", "simulate", "assemble", "write", "consolidate", "total"}
+    assert t["prepare"] + t["start"] + t["simulate"] + t["consolidate"] == pytest.approx(
+        t["total"], abs=1e-9)
+    assert t["assemble"] + t["write"] == pytest.approx(t["consolidate"], abs=1e-9)
+    assert set(camp.cpu_timings) >= set(t)
+    for i, k in enumerate((1.0, 2.0, 4.0)):  # exact discretisation: rounding only
+        np.testing.assert_allclose(ds["x"].values[i], exact(T, k=k, u=1.0), rtol=0, atol=1e-14)
+    with h5py.File(out) as f:  # complevel=0: stored plainly; the sampled input stored once
+        assert f["x"].compression is None and f["signal_table"].shape == (1,)
+    disk = load_dataset(out)
+    xr.testing.assert_identical(disk, ds)  # what run() returns is what the file holds
+    assert json.loads(str(disk["signal"].values[2]))["u"]["kind"] == "array"
+    with pytest.raises(ExperimentError, match="complevel must be an integer"):
+        camp.run(tmp_path / "x.nc", complevel=10, progress=False)
+    with pytest.raises(ExperimentError, match="start_method must be"):
+        camp.run(tmp_path / "x.nc", start_method="thread", progress=False)

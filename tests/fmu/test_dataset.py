@@ -96,7 +96,7 @@ def test_layout(ds):
     assert (a["fmu_name"], a["fmu_guid"], a["fmi_version"], a["generation_tool"]) == \
         ("m", "{g}", "2.0", "tool 1.0")
     assert a["fmu_sha256"] == "ab" * 32 and a["fmu_path"] == "/models/m.fmu"
-    assert a["format_version"] == FORMAT_VERSION == 1
+    assert a["format_version"] == FORMAT_VERSION == 2
     assert a["fmu_surrogate_version"] == fmu_surrogate.__version__
     assert json.loads(a["states"]) == ["x"] and json.loads(a["derivatives"]) == ["der(x)"]
     assert json.loads(a["inputs"]) == ["u"] and json.loads(a["outputs"]) == ["x", "y z", "arr"]
@@ -121,7 +121,7 @@ def test_round_trip(ds, tmp_path):
     xr.testing.assert_identical(back.drop_attrs(), ds.drop_attrs())  # values bit-identical
     for k in ("fmu_name", "fmu_guid", "variables", "parameters", "states", "created"):
         assert back.attrs[k] == ds.attrs[k]
-    assert int(back.attrs["format_version"]) == 1
+    assert int(back.attrs["format_version"]) == 2
     assert fmu_variables(back) == NAMES
     assert parameter_names(back) == ["k", "w/1"]
     for n in NAMES:
@@ -239,8 +239,8 @@ def _with_version(ds: xr.Dataset, v: int, path: Path) -> Path:
 
 def test_future_version_is_refused(ds, tmp_path):
     p = _with_version(ds, FORMAT_VERSION + 1, tmp_path / "future.nc")
-    with pytest.raises(DatasetError, match=r"format_version 2, written by a newer fmu-surrogate.*"
-                                           r"reads format_version <= 1.*pip install -U") as exc:
+    with pytest.raises(DatasetError, match=r"format_version 3, written by a newer fmu-surrogate.*"
+                                           r"reads format_version <= 2.*pip install -U") as exc:
         load_dataset(p)
     assert isinstance(exc.value, FMUError)
 
@@ -248,7 +248,7 @@ def test_future_version_is_refused(ds, tmp_path):
 def test_older_version_upgraded_or_refused(ds, tmp_path, monkeypatch):
     p = _with_version(ds, 0, tmp_path / "old.nc")
     with pytest.raises(DatasetError, match="format_version 0, which this fmu-surrogate "
-                                           r"\(format_version 1\) cannot convert; re-harvest"):
+                                           r"\(format_version 2\) cannot convert; re-harvest"):
         load_dataset(p)
 
     def up(old):
@@ -258,7 +258,7 @@ def test_older_version_upgraded_or_refused(ds, tmp_path, monkeypatch):
 
     monkeypatch.setitem(dsmod._UPGRADERS, 0, up)
     back = load_dataset(p)
-    assert back.attrs["upgraded"] == "yes" and int(back.attrs["format_version"]) == 1
+    assert back.attrs["upgraded"] == "yes" and int(back.attrs["format_version"]) == 2
 
 
 def test_foreign_netcdf_and_garbage_are_refused(tmp_path):
@@ -289,3 +289,86 @@ def test_failed_save_keeps_the_old_file(ds, tmp_path):
     with pytest.raises(TypeError):  # h5netcdf cannot store a dict attribute
         save_dataset(bad, p)
     assert p.read_bytes() == before and not (tmp_path / "d.nc.part").exists()
+
+
+# ------------------------------------------------------------------ format 2: signals, writers
+def test_each_distinct_signal_is_stored_once(info, tmp_path):
+    import h5py
+
+    arr = {"u": {"kind": "array", "t": T.tolist(), "values": np.sin(T).tolist()}}
+    shared = [RunRecord(i, {"k": float(i)}, arr if i % 3 else {"u": Step(0.5).describe()},
+                        values={"x": np.exp(-i * T)}) for i in range(30)]
+    ds = records_to_dataset(shared, T, info, ["x"])
+    assert dict(ds.sizes) == {"run": 30, "time": T.size}  # in memory: one text per run
+    assert json.loads(ds["signal"].values[1]) == arr
+    path = save_dataset(ds, tmp_path / "s.nc")
+    with h5py.File(path) as f:
+        assert "signal" not in f and f["signal_table"].shape == (2,)  # 2 distinct, not 30
+        # first seen first: run 0 has the step
+        np.testing.assert_array_equal(f["signal_index"][:], [int(i % 3 != 0) for i in range(30)])
+        assert json.loads(f["signal_table"][1]) == arr
+    back = load_dataset(path)
+    assert dict(back.sizes) == {"run": 30, "time": T.size}
+    assert list(back["signal"].values) == list(ds["signal"].values)
+    xr.testing.assert_identical(back.drop_attrs(), ds.drop_attrs())
+
+
+def test_version_1_files_are_upgraded():
+    """A file written by format_version 1 (tests/fmu/fixtures/dataset_v1.nc, made with the
+    version-1 writer: one signal text per run, an FMU variable named ``signal_table``)."""
+    v1 = Path(__file__).parent / "fixtures" / "dataset_v1.nc"
+    ds = load_dataset(v1)
+    assert int(ds.attrs["format_version"]) == FORMAT_VERSION == 2
+    assert dict(ds.sizes) == {"run": 3, "time": 6}
+    t = np.linspace(0, 0.5, 6)
+    assert data_var_name(ds, "signal_table") == "var:signal_table"  # reserved since version 2
+    np.testing.assert_allclose(ds["var:signal_table"].values[1], 3 * t, rtol=0, atol=1e-15)
+    _, (_, X1) = run_arrays(ds, ["x", "signal_table"])
+    np.testing.assert_allclose(X1[:, 0], np.exp(-2 * t), rtol=0, atol=1e-15)
+    assert json.loads(ds["signal"].values[0])["u"]["kind"] == "step"
+    assert json.loads(ds["signal"].values[1])["u"]["kind"] == "array"
+    assert ds["signal"].values[2] == ds["signal"].values[0]
+    assert list(ds["failure_kind"].values) == ["", "", "crash"]
+    recs = dataset_to_records(ds)
+    assert recs[2].values["x"].shape == (3,) and recs[1].params == {"k": 2.0}
+
+
+def _big(info, n_runs=100, n_time=3000):
+    """Enough data for several chunks, the last one partial (1 MB chunks: 43 runs of 3000)."""
+    rng = np.random.default_rng(2)
+    t = np.linspace(0.0, 1.0, n_time)
+    recs = [RunRecord(i, {"k": float(i)}, {"u": Step(0.5).describe()},
+                      "ok" if i % 7 else "failed", "" if i % 7 else "non_finite",
+                      values={"x": np.cumsum(rng.standard_normal(n_time if i % 7 else 50)),
+                              "u": np.ones(n_time if i % 7 else 50)})
+            for i in range(n_runs)]
+    return records_to_dataset(recs, t, info, ["x", "u"])
+
+
+def test_parallel_and_serial_writers_store_the_same(info, tmp_path):
+    import h5py
+    import netCDF4
+
+    ds = _big(info)
+    assert dsmod._chunk_rows(100, 3000) == 43
+    par = save_dataset(ds, tmp_path / "par.nc", threads=3)  # chunks compressed by threads
+    ser = save_dataset(ds, tmp_path / "ser.nc", threads=1)  # HDF5 compresses (via xarray)
+    raw = save_dataset(ds, tmp_path / "raw.nc", complevel=0)
+    for p in (par, ser, raw):
+        xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+        with h5py.File(p) as f:
+            assert f["x"].chunks == (43, 3000)
+            assert (f["x"].compression, f["x"].shuffle) == (
+                (None, False) if p == raw else ("gzip", True))
+        with netCDF4.Dataset(p) as nc:  # the netCDF-C library reads it too
+            np.testing.assert_array_equal(np.ma.filled(nc["x"][:], np.nan), ds["x"].values)
+            assert list(nc["status"][:]) == list(ds["status"].values)
+    assert par.stat().st_size < 0.8 * raw.stat().st_size  # the NaN tails and u compress
+
+
+def test_save_checks_its_options(ds, tmp_path):
+    with pytest.raises(ValueError, match="complevel must be an integer 0"):
+        save_dataset(ds, tmp_path / "a.nc", complevel=12)
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        save_dataset(ds, tmp_path / "a.nc", threads=0)
+    assert not (tmp_path / "a.nc").exists()

@@ -101,3 +101,15 @@ def test_option_parsers():
     assert parse_bounds_option("k=0.5:2") == ("k", (0.5, 2.0))
     with pytest.raises(ExperimentError, match="NAME=LO:HI"):
         parse_bounds_option("k=2")
+
+
+def test_complevel_option(faulty_fmu, tmp_path):  # noqa: F811
+    import h5py
+
+    for level, expected in (("0", None), ("4", 4)):
+        out = tmp_path / f"c{level}.nc"
+        assert main(["harvest", str(faulty_fmu), "-o", str(out), "-q", "--complevel", level]) == 0
+        with h5py.File(out) as f:
+            assert f["x"].compression_opts == expected
+        np.testing.assert_allclose(load_dataset(out)["x"].values[0],
+                                   np.exp(-np.linspace(0, 1, 101)), rtol=0, atol=1e-14)

@@ -3,6 +3,9 @@ reason in the message, partial data is kept, and the pool survives crashes and h
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,7 @@ from fmu_surrogate.fmu.errors import NoBinaryError
 from fmu_surrogate.fmu.model import open_fmu
 from fmu_surrogate.fmu.runner import RunnerConfig, RunSpec, WorkerPool, classify, run_isolated
 from fmu_surrogate.fmu.signals import Constant
+from fmu_surrogate.fmu.store import RunStore, StoreLockedError
 from tests.fmu.fixtures import broken_fmus, faulty_fmu  # noqa: F401 - pytest fixtures
 
 T = np.linspace(0.0, 1.0, 101)
@@ -31,14 +35,17 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def all_modes(faulty_fmu):  # noqa: F811
+@pytest.fixture(scope="module", params=["fork", "spawn"])
+def all_modes(faulty_fmu, request):  # noqa: F811
+    """Every mode once, with forked and with spawned workers (same expectations)."""
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(0.0)},))
     specs = [RunSpec(m, {"mode": m}) for m in range(9)] + [RunSpec(9, {"k": 2.0})]
-    with WorkerPool(cfg, workers=2, timeout=2.0) as pool:
+    with WorkerPool(cfg, workers=2, timeout=2.0, start_method=request.param) as pool:
         got = {}
         pool.run(specs, lambda r: got.__setitem__(r.index, r))
         respawns = pool.respawns
+        # 2 workers + 3 replacements (segfault, abort, hang), all made the requested way
+        assert pool.forked == (2 + respawns if request.param == "fork" else 0)
     return got, respawns
 
 
@@ -120,3 +127,42 @@ def test_classify_precedence():
     assert classify(_output([[0, 0]]), t)[0] == "early_stop"
     kind, msg = classify(_output([[0, 0]] * 4, messages=[(1, "w", "careful")]), t)
     assert kind == "" and "careful" in msg
+
+
+def test_results_carry_the_store_record(faulty_fmu):  # noqa: F811
+    from fmu_surrogate.fmu.store import decode_record
+
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},))
+    (r,) = run_isolated(cfg, [RunSpec(4, {"k": 3.0})], timeout=10)
+    header, data = decode_record(r.record, len(REC))
+    assert header == r.store_header() and header["index"] == 4 and header["kind"] == ""
+    np.testing.assert_array_equal(data, r.data)
+    # x = 1/3 + (2/3) e^{-3t}: exact discretisation in the FMU, rounding only
+    np.testing.assert_allclose(r.data[:, 0], 1 / 3 + 2 / 3 * np.exp(-3 * T), rtol=0, atol=1e-14)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and fork: Linux")
+def test_forked_workers_inherit_no_descriptors(faulty_fmu, tmp_path):  # noqa: F811
+    """A forked worker must not keep the parent's files open: here the run store's lock, which
+    would otherwise stay taken while the worker lives."""
+    store = RunStore.open(tmp_path / "s", {"campaign_hash": "h", "n_columns": 1})
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",))
+    with WorkerPool(cfg, workers=1, start_method="fork") as pool:
+        pool.start()
+        pid = pool._workers[0].proc.pid
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        assert not [x for x in links if str(tmp_path) in x], links
+        store.close()
+        again = RunStore.open(tmp_path / "s", {"campaign_hash": "h", "n_columns": 1})
+        with pytest.raises(StoreLockedError):  # the lock works, and is ours, not the worker's
+            RunStore.open(tmp_path / "s", {"campaign_hash": "h", "n_columns": 1})
+        again.close()
+        got = []
+        pool.run([RunSpec(0, {"k": 2.0})], got.append)
+    np.testing.assert_allclose(got[0].data[:, 0], np.exp(-2 * T), rtol=0, atol=1e-14)
+
+
+def test_bad_start_method_is_refused(faulty_fmu):  # noqa: F811
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",))
+    with pytest.raises(ValueError, match="start_method must be one of"):
+        WorkerPool(cfg, start_method="thread")

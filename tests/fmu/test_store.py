@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.fmu.store import RunStore, StoreLockedError, StoreMismatchError
+from fmu_surrogate.fmu.store import (
+    RunStore,
+    StoreLockedError,
+    StoreMismatchError,
+    decode_record,
+    encode_record,
+    is_record,
+)
 
 
 def manifest(h="abc", ncol=3):
@@ -84,3 +91,26 @@ def test_wrong_shape_is_rejected(tmp_path):
     with RunStore.open(tmp_path / "s", manifest()) as st, \
             pytest.raises(ValueError, match=r"shape \(n, 3\)"):
         st.append({"index": 0}, np.zeros((2, 2)))
+
+
+def test_records_encoded_elsewhere_are_appended_verbatim(tmp_path):
+    """Workers encode their results; the store appends the bytes and reads them back (CRC)."""
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(6, 3))
+    rec = encode_record({"index": 5, "kind": "", "message": "é"}, data)
+    assert is_record(rec) and not is_record(b"\x80\x04garbage")
+    header, view = decode_record(rec, 3)
+    assert header == {"index": 5, "kind": "", "message": "é"}
+    np.testing.assert_array_equal(view, data)
+    # a transposed (non-contiguous) input is stored in row order all the same
+    rec_t = encode_record({"index": 6}, np.asfortranarray(data))
+    with RunStore.open(tmp_path / "s", manifest()) as st:
+        st.append_record(rec)
+        st.append_record(rec_t)
+        st.append({"index": 7}, data[:0])  # a run that produced no rows
+    with RunStore.open(tmp_path / "s", manifest()) as st:
+        got = list(st.read())
+    assert [h["index"] for h, _ in got] == [5, 6, 7]
+    np.testing.assert_array_equal(got[0][1], data)
+    np.testing.assert_array_equal(got[1][1], data)
+    assert got[2][1].shape == (0, 3)
