@@ -590,7 +590,8 @@ class _Collector:
     """
 
     def __init__(self, n_runs: int, n_time: int, n_columns: int) -> None:
-        self.buf = np.full((n_columns, n_runs, n_time), np.nan)
+        # not filled: every run is added before the dataset is made (``have``), NaN tails then
+        self.buf = np.empty((n_columns, n_runs, n_time))
         self.kind = np.full(n_runs, "", dtype=object)
         self.message = np.full(n_runs, "", dtype=object)
         self.n = np.zeros(n_runs, dtype=np.int64)
@@ -600,9 +601,9 @@ class _Collector:
     def add(self, index: int, kind: str, message: str, wall: float, data: np.ndarray) -> None:
         """Run ``index`` produced ``data`` (shape (n, n_columns))."""
         n = data.shape[0]
-        if self.have[index] and n < self.n[index]:  # replaced by a shorter record
-            self.buf[:, index, n:] = np.nan
         self.buf[:, index, :n] = data.T
+        if n < self.buf.shape[2]:
+            self.buf[:, index, n:] = np.nan
         self.kind[index] = kind
         self.message[index] = message
         self.n[index] = n
