@@ -31,34 +31,34 @@ def _campaigns(quick: bool) -> dict[str, dict[str, Any]]:
     t_pd = np.linspace(0.0, 10.0 if quick else 30.0, 3001)
     n_lhs = 6 if quick else 24
     return {
-        "rc_network": dict(
-            signals=[{"u": sig.ArraySignal(t_rc, 1.0 + np.sin(t_rc))}],
-            parameters=plans.grid(G=[0.5, 1.0, 2.0]),
-            stop_time=10 * np.pi, step=10 * np.pi / 3000,
-        ),
-        "pendulum": dict(
-            signals=[{"u": sig.ArraySignal(t_pd, np.cos(2 * np.pi * t_pd))}],
-            parameters=plans.grid(alpha0=[np.pi / 8, np.pi / 4]) if not quick else None,
-            stop_time=float(t_pd[-1]), step=0.01,
-        ),
-        "msd_chain": dict(
-            signals=[{"F1": sig.Chirp(f0=0.05, f1=0.5, t1=40.0), "F2": sig.PRBS(bit_period=2.0, seed=1)}],
-            parameters=plans.grid(damper=[0.5, 1.0]),
-            stop_time=40.0, step=0.05,
-        ),
-        "duffing": dict(
-            signals=[{"u": sig.BandLimitedNoise(f_high=10.0, duration=10.0, std=50.0, seed=s)}
+        "rc_network": {
+            "signals": [{"u": sig.ArraySignal(t_rc, 1.0 + np.sin(t_rc))}],
+            "parameters": plans.grid(G=[0.5, 1.0, 2.0]),
+            "stop_time": 10 * np.pi, "step": 10 * np.pi / 3000,
+        },
+        "pendulum": {
+            "signals": [{"u": sig.ArraySignal(t_pd, np.cos(2 * np.pi * t_pd))}],
+            "parameters": plans.grid(alpha0=[np.pi / 8, np.pi / 4]) if not quick else None,
+            "stop_time": float(t_pd[-1]), "step": 0.01,
+        },
+        "msd_chain": {
+            "signals": [{"F1": sig.Chirp(f0=0.05, f1=0.5, t1=40.0), "F2": sig.PRBS(bit_period=2.0, seed=1)}],
+            "parameters": plans.grid(damper=[0.5, 1.0]),
+            "stop_time": 40.0, "step": 0.05,
+        },
+        "duffing": {
+            "signals": [{"u": sig.BandLimitedNoise(f_high=10.0, duration=10.0, std=50.0, seed=s)}
                      for s in range(2 if quick else 5)],
-            parameters=None,
-            stop_time=10.0, step=0.02,
-        ),
-        "cauer": dict(
+            "parameters": None,
+            "stop_time": 10.0, "step": 0.02,
+        },
+        "cauer": {
             # w = (w1, w2, w3) around the true law (1, 0, 0.01); negative w3 makes the branch law
             # non-monotone, so Newton fails for large |v|: these runs are recorded as failures.
-            signals=[{"vin": sig.BandLimitedNoise(f_high=0.5, duration=60.0, std=4.0, seed=3)}],
-            parameters=plans.latin_hypercube({"w2": (-0.05, 0.05), "w3": (-0.02, 0.03)}, n_lhs, seed=0),
-            stop_time=60.0, step=0.05,
-        ),
+            "signals": [{"vin": sig.BandLimitedNoise(f_high=0.5, duration=60.0, std=4.0, seed=3)}],
+            "parameters": plans.latin_hypercube({"w2": (-0.05, 0.05), "w3": (-0.02, 0.03)}, n_lhs, seed=0),
+            "stop_time": 60.0, "step": 0.05,
+        },
     }
 
 

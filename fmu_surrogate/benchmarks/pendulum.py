@@ -75,7 +75,7 @@ def euler_data(
     ``λ = (m / 2l)(cos α (u − g̃) − l α̇²)``.  ``xdot`` is the exact time derivative of
     ``(q, p)`` along the Euler samples (chain rule with ``α̈`` from the ODE) and 0 for ``λ``.
     """
-    n = int(round(t_end / h))
+    n = round(t_end / h)
     t = np.linspace(0.0, n * h, n + 1)
     u = input_signal(t, beta, tau, g)
     a = np.empty_like(t)

@@ -52,7 +52,7 @@ def _compiler() -> str:
 
 def _compiler_version(cc: str) -> str:
     try:
-        return subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+        return subprocess.run([cc, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
     except (OSError, IndexError):
         return cc
 
@@ -153,7 +153,7 @@ def build_fmu(
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=default"]
         cmd += [f"-I{d}" for d in sorted(include_dirs)]
         cmd += list(cflags) + [str(s) for s in srcs] + ["-o", str(lib), "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise FMUBuildError(
                 f"compiling {model_identifier} failed (exit {proc.returncode}):\n"

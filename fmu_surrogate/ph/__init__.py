@@ -8,16 +8,16 @@ from fmu_surrogate.ph.structure import (
     psd_violation,
     skew_violation,
 )
-from fmu_surrogate.ph.system import LinearPH, PHDAE, PowerBalance
+from fmu_surrogate.ph.system import PHDAE, LinearPH, PowerBalance
 
 __all__ = [
+    "PHDAE",
+    "LinearPH",
+    "PowerBalance",
     "StructureError",
     "check_psd",
     "check_skew",
     "check_spd",
     "psd_violation",
     "skew_violation",
-    "PHDAE",
-    "LinearPH",
-    "PowerBalance",
 ]

@@ -6,7 +6,7 @@ from scipy.integrate import solve_ivp
 
 from fmu_surrogate.benchmarks import rc_network
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
-from fmu_surrogate.ph import LinearPH, PHDAE, StructureError, check_psd, check_skew, check_spd
+from fmu_surrogate.ph import PHDAE, LinearPH, StructureError, check_psd, check_skew, check_spd
 
 
 def test_structure_checks_refuse_with_named_fix():
