@@ -15,7 +15,10 @@ Data sources
     is not available.
 
 Studies (per source, system and variant — ``plain`` is the paper's GP on z, ``hamiltonian`` the
-Hamiltonian-consistent variant of ``GPEffortIdentifier(hamiltonian=True)``)
+Hamiltonian-consistent variant of ``GPEffortIdentifier(hamiltonian=True)``; for the pendulum, whose
+``z_q`` contains the constraint force ``−2qλ``, with ``constraint_force=True`` where available, see
+:func:`variant_options`; its N is capped by ``--max-N-hamiltonian`` because it factorises the
+``(N n)²`` covariance densely)
     * learning curves: a fixed random test set (``--n-test`` samples), nested random training sets
       N = 2, 4, …, 512 from the remaining samples, ``--reps`` repetitions averaged; RMSE per
       component of the transformed targets f = (J − R) z and of the effort z against the exact
