@@ -357,9 +357,6 @@ def run(
                 row.ours_total_s, row.ours_total_label = ttot, "measured"
             else:
                 row.ours_total_s, row.ours_total_label = predicted_total, "extrapolated"
-                row.notes.append(
-                    f"max|Δmean| at the hyperparameters after {ours_steps[1]} Adam steps"
-                )
             _, _, noise = ours_hyperparameters(est)
             row.noise_min_rel = float(noise.min() / np.mean(prob.Y**2))
         else:
@@ -378,6 +375,10 @@ def run(
             paper_ref = (nd, row.paper_step_s)
             if est is not None:
                 row.max_mean_diff = compare_means(prob, est)
+                if row.ours_total_label == "extrapolated":
+                    row.notes.append(
+                        f"max|Δmean| at the hyperparameters after {ours_steps[1]} Adam steps"
+                    )
         if row.ours_step_s:
             row.ratio = row.paper_step_s / row.ours_step_s
         rows.append(row)
