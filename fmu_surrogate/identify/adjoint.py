@@ -936,19 +936,12 @@ class Evaluator:
         gradient: GradientKind = "exact",
         n_ports: int | None = None,
     ) -> None:
-        _check_mode(mode)
-        self.wrt = _check_wrt(wrt)
-        _check_gradient(gradient, mode)
-        if not isinstance(reg, Regularization):
-            raise TypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
-        exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
-        if n_ports is None:
-            n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
+        exps, self.wrt = evaluator_settings(experiments, mode, reg, wrt, gradient, n_ports)
         self.mode = mode
         self.reg = reg
         self.gradient_kind = gradient
         self._reg_active = reg.lam > 0 or (reg.log_q > 0 and "Q" in self.wrt)
-        self._prep = _Prepared(_as_experiments(exps, int(n_ports)), mode)
+        self._prep = _Prepared(exps, mode)
 
     @property
     def experiments(self) -> list[Experiment]:
@@ -969,6 +962,29 @@ class Evaluator:
     def cost_and_gradient(self, state: _State) -> tuple[float, dict[str, Array]]:
         """Cost and the gradients w.r.t. ``wrt`` at a :meth:`forward` state (adjoint solve)."""
         return _finish(self._prep, state, self.reg, self.wrt, True, self.gradient_kind)
+
+
+def evaluator_settings(
+    experiments: Experiment | Sequence[Experiment],
+    mode: str,
+    reg: Regularization,
+    wrt: Sequence[str],
+    gradient: str,
+    n_ports: int | None,
+) -> tuple[list[Experiment], tuple[str, ...]]:
+    """Validate the settings shared by :class:`Evaluator` and its loop reference.
+
+    Returns the validated experiments and ``wrt``; raises with a message naming the fix.
+    """
+    _check_mode(mode)
+    wrt_checked = _check_wrt(wrt)
+    _check_gradient(gradient, mode)
+    if not isinstance(reg, Regularization):
+        raise TypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
+    exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
+    if n_ports is None:
+        n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
+    return _as_experiments(exps, int(n_ports)), wrt_checked
 
 
 def _check_gradient(gradient: str, mode: str) -> None:

@@ -37,6 +37,7 @@ from fmu_surrogate.identify.adjoint import (
     _plan,
     _regularization,
     check_params,
+    evaluator_settings,
     foh_block_matrix,
     foh_matrices,
     quadrature_weights,
@@ -441,14 +442,11 @@ class LoopEvaluator:
         gradient: GradientKind = "exact",
         n_ports: int | None = None,
     ) -> None:
-        _check_mode(mode)
-        exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
-        if n_ports is None:
-            n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
-        self.experiments = _as_experiments(exps, int(n_ports))
+        self.experiments, self.wrt = evaluator_settings(
+            experiments, mode, reg, wrt, gradient, n_ports
+        )
         self.mode = mode
         self.reg = reg
-        self.wrt = _check_wrt(wrt)
         self.gradient_kind = gradient
 
     def forward(self, J: Array, R: Array, Q: Array, B: Array, x0: Array) -> dict[str, Array]:
