@@ -10,8 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from fmu_surrogate.errors import FmuSurrogateError
 
-class CLIError(Exception):
+
+class CLIError(FmuSurrogateError):
     """A user error that the CLI reports as one line (exit status 2)."""
 
 
@@ -93,9 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     except Exception as exc:  # user errors are reported in one line, without a traceback
-        from fmu_surrogate.fmu.errors import FMUError
-
-        if isinstance(exc, (CLIError, FMUError, ValueError, FileNotFoundError)):
+        if isinstance(exc, (FmuSurrogateError, ValueError, OSError)):
             print(f"fmu-surrogate: error: {exc}", file=sys.stderr)
             return 2
         raise

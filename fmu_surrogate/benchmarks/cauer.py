@@ -39,6 +39,8 @@ import numpy as np
 
 from fmu_surrogate.ph import LinearPH
 
+from fmu_surrogate.errors import FmuSurrogateError
+
 Array = np.ndarray
 
 _L1, _L2 = 1.304, 0.8586
@@ -68,7 +70,7 @@ INPUT_LINES = 64
 STATE_NAMES = ("v1", "v2", "v3", "iL1", "iL2")
 
 
-class BranchSolveError(ValueError):
+class BranchSolveError(FmuSurrogateError, ValueError):
     """The nonlinear branch has no (Newton-reachable) solution; the message says why."""
 
 

@@ -18,10 +18,12 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from fmu_surrogate.errors import FmuSurrogateError
+
 _BUILD_INFO = "documentation/fmu-surrogate-build.json"
 
 
-class FMUBuildError(RuntimeError):
+class FMUBuildError(FmuSurrogateError, RuntimeError):
     """Compiling an FMU failed; the message carries the compiler output."""
 
 

@@ -8,7 +8,7 @@ one line (``fmu-surrogate: error: ...``).
 
 Hierarchy::
 
-    FMUError(Exception)
+    FMUError(FmuSurrogateError)
      ├── NotAnFMUError            path missing, not a zip archive, corrupt archive
      ├── ModelDescriptionError    modelDescription.xml missing or broken
      ├── NoBinaryError            no shared library for this platform (the XML is still readable)
@@ -23,6 +23,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from fmu_surrogate.errors import FmuSurrogateError
+
 __all__ = [
     "DatasetError",
     "ExperimentError",
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-class FMUError(Exception):
+class FMUError(FmuSurrogateError):
     """Base class of all errors raised by :mod:`fmu_surrogate.fmu`."""
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import FmuSurrogateError
+
 #: Default relative tolerance of the structure checks.  Matrices assembled in floating point
 #: from structured factors (e.g. ``Y @ Y.T``) are exact to a few ulps of their norm.
 DEFAULT_RTOL = 1e-10
 
 
-class StructureError(ValueError):
+class StructureError(FmuSurrogateError, ValueError):
     """A matrix violates the port-Hamiltonian structure it must have."""
 
 
