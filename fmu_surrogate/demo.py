@@ -121,7 +121,7 @@ def _identify_rc(ds, out: Path, quick: bool) -> dict[str, Any]:
     train = np.sort(rng.choice(len(t), 64, replace=False))
     test = rng.choice(len(t), 500, replace=False)
     m = rc_network.matrices(1.0)
-    est = GPEffortIdentifier(m["E"], m["J"], m["R"], m["B"], n_iter=60 if quick else 200)
+    est = GPEffortIdentifier(**m, max_iter=60 if quick else 200)
     est.fit(x[train], xdot[train], u[train])
     z_true = rc_network.effort(x[test])
     z_hat = est.effort(x[test])

@@ -288,7 +288,8 @@ def _fit_ours(problem: Problem, n_iter: int, seed: int = 0):
 
     D = problem.X.shape[1]
     est = GPEffortIdentifier(
-        np.eye(D), problem.J, problem.R, np.zeros((D, 1)), n_iter=n_iter, lr=0.1, seed=seed
+        E=np.eye(D), J=problem.J, R=problem.R, B=np.zeros((D, 1)), max_iter=n_iter, lr=0.1,
+        seed=seed,
     )
     t0 = time.perf_counter()
     est.fit(problem.X, problem.Y, np.zeros((len(problem.X), 1)))

@@ -217,7 +217,7 @@ def fit(case: Case, idx: np.ndarray, xdot: np.ndarray, variant: str, n_iter: int
     from fmu_surrogate.identify.gp_effort import GPEffortIdentifier
 
     M = case.matrices
-    est = GPEffortIdentifier(M["E"], M["J"], M["R"], M["B"], n_iter=n_iter, seed=seed,
+    est = GPEffortIdentifier(**M, max_iter=n_iter, seed=seed,
                              **variant_options(case.system, variant))
     try:
         with warnings.catch_warnings():

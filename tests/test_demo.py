@@ -8,8 +8,7 @@ from fmu_surrogate.cli import main
 
 
 def test_demo_quick_end_to_end(tmp_path):
-    pytest.importorskip("gpytorch")
-    pytest.importorskip("pymanopt")
+
     out = tmp_path / "demo"
     assert main(["demo", str(out), "--quick"]) == 0
     summary = json.loads((out / "summary.json").read_text())

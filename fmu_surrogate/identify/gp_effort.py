@@ -44,7 +44,9 @@ Choices (documented because they matter):
 from __future__ import annotations
 
 import math
+import time
 import warnings
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,12 +54,13 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.kernel_effort import KernelEffort
 
 Array = NDArray[np.float64]
 
-__all__ = ["GPEffortIdentifier", "effort_targets"]
+__all__ = ["GPEffortFit", "GPEffortIdentifier", "effort_targets"]
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -72,14 +75,32 @@ def effort_targets(E: ArrayLike, B: ArrayLike, xdot: ArrayLike, u: ArrayLike) ->
     return np.asarray(xdot, dtype=float) @ E.T - u @ B.T
 
 
-class GPEffortIdentifier:
+@dataclass(frozen=True)
+class GPEffortFit(FitResult):
+    """What :meth:`GPEffortIdentifier.fit` did.
+
+    ``cost_history`` is the negative log marginal likelihood (original units) at each Adam step;
+    ``n_iter`` the steps taken.
+
+    Parameters
+    ----------
+    log_marginal_likelihood : float
+        At the returned hyperparameters (the best seen), original units.
+    """
+
+    log_marginal_likelihood: float = float("nan")
+
+
+class GPEffortIdentifier(PHEstimator):
     """Identify the effort ``z(x)`` of ``E ẋ = (J − R) z(x) + B u`` with a transformed multi-task GP.
 
     Parameters
     ----------
-    E, J, R : array_like, shape (n, n)
-        Descriptor, structure (skew) and dissipation (symmetric PSD) matrices; validated in
-        :meth:`fit` (a :class:`~fmu_surrogate.ph.StructureError` names any violation).
+    E : array_like, shape (n, n), optional
+        Descriptor matrix (default: the identity, an ODE).
+    J, R : array_like, shape (n, n)
+        Structure (skew) and dissipation (symmetric PSD) matrices; validated in :meth:`fit`
+        (a :class:`~fmu_surrogate.ph.StructureError` names any violation).
     B : array_like, shape (n, m) or (n,)
         Port matrix.
     hamiltonian : bool
@@ -89,7 +110,7 @@ class GPEffortIdentifier:
     differential : array_like of bool, shape (n,), optional
         Which states are differential (the variables of ``H``).  Default: the states whose row
         or column of ``E`` is nonzero.  Only used with ``hamiltonian=True``.
-    n_iter, lr : int, float
+    max_iter, lr : int, float
         Adam iterations and learning rate for the log marginal likelihood (paper: 200, 0.1).
     dtype : {"float64", "float32"}
     task_rank : int, optional
@@ -143,24 +164,43 @@ class GPEffortIdentifier:
         differential columns are zero for ``hamiltonian=True``, see ``surrogate_.effort``).
     log_marginal_likelihood_ : float
         At the returned hyperparameters, in the original units.
-    loss_history_ : ndarray (n_iter,)
+    loss_history_ : ndarray (max_iter,)
         Negative log marginal likelihood at each Adam step (original units).
+    result_ : GPEffortFit
+        Iterations, stopping reason, cost history and seconds of the fit.
     surrogate_ : PHDAE
         The identified system (same as :meth:`to_surrogate`).
     n_features_in_ : int
         n.
+
+    Examples
+    --------
+    The RC network's effort from 40 exact samples (docs/design.md §3):
+
+    >>> import numpy as np
+    >>> from fmu_surrogate.benchmarks import rc_network
+    >>> m = rc_network.matrices()
+    >>> x1 = np.linspace(0.5, 2.0, 40)
+    >>> u = 1.0 + np.sin(x1)
+    >>> x = np.column_stack([x1, u, u - np.sqrt(2 * x1)])
+    >>> xdot = np.column_stack([x[:, 2], 0 * x1, 0 * x1])
+    >>> gp = GPEffortIdentifier(**m, max_iter=50).fit(x, xdot, u)
+    >>> bool(np.abs(gp.predict(x) - rc_network.effort(x)).max() < 1e-3)
+    True
     """
+
+    _fitted_attribute = "_post"  # the posterior; set before the surrogate is assembled
 
     def __init__(
         self,
-        E: ArrayLike,
-        J: ArrayLike,
-        R: ArrayLike,
-        B: ArrayLike,
         *,
+        E: ArrayLike | None = None,
+        J: ArrayLike | None = None,
+        R: ArrayLike | None = None,
+        B: ArrayLike | None = None,
         hamiltonian: bool = False,
         differential: ArrayLike | None = None,
-        n_iter: int = 200,
+        max_iter: int = 200,
         lr: float = 0.1,
         dtype: str = "float64",
         task_rank: int | None = None,
@@ -180,7 +220,7 @@ class GPEffortIdentifier:
         self.B = B
         self.hamiltonian = hamiltonian
         self.differential = differential
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.lr = lr
         self.dtype = dtype
         self.task_rank = task_rank
@@ -204,8 +244,8 @@ class GPEffortIdentifier:
             raise ValueError(f"noise must be 'task' or 'shared', got {self.noise!r}.")
         if self.mean not in ("zero", "constant"):
             raise ValueError(f"mean must be 'zero' or 'constant', got {self.mean!r}.")
-        if not (isinstance(self.n_iter, (int, np.integer)) and self.n_iter >= 0):
-            raise ValueError(f"n_iter must be a non-negative integer, got {self.n_iter!r}.")
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
+            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}.")
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"lr must be positive, got {self.lr!r}.")
         if not (self.noise_floor > 0):
@@ -215,7 +255,14 @@ class GPEffortIdentifier:
 
     def _structure(self) -> None:
         """Validate E, J, R, B (PHDAE raises StructureError) and set ``T`` and the split."""
-        sysm = PHDAE(self.E, self.J, self.R, self.B, effort=lambda x: x)
+        missing = [k for k in ("J", "R", "B") if getattr(self, k) is None]
+        if missing:
+            raise ValueError(
+                f"the structure matrices {', '.join(missing)} are not set; pass the known "
+                "structure as GPEffortIdentifier(E=..., J=..., R=..., B=...)."
+            )
+        E = np.eye(np.shape(self.J)[0]) if self.E is None else self.E
+        sysm = PHDAE(E, self.J, self.R, self.B, effort=lambda x: x)
         self._E, self._J, self._R, self._B = sysm.E, sysm.J, sysm.R, sysm.B
         n = self._J.shape[0]
         if self.task_rank is not None and not (1 <= int(self.task_rank) <= n):
@@ -285,8 +332,10 @@ class GPEffortIdentifier:
 
         Returns
         -------
-        self
+        self : GPEffortIdentifier
+            The fitted estimator.
         """
+        t_start = time.perf_counter()
         self._validate_settings()
         self._structure()
         X, Y = self._data(x, xdot, u)
@@ -333,14 +382,21 @@ class GPEffortIdentifier:
                 seed=self.seed,
                 dtype=tdtype,
             )
-        hist = _adam(model, Xs, Ys, int(self.n_iter), float(self.lr), bool(self.progress))
+        hist = _adam(model, Xs, Ys, int(self.max_iter), float(self.lr), bool(self.progress))
         const = N * n * math.log(ys)  # log p_raw = log p_std − N D log(ys)
         self.loss_history_ = hist["loss"] + const
         self.log_marginal_likelihood_ = float(hist["best"] - const)
         self.model_ = model
         self._post = model.posterior(Xs, Ys)
         self._set_learned(model)
-        self.surrogate_ = self.to_surrogate()
+        self.surrogate_ = self._surrogate()
+        self.result_ = GPEffortFit(
+            n_iter=hist["steps"],
+            stopping_reason=hist["reason"],
+            cost_history=self.loss_history_,
+            time=time.perf_counter() - t_start,
+            log_marginal_likelihood=self.log_marginal_likelihood_,
+        )
         return self
 
     def _hamiltonian_model(self, ls0: Array, tdtype: torch.dtype):
@@ -388,6 +444,7 @@ class GPEffortIdentifier:
     def fit_dataset(
         self,
         ds: Any,
+        *,
         states: Sequence[str],
         derivatives: Sequence[str | None],
         inputs: Sequence[str],
@@ -406,6 +463,11 @@ class GPEffortIdentifier:
         runs : sequence of int, optional
             Run labels to use (values of the dataset's ``run`` coordinate); default all
             successful runs.  Samples of all selected runs are pooled.
+
+        Returns
+        -------
+        self : GPEffortIdentifier
+            The fitted estimator.
         """
         from fmu_surrogate.fmu.dataset import run_arrays  # lazy: identify reads datasets only here
 
@@ -417,7 +479,7 @@ class GPEffortIdentifier:
                 f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
             )
         ns = len(states)
-        E = np.asarray(self.E, dtype=float)
+        E = np.eye(ns) if self.E is None else np.asarray(self.E, dtype=float)
         have = [j for j, nm in enumerate(derivatives) if nm is not None]
         for j, nm in enumerate(derivatives):
             if nm is None and E.shape == (ns, ns) and np.any(E[:, j] != 0):
@@ -439,12 +501,6 @@ class GPEffortIdentifier:
     # -----------------------------------------------------------------------------------------
     # prediction
     # -----------------------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "_post"):
-            raise RuntimeError(
-                "this GPEffortIdentifier is not fitted yet; call fit(x, xdot, u) first."
-            )
-
     def _points(self, x: ArrayLike) -> tuple[Array, bool]:
         self._check_fitted()
         n = self.n_features_in_
@@ -489,6 +545,46 @@ class GPEffortIdentifier:
         self._check_fitted()
         p = self._post
         return self._predict(x, return_cov, p.effort_mean, p.effort_cov)
+
+    def predict(self, x: ArrayLike, return_cov: bool | str = False):
+        """Posterior mean of the effort at ``x`` (the learned function; same as :meth:`effort`).
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        return_cov : bool or "full"
+            See :meth:`effort`.
+
+        Returns
+        -------
+        mean : ndarray, shape (M, n)
+            ``z̄(x)``.
+        cov : ndarray
+            Only if ``return_cov``.
+        """
+        return self.effort(x, return_cov)
+
+    def score(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> float:
+        """Coefficient of determination R² of the targets ``E ẋ − B u`` on held-out samples.
+
+        Parameters
+        ----------
+        x, xdot : array_like, shape (M, n)
+            States and their derivatives.
+        u : array_like, shape (M, m) or (M,)
+            Inputs.
+
+        Returns
+        -------
+        float
+            ``1 − ‖Y − T z̄(x)‖² / ‖Y − mean(Y)‖²`` over all components (1 is perfect).
+        """
+        self._check_fitted()
+        X, Y = self._data(x, xdot, u)
+        F = self.predict_targets(X)
+        den = float(np.sum((Y - Y.mean(0)) ** 2))
+        return 1.0 - float(np.sum((Y - F) ** 2)) / (den if den > 0 else 1.0)
 
     def predict_targets(self, x: ArrayLike, return_cov: bool | str = False):
         """Posterior mean of the noise-free targets ``f = (J − R) z`` at ``x``, shape (M, n)
@@ -544,7 +640,17 @@ class GPEffortIdentifier:
         return KernelEffort(**out)
 
     def to_surrogate(self) -> PHDAE:
-        """The identified pH-DAE: ``PHDAE(E, J, R, B, effort=KernelEffort, hamiltonian=H̄ or None)``."""
+        """The identified pH-DAE: ``PHDAE(E, J, R, B, effort=KernelEffort, hamiltonian=H̄ or None)``.
+
+        Returns
+        -------
+        PHDAE
+            A new system object on every call.
+        """
+        self._check_fitted()
+        return self._surrogate()
+
+    def _surrogate(self) -> PHDAE:
         ke = self.kernel_effort()
         return PHDAE(
             self._E,
@@ -562,6 +668,8 @@ def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progr
     opt = torch.optim.Adam(params, lr=lr)
     best = -math.inf
     best_state = None
+    reason = "max_iter reached"
+    steps = 0
     losses = np.full(n_iter, np.nan)
     it = range(n_iter)
     if progress:
@@ -573,15 +681,15 @@ def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progr
         mll = model.mll(X, Y)
         val = float(mll.detach())
         if not math.isfinite(val):
+            reason = f"non-finite marginal likelihood at Adam step {k}"
             if best_state is None:
                 raise FloatingPointError(
                     "the marginal likelihood is not finite at the initial hyperparameters; check "
                     "the data for duplicated/extreme values or pass init_lengthscale."
                 )
-            warnings.warn(
-                f"non-finite marginal likelihood at Adam step {k}; stopping early.", RuntimeWarning
-            )
+            warnings.warn(f"{reason}; stopping early.", RuntimeWarning, stacklevel=3)
             break
+        steps = k + 1
         losses[k] = -val
         if val > best:
             best = val
@@ -594,4 +702,4 @@ def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progr
         best = val
     elif best_state is not None:
         model.load_state_dict(best_state)
-    return {"loss": losses, "best": best}
+    return {"loss": losses, "best": best, "steps": steps, "reason": reason}

@@ -20,6 +20,7 @@ import torch
 
 from fmu_surrogate.benchmarks import pendulum, rc_network
 from fmu_surrogate.identify import GPEffortIdentifier
+from fmu_surrogate.identify.base import NotFittedError
 from fmu_surrogate.identify.kronecker_gp import rbf_np
 from fmu_surrogate.ph import PHDAE, StructureError
 from fmu_surrogate.ph.kernel_effort import KernelEffort
@@ -73,14 +74,19 @@ def test_rc_network_reaches_paper_levels(rc):
     e128 = np.mean([errors(learn(rc, 128, r), rc, rc_network.effort) for r in range(3)], axis=0)
     f16, z16 = e16
     f128, z128 = e128
-    assert f16[0] <= 1e-2 and z16[0] <= 1e-2  # measured ≈ 1e-4
-    assert np.all(f128[1:] <= 1e-5) and np.all(z128[1:] <= 1e-5)  # measured ≈ 3e-7
+    # the paper's levels, and (regression bounds) about 3x what this recipe measures: component
+    # 1 at N = 16 1.1e-4, components 2-3 at N = 128 <= 6.2e-7 (seeded subsets, float64)
+    assert f16[0] <= 1e-2 and z16[0] <= 1e-2
+    assert np.all(f128[1:] <= 1e-5) and np.all(z128[1:] <= 1e-5)
+    assert f16[0] <= 4e-4 and z16[0] <= 4e-4
+    assert np.all(f128[1:] <= 2e-6) and np.all(z128[1:] <= 2e-6)
 
 
 def test_pendulum_reaches_paper_levels(pend):
     """Paper: all five components of T z and of z at the 1e-2 level by N = 64."""
     f, z = np.mean([errors(learn(pend, 64, r), pend, pendulum.effort) for r in range(3)], axis=0)
-    assert np.all(f <= 1e-2) and np.all(z <= 1e-2)  # measured ≤ 3e-5
+    assert np.all(f <= 1e-2) and np.all(z <= 1e-2)
+    assert np.all(f <= 1e-4) and np.all(z <= 1e-4)  # measured <= 2.7e-5 (3.7x margin)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,7 +119,7 @@ def test_learned_hyperparameters_reproduce_the_posterior_in_original_units(rc):
     ``task_covariance_``, ``noise_``, ``mean_`` equals ``effort(x, return_cov=…)``: checks that
     the internal standardisation is undone exactly (cond(C) ≈ 1e9 here → 1e-6 relative)."""
     tr, mats, test, _ = rc
-    m = learn(rc, 12, 1, n_iter=60, mean="constant")
+    m = learn(rc, 12, 1, max_iter=60, mean="constant")
     T = mats["J"] - mats["R"]
     X, Y = m.X_train_, m.y_train_
     N, n = X.shape
@@ -142,16 +148,19 @@ def test_learned_hyperparameters_reproduce_the_posterior_in_original_units(rc):
 
 def test_two_samples_suffice(rc):
     """The paper's learning curves start at N = 2."""
-    m = learn(rc, 2, 0, n_iter=20)
-    assert np.all(np.isfinite(m.effort(rc[0].x[:10])))
+    m = learn(rc, 2, 0, max_iter=20)
+    # with two samples the learned noise explains the misfit at the training points: the
+    # posterior mean stays within 2 noise standard deviations there (measured 0.06 vs 2σ ≥ 0.16)
+    res = np.abs(m.predict_targets(m.X_train_) - m.y_train_)
+    assert np.all(res <= 2 * np.sqrt(m.noise_))
 
 
 def test_shared_noise_isotropic_float32_run(rc):
-    m = learn(rc, 16, 0, noise="shared", ard=False, dtype="float32", n_iter=50)
+    m = learn(rc, 16, 0, noise="shared", ard=False, dtype="float32", max_iter=50)
     # shared noise and one isotropic length scale in the original units (the paper's kernel)
     assert np.allclose(m.noise_, m.noise_[0]) and np.allclose(m.lengthscale_, m.lengthscale_[0])
     f, _ = errors(m, rc, rc_network.effort)
-    assert np.all(np.isfinite(f)) and f[2] < 1e-2  # float32 + 50 steps: coarse but sane
+    assert f[2] < 5e-3  # float32 + 50 steps: measured 1.5e-3 (3.3x margin)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,8 +196,9 @@ def test_rc_hamiltonian_variant(rc):
     # accuracy: component 1 at the paper's 1e-2 level (measured 1.3e-2: H is a GP in x1 alone, a
     # stationary kernel must resolve √(2 x1) near x1 → 0), components 2–3 well below
     f, ze = errors(m, rc, rc_network.effort)
-    assert ze[0] <= 5e-2 and f[0] <= 5e-2
-    assert ze[1] <= 1e-4 and ze[2] <= 1e-3 and f[2] <= 1e-4
+    # (measured: z1 3.3e-3, z2 5.8e-7, z3 1.1e-4, f3 5.8e-7; bounds about 3x that)
+    assert ze[0] <= 1e-2 and f[0] <= 1e-2
+    assert ze[1] <= 2e-6 and ze[2] <= 4e-4 and f[2] <= 2e-6
     # H̄ matches the true H up to a constant within the learning error: |ΔH| ≤ ∫|Δz1| dx1, so
     # bound the centred RMSE by (x1 range) × RMSE(z1)
     dH = S.hamiltonian(x) - rc_network.hamiltonian(x)
@@ -201,11 +211,11 @@ def test_pendulum_hamiltonian_with_constraint_force(pend):
     tr, mats, test, _ = pend
     m = learn(pend, 64, 0, hamiltonian=True, constraint_force=True)
     f, z = errors(m, pend, pendulum.effort)
-    assert np.all(f <= 1e-2) and np.all(z <= 1e-2)
+    assert np.all(f <= 5e-6) and np.all(z <= 5e-6)  # measured <= 1.6e-6 (paper level 1e-2)
     S = m.to_surrogate()
     x = tr.x[test]
     dH = S.hamiltonian(x) - pendulum.hamiltonian(x)
-    assert np.sqrt(np.mean((dH - dH.mean()) ** 2)) <= 1e-3  # measured 1e-7
+    assert np.sqrt(np.mean((dH - dH.mean()) ** 2)) <= 5e-7  # measured 1.7e-7
     # Eᵀz = ∇H̄ + Φ(x_d) x_a exactly (the pendulum's own compatibility, see gp_hamiltonian)
     ke = m.kernel_effort()
     d = ke.differential
@@ -220,7 +230,7 @@ def test_pendulum_hamiltonian_with_constraint_force(pend):
 def test_pendulum_hamiltonian_without_constraint_force_is_limited(pend):
     """Documents the representational limit (gp_hamiltonian docstring): z_q = ∇U − 2qλ depends on
     the algebraic λ, which H(q, p) cannot represent; z_λ is unaffected."""
-    m = learn(pend, 32, 0, hamiltonian=True, n_iter=100)
+    m = learn(pend, 32, 0, hamiltonian=True, max_iter=100)
     _, z = errors(m, pend, pendulum.effort)
     assert np.all(z[:2] > 5e-2)  # measured 0.3–0.9
     assert z[4] <= 1e-6
@@ -249,7 +259,7 @@ def test_bad_structure_matrices():
 
 def test_bad_data():
     mats, x, xd, u = _ok()
-    est = GPEffortIdentifier(**mats, n_iter=2)
+    est = GPEffortIdentifier(**mats, max_iter=2)
     bad = x.copy()
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN.*drop those samples"):
@@ -262,7 +272,7 @@ def test_bad_data():
         est.fit(x, xd[:-1], u)
     with pytest.raises(ValueError, match="u must have shape"):
         est.fit(x, xd, np.ones((len(x), 2)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         GPEffortIdentifier(**mats).effort(x)
     with pytest.raises(ValueError, match="noise must be"):
         GPEffortIdentifier(**mats, noise="per-point").fit(x, xd, u)
@@ -279,13 +289,13 @@ def test_bad_descriptor_for_hamiltonian_variant():
     E[0, 1] = 1.0  # couples an algebraic column into a differential row
     with pytest.raises(StructureError, match="diag\\(E_dd, 0\\)"):
         GPEffortIdentifier(
-            **{**mats, "E": E}, hamiltonian=True, differential=[True, False, False], n_iter=2
+            **{**mats, "E": E}, hamiltonian=True, differential=[True, False, False], max_iter=2
         ).fit(x, xd, u)
     # default split from E: states 0 and 1 differential, E_dd = [[1, 1], [0, 0]] singular
     with pytest.raises(StructureError, match="E_dd of E to be regular"):
-        GPEffortIdentifier(**{**mats, "E": E}, hamiltonian=True, n_iter=2).fit(x, xd, u)
+        GPEffortIdentifier(**{**mats, "E": E}, hamiltonian=True, max_iter=2).fit(x, xd, u)
     with pytest.raises(ValueError, match="at least one differential state"):
-        GPEffortIdentifier(**{**mats, "E": np.zeros((3, 3))}, hamiltonian=True, n_iter=2).fit(
+        GPEffortIdentifier(**{**mats, "E": np.zeros((3, 3))}, hamiltonian=True, max_iter=2).fit(
             x, xd, u
         )
 
@@ -304,12 +314,15 @@ def test_fit_dataset_reads_runs(monkeypatch):
         return [(np.arange(15.0), A[:15]), (np.arange(15.0), A[15:])]
 
     monkeypatch.setattr(dsmod, "run_arrays", fake_run_arrays)
-    a = GPEffortIdentifier(**mats, n_iter=5).fit_dataset(
-        None, ["x1", "x2", "x3"], ["der(x1)", None, None], ["u"], runs=[0, 1]
+    a = GPEffortIdentifier(**mats, max_iter=5).fit_dataset(
+        None, states=["x1", "x2", "x3"], derivatives=["der(x1)", None, None], inputs=["u"],
+        runs=[0, 1],
     )
-    b = GPEffortIdentifier(**mats, n_iter=5).fit(x, np.column_stack([xd[:, 0], 0 * x[:, 1:]]), u)
+    b = GPEffortIdentifier(**mats, max_iter=5).fit(x, np.column_stack([xd[:, 0], 0 * x[:, 1:]]), u)
     assert calls["names"] == ["x1", "x2", "x3", "der(x1)", "u"] and calls["runs"] == [0, 1]
     assert np.array_equal(a.y_train_, b.y_train_)
     assert np.allclose(a.effort(x), b.effort(x), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="column 0 of E is nonzero"):
-        GPEffortIdentifier(**mats).fit_dataset(None, ["x1", "x2", "x3"], [None, None, None], ["u"])
+        GPEffortIdentifier(**mats).fit_dataset(
+            None, states=["x1", "x2", "x3"], derivatives=[None, None, None], inputs=["u"]
+        )

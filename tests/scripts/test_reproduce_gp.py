@@ -8,15 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("gpytorch")
-pytest.importorskip("sklearn")
+
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_gp_ph_dae.py"
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    pytest.importorskip("fmu_surrogate.identify.gp_effort")
     spec = importlib.util.spec_from_file_location("reproduce_gp_ph_dae", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up there
@@ -63,7 +61,10 @@ def test_quick_studies_and_figures(quick):
     assert study["exact"]["rmse_f_mean"][-1][0] < study["gp_full"]["rmse_f_mean"][-1][0]
     ext = res["sources"]["euler"]["pendulum"]["extrapolation"]["plain"]
     assert ext["t_split"] == pytest.approx(20.0)
-    assert np.all(np.isfinite(ext["rmse_z_outside"]))
+    # outside the training window the effort is extrapolated: at least one component is worse
+    # there than inside, and the pendulum's momenta stay bounded by their own scale (|p| ≤ 3)
+    assert np.max(ext["rmse_z_outside"]) > np.max(ext["rmse_z_inside"])
+    assert np.max(ext["rmse_z_outside"]) < 3.0
     for name in ("learning_curve_euler_rc_plain.png", "effort_N32_euler_rc_plain.png",
                  "extrapolation_euler_pendulum_plain.png", "derivative_study_rc.png"):
         assert (out / name).stat().st_size > 10_000

@@ -1,0 +1,108 @@
+"""The one estimator contract, run over every estimator of :mod:`fmu_surrogate.identify`.
+
+Each case gives an unfitted estimator with small settings, the arguments of a quick ``fit`` and
+the ``ph`` type its surrogate must have.  scikit-learn's data-independent estimator checks run on
+each (cloning, repr, get/set params, no work in ``__init__``, unfitted estimators raising
+``NotFittedError``).  Its data checks (``check_fit2d_*``, ``check_regressors_*``,
+``check_estimators_dtypes``, ...) do not apply: they call ``fit(X, y)`` with random 2-D ``X`` and
+1-D ``y``, while our estimators fit dynamical data — ``fit(x, xdot, u)`` with the structure
+``E, J, R, B`` fixed, or ``fit(t, u, y)`` for a state-space model — that random tables are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import FrozenInstanceError
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils import estimator_checks as sk
+
+import fmu_surrogate as fs
+from fmu_surrogate.benchmarks import rc_network
+from fmu_surrogate.identify.base import FitResult, NotFittedError, PHEstimator
+
+
+def _rc_data():
+    x1 = np.linspace(0.5, 2.0, 12)
+    u = 1.0 + np.sin(x1)
+    x = np.column_stack([x1, u, u - np.sqrt(2 * x1)])
+    xdot = np.column_stack([x[:, 2], 0 * x1, 0 * x1])
+    return x, xdot, u
+
+
+def _gp_case():
+    est = fs.GPEffortIdentifier(**rc_network.matrices(), max_iter=3)
+    return est, _rc_data(), fs.PHDAE
+
+
+CASES = {"GPEffortIdentifier": _gp_case}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request):
+    return CASES[request.param]()
+
+
+def test_is_a_ph_estimator(case):
+    est, _, _ = case
+    assert isinstance(est, PHEstimator)
+
+
+def test_clone_and_params_round_trip(case):
+    est, _, _ = case
+    params = est.get_params()
+    twin = clone(est)
+    assert type(twin) is type(est) and twin is not est
+    assert twin.get_params().keys() == params.keys()
+    for k, v in params.items():
+        assert twin.get_params()[k] is v or np.array_equal(twin.get_params()[k], v), k
+    assert est.set_params(**params) is est
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        est.set_params(no_such_setting=1)
+
+
+def test_not_fitted_before_fit(case):
+    est, _, _ = case
+    with pytest.raises(NotFittedError, match="not fitted"):
+        est.to_surrogate()
+
+
+def test_fit_returns_self_with_frozen_result_and_surrogate(case):
+    est, args, kind = case
+    assert est.fit(*args) is est
+    assert isinstance(est.result_, FitResult)
+    assert est.result_.n_iter >= 0 and est.result_.time > 0
+    assert len(est.result_.stopping_reason) > 0
+    with pytest.raises(FrozenInstanceError):
+        est.result_.n_iter = 0
+    assert isinstance(est.to_surrogate(), kind)
+    # fitting learns nothing into the settings
+    assert all(not k.endswith("_") for k in est.get_params())
+
+
+SKLEARN_CHECKS = [
+    sk.check_estimator_cloneable,
+    sk.check_estimator_repr,
+    sk.check_no_attributes_set_in_init,
+    sk.check_get_params_invariance,
+    sk.check_set_params,
+    sk.check_do_not_raise_errors_in_init_or_set_params,
+    sk.check_parameters_default_constructible,
+    sk.check_mixin_order,
+]
+
+
+@pytest.mark.parametrize("check", SKLEARN_CHECKS, ids=lambda c: c.__name__)
+def test_sklearn_estimator_checks(case, check):
+    est, _, _ = case
+    check(type(est).__name__, est)
+
+
+def test_sklearn_unfitted_check(case):
+    """``check_estimators_unfitted`` calls predict on random data and wants NotFittedError."""
+    est, _, _ = case
+    if not hasattr(est, "predict"):
+        pytest.skip(f"{type(est).__name__} has no predict")
+    sk.check_estimators_unfitted(type(est).__name__, est)
+
