@@ -181,11 +181,12 @@ class GPEffortIdentifier(PHEstimator):
     >>> from fmu_surrogate.benchmarks import rc_network
     >>> m = rc_network.matrices()
     >>> x1 = np.linspace(0.5, 2.0, 40)
-    >>> u = 1.0 + np.sin(x1)
-    >>> x = np.column_stack([x1, u, u - np.sqrt(2 * x1)])
-    >>> xdot = np.column_stack([x[:, 2], 0 * x1, 0 * x1])
-    >>> gp = GPEffortIdentifier(**m, max_iter=50).fit(x, xdot, u)
-    >>> bool(np.abs(gp.predict(x) - rc_network.effort(x)).max() < 1e-3)
+    >>> u = 1.0 + np.sin(3 * x1)
+    >>> x = np.column_stack([x1, u, u - np.sqrt(2 * x1)])     # x2 = u, x3 = u − √(2 x1)
+    >>> xdot = np.column_stack([x[:, 2], 0 * x1, 0 * x1])     # ẋ1 = x3; x2, x3 algebraic
+    >>> gp = GPEffortIdentifier(**m, max_iter=100).fit(x, xdot, u)
+    >>> err = np.abs(gp.predict(x) - rc_network.effort(x)).max()
+    >>> bool(err < 1e-3)  # measured 4.4e-4
     True
     """
 
@@ -587,8 +588,22 @@ class GPEffortIdentifier(PHEstimator):
         return 1.0 - float(np.sum((Y - F) ** 2)) / (den if den > 0 else 1.0)
 
     def predict_targets(self, x: ArrayLike, return_cov: bool | str = False):
-        """Posterior mean of the noise-free targets ``f = (J − R) z`` at ``x``, shape (M, n)
-        (covariance as in :meth:`effort`)."""
+        """Posterior mean of the noise-free targets ``f = (J − R) z`` at ``x``.
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        return_cov : bool or "full"
+            Also return the posterior covariance, as in :meth:`effort`.
+
+        Returns
+        -------
+        mean : ndarray, shape (M, n)
+            ``f̄(x)``.
+        cov : ndarray
+            Only if ``return_cov``.
+        """
         self._check_fitted()
         p = self._post
         return self._predict(x, return_cov, p.target_mean, p.target_cov)
