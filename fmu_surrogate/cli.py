@@ -75,6 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_harvest_arguments(h)
     h.set_defaults(func=_cmd_harvest)
 
+    from fmu_surrogate import pipeline_cli as pc
+
+    for name, helptext, add, run in (
+        ("identify", "fit a pH surrogate to a harvested dataset, write it as JSON",
+         pc.add_identify_arguments, pc.identify_command),
+        ("export", "export a surrogate JSON as an FMU (FMI 2/3, CS+ME) and/or Modelica model",
+         pc.add_export_arguments, pc.export_command),
+        ("validate", "run a surrogate and its reference FMU on the same inputs, compare outputs",
+         pc.add_validate_arguments, pc.validate_command),
+        ("plot", "plot a harvested dataset (.nc) or a surrogate (.json)",
+         pc.add_plot_arguments, pc.plot_command),
+    ):
+        sp = sub.add_parser(name, help=helptext)
+        add(sp)
+        sp.set_defaults(func=run)
+
     b = sub.add_parser("benchmarks", help="the bundled benchmark systems")
     bsub = b.add_subparsers(dest="benchmarks_command", required=True, metavar="ACTION")
     bb = bsub.add_parser("build", help="compile the benchmark FMUs into DIR (cached)")
