@@ -340,7 +340,8 @@ class Campaign:
             opts["tolerance"] = self.tolerance
         return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
                             tuple(self.signal_sets), backend, opts,
-                            self.explode_threshold).with_input_arrays()
+                            self.explode_threshold,
+                            campaign=self.campaign_hash).with_input_arrays()
 
     def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]:
         d = self._definition()
@@ -412,7 +413,7 @@ class Campaign:
             timeout: float | None = 60.0, scheduler: Any = None, progress: bool = True,
             backend: str = "auto", overwrite: bool = False, keep_store: bool = False,
             batch_size: int | None = None, complevel: int = 1,
-            start_method: str = "auto") -> xr.Dataset:
+            start_method: str = "auto", recover_store: bool = False) -> xr.Dataset:
         """Simulate every run not yet on disk and return the dataset.
 
         Parameters
@@ -433,6 +434,9 @@ class Campaign:
             Replace an existing dataset or store of a *different* campaign at ``out``.
         keep_store : bool
             Keep ``out + ".parts"`` after consolidation (for inspection).
+        recover_store : bool
+            The store ``out + ".parts"`` lost its ``campaign.json`` (or it is unreadable): keep
+            the records that carry this campaign's hash and redo the rest, instead of refusing.
         batch_size : int, optional
             Runs sent to a worker (or Dask task) at once.
         complevel : int
@@ -485,6 +489,12 @@ class Campaign:
         else:
             out = Path(out)
             store_path = out.with_name(out.name + ".parts")
+            if out.is_dir():
+                raise ExperimentError(f"the output path {out} is a folder; give a file name such "
+                                      f"as {out / (self.info.name + '.nc')}.")
+            if not out.parent.is_dir():
+                raise ExperimentError(f"the folder of the output path {out} does not exist; "
+                                      f"create {out.parent} first.")
             if out.exists():
                 old_hash = _dataset_hash(out)
                 if old_hash == h:
@@ -504,7 +514,8 @@ class Campaign:
                         f"{out} already exists and holds {what}; use another output path, or "
                         f"--overwrite (overwrite=True) to replace it.")
         cfg = self.runner_config(backend)
-        store = RunStore.open(store_path, self._manifest(cfg), overwrite=overwrite)
+        store = RunStore.open(store_path, self._manifest(cfg), overwrite=overwrite,
+                              recover=recover_store)
         pool = None
         try:
             col = _Collector(self.n_runs, self.time.shape[0], cfg.n_columns)
@@ -512,6 +523,10 @@ class Campaign:
             for hd, data in store.read():  # resumed runs (the latest record of a run wins)
                 col.add(int(hd["index"]), hd.get("kind", ""), hd.get("message", ""),
                         float(hd.get("wall", float("nan"))), data)
+            if store.discarded_text():
+                import warnings
+
+                warnings.warn(store.discarded_text(), RuntimeWarning, stacklevel=2)
             for k in col.kind[col.have]:
                 counts[k] += 1
             todo = [s for s in self.runs if not col.have[s.index]]
@@ -748,27 +763,89 @@ def harvest(
     explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD,
     allow_longer: bool = False,
     keep_store: bool = False,
+    recover_store: bool = False,
     batch_size: int | None = None,
     complevel: int = 1,
     start_method: str = "auto",
 ) -> xr.Dataset:
     """Simulate an FMU under designed inputs and parameter sets; return (and write) the dataset.
 
-    Parameters are those of :class:`Campaign` and :meth:`Campaign.run`.  With no options this
-    runs the FMU's default experiment once, inputs at their start values.
+    With no options this runs the FMU's default experiment once, inputs at their start values.
+    Every run executes in a worker process with a wall-clock timeout: an FMU that errors,
+    blows up, crashes or hangs becomes a recorded failure and the campaign goes on.  This is
+    crash isolation, not a sandbox: the FMU's code runs with the user's rights.
+
+    Parameters
+    ----------
+    fmu : path
+        The ``.fmu`` file.
+    out : path, optional
+        NetCDF file to write (finished runs are kept in ``out + ".parts"`` until the end, so an
+        interrupted harvest resumes); ``None`` only returns the dataset.
+    signals : dict or list of dict, optional
+        ``{input name: Signal}`` per signal set (:mod:`fmu_surrogate.fmu.signals`).
+    parameters : dict or list of dict, optional
+        ``{name: value}`` per parameter set (:mod:`fmu_surrogate.fmu.plans`).
+    start_time, stop_time, step : float, optional
+        The experiment (default: the FMU's default experiment).
+    record : sequence of str, optional
+        Variables to record (default: inputs, outputs, states, derivatives).
+    workers : int, optional
+        Local worker processes (default: the CPU count, at most one per run).
+    timeout : float or None
+        Wall-clock limit per run [s].
+    scheduler : str or distributed.Client, optional
+        Run on a Dask cluster instead of local workers.
+    progress : bool
+        Show a progress bar.
+    backend : {"auto", "fmpy", "pyfmi"}
+        Simulation backend.
+    overwrite : bool
+        Replace an existing dataset or store of a different campaign at ``out``.
+    interface : {"auto", "cs", "me"}
+        Co-simulation or model exchange.
+    tolerance : float, optional
+        Relative tolerance of the FMU / CVode.
+    explode_threshold : float
+        ``|x|`` above this is a failure of kind ``"exploding"``.
+    allow_longer : bool
+        Accept signals that last longer than the experiment.
+    keep_store : bool
+        Keep ``out + ".parts"`` after the dataset is written.
+    recover_store : bool
+        Keep the runs of a store whose ``campaign.json`` was lost (see :meth:`Campaign.run`).
+    batch_size : int, optional
+        Runs sent to a worker at once.
+    complevel : int
+        gzip level of the NetCDF file (0 = none).
+    start_method : {"auto", "fork", "spawn"}
+        How worker processes are made.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``(run, time)``; per-run ``status``, ``failure_kind``, ``message`` and parameters
+        (``docs/dataset-format.md``).
 
     Examples
     --------
-    >>> from fmu_surrogate.fmu import plans, signals as sig        # doctest: +SKIP
-    >>> ds = harvest("rc.fmu", "rc.nc", signals=[{"u": sig.Chirp(0.1, 5, 10)}],
-    ...              parameters=plans.grid(G=[0.5, 1, 2]), stop_time=10, step=0.01)
+    >>> import fmu_surrogate as fs
+    >>> ds = fs.harvest(fs.benchmark_fmu("rc_network"), "rc.nc", progress=False,
+    ...                 signals=[{"u": fs.signals.Constant(1.5)}],
+    ...                 parameters=fs.plans.grid(G=[0.5, 1.0]), stop_time=2.0, step=0.01)
+    >>> fs.runs_table(ds)["status"].tolist()
+    ['ok', 'ok']
+    >>> (t, X), = fs.run_arrays(ds, ["x1"], runs=[0])
+    >>> print(f"{X[-1, 0]:.8f}")  # x1' = G (u − √(2 x1)), x1(0) = 2, G = 0.5: scipy 1.60996602
+    1.60996602
     """
     camp = Campaign(fmu, signals, parameters, start_time=start_time, stop_time=stop_time,
                     step=step, record=record, interface=interface, tolerance=tolerance,
                     explode_threshold=explode_threshold, allow_longer=allow_longer)
     return camp.run(out, workers=workers, timeout=timeout, scheduler=scheduler,
                     progress=progress, backend=backend, overwrite=overwrite,
-                    keep_store=keep_store, batch_size=batch_size, complevel=complevel,
+                    keep_store=keep_store, recover_store=recover_store, batch_size=batch_size,
+                    complevel=complevel,
                     start_method=start_method)
 
 

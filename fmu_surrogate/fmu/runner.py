@@ -98,6 +98,10 @@ class RunnerConfig:
         Passed to the backend (``interface``, ``tolerance``, ``reuse_instance``).
     explode_threshold : float
         Finite values with ``|x|`` above this are a failure of kind ``"exploding"``.
+    input_arrays : tuple of dict, optional
+        The signal sets sampled on the grid (:meth:`with_input_arrays`).
+    campaign : str
+        Hash of the campaign; every store record a worker makes carries it.
     """
 
     fmu_path: str
@@ -109,6 +113,7 @@ class RunnerConfig:
     backend_options: dict = field(default_factory=dict)
     explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD
     input_arrays: tuple[dict, ...] | None = None
+    campaign: str = ""
 
     def with_input_arrays(self, max_bytes: float = 2**28) -> RunnerConfig:
         """A copy carrying every signal set sampled on the grid (``input_arrays``).
@@ -471,6 +476,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
         if batch is None:
             break
         for spec in batch:
+            progress[0] = 0  # before the index: a death in between leaves no stale data
             header[1] = spec.index
             started = _time.time()
             t0 = _time.perf_counter()
@@ -502,9 +508,9 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
             kind, message = classify(res, time, threshold, extra_text=extra)
             n = res.n_done
             finished = _time.time()
-            rec = encode_record({"index": spec.index, "kind": kind, "message": message, "n": n,
-                                 "wall": _time.perf_counter() - t0, "t0": started,
-                                 "t1": finished, "worker": pid}, out[:n])
+            rec = encode_record({"campaign": cfg.campaign, "index": spec.index, "kind": kind,
+                                 "message": message, "n": n, "wall": _time.perf_counter() - t0,
+                                 "t0": started, "t1": finished, "worker": pid}, out[:n])
             try:
                 _send_whole(conn, rec)
             except (BrokenPipeError, OSError):
@@ -836,7 +842,12 @@ class WorkerPool:
     # ---------------------------------------------------------------- running
     def _failure_from_scratch(self, w: _Worker, spec: RunSpec, kind: str, head: str,
                               started_wall: float, started_mono: float) -> RunResult:
-        n = int(min(max(w.header[0], 0), self._n_time))
+        if int(w.header[1]) != spec.index:  # the worker never started this run: no data of it
+            n = 0
+            head = head.split(";")[0] + f"; run {spec.index} had not started (its worker was " \
+                                        f"between runs), so no data of it exists"
+        else:
+            n = int(min(max(w.header[0], 0), self._n_time))
         data = np.array(w.data[:n], copy=True)
         tail = self._log_tail(w)
         where = f" (last recorded t={self._time[n - 1]:g})" if n else ""
@@ -1000,8 +1011,12 @@ class WorkerPool:
                            f"({_signal_name(rc)}); output:\n{self._log_tail(w)}")
         if w.queue:
             spec = w.queue.popleft()
-            head = (f"the worker process died during the run: {_signal_name(rc)}; the FMU "
-                    f"crashed (native fault in the model code)")
+            if rc is not None and -rc in (_signal.SIGKILL, _signal.SIGTERM):
+                head = (f"worker killed by {_signal.Signals(-rc).name} (outside the FMU? the "
+                        f"out-of-memory killer or a user); the run is recorded as a crash")
+            else:
+                head = (f"the worker process died during the run: {_signal_name(rc)}; the FMU "
+                        f"crashed (native fault in the model code)")
             res = self._failure_from_scratch(w, spec, "crash", head, w.started_wall,
                                              w.run_started)
             pending.extendleft(reversed(w.queue))

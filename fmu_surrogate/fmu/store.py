@@ -12,11 +12,18 @@ A record of ``runs.bin`` is::
     b"FSR1" | uint32 header length | uint64 data length | header (JSON, UTF-8)
             | data (float64 little-endian, n_samples x n_columns, row-major) | uint32 CRC-32
 
-The CRC covers header and data.  A record is appended with a single ``write`` on an unbuffered
+The CRC covers header and data.  The header carries the ``campaign`` hash and the run ``index``;
+records of another campaign, or whose index, sample count or shape do not fit the manifest, are
+refused (not merged) and counted.  A record is appended with a single ``write`` on an unbuffered
 file, so a process killed with SIGKILL leaves either whole records or one torn record at the
-end, which :meth:`RunStore.read` detects (short read or CRC mismatch) and :meth:`RunStore.open`
-truncates away.  No fsync: data that reached the kernel survives the death of the process (not a
-power cut).  Nothing is pickled.
+end.  The scanner resynchronises after a damaged record (it looks for the next magic whose CRC
+holds), so one flipped bit costs one record, not every later one; :meth:`RunStore.open` cuts a
+torn tail and :attr:`RunStore.discarded` says what was dropped and why.  No fsync: data that
+reached the kernel survives the death of the process (not a power cut).  Nothing is pickled.
+
+Concurrency: :meth:`RunStore.open` takes the exclusive lock *before* it reads or writes anything
+else in the store, so two harvests started together on one path cannot interleave their
+manifests; the loser is told whether the winner runs the same or another campaign.
 """
 
 from __future__ import annotations
@@ -105,11 +112,15 @@ class RunStore:
         self.n_columns = int(manifest["n_columns"])
         self._fd: int | None = None
         self._lock_fd: int | None = None
+        #: what the last scan dropped: ``{"damaged": records, "damaged_bytes": bytes,
+        #: "foreign": records of another campaign, "invalid": records that do not fit}``
+        self.discarded: dict[str, int] = {}
+        self._intact_end = 0
 
     # ------------------------------------------------------------------ open / create
     @classmethod
     def open(cls, path: str | os.PathLike, manifest: dict[str, Any], *,
-             overwrite: bool = False) -> RunStore:
+             overwrite: bool = False, recover: bool = False) -> RunStore:
         """Create the store, or reopen it for the same campaign.
 
         Parameters
@@ -120,45 +131,80 @@ class RunStore:
             Must contain ``campaign_hash`` and ``n_columns``.
         overwrite : bool
             Delete a store of a different campaign instead of refusing.
+        recover : bool
+            A store whose ``campaign.json`` is missing or unreadable: write this campaign's
+            manifest and keep the records that carry this campaign's hash (the others are
+            discarded and counted), instead of refusing.
 
         Raises
         ------
         StoreMismatchError
-            A store of another campaign exists and ``overwrite`` is false.
+            A store of another campaign exists and ``overwrite`` is false, or a store without a
+            readable manifest and neither ``recover`` nor ``overwrite``.
         StoreLockedError
             Another harvest process is writing to this store.
         """
         path = Path(path)
-        man_path = path / "campaign.json"
-        if path.exists() and man_path.is_file():
-            try:
-                old = json.loads(man_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                old = None
-            same = old is not None and old.get("campaign_hash") == manifest["campaign_hash"]
-            if not same:
-                if not overwrite:
-                    what = (f"campaign {old.get('campaign_hash', '?')[:12]} of "
-                            f"{old.get('fmu_name', '?')}" if old else "an unreadable campaign")
-                    raise StoreMismatchError(
-                        f"{path} holds the unfinished runs of a different {what}; this campaign "
-                        f"({manifest['campaign_hash'][:12]}) differs in the FMU, the plan, the "
-                        f"signals, the time grid or the recorded variables. Use another output "
-                        f"path, or --overwrite (overwrite=True) to discard those runs."
-                    )
-                cls._remove_dir(path)
-            else:
-                manifest = old
-        if not man_path.is_file():
-            path.mkdir(parents=True, exist_ok=True)
-            tmp = path / "campaign.json.part"
-            tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, man_path)
+        if path.exists() and not path.is_dir():
+            raise StoreMismatchError(f"{path} exists and is not a folder; the run store of this "
+                                     f"output needs that name: move the file away.")
+        path.mkdir(parents=True, exist_ok=True)
         store = cls(path, manifest)
-        store._lock()
-        store._truncate_torn_tail()
-        store._fd = os.open(path / "runs.bin", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        store._lock()  # before anything else is read or written
+        try:
+            store.manifest = cls._settle_manifest(path, manifest, overwrite, recover)
+            store._truncate_torn_tail()
+            store._fd = os.open(path / "runs.bin", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except BaseException:
+            store.close()
+            raise
         return store
+
+    @classmethod
+    def _settle_manifest(cls, path: Path, manifest: dict[str, Any], overwrite: bool,
+                         recover: bool) -> dict[str, Any]:
+        """With the lock held: adopt the same campaign's manifest, or refuse/replace."""
+        man_path = path / "campaign.json"
+        runs = path / "runs.bin"
+        has_runs = runs.exists() and runs.stat().st_size > 0
+        old = cls.read_manifest(path)
+        h = manifest["campaign_hash"]
+        if old is not None and old.get("campaign_hash") == h:
+            return old
+        if old is not None or has_runs:
+            if old is None and recover:
+                cls._write_manifest(path, manifest)
+                return manifest
+            if not overwrite:
+                if old is not None:
+                    raise StoreMismatchError(
+                        f"{path} holds the unfinished runs of a different campaign "
+                        f"{str(old.get('campaign_hash', '?'))[:12]} of "
+                        f"{old.get('fmu_name', '?')}; this campaign ({h[:12]}) differs in the "
+                        f"FMU, the plan, the signals, the time grid or the recorded variables. Use "
+                        f"another output path, or --overwrite (overwrite=True) to discard those "
+                        f"runs.")
+                state = "unreadable" if man_path.exists() else "missing"
+                raise StoreMismatchError(
+                    f"{path} holds runs but its campaign.json is {state}, so it is not adopted. "
+                    f"Every record carries its campaign's hash: run the same command with "
+                    f"--recover-store (recover=True) to keep the records of this campaign, or "
+                    f"--overwrite to discard them all.")
+            for child in path.iterdir():  # keep the lock file: we hold it
+                if child.name == "lock":
+                    continue
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        cls._write_manifest(path, manifest)
+        return manifest
+
+    @staticmethod
+    def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+        tmp = path / "campaign.json.part"
+        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path / "campaign.json")
 
     @staticmethod
     def _remove_dir(path: Path) -> None:
@@ -177,11 +223,12 @@ class RunStore:
 
     @classmethod
     def read_manifest(cls, path: str | os.PathLike) -> dict[str, Any] | None:
-        """The manifest of the store at ``path``, or ``None`` if there is none."""
+        """The manifest of the store at ``path``, or ``None`` if there is none (or unreadable)."""
         try:
-            return json.loads((Path(path) / "campaign.json").read_text(encoding="utf-8"))
+            man = json.loads((Path(path) / "campaign.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return man if isinstance(man, dict) and "campaign_hash" in man else None
 
     def _lock(self) -> None:
         fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -190,9 +237,18 @@ class RunStore:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
+            other = self.read_manifest(self.path)
+            mine = self.manifest["campaign_hash"]
+            if other is None:
+                who = "another harvest process is starting on this path"
+            elif other.get("campaign_hash") == mine:
+                who = "another harvest process is writing this same campaign"
+            else:
+                who = (f"another harvest process is writing a different campaign "
+                       f"({str(other.get('campaign_hash', '?'))[:12]}) to this path")
             raise StoreLockedError(
-                f"{self.path} is being written by another harvest process (same campaign); wait "
-                f"for it to finish, or stop it, then run the command again to resume.") from None
+                f"{self.path}: {who}; wait for it to finish (then run the command again to "
+                f"resume or reuse its result) or use another output path.") from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
@@ -201,19 +257,22 @@ class RunStore:
         runs = self.path / "runs.bin"
         if not runs.exists():
             return
-        good = 0
-        for _, _, end in self._scan():
-            good = end
-        if good < runs.stat().st_size:
+        for _ in self._scan():
+            pass
+        if self._intact_end < runs.stat().st_size:  # cut only the torn tail
             with open(runs, "r+b") as f:
-                f.truncate(good)
+                f.truncate(self._intact_end)
 
     # ------------------------------------------------------------------ write
     def append(self, header: dict[str, Any], data: np.ndarray) -> None:
-        """Append one finished run (``header`` JSON-serialisable; ``data`` (n, n_columns))."""
+        """Append one finished run (``header`` JSON-serialisable; ``data`` (n, n_columns)).
+
+        The header gets this campaign's hash (``"campaign"``) unless it carries one.
+        """
         data = np.asarray(data)
         if data.ndim != 2 or data.shape[1] != self.n_columns:
             raise ValueError(f"data must have shape (n, {self.n_columns}), got {data.shape}")
+        header = {"campaign": self.manifest["campaign_hash"], **header}
         self.append_record(encode_record(header, data))
 
     def append_record(self, rec: bytes) -> None:
@@ -225,32 +284,99 @@ class RunStore:
                 n += os.write(self._fd, view[n:])
 
     # ------------------------------------------------------------------ read
+    def _valid(self, header: Any, data: np.ndarray) -> str:
+        """'' if the record belongs to this campaign and fits it, else 'foreign'/'invalid'."""
+        if not isinstance(header, dict):
+            return "invalid"
+        if header.get("campaign", self.manifest["campaign_hash"]) != \
+                self.manifest["campaign_hash"]:
+            return "foreign"
+        n_runs = self.manifest.get("n_runs")
+        index = header.get("index")
+        if not isinstance(index, int) or index < 0 or (n_runs is not None and index >= n_runs):
+            return "invalid"
+        n = header.get("n", data.shape[0])
+        n_time = (self.manifest.get("time") or {}).get("n")
+        if not isinstance(n, int) or n != data.shape[0]:
+            return "invalid"
+        if not header.get("kind") and n_time is not None and n != n_time:
+            return "invalid"  # an "ok" run must cover the whole grid
+        return ""
+
     def _scan(self) -> Iterator[tuple[dict[str, Any], np.ndarray, int]]:
+        """Valid records of this campaign with their end offsets; fills :attr:`discarded`."""
         runs = self.path / "runs.bin"
+        self.discarded = {"damaged": 0, "damaged_bytes": 0, "foreign": 0, "invalid": 0}
         try:
             raw = runs.read_bytes()
         except FileNotFoundError:
             return
         mv = memoryview(raw)
         pos, size = 0, len(raw)
+        last_end = 0
         while pos + _HEAD.size <= size:
-            magic, hl, dl = _HEAD.unpack_from(mv, pos)
-            end = pos + _HEAD.size + hl + dl + _CRC.size
-            if magic != _MAGIC or end > size:
-                return
-            h0 = pos + _HEAD.size
-            hb, db = mv[h0:h0 + hl], mv[h0 + hl:h0 + hl + dl]
-            (crc,) = _CRC.unpack_from(mv, h0 + hl + dl)
-            if zlib.crc32(db, zlib.crc32(hb)) != crc:
-                return
-            try:
-                header = json.loads(bytes(hb).decode("utf-8"))
-            except ValueError:
-                return
-            data = np.frombuffer(raw, dtype="<f8", count=dl // 8,
-                                 offset=h0 + hl).reshape(-1, self.n_columns)
-            yield header, data, end
-            pos = end
+            parsed = self._parse_at(raw, mv, pos, size)
+            if parsed is None:  # damaged here: resynchronise at the next magic
+                nxt = raw.find(_MAGIC, pos + 1)
+                while nxt != -1 and self._parse_at(raw, mv, nxt, size) is None:
+                    nxt = raw.find(_MAGIC, nxt + 1)
+                if nxt == -1:
+                    break  # a torn tail (or damage up to the end)
+                self.discarded["damaged"] += 1
+                self.discarded["damaged_bytes"] += nxt - pos
+                pos = nxt
+                continue
+            header, data, end = parsed
+            last_end = pos = end
+            verdict = self._valid(header, data)
+            if verdict:
+                self.discarded[verdict] += 1
+            else:
+                yield header, data, end
+        self._intact_end = last_end
+        if last_end < size:  # a torn tail (a run killed mid-write) or damage up to the end
+            self.discarded["damaged"] += 1
+            self.discarded["damaged_bytes"] += size - last_end
+
+    def _parse_at(self, raw: bytes, mv: memoryview, pos: int,
+                  size: int) -> tuple[Any, np.ndarray, int] | None:
+        if pos + _HEAD.size > size:
+            return None
+        magic, hl, dl = _HEAD.unpack_from(mv, pos)
+        end = pos + _HEAD.size + hl + dl + _CRC.size
+        if magic != _MAGIC or end > size or dl % 8:
+            return None
+        h0 = pos + _HEAD.size
+        hb, db = mv[h0:h0 + hl], mv[h0 + hl:h0 + hl + dl]
+        (crc,) = _CRC.unpack_from(mv, h0 + hl + dl)
+        if zlib.crc32(db, zlib.crc32(hb)) != crc:
+            return None
+        try:
+            header = json.loads(bytes(hb).decode("utf-8"))
+        except ValueError:
+            return None
+        if (dl // 8) % self.n_columns:
+            return header, np.empty((0, self.n_columns)), end  # judged invalid by _valid
+        data = np.frombuffer(raw, dtype="<f8", count=dl // 8,
+                             offset=h0 + hl).reshape(-1, self.n_columns)
+        return header, data, end
+
+    def discarded_text(self) -> str:
+        """One sentence on what the last scan dropped ('' when nothing was)."""
+        d = self.discarded
+        parts = []
+        if d.get("damaged"):
+            parts.append(f"{d['damaged']} damaged record(s) ({d['damaged_bytes']} bytes, CRC or "
+                         f"framing broken)")
+        if d.get("foreign"):
+            parts.append(f"{d['foreign']} record(s) of another campaign")
+        if d.get("invalid"):
+            parts.append(f"{d['invalid']} record(s) whose run index or sample count do not fit "
+                         f"this campaign")
+        if not parts:
+            return ""
+        return (f"{self.path}: discarded " + "; ".join(parts) + "; every intact record of this "
+                f"campaign was kept and the discarded runs are simulated again.")
 
     def read(self) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
         """All valid records in file order as ``(header, data)`` (a torn tail is skipped).

@@ -132,9 +132,11 @@ def test_classify_precedence():
 def test_results_carry_the_store_record(faulty_fmu):  # noqa: F811
     from fmu_surrogate.fmu.store import decode_record
 
-    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},))
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},),
+                       campaign="c0ffee")
     (r,) = run_isolated(cfg, [RunSpec(4, {"k": 3.0})], timeout=10)
     header, data = decode_record(r.record, len(REC))
+    assert header.pop("campaign") == "c0ffee"  # every record names its campaign
     assert header == r.store_header() and header["index"] == 4 and header["kind"] == ""
     np.testing.assert_array_equal(data, r.data)
     # x = 1/3 + (2/3) e^{-3t}: exact discretisation in the FMU, rounding only
@@ -166,3 +168,26 @@ def test_bad_start_method_is_refused(faulty_fmu):  # noqa: F811
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",))
     with pytest.raises(ValueError, match="start_method must be one of"):
         WorkerPool(cfg, start_method="thread")
+
+
+def test_worker_killed_between_runs_leaves_no_stale_data(faulty_fmu):  # noqa: F811
+    """A worker that dies after run 7 and before run 8 started: run 8's crash record must not
+    carry run 7's data, and a SIGKILL is reported as a kill from outside, not a model fault."""
+    import signal
+
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},))
+    seen = []
+    with WorkerPool(cfg, workers=1, timeout=10) as pool:
+        pool.run([RunSpec(7, {"k": 3.0})], seen.append)
+        assert seen[0].n_samples == len(T) and not seen[0].failure_kind
+        w = pool._workers[0]
+        assert int(w.header[1]) == 7 and int(w.header[0]) == len(T)  # run 7 is in the scratch
+        os.kill(w.proc.pid, signal.SIGKILL)
+        w.proc.wait()
+        w.queue.append(RunSpec(8, {"k": 3.0}))  # sent, never started
+        pool._on_death(w, __import__("collections").deque(), seen.append)
+    r = seen[1]
+    assert r.index == 8 and r.failure_kind == "crash"
+    assert r.n_samples == 0 and r.data.shape == (0, len(REC))
+    assert "worker killed by SIGKILL (outside the FMU?" in r.message
+    assert "run 8 had not started" in r.message
