@@ -70,7 +70,7 @@ def _signal():
 def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
     """(fmu path, parameter to vary, input name, recorded variables)."""
     if model == "faulty":
-        from tests.fmu.fixtures import build_faulty
+        from fmu_surrogate.testing.fmus import build_faulty
 
         return build_faulty(workdir), "k", "u", ["u", "x", "der(x)"]
     from fmu_surrogate.benchmarks.build import benchmark_fmu

@@ -268,7 +268,7 @@ class FmpyBackend:
                                  f"interface='cs' or 'auto'.")
             self.kind = "me"
         self._vars = {v.name: v for v in info.variables}
-        self._unzipdir = extract(str(fmu_path), tempfile.mkdtemp(prefix="fmu-surrogate-"))
+        self._unzipdir = _extract_checked(fmu_path, extract)
         self._md = read_model_description(self._unzipdir, validate=False)
         if self.tolerance is None and info.default_experiment.tolerance is not None:
             self.tolerance = info.default_experiment.tolerance
@@ -884,3 +884,22 @@ def get_backend(name: str = "auto", **options: Any) -> Backend:
                              "pyfmi`), or use --backend fmpy.") from None
     raise ValueError(f"unknown backend {name!r}; choose one of: auto, "
                      f"{', '.join(available_backends())}.")
+
+
+def _extract_checked(fmu_path: Any, extract: Any) -> str:
+    """Extract the FMU once, after the archive limits; CRCs are checked by the extraction."""
+    import zipfile
+
+    from fmu_surrogate.fmu.archive import check_archive
+    from fmu_surrogate.fmu.tempdirs import scratch_root
+
+    with zipfile.ZipFile(fmu_path) as z:
+        check_archive(z, fmu_path)
+    target = tempfile.mkdtemp(prefix="fmu-surrogate-fmu-", dir=scratch_root())
+    try:
+        return extract(str(fmu_path), target)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(target, ignore_errors=True)
+        raise

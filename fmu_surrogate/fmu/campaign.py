@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.errors import ExperimentError, FMUError, SignalError
+from fmu_surrogate.fmu.tempdirs import in_harvest_space, scratch_root
 from fmu_surrogate.fmu.runner import (
     DEFAULT_EXPLODE_THRESHOLD,
     RunnerConfig,
@@ -409,6 +410,7 @@ class Campaign:
                                   attrs=self._dataset_attrs())
 
     # ------------------------------------------------------------------ run
+    @in_harvest_space
     def run(self, out: str | os.PathLike | None = None, *, workers: int | None = None,
             timeout: float | None = 60.0, scheduler: Any = None, progress: bool = True,
             backend: str = "auto", overwrite: bool = False, keep_store: bool = False,
@@ -484,7 +486,7 @@ class Campaign:
         h = self.campaign_hash
         tmpdir = None
         if out is None:
-            tmpdir = tempfile.TemporaryDirectory(prefix="fmu-surrogate-harvest-")
+            tmpdir = tempfile.TemporaryDirectory(prefix="store-", dir=scratch_root())
             store_path = Path(tmpdir.name) / "runs.parts"
         else:
             out = Path(out)

@@ -645,7 +645,7 @@ class WorkerPool:
         self._n_col = config.n_columns
         scratch_bytes = self._n_time * self._n_col * 8 * self.n_workers
         self._tmp = tempfile.TemporaryDirectory(
-            prefix="fmu-surrogate-run-", dir=scratch_dir or _default_scratch_dir(scratch_bytes))
+            prefix="run-", dir=scratch_dir or _default_scratch_dir(scratch_bytes))
         self._time = np.asarray(config.time, dtype=float)
         self.respawns = 0
         self.forked = 0  # workers made by fork (the others were spawned)
@@ -1028,11 +1028,11 @@ class WorkerPool:
 
 
 def _default_scratch_dir(n_bytes: int = 0) -> str | None:
-    """``/dev/shm`` (RAM) for scratch files up to 256 MB in total, else the temp directory."""
-    shm = Path("/dev/shm")
-    if n_bytes <= 2**28 and shm.is_dir() and os.access(shm, os.W_OK):
-        return str(shm)
-    return None
+    """The harvest's folder in ``/dev/shm`` (RAM) for scratch files up to 256 MB in total, else
+    in the temp directory (:mod:`fmu_surrogate.fmu.tempdirs`)."""
+    from fmu_surrogate.fmu.tempdirs import scratch_root
+
+    return scratch_root(ram=n_bytes <= 2**28)
 
 
 def run_isolated(config: RunnerConfig, specs: Sequence[RunSpec], *, workers: int = 1,

@@ -1,7 +1,7 @@
 """Backends: the fmpy fast co-simulation loop and the model-exchange path against the analytic
 solution of the fixture model, the FMU's log capture, instance reuse after failures, PyFMI.
 
-The fixture (tests/fmu/fixtures/faulty.c) integrates dx/dt = -k x + u exactly for an input held
+The faulty test FMU (fmu_surrogate/testing/c/faulty.c) integrates dx/dt = -k x + u exactly for an input held
 over each step, so a co-simulation run equals the analytic solution up to rounding.
 """
 
@@ -18,7 +18,6 @@ from fmu_surrogate.fmu.backends import (
     get_backend,
 )
 from fmu_surrogate.fmu.runner import classify
-from tests.fmu.fixtures import faulty3_fmu, faulty_fmu  # noqa: F401 - pytest fixtures
 
 T = np.linspace(0.0, 1.0, 101)
 REC = ["x", "der(x)", "u"]
@@ -35,7 +34,7 @@ def exact_step(t, k, x0, t0, before, after):
 
 
 @pytest.fixture(scope="module")
-def cs(faulty_fmu):  # noqa: F811
+def cs(faulty_fmu):
     b = FmpyBackend(interface="cs")
     b.open(faulty_fmu)
     yield b
@@ -43,7 +42,7 @@ def cs(faulty_fmu):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def me(faulty_fmu):  # noqa: F811
+def me(faulty_fmu):
     b = FmpyBackend(interface="me", tolerance=1e-9)
     b.open(faulty_fmu)
     yield b
@@ -138,7 +137,7 @@ def test_me_failures(me):
     assert r.error is None and r.n_done == T.size
 
 
-def test_fmi3_cs_with_array_output(faulty3_fmu):  # noqa: F811
+def test_fmi3_cs_with_array_output(faulty3_fmu):
     b = FmpyBackend()
     b.open(faulty3_fmu)
     try:
@@ -179,7 +178,7 @@ def test_stepwise_api(cs):
     np.testing.assert_allclose(row1, [1.0], atol=1e-15)  # x = 1 is the equilibrium for u = 1
 
 
-def test_pyfmi_backend_when_available(faulty_fmu):  # noqa: F811
+def test_pyfmi_backend_when_available(faulty_fmu):
     if "pyfmi" not in available_backends():
         with pytest.raises(ValueError, match="PyFMI"):
             get_backend("pyfmi")

@@ -26,7 +26,6 @@ from fmu_surrogate.fmu.errors import (
 )
 from fmu_surrogate.fmu.signals import ArraySignal, Constant, Step
 from fmu_surrogate.fmu.store import RunStore, StoreMismatchError
-from tests.fmu.fixtures import broken_fmus, faulty3_fmu, faulty_fmu  # noqa: F401 - fixtures
 
 T = np.linspace(0.0, 1.0, 101)
 
@@ -37,7 +36,7 @@ def exact(t, k=1.0, x0=1.0, u=0.0):
 
 # ---------------------------------------------------------------------------- all modes
 @pytest.fixture(scope="module")
-def all_modes(faulty_fmu, tmp_path_factory):  # noqa: F811
+def all_modes(faulty_fmu, tmp_path_factory):
     out = tmp_path_factory.mktemp("campaign") / "modes.nc"
     params = [{"mode": m} for m in range(9)]
     sigs = [{"u": Constant(0.0)}, {"u": Step(t0=0.2, before=0.0, after=2.0)}]
@@ -80,7 +79,7 @@ def test_normal_runs_equal_the_analytic_solution(all_modes):
     np.testing.assert_array_equal(X1[:, 1], np.where(t1 < 0.2 - 1e-12, 0.0, 2.0))
 
 
-def test_finished_campaign_is_not_rerun_and_other_campaign_is_refused(all_modes, faulty_fmu):  # noqa: F811
+def test_finished_campaign_is_not_rerun_and_other_campaign_is_refused(all_modes, faulty_fmu):
     out, ds = all_modes
     sigs = [{"u": Constant(0.0)}, {"u": Step(t0=0.2, before=0.0, after=2.0)}]
     t = time.perf_counter()
@@ -102,7 +101,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_kill_9_then_resume_loses_and_redoes_nothing(faulty_fmu, tmp_path):  # noqa: F811
+def test_kill_9_then_resume_loses_and_redoes_nothing(faulty_fmu, tmp_path):
     n = 40
     out = tmp_path / "killed.nc"
     store_dir = tmp_path / "killed.nc.parts"
@@ -160,7 +159,7 @@ def test_kill_9_then_resume_loses_and_redoes_nothing(faulty_fmu, tmp_path):  # n
 
 
 # ---------------------------------------------------------------------------- dask
-def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):  # noqa: F811
+def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):
     distributed = pytest.importorskip("distributed")
     params = [{"mode": 0}, {"mode": 1}, {"mode": 4}, {"mode": 0, "k": 2.0}, {"mode": 5}]
     sigs = [{"u": Constant(1.0)}]
@@ -187,7 +186,7 @@ def test_dask_local_cluster_equals_local_run(faulty_fmu, tmp_path):  # noqa: F81
     assert list(remote["failure_kind"].values) == ["", "crash", "error_status", "", "non_finite"]
 
 
-def test_fmi3_campaign_stores_array_elements(faulty3_fmu, tmp_path):  # noqa: F811
+def test_fmi3_campaign_stores_array_elements(faulty3_fmu, tmp_path):
     ds = harvest(faulty3_fmu, tmp_path / "f3.nc", parameters=[{"k": 2.0}, {"mode": 4}],
                  signals={"u": Constant(1.0)}, workers=1, progress=False)
     assert ds.attrs["fmi_version"] == "3.0"
@@ -212,7 +211,7 @@ def test_benchmark_fmu_cs_loop_agrees_with_model_exchange(benchmark_fmus):
 
 
 # ---------------------------------------------------------------------------- session
-def test_session_records_like_a_campaign(faulty_fmu, tmp_path):  # noqa: F811
+def test_session_records_like_a_campaign(faulty_fmu, tmp_path):
     u = np.where(T < 0.3 - 1e-12, 1.0, -1.0)
     camp = harvest(faulty_fmu, None, signals={"u": ArraySignal(T, u)},
                    parameters={"k": 3.0}, stop_time=1.0, step=0.01, workers=1,
@@ -237,7 +236,7 @@ def test_session_records_like_a_campaign(faulty_fmu, tmp_path):  # noqa: F811
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_bad_input_names_the_problem_and_the_fix(faulty_fmu, broken_fmus, tmp_path):  # noqa: F811
+def test_bad_input_names_the_problem_and_the_fix(faulty_fmu, broken_fmus, tmp_path):
     with pytest.raises(UnknownVariableError, match=r"'kk'.*did you mean 'k'"):
         Campaign(faulty_fmu, parameters={"kk": 1.0})
     with pytest.raises(UnknownVariableError, match=r"unknown input 'uu'.*did you mean 'u'"):
@@ -282,7 +281,7 @@ def test_bad_input_names_the_problem_and_the_fix(faulty_fmu, broken_fmus, tmp_pa
 
 
 # ---------------------------------------------------------------------------- options, phases
-def test_campaign_options_phases_and_file_layout(faulty_fmu, tmp_path):  # noqa: F811
+def test_campaign_options_phases_and_file_layout(faulty_fmu, tmp_path):
     import h5py
     import xarray as xr
 

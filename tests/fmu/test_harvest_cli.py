@@ -12,10 +12,9 @@ from fmu_surrogate.fmu.dataset import load_dataset
 from fmu_surrogate.fmu.errors import ExperimentError, SignalError
 from fmu_surrogate.fmu.harvest_cli import parse_bounds_option, parse_input_option
 from fmu_surrogate.fmu.signals import Chirp, Constant, SchroederMultisine, Step
-from tests.fmu.fixtures import faulty_fmu  # noqa: F401 - pytest fixture
 
 
-def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, monkeypatch):  # noqa: F811
+def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["harvest", str(faulty_fmu), "-q"]) == 0
     out = capsys.readouterr().out
@@ -27,7 +26,7 @@ def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, mo
     np.testing.assert_allclose(ds["x"].values[0], np.exp(-ds["time"].values), atol=1e-14)
 
 
-def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):  # noqa: F811
+def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):
     out = tmp_path / "d.nc"
     argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2",
             "--param", "mode=0,4", "--input", "u=step:t0=0.5,after=2", "--stop", "2",
@@ -51,7 +50,7 @@ def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):  # noqa: F811
     assert main(["harvest", str(faulty_fmu), "-o", str(out), "-q", "--overwrite"]) == 0
 
 
-def test_lhs_and_signal_file(faulty_fmu, tmp_path, capsys):  # noqa: F811
+def test_lhs_and_signal_file(faulty_fmu, tmp_path, capsys):
     spec = tmp_path / "signals.json"
     spec.write_text(json.dumps([{"u": Constant(1.0).describe()},
                                 {"u": Step(t0=0.5).describe()}]))
@@ -74,7 +73,7 @@ def test_lhs_and_signal_file(faulty_fmu, tmp_path, capsys):  # noqa: F811
     (["--lhs", "4"], "--bounds"),
     (["--record", "y"], "unknown variable 'y'"),
 ])
-def test_errors_are_one_line(faulty_fmu, tmp_path, capsys, argv, text):  # noqa: F811
+def test_errors_are_one_line(faulty_fmu, tmp_path, capsys, argv, text):
     assert main(["harvest", str(faulty_fmu), "-o", str(tmp_path / "e.nc"), "-q"] + argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("fmu-surrogate: error: ") and text in err
@@ -103,7 +102,7 @@ def test_option_parsers():
         parse_bounds_option("k=2")
 
 
-def test_complevel_option(faulty_fmu, tmp_path):  # noqa: F811
+def test_complevel_option(faulty_fmu, tmp_path):
     import h5py
 
     for level, expected in (("0", None), ("4", 4)):

@@ -229,7 +229,24 @@ def test_corrupt_member(tmp_path):
     i = raw.index(b"\x00" * 256)
     raw[i + 10] = 0xFF  # payload changed, CRC in the headers not
     p.write_bytes(bytes(raw))
-    with pytest.raises(NotAnFMUError, match="corrupt.*fails its CRC check"):
+    # `info` reads only the model description: a damaged binary does not stop it ...
+    assert open_fmu(p).name
+    # ... and the streamed CRC check (the one the extraction does too) names the member
+    from fmu_surrogate.fmu.archive import verify_members
+
+    with zipfile.ZipFile(p) as z, pytest.raises(NotAnFMUError, match="corrupt.*tiny.so.*CRC"):
+        verify_members(z, p)
+
+
+def test_corrupt_model_description_is_refused(tmp_path):
+    p = tmp_path / "crc.fmu"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("modelDescription.xml", FMI2_XML)
+    raw = bytearray(p.read_bytes())
+    i = raw.index(b"fmiModelDescription")
+    raw[i + 3] ^= 0x01  # XML text changed, CRC in the headers not
+    p.write_bytes(bytes(raw))
+    with pytest.raises(NotAnFMUError, match="corrupt.*modelDescription.xml.*CRC"):
         open_fmu(p)
 
 

@@ -16,7 +16,6 @@ from fmu_surrogate.fmu.model import open_fmu
 from fmu_surrogate.fmu.runner import RunnerConfig, RunSpec, WorkerPool, classify, run_isolated
 from fmu_surrogate.fmu.signals import Constant
 from fmu_surrogate.fmu.store import RunStore, StoreLockedError
-from tests.fmu.fixtures import broken_fmus, faulty_fmu  # noqa: F401 - pytest fixtures
 
 T = np.linspace(0.0, 1.0, 101)
 REC = ("x", "der(x)", "u")
@@ -36,7 +35,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])
-def all_modes(faulty_fmu, request):  # noqa: F811
+def all_modes(faulty_fmu, request):
     """Every mode once, with forked and with spawned workers (same expectations)."""
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(0.0)},))
     specs = [RunSpec(m, {"mode": m}) for m in range(9)] + [RunSpec(9, {"k": 2.0})]
@@ -84,7 +83,7 @@ def test_pool_goes_on_after_crashes_and_hangs(all_modes):
     assert r.wall_time > 0 and r.finished >= r.started
 
 
-def test_run_isolated_returns_spec_order(faulty_fmu):  # noqa: F811
+def test_run_isolated_returns_spec_order(faulty_fmu):
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",),
                        ({"u": Constant(1.0)}, {"u": Constant(2.0)}))
     specs = [RunSpec(7, {"k": 1.0}, 1), RunSpec(3, {"k": 4.0}, 0)]
@@ -95,7 +94,7 @@ def test_run_isolated_returns_spec_order(faulty_fmu):  # noqa: F811
     np.testing.assert_allclose(res[1].data[:, 0], 0.25 + 0.75 * np.exp(-4 * T), atol=1e-14)
 
 
-def test_open_failure_is_an_error_of_the_campaign(broken_fmus):  # noqa: F811
+def test_open_failure_is_an_error_of_the_campaign(broken_fmus):
     info = open_fmu(broken_fmus["no_binary"])
     cfg = RunnerConfig(str(broken_fmus["no_binary"]), info, T, ("x",))
     with pytest.raises(NoBinaryError, match="no binary for this platform"):
@@ -129,7 +128,7 @@ def test_classify_precedence():
     assert kind == "" and "careful" in msg
 
 
-def test_results_carry_the_store_record(faulty_fmu):  # noqa: F811
+def test_results_carry_the_store_record(faulty_fmu):
     from fmu_surrogate.fmu.store import decode_record
 
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},),
@@ -144,7 +143,7 @@ def test_results_carry_the_store_record(faulty_fmu):  # noqa: F811
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and fork: Linux")
-def test_forked_workers_inherit_no_descriptors(faulty_fmu, tmp_path):  # noqa: F811
+def test_forked_workers_inherit_no_descriptors(faulty_fmu, tmp_path):
     """A forked worker must not keep the parent's files open: here the run store's lock, which
     would otherwise stay taken while the worker lives."""
     store = RunStore.open(tmp_path / "s", {"campaign_hash": "h", "n_columns": 1})
@@ -164,13 +163,13 @@ def test_forked_workers_inherit_no_descriptors(faulty_fmu, tmp_path):  # noqa: F
     np.testing.assert_allclose(got[0].data[:, 0], np.exp(-2 * T), rtol=0, atol=1e-14)
 
 
-def test_bad_start_method_is_refused(faulty_fmu):  # noqa: F811
+def test_bad_start_method_is_refused(faulty_fmu):
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, ("x",))
     with pytest.raises(ValueError, match="start_method must be one of"):
         WorkerPool(cfg, start_method="thread")
 
 
-def test_worker_killed_between_runs_leaves_no_stale_data(faulty_fmu):  # noqa: F811
+def test_worker_killed_between_runs_leaves_no_stale_data(faulty_fmu):
     """A worker that dies after run 7 and before run 8 started: run 8's crash record must not
     carry run 7's data, and a SIGKILL is reported as a kill from outside, not a model fault."""
     import signal
