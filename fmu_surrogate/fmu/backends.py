@@ -124,6 +124,49 @@ class RunOutput:
         )
 
 
+class BoundedLog:
+    """The FMU's log messages of one run, bounded: the first ``head`` and the last ``tail``.
+
+    A chatty FMU can log gigabytes in one run; what matters is the head (what went wrong first)
+    and the tail (what happened last).  Messages in between are counted, not kept; iterating
+    yields the head, one ``(status, "", "[... N messages dropped ...]")`` marker and the tail.
+
+    Parameters
+    ----------
+    head, tail : int
+        Messages kept at each end.
+    """
+
+    def __init__(self, head: int = 100, tail: int = 400) -> None:
+        from collections import deque
+
+        self.head: list[tuple[int, str, str]] = []
+        self.tail: deque = deque(maxlen=tail)
+        self._head_size = head
+        self.dropped = 0
+        self._worst_dropped = 0
+
+    def append(self, message: tuple[int, str, str]) -> None:
+        """Keep ``message`` (status, category, text) at the head or in the tail window."""
+        if len(self.head) < self._head_size:
+            self.head.append(message)
+            return
+        if len(self.tail) == self.tail.maxlen:
+            old = self.tail[0]
+            self.dropped += 1
+            self._worst_dropped = max(self._worst_dropped, old[0])
+        self.tail.append(message)
+
+    def __iter__(self):
+        yield from self.head
+        if self.dropped:
+            yield (self._worst_dropped, "", f"[... {self.dropped} log messages dropped ...]")
+        yield from self.tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail) + (1 if self.dropped else 0)
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Interface of a simulation backend (one FMU, one instance, many runs)."""
@@ -231,7 +274,7 @@ class FmpyBackend:
         self.log_sink = log_sink
         self._fmu = None
         self._unzipdir: str | None = None
-        self._messages: list[tuple[int, str, str]] = []
+        self._messages: BoundedLog = BoundedLog()
         self._dirty = False
         self._fatal = False
         self._cache: dict[tuple, Any] = {}
@@ -448,7 +491,7 @@ class FmpyBackend:
         if progress is None:
             progress = np.zeros(1, dtype=np.int64)
         progress[0] = 0
-        self._messages = []
+        self._messages = BoundedLog()
         res = RunOutput(record, lay["cols"], out, 0, messages=self._messages)
         try:
             self._fresh_instance()
@@ -464,7 +507,7 @@ class FmpyBackend:
             if getattr(exc, "status", None) == 4:  # fmi2Fatal / fmi3Fatal: only free is allowed
                 self._fatal = True
         res.n_done = int(progress[0])
-        res.messages = self._messages
+        res.messages = list(self._messages)
         return res
 
     def _initialize(self, start_values, inputs, t0, t_end) -> None:
@@ -715,7 +758,7 @@ class FmpyBackend:
         """Reset, set start values and initial inputs, initialise (co-simulation only)."""
         if self.kind != "cs":
             raise ValueError("stepwise sessions need a co-simulation FMU")
-        self._messages = []
+        self._messages = BoundedLog()
         self._fresh_instance()
         self._dirty = True
         self._initialize(start_values, {k: [v] for k, v in (inputs or {}).items()},

@@ -211,10 +211,14 @@ class RunResult:
 
 # ---------------------------------------------------------------------------- classification
 def _trim(text: str, limit: int = _MAX_MESSAGE) -> str:
+    """At most ``limit`` characters: the head (what failed first) and the tail (what came last)."""
     text = text.strip()
     if len(text) <= limit:
         return text
-    return "...\n" + text[-limit:]
+    head = text[: limit // 3]
+    tail = text[-(limit - len(head)):]
+    dropped = len(text) - len(head) - len(tail)
+    return f"{head}\n[... {dropped} characters dropped ...]\n{tail}"
 
 
 def classify(output: Any, time: np.ndarray, explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD,
@@ -428,6 +432,42 @@ def _max_fd() -> int:
         return 65536
 
 
+class _BoundedEcho:
+    """Echo FMU log messages into a worker's log file, bounded per run.
+
+    Past ``limit`` bytes the file is cut back to its first ``head`` bytes, a marker counts what
+    was dropped, and the newest messages follow: the file keeps the head (what failed first) and
+    the tail (what happened last) and never exceeds ``limit`` plus one message.
+    """
+
+    _LABELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
+
+    def __init__(self, fd: int, limit: int = 1 << 20, head: int = 1 << 16) -> None:
+        self.fd, self.limit, self.head = fd, limit, head
+        self.size = self.dropped = 0
+
+    def reset(self) -> None:
+        """Empty the log (at the start of a run)."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self.fd, 0)
+        self.size = self.dropped = 0
+
+    def __call__(self, status: int, category: str, message: str) -> None:
+        label = self._LABELS[status] if 0 <= status < len(self._LABELS) else str(status)
+        line = f"[FMU {label}] {category}: {message}\n".encode("utf-8", "replace")
+        try:
+            if self.size + len(line) > self.limit:
+                self.dropped += max(0, self.size - self.head)
+                os.ftruncate(self.fd, self.head)
+                marker = f"[... {self.dropped} bytes of log dropped ...]\n".encode()
+                os.write(self.fd, marker)
+                self.size = self.head + len(marker)
+            os.write(self.fd, line)
+            self.size += len(line)
+        except OSError:
+            pass
+
+
 def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # pragma: no cover
     """The worker loop: open the FMU, then execute batches of runs until told to stop.
 
@@ -440,14 +480,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     from fmu_surrogate.fmu.store import encode_record
 
     err_fd = 2
-    labels = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
-
-    def echo(status: int, category: str, message: str) -> None:
-        label = labels[status] if 0 <= status < len(labels) else str(status)
-        try:
-            os.write(err_fd, f"[FMU {label}] {category}: {message}\n".encode("utf-8", "replace"))
-        except OSError:
-            pass
+    echo = _BoundedEcho(err_fd)
 
     time = np.ascontiguousarray(cfg.time, dtype=np.float64)
     ncol = cfg.n_columns
@@ -478,6 +511,8 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
         for spec in batch:
             progress[0] = 0  # before the index: a death in between leaves no stale data
             header[1] = spec.index
+            _flush_c_stdio()
+            echo.reset()  # each run's log starts empty
             started = _time.time()
             t0 = _time.perf_counter()
             inputs = input_cache.get(spec.signal_set)
@@ -952,7 +987,7 @@ class WorkerPool:
                         raise RuntimeError(f"worker answered run {hd['index']} for {spec.index}")
                     w.run_started = now
                     w.started_wall = hd["t1"]
-                    w.log_offset = os.fstat(w.log.fileno()).st_size
+                    w.log_offset = 0  # the worker empties its log at the start of each run
                     on_result(RunResult(hd["index"], hd["kind"], hd["message"], hd["n"], data,
                                         hd["wall"], hd["t0"], hd["t1"], hd["worker"], raw))
                     done += 1

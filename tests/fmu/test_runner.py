@@ -190,3 +190,41 @@ def test_worker_killed_between_runs_leaves_no_stale_data(faulty_fmu):
     assert r.n_samples == 0 and r.data.shape == (0, len(REC))
     assert "worker killed by SIGKILL (outside the FMU?" in r.message
     assert "run 8 had not started" in r.message
+
+
+def test_worker_log_is_bounded_and_keeps_head_and_tail(tmp_path):
+    """A log flood: 2 MB of messages in one run keep the file ≤ limit + one line, with the first
+    message (what failed) and the last ones, and a count of what was dropped."""
+    from fmu_surrogate.fmu.runner import _BoundedEcho
+
+    path = tmp_path / "worker.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    echo = _BoundedEcho(fd, limit=64_000, head=8_000)
+    echo(3, "logStatusError", "FIRST: the reason the run failed")
+    for i in range(20_000):
+        echo(0, "logAll", f"chatter {i:06d} " + "x" * 80)
+    echo(3, "logStatusError", "LAST words")
+    text = path.read_text()
+    assert len(text.encode()) <= 64_000 + 200
+    assert text.startswith("[FMU ERROR] logStatusError: FIRST: the reason the run failed")
+    assert text.rstrip().endswith("LAST words") and "bytes of log dropped" in text
+    echo.reset()  # the next run starts with an empty log
+    assert path.stat().st_size == 0
+    os.close(fd)
+
+
+def test_messages_keep_their_head_when_trimmed():
+    from fmu_surrogate.fmu.backends import BoundedLog
+    from fmu_surrogate.fmu.runner import _trim
+
+    text = "fmi2DoStep failed: reason: x left the admissible range\n" + "noise\n" * 5000
+    t = _trim(text, 600)
+    assert t.startswith("fmi2DoStep failed: reason") and len(t) <= 650
+    assert "characters dropped" in t
+    log = BoundedLog(head=3, tail=5)
+    for i in range(1000):
+        log.append((3 if i == 0 else 0, "c", f"m{i}"))
+    got = list(log)
+    assert [m for _, _, m in got[:3]] == ["m0", "m1", "m2"]
+    assert got[3][2] == "[... 992 log messages dropped ...]"
+    assert [m for _, _, m in got[4:]] == [f"m{i}" for i in range(995, 1000)]
