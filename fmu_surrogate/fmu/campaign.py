@@ -541,10 +541,14 @@ class Campaign:
                                 counts)
 
             def on_result(r: RunResult) -> None:
-                if r.record is not None:  # encoded by the worker: append it as it is
-                    store.append_record(r.record)
-                else:
-                    store.append(r.store_header(), r.data)
+                try:
+                    if r.record is not None:  # encoded by the worker: append it as it is
+                        store.append_record(r.record)
+                    else:
+                        store.append(r.store_header(), r.data)
+                except OSError as exc:
+                    raise _storage_error(exc, store_path / "runs.bin", store_path,
+                                         int(col.have.sum())) from None
                 col.add(r.index, r.failure_kind, r.message, r.wall_time, r.data)
                 if bar is not None:
                     if r.failure_kind:
@@ -574,7 +578,10 @@ class Campaign:
             t_write, c_write = _time.perf_counter(), _time.process_time()
             m_write = _time.thread_time()
             if out is not None:
-                save_dataset(ds, out, complevel=complevel)
+                try:
+                    save_dataset(ds, out, complevel=complevel)
+                except OSError as exc:
+                    raise _storage_error(exc, out, store_path, self.n_runs) from None
             if keep_store and out is not None:
                 store.close()
             else:
@@ -626,6 +633,25 @@ class _Collector:
         self.n[index] = n
         self.wall[index] = wall
         self.have[index] = True
+
+
+class StorageError(FMUError, OSError):
+    """Writing the store or the dataset failed (disk full, quota, permissions); nothing finished
+    is lost and the same command resumes."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _storage_error(exc: OSError, file: Path, store_path: Path, n_kept: int) -> StorageError:
+    import errno
+
+    what = {errno.ENOSPC: "no space left on the device",
+            errno.EDQUOT: "the disk quota is exceeded",
+            errno.EACCES: "permission denied"}.get(exc.errno, exc.strerror or str(exc))
+    return StorageError(exc.errno or 0, f"{what} while writing {file}; the {n_kept} finished runs "
+                        f"are kept in {store_path}: free space (or fix the permissions) and run "
+                        f"the same command again to resume.")
 
 
 def _json_default(o: Any) -> Any:

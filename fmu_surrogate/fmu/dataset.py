@@ -846,7 +846,7 @@ def data_var_name(ds: xr.Dataset, name: str) -> str:
 
 
 def run_arrays(
-    ds: xr.Dataset,
+    ds: xr.Dataset | str | os.PathLike,
     names: Sequence[str],
     runs: Iterable[int] | None = None,
     only_ok: bool = True,
@@ -857,20 +857,33 @@ def run_arrays(
 
     Parameters
     ----------
-    ds : xarray.Dataset
+    ds : xarray.Dataset or path
+        A harvested dataset, or the path of its file.
     names : sequence of str
         Original FMU variable names (e.g. ``["x", "der(x)", "u"]``).
     runs : iterable of int, optional
-        Run labels (values of the ``run`` coordinate); default all.
+        Run labels (values of the ``run`` coordinate); default all (with ``only_ok``: all
+        successful ones).
     only_ok : bool
-        Skip runs whose status is not ``"ok"``.
+        Skip runs whose status is not ``"ok"``; a failed run requested by label in ``runs`` is an
+        error that names its failure (pass ``only_ok=False`` to read its partial data).
 
     Returns
     -------
     list of (t, X)
         ``t`` of shape ``(n,)``, ``X`` of shape ``(n, len(names))``, where ``n`` is the run's
         ``n_samples`` minus any trailing rows in which all requested values are NaN.
+
+    Raises
+    ------
+    DatasetError
+        A requested run failed (with ``only_ok``), or a variable holds values that are not
+        numbers, or a run's ``n_samples`` is outside ``0 … len(time)`` — naming the variable
+        and the file.
     """
+    if isinstance(ds, (str, os.PathLike)):
+        ds = load_dataset(ds)
+    where = ds.encoding.get("source") or "the dataset"
     names = list(names)
     keys = [data_var_name(ds, n) for n in names]
     labels = [int(r) for r in ds["run"].values]
@@ -886,8 +899,29 @@ def run_arrays(
             sel.append(pos[int(r)])
     t_all = np.asarray(ds["time"].values, dtype=float)
     status = ds["status"].values
-    nsamp = ds["n_samples"].values
-    cols = [np.asarray(ds[k].values, dtype=float) for k in keys]
+    nsamp = np.asarray(ds["n_samples"].values)
+    bad = (nsamp < 0) | (nsamp > t_all.shape[0])
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise DatasetError(f"{where}: run {labels[i]} has n_samples = {int(nsamp[i])}, outside "
+                           f"0 … {t_all.shape[0]} (the time grid); the file is damaged or was "
+                           f"edited by hand: harvest it again.")
+    cols = []
+    for name, k in zip(names, keys):
+        try:
+            cols.append(np.asarray(ds[k].values, dtype=float))
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"{where}: variable {name!r} holds values that are not numbers "
+                               f"({exc}); the file is damaged or was edited by hand.") from None
+    if runs is not None and only_ok:
+        failed = [i for i in sel if str(status[i]) != STATUS_OK]
+        if failed:
+            i = failed[0]
+            first = str(ds["message"].values[i]).strip().splitlines()
+            raise DatasetError(
+                f"run {labels[i]} of {where} failed ({ds['failure_kind'].values[i]}: "
+                f"{first[0] if first else 'no message'}); request successful runs only, or pass "
+                f"only_ok=False to read its partial data.")
     out = []
     for i in sel:
         if only_ok and str(status[i]) != STATUS_OK:

@@ -22,7 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_harvest_arguments", "harvest_command", "parse_bounds_option", "parse_input_option"]
+__all__ = [
+    "EXIT_NO_RUN_SUCCEEDED",
+    "add_harvest_arguments",
+    "harvest_command",
+    "parse_bounds_option",
+    "parse_input_option",
+]
 
 
 def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +81,9 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
                    help="replace an existing dataset / unfinished runs of another campaign")
     r.add_argument("--keep-store", action="store_true",
                    help="keep the per-run store OUT.parts/ after writing the dataset")
+    r.add_argument("--recover-store", action="store_true",
+                   help="OUT.parts/ lost its campaign.json: keep the runs recorded for this "
+                        "campaign and redo the rest")
     r.add_argument("--complevel", type=int, default=1, choices=range(10), metavar="0..9",
                    help="gzip level of the dataset file (default 1; 0 = uncompressed)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -218,28 +227,74 @@ def _signal_sets(args: argparse.Namespace) -> list[dict] | None:
 
 
 # ---------------------------------------------------------------------------- command
+#: exit status of ``harvest`` when no run succeeded (the dataset is still written)
+EXIT_NO_RUN_SUCCEEDED = 3
+#: a dataset estimated above this many bytes (uncompressed) gets a warning before the campaign
+SIZE_WARNING_BYTES = 2 * 1024**3
+
+
+def _size_text(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""  # pragma: no cover
+
+
+def _fmu_reason(message: str) -> str:
+    """The line of a failure message that gives the FMU's own reason (else the first line)."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith(("[ERROR]", "[FATAL]", "[FMU ERROR]", "[FMU FATAL]")):
+            return ln
+    for ln in lines:
+        if "reason" in ln.lower():
+            return ln
+    return lines[0] if lines else ""
+
+
 def harvest_command(args: argparse.Namespace) -> int:
-    """Run ``fmu-surrogate harvest`` with parsed ``args``; print a summary; return 0."""
-    from fmu_surrogate.fmu.campaign import harvest, summarize
+    """Run ``fmu-surrogate harvest`` with parsed ``args``; print a summary.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of :func:`add_harvest_arguments`.
+
+    Returns
+    -------
+    int
+        0, or :data:`EXIT_NO_RUN_SUCCEEDED` when every run failed.
+    """
+    from fmu_surrogate.fmu.campaign import Campaign, summarize
 
     out = Path(args.out) if args.out else Path(Path(args.fmu).stem + ".nc")
     record = [n.strip() for r in args.record for n in r.split(",") if n.strip()] or None
-    ds = harvest(
-        args.fmu, out, signals=_signal_sets(args), parameters=_parameter_plan(args),
-        start_time=args.start, stop_time=args.stop, step=args.step, record=record,
-        workers=args.workers, timeout=args.timeout, scheduler=args.scheduler,
-        progress=not args.quiet, backend=args.backend, overwrite=args.overwrite,
-        interface=args.interface, tolerance=args.tolerance,
-        explode_threshold=args.explode_threshold, allow_longer=args.allow_longer,
-        keep_store=args.keep_store, complevel=args.complevel,
-    )
+    camp = Campaign(args.fmu, _signal_sets(args), _parameter_plan(args), start_time=args.start,
+                    stop_time=args.stop, step=args.step, record=record,
+                    interface=args.interface, tolerance=args.tolerance,
+                    explode_threshold=args.explode_threshold, allow_longer=args.allow_longer)
+    n_cols = camp.runner_config(args.backend).n_columns
+    size = 8.0 * camp.n_runs * camp.time.shape[0] * n_cols
+    print(f"{camp.n_runs} runs x {camp.time.shape[0]} samples x {n_cols} values: dataset about "
+          f"{_size_text(size)} uncompressed")
+    if size > SIZE_WARNING_BYTES:
+        print(f"warning: that is a large dataset ({_size_text(size)}); record fewer variables "
+              f"with --record NAMES, or use a coarser --step", file=sys.stderr)
+    ds = camp.run(out, workers=args.workers, timeout=args.timeout, scheduler=args.scheduler,
+                  progress=not args.quiet, backend=args.backend, overwrite=args.overwrite,
+                  keep_store=args.keep_store, recover_store=args.recover_store,
+                  complevel=args.complevel)
     print(f"{summarize(ds)}; wrote {out}")
     kinds = [str(k) for k in ds["failure_kind"].values]
     shown = set()
     for i, k in enumerate(kinds):
         if k and k not in shown:
             shown.add(k)
-            first = str(ds["message"].values[i]).strip().splitlines()
-            print(f"  {k}: e.g. run {int(ds['run'].values[i])}: {first[0] if first else ''}",
-                  file=sys.stdout)
+            reason = _fmu_reason(str(ds["message"].values[i]))
+            print(f"  {k}: e.g. run {int(ds['run'].values[i])}: {reason}")
+    if not any(str(s) == "ok" for s in ds["status"].values):
+        print(f"no run succeeded (exit status {EXIT_NO_RUN_SUCCEEDED}); the reasons are in "
+              f"{out} (fmu_surrogate.failed_runs)", file=sys.stderr)
+        return EXIT_NO_RUN_SUCCEEDED
     return 0

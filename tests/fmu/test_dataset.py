@@ -160,7 +160,8 @@ def test_run_arrays_trims_the_nan_tail(ds):
     assert everything[2][1].shape == (0, 2)
     (_t3, X3), = run_arrays(ds, ["x"], runs=[3], only_ok=False)
     assert X3.shape == (8, 1)
-    assert run_arrays(ds, ["x"], runs=[3]) == []  # failed run skipped when only_ok
+    with pytest.raises(DatasetError, match="run 3 of .* failed"):  # asked for by label: an error
+        run_arrays(ds, ["x"], runs=[3])
     with pytest.raises(KeyError, match="run 5 is not in the dataset"):
         run_arrays(ds, ["x"], runs=[5])
     with pytest.raises(UnknownVariableError, match=r"'der\(x\)'"):
@@ -372,3 +373,26 @@ def test_save_checks_its_options(ds, tmp_path):
     with pytest.raises(ValueError, match="threads must be a positive integer"):
         save_dataset(ds, tmp_path / "a.nc", threads=0)
     assert not (tmp_path / "a.nc").exists()
+
+
+def test_run_arrays_accepts_paths_and_names_failed_runs_and_bad_values(faulty_fmu, tmp_path):
+    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.errors import DatasetError
+
+    out = tmp_path / "d.nc"
+    harvest(faulty_fmu, out, parameters=[{"mode": 0}, {"mode": 4}], progress=False, workers=1)
+    (t, X), = run_arrays(out, ["x"])  # a path works, failed runs are skipped when not asked for
+    np.testing.assert_allclose(X[:, 0], np.exp(-t), atol=1e-14)
+    with pytest.raises(DatasetError, match=r"run 1 of .*d\.nc failed \(error_status: .*only_ok"):
+        run_arrays(out, ["x"], runs=[1])
+    (t1, X1), = run_arrays(out, ["x"], runs=[1], only_ok=False)  # partial data up to t_fault
+    assert t1[-1] < 0.6 and len(t1) < len(t)
+    ds = load_dataset(out)
+    ds["n_samples"].values[0] = -3
+    with pytest.raises(DatasetError, match="run 0 has n_samples = -3, outside 0"):
+        run_arrays(ds, ["x"])
+    ds = load_dataset(out)
+    ds["x"] = ds["x"].astype(object)
+    ds["x"].values[0, 5] = "n/a"  # a hand-edited cell
+    with pytest.raises(DatasetError, match="variable 'x' holds values that are not numbers"):
+        run_arrays(ds, ["x"])

@@ -34,7 +34,10 @@ def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "4 runs: 2 ok, 2 failed (error_status: 2)" in text
-    assert "error_status: e.g. run 1: fmi2DoStep returned fmi2Error at t=0.5" in text
+    # the summary shows the FMU's own reason, not only the FMI status
+    assert ("error_status: e.g. run 1: [ERROR] logStatusError: fmi2DoStep failed at t=0.5: "
+            "reason: x=0.606531 left the admissible range (mode 4)") in text
+    assert "4 runs x 41 samples x 3 values: dataset about 3.9 kB uncompressed" in text
     ds = load_dataset(out)
     np.testing.assert_array_equal(ds["param:k"].values, [1, 1, 2, 2])
     np.testing.assert_array_equal(ds["param:mode"].values, [0, 4, 0, 4])
@@ -112,3 +115,50 @@ def test_complevel_option(faulty_fmu, tmp_path):
             assert f["x"].compression_opts == expected
         np.testing.assert_allclose(load_dataset(out)["x"].values[0],
                                    np.exp(-np.linspace(0, 1, 101)), rtol=0, atol=1e-14)
+
+
+def test_all_runs_failed_exits_3_and_folders_are_refused_before_any_run(faulty_fmu, tmp_path,
+                                                                         capsys):
+    out = tmp_path / "f.nc"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "mode=4,8", "-q",
+            "--workers", "1"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "no run succeeded (exit status 3)" in err
+    assert load_dataset(out).sizes["run"] == 2  # the failures are still data on disk
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for extra in ([], ["--overwrite"]):
+        assert main(["harvest", str(faulty_fmu), "-o", str(folder), "-q"] + extra) == 2
+        err = capsys.readouterr().err
+        assert "is a folder; give a file name" in err and "Traceback" not in err
+        assert not (tmp_path / "folder.parts").exists()
+
+
+def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, capsys,
+                                                       monkeypatch):
+    import errno
+
+    from fmu_surrogate.fmu.store import RunStore
+
+    real = RunStore.append_record
+    calls = {"n": 0}
+
+    def fill_up(self, rec):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, rec)
+
+    monkeypatch.setattr(RunStore, "append_record", fill_up)
+    out = tmp_path / "full.nc"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2,3,4,5", "-q",
+            "--workers", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "no space left on the device while writing" in err and "runs.bin" in err
+    assert "the 2 finished runs are kept in" in err and "run the same command again" in err
+    monkeypatch.setattr(RunStore, "append_record", real)
+    assert main(argv) == 0  # space freed: resumes, redoing only the 3 missing runs
+    assert load_dataset(out).sizes["run"] == 5
