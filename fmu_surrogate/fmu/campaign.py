@@ -892,8 +892,11 @@ def summarize(ds: xr.Dataset) -> str:
 class HarvestSession:
     """Drive a co-simulation FMU step by step and record what happens as runs.
 
-    The FMU runs in this process (no isolation: a crashing FMU takes the session down; use
-    :func:`harvest` for untrusted FMUs).  Each run starts with :meth:`reset` and ends with
+    The FMU runs in this process: a crashing FMU takes the session down.  :func:`harvest` runs
+    each run in a worker process instead, so that a crash, hang or blow-up becomes a recorded
+    failure — crash isolation, not a sandbox: in both cases the FMU's code runs with your user's
+    rights and can read and write what you can, so run FMUs you do not trust in a container or
+    virtual machine.  Each run starts with :meth:`reset` and ends with
     :meth:`finish`, which returns a :class:`~fmu_surrogate.fmu.dataset.RunRecord` (also kept in
     :attr:`records`); :meth:`dataset` assembles them.
 
