@@ -282,7 +282,10 @@ def validate(
 
             n = np.shape(sur.J)[0]
             x0 = R[0, [col[s] for s in s_states]] if states_known else np.zeros(n)
-            y_sur = simulate(sur, t, u, x0).y
+            # the reference saw its inputs as its importer held them: do the same
+            hold = "zoh" if str(ref.attrs.get("input_interpolation", "")).startswith("zero") \
+                else "linear"
+            y_sur = simulate(sur, t, u, x0, hold=hold).y
         units = tuple(ref[data_var_name(ref, v)].attrs.get("units") for v in r_out)
     if y_sur.shape != y_ref.shape:
         raise ValidationError(f"the surrogate returned {y_sur.shape[0]} samples, the reference "

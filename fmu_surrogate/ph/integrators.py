@@ -309,16 +309,26 @@ def _linear_steps(system: LinearPH, t: Array, Ubar: Array,
     h_all = np.diff(t)
     X = np.empty((t.size, x0.size))
     X[0] = x0
+    # steps equal up to round-off (a linspace grid) share one factorisation
+    keys = np.round(h_all / h_all.max(), 10)
     maps: dict[float, tuple[Array, Array]] = {}
-    for k, h in enumerate(h_all):
-        key = float(h)
-        pair = maps.get(key)
-        if pair is None:
-            lu = lu_factor(E - 0.5 * h * A)
-            pair = (lu_solve(lu, E + 0.5 * h * A), lu_solve(lu, h * B))
-            maps[key] = pair
-        Phi, Gam = pair
-        X[k + 1] = Phi @ X[k] + Gam @ Ubar[k]
+    G = np.empty_like(X[1:])
+    Phis = []
+    for key in np.unique(keys):
+        sel = keys == key
+        h = float(h_all[sel][0])
+        lu = lu_factor(E - 0.5 * h * A)
+        Phi, Gam = lu_solve(lu, E + 0.5 * h * A), lu_solve(lu, h * B)
+        maps[float(key)] = (Phi, Gam)
+        G[sel] = Ubar[sel] @ Gam.T  # the input part of every step at once
+        Phis.append(Phi)
+    if len(maps) == 1:
+        Phi = Phis[0]
+        for k in range(h_all.size):
+            X[k + 1] = Phi @ X[k] + G[k]
+    else:
+        for k in range(h_all.size):
+            X[k + 1] = maps[float(keys[k])][0] @ X[k] + G[k]
     Zbar = 0.5 * (X[1:] + X[:-1]) @ system.Q.T
     return X, Zbar, np.zeros(t.size - 1, dtype=np.int64)
 
@@ -539,8 +549,8 @@ def _trajectory(system: PHDAE, t: Array, U: Array, ubar: Array, X: Array, Zbar: 
     else:
         H = np.full(t.size, np.nan)
         stored = np.full(t.size, np.nan)
-    diss = h * np.einsum("ki,ij,kj->k", Zbar, system.R, Zbar)
-    supp = h * np.einsum("ki,ki->k", Zbar @ system.B, ubar)
+    diss = h * ((Zbar @ system.R) * Zbar).sum(axis=1)
+    supp = h * ((Zbar @ system.B) * ubar).sum(axis=1)
     zero = np.zeros(1)
     return Trajectory(t, X, Z, U, Y, H, stored, np.concatenate([zero, np.cumsum(diss)]),
                       np.concatenate([zero, np.cumsum(supp)]), its, method,

@@ -258,7 +258,7 @@ class LinearEffort:
     def hamiltonian(self, x: Array) -> Array:
         """``H = ½ xᵀ Qᵀ E x`` per row ((N, n) -> (N,))."""
         a = np.atleast_2d(x)
-        return 0.5 * np.einsum("ij,jk,ik->i", a, self._QtE, a)
+        return 0.5 * ((a @ self._QtE) * a).sum(axis=1)
 
     def to_dict(self) -> dict:
         """JSON-ready description (exact floats)."""
