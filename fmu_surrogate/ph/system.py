@@ -146,7 +146,13 @@ class PHDAE:
 
     def effort_jacobian(self, x: ArrayLike) -> Array | None:
         """``∂z/∂x`` at ``x`` ((N, n, n), or (n, n) for one point) when the effort provides its
-        analytic Jacobian (a ``jacobian`` method), else ``None``."""
+        analytic Jacobian (a ``jacobian`` method), else ``None``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         jac = getattr(self._effort, "jacobian", None)
         if jac is None:
             return None
@@ -172,13 +178,25 @@ class PHDAE:
 
     # -- evaluation ------------------------------------------------------------------------
     def effort(self, x: ArrayLike) -> Array:
-        """Effort ``z(x)``; ``(N, n) -> (N, n)``."""
+        """Effort ``z(x)``; ``(N, n) -> (N, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         a, single = _as_2d(x, self.n_states, "x")
         z = np.asarray(self._effort(a), dtype=float).reshape(a.shape)
         return z[0] if single else z
 
     def hamiltonian(self, x: ArrayLike) -> Array:
-        """Hamiltonian ``H(x)``; ``(N, n) -> (N,)``."""
+        """Hamiltonian ``H(x)``; ``(N, n) -> (N,)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         if self._hamiltonian is None:
             raise AttributeError(
                 "this system has no Hamiltonian (its effort was not constructed as a gradient); "
@@ -189,11 +207,25 @@ class PHDAE:
         return h[0] if single else h
 
     def output(self, x: ArrayLike) -> Array:
-        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``."""
+        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         return self.effort(x) @ self.B
 
     def flow(self, x: ArrayLike, u: ArrayLike) -> Array:
-        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``."""
+        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        u : array_like, shape (N, m) or (m,)
+            Inputs.
+        """
         z = self.effort(x)
         uu = np.asarray(u, dtype=float)
         if uu.ndim == z.ndim - 1 and self.n_inputs == 1:
@@ -321,7 +353,13 @@ class LinearPH(PHDAE):
             raise StructureError(f"Q must have shape {self.J.shape} to match J, got {Qm.shape}.")
 
     def effort_jacobian(self, x: ArrayLike) -> Array:
-        """``∂z/∂x = Q`` at every point ((N, n, n), or (n, n) for one point)."""
+        """``∂z/∂x = Q`` at every point ((N, n, n), or (n, n) for one point).
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         a, single = _as_2d(x, self.n_states, "x")
         return self.Q.copy() if single else np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape))
 
@@ -330,7 +368,18 @@ class LinearPH(PHDAE):
         return (self.J - self.R) @ self.Q, self.B, self.B.T @ self.Q
 
     def transfer_function(self, s: complex | ArrayLike) -> NDArray[np.complex128]:
-        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``; scalar ``s`` gives ``(m, m)``, ``(K,)`` gives ``(K, m, m)``."""
+        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``.
+
+        Parameters
+        ----------
+        s : complex or array_like, shape (K,)
+            Laplace variable(s).
+
+        Returns
+        -------
+        ndarray
+            ``(m, m)`` for a scalar ``s``, ``(K, m, m)`` otherwise.
+        """
         A = (self.J - self.R) @ self.Q
         C = self.B.T @ self.Q
         ss = np.atleast_1d(np.asarray(s, dtype=complex))
