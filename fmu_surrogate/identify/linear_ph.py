@@ -630,7 +630,17 @@ class LinearPHIdentifier:
     _PARAM_ATTRS: ClassVar[dict[str, str]] = {"fit": "fit_parameters"}
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``)."""
+        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``).
+
+        Parameters
+        ----------
+        deep : bool
+            Unused (no nested estimators).
+
+        Returns
+        -------
+        dict
+        """
         import inspect
 
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
@@ -1070,7 +1080,23 @@ class LinearPHIdentifier:
         x0: ArrayLike | None = None,
         mode: str | None = None,
     ) -> float:
-        """Coefficient of determination R² of :meth:`predict`, averaged over the outputs."""
+        """Coefficient of determination R² of :meth:`predict`, averaged over the outputs.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+            Time grid [s].
+        u, y : array_like, shape (K, m)
+            Inputs and measured outputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted one).
+        mode : {"exact", "euler"}, optional
+            Discretisation (default: the estimator's).
+
+        Returns
+        -------
+        float
+        """
         tt, uu, yy = _validate_triplet(t, u, y, "score")
         yp = self.predict(tt, uu, x0=x0, mode=mode)
         ss_res = np.sum((yy - yp) ** 2, axis=0)
