@@ -159,6 +159,16 @@ class LinearPHFit:
         """Cost at the returned point."""
         return self.cost_history[-1]
 
+    @property
+    def n_iter(self) -> int:
+        """Iterations (the name every estimator's result uses)."""
+        return self.iterations
+
+    @property
+    def time(self) -> float:
+        """Wall-clock seconds of the fit (the name every estimator's result uses)."""
+        return self.time_s
+
 
 # ------------------------------------------------------------------------------ validation
 def _as_time_grid(t: ArrayLike, where: str) -> Array:
@@ -1025,6 +1035,16 @@ class LinearPHIdentifier:
     def _check_fitted(self) -> None:
         if not hasattr(self, "system_"):
             raise RuntimeError("this LinearPHIdentifier is not fitted yet; call fit(...) first.")
+
+    def to_surrogate(self) -> LinearPH:
+        """The fitted system.
+
+        Returns
+        -------
+        LinearPH
+        """
+        self._check_fitted()
+        return self.system_
 
     def fitted_params(self) -> dict[str, Array]:
         """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies)."""
