@@ -233,7 +233,7 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
     from fmu_surrogate.fmu.campaign import harvest, summarize
     from fmu_surrogate.ph import save, with_names
     from fmu_surrogate.plots import plot_dataset, plot_feasibility
-    from fmu_surrogate.validate import validate
+    from fmu_surrogate.validation import validate
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

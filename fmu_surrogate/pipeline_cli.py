@@ -13,7 +13,7 @@
 
 Each command is a thin layer over the library: :class:`~fmu_surrogate.LinearPHIdentifier`,
 :class:`~fmu_surrogate.GPEffortIdentifier`, :func:`fmu_surrogate.ph.save`,
-:func:`fmu_surrogate.export.export_fmu`, :func:`fmu_surrogate.validate.validate` and
+:func:`fmu_surrogate.export.export_fmu`, :func:`fmu_surrogate.validation.validate` and
 :mod:`fmu_surrogate.plots`.
 """
 
@@ -72,6 +72,10 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
     p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
     p.add_argument("--order", type=int, help="linear: model order n")
+    p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
+                                   "(default J,R,Q,B)")
+    p.add_argument("--optimizer", default="trust_regions",
+                   help="linear: cg (the paper's), steepest, trust_regions (default)")
     p.add_argument("--states", help="gp: comma-separated state variables x")
     p.add_argument("--derivatives",
                    help="gp: comma-separated derivative variables in the order of --states; "
@@ -156,7 +160,8 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     if len(outputs) != len(inputs):
         raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
-    kw = {"progress": not args.quiet}
+    kw = {"progress": not args.quiet, "optimizer": args.optimizer,
+          "fit": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
     est = LinearPHIdentifier(args.order, **kw)
@@ -337,7 +342,7 @@ def validate_command(args: argparse.Namespace) -> int:
         0 when every output matches, :data:`EXIT_MISMATCH` otherwise.
     """
     from fmu_surrogate.fmu.harvest_cli import parse_input_option
-    from fmu_surrogate.validate import validate
+    from fmu_surrogate.validation import validate
 
     inputs: dict[str, Any] = {}
     for text in args.input:

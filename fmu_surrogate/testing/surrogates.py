@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fmu_surrogate.validate import ValidationReport, validate
+from fmu_surrogate.validation import ValidationReport, validate
 
 __all__ = ["assert_surrogate_matches"]
 
@@ -43,7 +43,7 @@ def assert_surrogate_matches(
     plot : path, optional
         Where to save the comparison plot (always written when given).
     **options
-        Further arguments of :func:`fmu_surrogate.validate.validate` (``parameters``,
+        Further arguments of :func:`fmu_surrogate.validation.validate` (``parameters``,
         ``stop_time``, ``step``, ``ports``, ``outputs``, ``timeout``).
 
     Returns

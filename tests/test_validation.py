@@ -16,7 +16,7 @@ from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.cli import main
 from fmu_surrogate.ph import save, with_names
 from fmu_surrogate.testing import assert_surrogate_matches
-from fmu_surrogate.validate import ValidationError, validate
+from fmu_surrogate.validation import ValidationError, validate
 
 INPUTS = {"F1": fs.signals.Chirp(f0=0.05, f1=0.5, t1=20.0), "F2": fs.signals.Constant(0.3)}
 EXP = {"stop_time": 20.0, "step": 0.05}
