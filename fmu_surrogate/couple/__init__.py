@@ -1,0 +1,1 @@
+"""Coupled systems of FMUs and surrogates: SSP/TOML descriptions, runs on libcosim, energy per bond."""
