@@ -19,14 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from fmu_surrogate.benchmarks.build import C_DIR, FRAMEWORK_HEADER, FRAMEWORK_SOURCE, GENERATED_HEADER
-from fmu_surrogate.benchmarks.build import _write_if_changed, default_cache_dir
+from fmu_surrogate.benchmarks.build import _write_if_changed, benchmark_fmu, default_cache_dir
 from fmu_surrogate.benchmarks.model_description import Experiment, ModelSpec, Var
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables
+from fmu_surrogate.couple.system import Component, Connection, PowerBond, System
 from fmu_surrogate.fmu.compile import build_fmu
 from fmu_surrogate.ph import LinearPH
 
-__all__ = ["SPRING_SOURCE", "chain_ph", "spring_fmu", "spring_ph", "spring_spec"]
+__all__ = [
+    "SPRING_SOURCE", "chain_ph", "example_system", "spring_fmu", "spring_ph", "spring_spec",
+]
 
 #: C source of the spring component.
 SPRING_SOURCE = Path(__file__).parent / "c" / "spring_port.c"
@@ -76,3 +79,29 @@ def chain_ph(n_cells: int, mass: float = 4.0, spring: float = 4.0, damper: float
 def spring_ph(k: float = 4.0) -> LinearPH:
     """The spring component as a linear pH system: ``q' = u``, ``y = k q`` (port ``(v, −F)``)."""
     return LinearPH(np.zeros((1, 1)), np.zeros((1, 1)), [[k]], [[1.0]])
+
+
+def example_system(n_cells: int = 2, q0: float = 0.5, k: float = 4.0,
+                   cache_dir: str | Path | None = None) -> System:
+    """The chain + spring system with one power bond, pH models attached (monolithic works).
+
+    Parameters
+    ----------
+    n_cells : int
+        Masses of the chain.
+    q0 : float
+        Initial elongation of the spring (the only energy at t = 0: ``k q0² / 2``).
+    k : float
+        Spring stiffness.
+    cache_dir : path, optional
+        Where the FMUs are built.
+    """
+    chain = Component("chain", benchmark_fmu("msd_chain", cache_dir, n_cells=n_cells),
+                      ph=chain_ph(n_cells),
+                      ports={"F1": ("u", 0, 1), "F2": ("u", 1, 1), "v1": ("y", 0, 1),
+                             "v2": ("y", 1, 1)})
+    spring = Component("spring", spring_fmu(cache_dir), {"k": k, "q0": q0}, ph=spring_ph(k),
+                       ports={"v": ("u", 0, 1), "F": ("y", 0, -1)}, x0=np.array([q0]))
+    bond = PowerBond("mass1", Connection.parse("spring.F", "chain.F1"),
+                     Connection.parse("chain.v1", "spring.v"), {"chain": 1, "spring": -1})
+    return System({"chain": chain, "spring": spring}, [], [bond])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fmu_surrogate.errors import FmuSurrogateError
 
@@ -65,11 +66,31 @@ class PowerBond:
 
 @dataclass
 class Component:
-    """One component: an FMU file (``path``) with parameter values."""
+    """One component: an FMU file (``path``) with parameter values.
+
+    Attributes
+    ----------
+    name : str
+    path : Path
+        The FMU.
+    parameters : dict of str to float
+        Start values of parameters (or inputs).
+    ph : object, optional
+        The component's linear pH model (``LinearPH``) when it has one (surrogates); required by
+        the monolithic algorithm.
+    ports : dict of str to (str, int, int), optional
+        FMU variable -> ``("u" or "y", port index, sign)``: the variable equals ``sign`` times that
+        input/output of ``ph``.
+    x0 : array, optional
+        Initial state of ``ph`` matching the FMU's parameters.
+    """
 
     name: str
     path: Path
     parameters: dict[str, float] = field(default_factory=dict)
+    ph: Any = None
+    ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    x0: Any = None
 
 
 @dataclass
