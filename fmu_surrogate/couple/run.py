@@ -214,7 +214,7 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         raise CouplingError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
     if not (stop_time > 0 and step > 0 and step <= stop_time):
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
-    infos = validate(system)
+    infos = validate(system, libcosim=algorithm != "monolithic")
     if algorithm == "monolithic":
         from fmu_surrogate.couple.monolithic import run_monolithic
 

@@ -125,12 +125,14 @@ def _check_bond(b: Any) -> None:
             f"in that component) and set power_into accordingly.")
 
 
-def validate(system: System) -> dict[str, ComponentInfo]:
+def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]:
     """Check names, causalities, types, parameters, loops and bond signs.
 
     Parameters
     ----------
     system : System
+    libcosim : bool
+        Also refuse what libcosim cannot load (FMI 3.0 components).
 
     Returns
     -------
@@ -147,6 +149,12 @@ def validate(system: System) -> dict[str, ComponentInfo]:
         if not comp.path.is_file():
             raise CouplingError(f"component {name!r}: FMU file {comp.path} not found; fix the path.")
         infos[name] = describe(comp.path)
+        if libcosim and not infos[name].fmi_version.startswith(("1", "2")):
+            # libcosimpy 0.0.6 returns a null slave for FMI 3.0 and then segfaults the host
+            raise CouplingError(
+                f"component {name!r} is an FMI {infos[name].fmi_version} FMU; libcosim "
+                "co-simulates FMI 1.0 and 2.0 only (an FMI 3.0 slave crashes it). Export the "
+                "component for FMI 2.0, or use algorithm='monolithic' with its pH surrogate.")
         for p in comp.parameters:
             v = infos[name].variables.get(p)
             if v is None:
