@@ -114,8 +114,9 @@ def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: floa
         if not ok or new <= t_ns:
             message = get_last_error_message() or "libcosim stopped the step without a message"
             break
-        bar.update((new - t_ns) / _NS)
         t_ns = new
+        bar.n = min(t_ns / _NS, stop_time)
+        bar.refresh()
         times.append(t_ns / _NS)
         rows.append([obs.last_real_values(i, [vr])[0] for i, vr in refs.values()])
     bar.close()
