@@ -24,10 +24,16 @@ from fmu_surrogate.couple.system import CouplingError, PowerBond, System
 from fmu_surrogate.couple.validate import ComponentInfo, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
-__all__ = ["ALGORITHMS", "bond_energy", "run"]
+__all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "run"]
 
 ALGORITHMS = ("fixed", "ecco", "monolithic")
 _NS = 1e9  # libcosim counts time in nanoseconds
+#: ECCO settings that differ from libcosimpy's ``EccoParams`` defaults.  Its default change-rate
+#: bounds (0.01, 0.2) let the step only shrink (the new step is the old one times a factor
+#: clamped to them), so every run ends at the minimum step; (0.2, 1.5) as in libcosimpy's own
+#: ECCO test lets the controller grow it again.
+ECCO_DEFAULTS = {"min_change_rate": 0.2, "max_change_rate": 1.5, "abs_tolerance": 1e-3,
+                 "rel_tolerance": 1e-3}
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,8 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
 
     algo = None
     if algorithm == "ecco":
-        params = {"step_size": step, "min_step_size": step / 100, "max_step_size": step * 100,
-                  **(ecco or {})}
+        params = {**ECCO_DEFAULTS, "step_size": step, "min_step_size": step / 100,
+                  "max_step_size": step * 100, **(ecco or {})}
         algo = CosimAlgorithm.create_ecco_algorithm(EccoParams(**params))
         ex = CosimExecution.from_algorithm(algo)
     else:
@@ -193,7 +199,8 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         see :func:`fmu_surrogate.couple.monolithic.run_monolithic`.
     ecco : dict, optional
         Overrides of libcosim's ``EccoParams`` (``abs_tolerance``, ``rel_tolerance``, ...).
-        Defaults: ``min_step_size = step / 100``, ``max_step_size = 100 step``.
+        Defaults: :data:`ECCO_DEFAULTS`, ``min_step_size = step / 100``,
+        ``max_step_size = 100 step``.
     progress : bool
         Show a progress bar.
     run_index : int

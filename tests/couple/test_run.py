@@ -49,16 +49,19 @@ def test_bond_energy_of_a_held_exchange_matches_hand_computation():
     np.testing.assert_allclose(out["residual"], [0.0, 0.5 * (4.5 - 2.0), 0.5 * (4.5 - 2.0) + 0.5 * (3.0 - 3.0)])
 
 
-def test_ecco_agrees_with_the_monolithic_solution(system_factory):
+def test_ecco_adapts_the_step_and_agrees_with_the_monolithic_solution(system_factory):
     s = system_factory()
-    ds = run(s, STOP, 0.05, "ecco", progress=False,
-             ecco={"abs_tolerance": 1e-3, "rel_tolerance": 1e-3})
+    ds = run(s, STOP, 0.05, "ecco", progress=False)  # tolerances 1e-3
     assert str(ds.status.values[0]) == "ok"
     dt = np.diff(ds.time.values)
-    assert dt.min() < dt.max()  # the step size really adapts
-    # measured 5.0e-3 with 19781 steps (ECCO drives the step to its minimum 5e-4 here)
-    assert _max_error(ds, s) < 1e-2
-    assert abs(float(ds["bond:mass1:residual"].values[0, -1])) < 5e-3
+    # measured: 193 steps between 0.0166 and 0.252 s, max error 0.099, residual −0.0228; a fixed
+    # step needs h ≈ 0.033 (about 300 steps) for that residual (fixed residual ≈ 0.69 h)
+    assert dt.min() < 0.03 and dt.max() > 0.2
+    assert 150 < ds.attrs["n_steps"] < 250
+    assert _max_error(ds, s) < 0.15
+    res = abs(float(ds["bond:mass1:residual"].values[0, -1]))
+    assert res < 0.03
+    assert ds.attrs["n_steps"] < STOP / (res / 0.69)
 
 
 def test_dataset_format_round_trip(system_factory, tmp_path):
