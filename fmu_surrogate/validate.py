@@ -245,7 +245,7 @@ def validate(
     for port, var in zip(s_in + s_out, r_in + r_out):
         if var not in known:
             raise ValidationError(
-                f"surrogate port {port!r} is not a variable of {info.model_name}"
+                f"surrogate port {port!r} is not a variable of {info.name}"
                 f"{f' (mapped to {var!r})' if var != port else ''}; name the ports when "
                 "identifying (--inputs/--outputs) or pass ports={'" + port + "': 'FMU variable'}."
             )
@@ -264,7 +264,7 @@ def validate(
         ref = harvest(reference_fmu, Path(tmp) / "reference.nc", signals=signals,
                       parameters=params, stop_time=stop_time, step=step, record=record,
                       workers=1, timeout=timeout, progress=False)
-        _check_ok(ref, f"reference FMU {info.model_name}")
+        _check_ok(ref, f"reference FMU {info.name}")
         (t, R), = run_arrays(ref, record)
         col = {name: j for j, name in enumerate(record)}
         u = R[:, [col[v] for v in r_in]]
@@ -282,7 +282,10 @@ def validate(
 
             n = np.shape(sur.J)[0]
             x0 = R[0, [col[s] for s in s_states]] if states_known else np.zeros(n)
-            y_sur = simulate(sur, t, u, x0).y
+            # the reference saw its inputs as its importer held them: do the same
+            hold = "zoh" if str(ref.attrs.get("input_interpolation", "")).startswith("zero") \
+                else "linear"
+            y_sur = simulate(sur, t, u, x0, hold=hold).y
         units = tuple(ref[data_var_name(ref, v)].attrs.get("units") for v in r_out)
     if y_sur.shape != y_ref.shape:
         raise ValidationError(f"the surrogate returned {y_sur.shape[0]} samples, the reference "

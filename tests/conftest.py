@@ -28,3 +28,4 @@ def benchmark_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not writable:
         cache = tmp_path_factory.mktemp("benchmark-fmus")
     return build_benchmarks(cache)
+pytest_plugins = ["pytester"]

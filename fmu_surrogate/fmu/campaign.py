@@ -946,7 +946,19 @@ class HarvestSession:
     # ------------------------------------------------------------------ run control
     def reset(self, params: Mapping[str, Any] | None = None, start_time: float = 0.0,
               inputs: Mapping[str, float] | None = None, stop_time: float | None = None) -> None:
-        """Start a new run: reset the FMU, set ``params`` and initial ``inputs``, initialise."""
+        """Start a new run: reset the FMU, set ``params`` and initial ``inputs``, initialise.
+
+        Parameters
+        ----------
+        params : mapping, optional
+            Parameter values of this run.
+        start_time : float
+            Start time [s].
+        inputs : mapping, optional
+            Initial input values.
+        stop_time : float, optional
+            Stop time announced to the FMU (``None``: open-ended).
+        """
         params = dict(params or {})
         self.info.check_names(params, "variable")
         self.info.check_names(inputs or {}, "input")
@@ -990,6 +1002,13 @@ class HarvestSession:
 
         After an error or an FMU-requested stop the session ignores further steps until
         :meth:`reset`.
+
+        Parameters
+        ----------
+        h : float
+            Communication step [s].
+        **inputs : float
+            Input values held over the step.
         """
         self._require_run()
         if not h > 0:
@@ -1013,7 +1032,22 @@ class HarvestSession:
         return row
 
     def advance(self, duration: float, h: float, **inputs: float) -> int:
-        """Take steps of ``h`` for ``duration`` (inputs held); return the number of steps."""
+        """Take steps of ``h`` for ``duration`` (inputs held); return the number of steps.
+
+        Parameters
+        ----------
+        duration : float
+            Time to advance [s], a whole number of steps.
+        h : float
+            Communication step [s].
+        **inputs : float
+            Input values held over the steps.
+
+        Returns
+        -------
+        int
+            Steps taken (fewer if the run failed or stopped).
+        """
         n = round(duration / h)
         if n < 1 or abs(n * h - duration) > 1e-9 * max(1.0, duration):
             raise ExperimentError(f"duration {duration:g} is not a whole number of steps {h:g}.")
@@ -1023,7 +1057,18 @@ class HarvestSession:
         return n
 
     def read(self, names: Sequence[str] | None = None) -> dict[str, float]:
-        """Current values of ``names`` (default: the recorded variables)."""
+        """Current values of ``names`` (default: the recorded variables).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            FMU variable names.
+
+        Returns
+        -------
+        dict
+            ``{name: value}``.
+        """
         self._require_run()
         names = list(names) if names is not None else self.record
         self.info.check_names(names, "variable")

@@ -765,6 +765,15 @@ def _check_version(ds: xr.Dataset, path: Path) -> xr.Dataset:
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:
     """Read a dataset written by :func:`save_dataset` (fully into memory; the file is closed).
 
+    Parameters
+    ----------
+    path : path
+        The NetCDF file (format 1 files are upgraded on load).
+
+    Returns
+    -------
+    xarray.Dataset
+
     Raises
     ------
     FileNotFoundError
@@ -938,7 +947,17 @@ def run_arrays(
 
 def runs_table(ds: xr.Dataset) -> pd.DataFrame:
     """One row per run: ``run, status, failure_kind, message, n_samples, wall_time`` and the
-    parameter values (columns named as the parameters)."""
+    parameter values (columns named as the parameters).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     import pandas as pd
 
     cols: dict[str, Any] = {
@@ -955,6 +974,17 @@ def runs_table(ds: xr.Dataset) -> pd.DataFrame:
 
 
 def failed_runs(ds: xr.Dataset) -> pd.DataFrame:
-    """The rows of :func:`runs_table` whose status is ``"failed"`` (index reset)."""
+    """The rows of :func:`runs_table` whose status is ``"failed"`` (index reset).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        With the FMU's message per failed run.
+    """
     tab = runs_table(ds)
     return tab[tab["status"] == STATUS_FAILED].reset_index(drop=True)

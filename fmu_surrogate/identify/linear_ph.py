@@ -159,6 +159,16 @@ class LinearPHFit:
         """Cost at the returned point."""
         return self.cost_history[-1]
 
+    @property
+    def n_iter(self) -> int:
+        """Iterations (the name every estimator's result uses)."""
+        return self.iterations
+
+    @property
+    def time(self) -> float:
+        """Wall-clock seconds of the fit (the name every estimator's result uses)."""
+        return self.time_s
+
 
 # ------------------------------------------------------------------------------ validation
 def _as_time_grid(t: ArrayLike, where: str) -> Array:
@@ -630,7 +640,17 @@ class LinearPHIdentifier:
     _PARAM_ATTRS: ClassVar[dict[str, str]] = {"fit": "fit_parameters"}
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``)."""
+        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``).
+
+        Parameters
+        ----------
+        deep : bool
+            Unused (no nested estimators).
+
+        Returns
+        -------
+        dict
+        """
         import inspect
 
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
@@ -1016,6 +1036,16 @@ class LinearPHIdentifier:
         if not hasattr(self, "system_"):
             raise RuntimeError("this LinearPHIdentifier is not fitted yet; call fit(...) first.")
 
+    def to_surrogate(self) -> LinearPH:
+        """The fitted system.
+
+        Returns
+        -------
+        LinearPH
+        """
+        self._check_fitted()
+        return self.system_
+
     def fitted_params(self) -> dict[str, Array]:
         """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies)."""
         self._check_fitted()
@@ -1070,7 +1100,23 @@ class LinearPHIdentifier:
         x0: ArrayLike | None = None,
         mode: str | None = None,
     ) -> float:
-        """Coefficient of determination R² of :meth:`predict`, averaged over the outputs."""
+        """Coefficient of determination R² of :meth:`predict`, averaged over the outputs.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+            Time grid [s].
+        u, y : array_like, shape (K, m)
+            Inputs and measured outputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted one).
+        mode : {"exact", "euler"}, optional
+            Discretisation (default: the estimator's).
+
+        Returns
+        -------
+        float
+        """
         tt, uu, yy = _validate_triplet(t, u, y, "score")
         yp = self.predict(tt, uu, x0=x0, mode=mode)
         ss_res = np.sum((yy - yp) ** 2, axis=0)

@@ -1,5 +1,10 @@
-"""Port-Hamiltonian data model: structure checks, pH-DAE and linear pH systems."""
+"""Port-Hamiltonian systems: data model, structure checks, surrogate files, interconnection and
+structure-preserving simulation.  Knows nothing of FMUs or of identification (docs/design.md §7).
+"""
 
+from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
+from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
+from fmu_surrogate.ph.kernel_effort import KernelEffort
 from fmu_surrogate.ph.structure import (
     StructureError,
     check_psd,
@@ -8,16 +13,32 @@ from fmu_surrogate.ph.structure import (
     psd_violation,
     skew_violation,
 )
-from fmu_surrogate.ph.system import PHDAE, LinearPH, PowerBalance
+from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
+from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH, PowerBalance, with_names
 
 __all__ = [
     "PHDAE",
+    "CompositeEffort",
+    "ConvergenceError",
+    "LinearEffort",
+    "Trajectory",
+    "feedback",
+    "interconnect",
+    "series",
+    "simulate",
+    "terminate",
+    "KernelEffort",
     "LinearPH",
     "PowerBalance",
     "StructureError",
+    "SurrogateFileError",
     "check_psd",
     "check_skew",
     "check_spd",
+    "load",
     "psd_violation",
+    "register_effort",
+    "save",
     "skew_violation",
+    "with_names",
 ]

@@ -218,7 +218,13 @@ class KernelEffort:
         return self.differential is not None and self.c_weights is not None
 
     def constraint_force(self, x: ArrayLike) -> Array:
-        """``Φ(x_d) x_a = Σᵢ k_c(x_d, xᵢ,d) ((x_a + shift)·Aᵢ) Cᵢ``, shape (M, n_d) (before ``M``)."""
+        """``Φ(x_d) x_a = Σᵢ k_c(x_d, xᵢ,d) ((x_a + shift)·Aᵢ) Cᵢ``, shape (M, n_d) (before ``M``).
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        """
         a, single = self._points(x)
         if not self.has_constraint_force:
             g = np.zeros((len(a), 0 if self.differential is None else self.differential.size))
@@ -255,7 +261,13 @@ class KernelEffort:
         return K, S, il2, V
 
     def hamiltonian_gradient(self, x: ArrayLike) -> Array:
-        """``∇_{x_d} H̄``, shape (M, n_d) (or (n_d,) for one point)."""
+        """``∇_{x_d} H̄``, shape (M, n_d) (or (n_d,) for one point).
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        """
         self._need_h()
         a, single = self._points(x)
         xd = a[:, self.differential]
@@ -268,7 +280,13 @@ class KernelEffort:
         return g[0] if single else g
 
     def hamiltonian(self, x: ArrayLike) -> Array:
-        """``H̄(x)`` (up to the constant ``h_offset``), shape (M,) (or scalar for one point)."""
+        """``H̄(x)`` (up to the constant ``h_offset``), shape (M,) (or scalar for one point).
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        """
         self._need_h()
         a, single = self._points(x)
         xd = a[:, self.differential]
@@ -290,7 +308,13 @@ class KernelEffort:
         return z[0] if single else z
 
     def jacobian(self, x: ArrayLike) -> Array:
-        """``∂z/∂x``: (M, n) -> (M, n, n) with ``[m, j, k] = ∂z_j/∂x_k`` ((n, n) for one point)."""
+        """``∂z/∂x``: (M, n) -> (M, n, n) with ``[m, j, k] = ∂z_j/∂x_k`` ((n, n) for one point).
+
+        Parameters
+        ----------
+        x : array_like, shape (M, n) or (n,)
+            States.
+        """
         a, single = self._points(x)
         out = np.concatenate([self._jac(a[i : i + _CHUNK]) for i in range(0, len(a), _CHUNK)])
         return out[0] if single else out

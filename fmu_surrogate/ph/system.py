@@ -9,7 +9,7 @@ passed as a 1-D array of length ``n`` and comes back 1-D.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +57,17 @@ class PowerBalance:
     residual: float
 
 
+def _names(names: Sequence[str] | None, prefix: str, count: int, what: str) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"{prefix}{i + 1}" for i in range(count))
+    out = tuple(str(v) for v in names)
+    if len(out) != count:
+        raise StructureError(f"{what} must name {count} entries, got {len(out)}: {list(out)}.")
+    if len(set(out)) != len(out):
+        raise StructureError(f"{what} has duplicates: {list(out)}; give each a distinct name.")
+    return out
+
+
 def _as_2d(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
     a = np.asarray(x, dtype=float)
     single = a.ndim == 1
@@ -82,6 +93,9 @@ class PHDAE:
         Hamiltonian (e.g. an effort learned without the compatibility condition).
     rtol : float
         Relative tolerance of the structure validation.
+    input_names, output_names, state_names : sequence of str, optional
+        Names of the ports and states (default ``u1 … um``, ``y1 … ym``, ``x1 … xn``); a
+        surrogate identified from a harvested dataset carries the FMU's names.
 
     Raises
     ------
@@ -98,6 +112,10 @@ class PHDAE:
         effort: Callable[[Array], Array],
         hamiltonian: Callable[[Array], Array] | None = None,
         rtol: float = 1e-10,
+        *,
+        input_names: Sequence[str] | None = None,
+        output_names: Sequence[str] | None = None,
+        state_names: Sequence[str] | None = None,
     ) -> None:
         self.J = check_skew(J, "J", rtol)
         self.R = check_psd(R, "R", rtol)
@@ -117,6 +135,30 @@ class PHDAE:
         self.B = B
         self._effort = effort
         self._hamiltonian = hamiltonian
+        self.input_names = _names(input_names, "u", B.shape[1], "input_names")
+        self.output_names = _names(output_names, "y", B.shape[1], "output_names")
+        self.state_names = _names(state_names, "x", n, "state_names")
+
+    @property
+    def effort_function(self) -> Callable[[Array], Array]:
+        """The effort object as given (e.g. a :class:`~fmu_surrogate.ph.KernelEffort`)."""
+        return self._effort
+
+    def effort_jacobian(self, x: ArrayLike) -> Array | None:
+        """``∂z/∂x`` at ``x`` ((N, n, n), or (n, n) for one point) when the effort provides its
+        analytic Jacobian (a ``jacobian`` method), else ``None``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
+        jac = getattr(self._effort, "jacobian", None)
+        if jac is None:
+            return None
+        a, single = _as_2d(x, self.n_states, "x")
+        J = np.asarray(jac(a), dtype=float).reshape(a.shape[0], self.n_states, self.n_states)
+        return J[0] if single else J
 
     # -- sizes -----------------------------------------------------------------------------
     @property
@@ -136,13 +178,25 @@ class PHDAE:
 
     # -- evaluation ------------------------------------------------------------------------
     def effort(self, x: ArrayLike) -> Array:
-        """Effort ``z(x)``; ``(N, n) -> (N, n)``."""
+        """Effort ``z(x)``; ``(N, n) -> (N, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         a, single = _as_2d(x, self.n_states, "x")
         z = np.asarray(self._effort(a), dtype=float).reshape(a.shape)
         return z[0] if single else z
 
     def hamiltonian(self, x: ArrayLike) -> Array:
-        """Hamiltonian ``H(x)``; ``(N, n) -> (N,)``."""
+        """Hamiltonian ``H(x)``; ``(N, n) -> (N,)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         if self._hamiltonian is None:
             raise AttributeError(
                 "this system has no Hamiltonian (its effort was not constructed as a gradient); "
@@ -153,11 +207,25 @@ class PHDAE:
         return h[0] if single else h
 
     def output(self, x: ArrayLike) -> Array:
-        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``."""
+        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
         return self.effort(x) @ self.B
 
     def flow(self, x: ArrayLike, u: ArrayLike) -> Array:
-        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``."""
+        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        u : array_like, shape (N, m) or (m,)
+            Inputs.
+        """
         z = self.effort(x)
         uu = np.asarray(u, dtype=float)
         if uu.ndim == z.ndim - 1 and self.n_inputs == 1:
@@ -194,6 +262,46 @@ class PHDAE:
         return PowerBalance(stored, d, s, stored + d - s)
 
 
+class LinearEffort:
+    """The effort ``z = Q x`` of a linear pH system, with its Jacobian and ``H = ½ xᵀ Qᵀ E x``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        The energy matrix.
+    E : array_like, shape (n, n), optional
+        Descriptor (default: the identity).
+    """
+
+    def __init__(self, Q: ArrayLike, E: ArrayLike | None = None) -> None:
+        self.Q = np.asarray(Q, dtype=float)
+        self.E = np.eye(self.Q.shape[0]) if E is None else np.asarray(E, dtype=float)
+        self._QtE = self.Q.T @ self.E
+
+    def __call__(self, x: Array) -> Array:
+        """``z = Q x`` for rows ``x`` ((N, n) -> (N, n))."""
+        return np.asarray(x) @ self.Q.T
+
+    def jacobian(self, x: Array) -> Array:
+        """``∂z/∂x = Q`` per point ((N, n) -> (N, n, n))."""
+        a = np.atleast_2d(x)
+        return np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape)).copy()
+
+    def hamiltonian(self, x: Array) -> Array:
+        """``H = ½ xᵀ Qᵀ E x`` per row ((N, n) -> (N,))."""
+        a = np.atleast_2d(x)
+        return 0.5 * ((a @ self._QtE) * a).sum(axis=1)
+
+    def to_dict(self) -> dict:
+        """JSON-ready description (exact floats)."""
+        return {"Q": self.Q.tolist(), "E": self.E.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> LinearEffort:
+        """Inverse of :meth:`to_dict`."""
+        return cls(d["Q"], d["E"])
+
+
 class LinearPH(PHDAE):
     """Linear pH system ``E ẋ = (J − R) Q x + B u``, ``y = Bᵀ Q x``, ``H = ½ xᵀ Qᵀ E x``.
 
@@ -205,6 +313,10 @@ class LinearPH(PHDAE):
     B : array_like, shape (n, m)
     E : array_like, shape (n, n), optional
         Defaults to the identity.
+    rtol : float
+        Relative tolerance of the structure validation.
+    input_names, output_names, state_names : sequence of str, optional
+        Names of the ports and states (see :class:`PHDAE`).
     """
 
     def __init__(
@@ -215,31 +327,94 @@ class LinearPH(PHDAE):
         B: ArrayLike,
         E: ArrayLike | None = None,
         rtol: float = 1e-10,
+        *,
+        input_names: Sequence[str] | None = None,
+        output_names: Sequence[str] | None = None,
+        state_names: Sequence[str] | None = None,
     ) -> None:
         Qm = check_spd(Q, "Q", rtol)
         n = Qm.shape[0]
         Em = np.eye(n) if E is None else np.asarray(E, dtype=float)
         self.Q = Qm
+        eff = LinearEffort(Qm, Em)
         super().__init__(
             Em,
             J,
             R,
             B,
-            effort=lambda x: x @ Qm.T,
-            hamiltonian=lambda x: 0.5 * np.einsum("ij,jk,ik->i", x, Qm.T @ Em, x),
+            effort=eff,
+            hamiltonian=eff.hamiltonian,
             rtol=rtol,
+            input_names=input_names,
+            output_names=output_names,
+            state_names=state_names,
         )
         if Qm.shape != self.J.shape:
             raise StructureError(f"Q must have shape {self.J.shape} to match J, got {Qm.shape}.")
+
+    def effort_jacobian(self, x: ArrayLike) -> Array:
+        """``∂z/∂x = Q`` at every point ((N, n, n), or (n, n) for one point).
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        """
+        a, single = _as_2d(x, self.n_states, "x")
+        return self.Q.copy() if single else np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape))
 
     def state_space(self) -> tuple[Array, Array, Array]:
         """``(A, B, C)`` with ``A = (J − R) Q``, ``C = Bᵀ Q`` (for ``E = I``)."""
         return (self.J - self.R) @ self.Q, self.B, self.B.T @ self.Q
 
     def transfer_function(self, s: complex | ArrayLike) -> NDArray[np.complex128]:
-        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``; scalar ``s`` gives ``(m, m)``, ``(K,)`` gives ``(K, m, m)``."""
+        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``.
+
+        Parameters
+        ----------
+        s : complex or array_like, shape (K,)
+            Laplace variable(s).
+
+        Returns
+        -------
+        ndarray
+            ``(m, m)`` for a scalar ``s``, ``(K, m, m)`` otherwise.
+        """
         A = (self.J - self.R) @ self.Q
         C = self.B.T @ self.Q
         ss = np.atleast_1d(np.asarray(s, dtype=complex))
         G = np.stack([C @ np.linalg.solve(si * self.E - A, self.B) for si in ss])
         return G[0] if np.ndim(s) == 0 else G
+
+
+def with_names(
+    system: PHDAE,
+    *,
+    inputs: Sequence[str] | None = None,
+    outputs: Sequence[str] | None = None,
+    states: Sequence[str] | None = None,
+) -> PHDAE:
+    """A copy of ``system`` with port and state names (those not given are kept).
+
+    Parameters
+    ----------
+    system : PHDAE or LinearPH
+        The system.
+    inputs, outputs, states : sequence of str, optional
+        New names of the inputs, outputs and states.
+
+    Returns
+    -------
+    PHDAE or LinearPH
+        A shallow copy (the matrices and the effort are shared, they are not modified).
+    """
+    import copy
+
+    new = copy.copy(system)
+    if inputs is not None:
+        new.input_names = _names(inputs, "u", system.n_inputs, "inputs")
+    if outputs is not None:
+        new.output_names = _names(outputs, "y", system.n_inputs, "outputs")
+    if states is not None:
+        new.state_names = _names(states, "x", system.n_states, "states")
+    return new

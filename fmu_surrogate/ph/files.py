@@ -1,0 +1,333 @@
+"""Surrogate files: one versioned JSON document per pH system, validated by a JSON Schema.
+
+``save(system, path)`` writes, ``load(path)`` reads back an equal system — bit for bit: every
+float64 is written with Python's shortest round-trip representation, which JSON carries exactly.
+The document (schema ``fmu_surrogate/ph/schema/surrogate-1.json``)::
+
+    {"format": "fmu-surrogate surrogate", "version": 1,
+     "kind": "LinearPH" | "PHDAE" | <registered kind>,
+     "system": {"n_states", "n_inputs", "E", "J", "R", "B", ["Q"],
+                ["effort": {"kind": "kernel" | <registered effort>, "data": {...}},
+                 "hamiltonian": "effort" | null]},
+     "names": {"inputs": [...], "outputs": [...], "states": [...]},
+     "units": {...},                                          (optional)
+     "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
+                    "method", "settings", "package_version", "created"},
+     "checksums": {"system": sha256, "names": sha256, ...}}
+
+What is refused, with the field named: a file that is not JSON (truncated, corrupted), another
+format, a newer version, anything the schema rejects (missing or mistyped fields), matrices of
+the wrong shape, NaN or infinite numbers, a section whose content no longer matches its checksum
+(edited by hand after it was written), and matrices that break the pH structure (J skew, R ⪰ 0,
+Q ≻ 0 — the :class:`StructureError` of the system).  Nothing is ever unpickled.
+
+New surrogate kinds (e.g. the discovered-law efforts of equation discovery) register an effort
+codec with :func:`register_effort`; the file format stays the same.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph.interconnect import CompositeEffort
+from fmu_surrogate.ph.kernel_effort import KernelEffort
+from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
+
+__all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
+
+FORMAT = "fmu-surrogate surrogate"
+VERSION = 1
+
+#: effort kind -> (class, to_dict, from_dict)
+_EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
+
+
+class SurrogateFileError(FmuSurrogateError, ValueError):
+    """A surrogate file that cannot be read as it is; the message names the field."""
+
+
+def register_effort(kind: str, cls: type, to_dict: Callable[[Any], dict],
+                    from_dict: Callable[[dict], Any]) -> None:
+    """Make an effort class storable in surrogate files.
+
+    Parameters
+    ----------
+    kind : str
+        Name written as ``system.effort.kind``.
+    cls : type
+        The effort class (``isinstance`` decides which codec saves an effort).
+    to_dict, from_dict : callable
+        JSON-ready description of an effort and its inverse (exact for floats).
+    """
+    _EFFORTS[kind] = (cls, to_dict, from_dict)
+
+
+def _effort_codec(effort: Any) -> tuple[str, dict]:
+    for kind, (cls, to_dict, _) in _EFFORTS.items():
+        if isinstance(effort, cls):
+            return kind, to_dict(effort)
+    raise SurrogateFileError(
+        f"cannot save an effort of type {type(effort).__name__}: only efforts with a registered "
+        f"codec ({', '.join(sorted(_EFFORTS))}) are storable; register one with "
+        "fmu_surrogate.ph.files.register_effort.")
+
+
+def _composite_to_dict(c: CompositeEffort) -> dict:
+    parts = []
+    for part, H in zip(c.parts, c.hamiltonians):
+        kind, data = _effort_codec(part)
+        parts.append({"kind": kind, "data": data, "hamiltonian": H is not None})
+    return {"sizes": list(c.sizes), "parts": parts}
+
+
+def _composite_from_dict(d: dict) -> CompositeEffort:
+    parts, hams = [], []
+    for p in d["parts"]:
+        codec = _EFFORTS.get(p["kind"])
+        if codec is None:
+            raise ValueError(f"unknown effort kind {p['kind']!r} of a part")
+        eff = codec[2](p["data"])
+        parts.append(eff)
+        hams.append(getattr(eff, "hamiltonian", None) if p.get("hamiltonian") else None)
+    return CompositeEffort(parts, d["sizes"], hams)
+
+
+register_effort("kernel", KernelEffort, KernelEffort.to_dict, KernelEffort.from_dict)
+register_effort("linear", LinearEffort, LinearEffort.to_dict, LinearEffort.from_dict)
+register_effort("composite", CompositeEffort, _composite_to_dict, _composite_from_dict)
+
+
+def _schema() -> dict:
+    text = resources.files("fmu_surrogate.ph").joinpath("schema/surrogate-1.json").read_text()
+    return json.loads(text)
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(_canonical(obj)).hexdigest()
+
+
+def _matrix(a: np.ndarray) -> list:
+    return np.asarray(a, dtype=float).tolist()
+
+
+def _effort_entry(system: PHDAE) -> dict[str, Any]:
+    kind, data = _effort_codec(system.effort_function)
+    return {"kind": kind, "data": data}
+
+
+def _document(system: PHDAE, provenance: Mapping[str, Any] | None,
+              units: Mapping[str, Any] | None) -> dict[str, Any]:
+    import fmu_surrogate
+
+    if not isinstance(system, PHDAE):
+        raise SurrogateFileError(f"can only save pH systems (LinearPH, PHDAE), got a "
+                                 f"{type(system).__name__}.")
+    body: dict[str, Any] = {
+        "n_states": int(system.n_states), "n_inputs": int(system.n_inputs),
+        "E": _matrix(system.E), "J": _matrix(system.J), "R": _matrix(system.R),
+        "B": _matrix(system.B),
+    }
+    if isinstance(system, LinearPH):
+        kind = "LinearPH"
+        body["Q"] = _matrix(system.Q)
+    else:
+        kind = "PHDAE"
+        body["effort"] = _effort_entry(system)
+        body["hamiltonian"] = "effort" if system.has_hamiltonian else None
+    names = {"inputs": list(system.input_names), "outputs": list(system.output_names),
+             "states": list(system.state_names)}
+    prov = {"package_version": fmu_surrogate.__version__,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    prov.update(dict(provenance or {}))
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind, "system": body,
+                           "names": names}
+    if units:
+        doc["units"] = {k: list(v) for k, v in units.items()}
+    doc["provenance"] = prov
+    doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units") if k in doc}
+    return doc
+
+
+def save(system: PHDAE, path: str | os.PathLike, *, provenance: Mapping[str, Any] | None = None,
+         units: Mapping[str, Any] | None = None) -> Path:
+    """Write a pH surrogate as a versioned JSON document (exact round trip with :func:`load`).
+
+    Parameters
+    ----------
+    system : LinearPH or PHDAE
+        The surrogate (a PHDAE's effort must have a registered codec, e.g. ``KernelEffort``).
+    path : path
+        The ``.json`` file (written atomically).
+    provenance : mapping, optional
+        ``source_fmu`` (name, guid, sha256), ``dataset`` (file, sha256), ``method``,
+        ``settings``; the package version and creation time are added.
+    units : mapping, optional
+        Units by group, e.g. ``{"inputs": ["N", "N"], "outputs": ["m/s", "m/s"]}``.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    SurrogateFileError
+        The system has an effort no codec knows, or non-finite entries.
+    """
+    try:
+        doc = _document(system, provenance, units)
+        text = json.dumps(doc, indent=1, allow_nan=False)
+    except ValueError as exc:
+        if isinstance(exc, SurrogateFileError):
+            raise
+        raise SurrogateFileError(f"cannot save this surrogate: it contains NaN or infinite "
+                                 f"numbers ({exc}).") from None
+    path = Path(path)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _path_text(error: Any) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "(document)"
+
+
+def _reject_constant(value: str) -> float:
+    raise SurrogateFileError(f"the file contains {value}, which is not a number JSON allows; "
+                             f"the file is damaged or was edited by hand.")
+
+
+def _array(doc: dict, key: str, shape: tuple[int, int], where: str) -> np.ndarray:
+    a = np.asarray(doc[key], dtype=float)
+    if a.shape != shape:
+        raise SurrogateFileError(f"field '{where}.{key}' has shape {a.shape}, expected {shape} "
+                                 f"(from n_states/n_inputs).")
+    if not np.all(np.isfinite(a)):
+        raise SurrogateFileError(f"field '{where}.{key}' contains non-finite numbers.")
+    return a
+
+
+def load(path: str | os.PathLike) -> PHDAE:
+    """Read a surrogate written by :func:`save`.
+
+    Parameters
+    ----------
+    path : path
+        The ``.json`` file.
+
+    Returns
+    -------
+    LinearPH or PHDAE
+        Equal to the saved system (bitwise arrays), with its port/state names;
+        ``system.provenance`` holds the provenance record.
+
+    Raises
+    ------
+    SurrogateFileError
+        Not JSON, another format, a newer version, a schema violation, wrong shapes, non-finite
+        numbers or a section that does not match its checksum — with the field named.
+    StructureError
+        The matrices break the pH structure.
+    """
+    import jsonschema
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SurrogateFileError(f"{path}: no such surrogate file.") from None
+    except UnicodeDecodeError as exc:
+        raise SurrogateFileError(f"{path} is not a text file ({exc}); it is damaged.") from None
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise SurrogateFileError(f"{path} is not valid JSON (line {exc.lineno}, column "
+                                 f"{exc.colno}: {exc.msg}); the file is truncated or damaged: "
+                                 f"save the surrogate again.") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise SurrogateFileError(f"{path}: field 'format' is {found!r}, not {FORMAT!r}: this is "
+                                 f"not an fmu-surrogate surrogate file.")
+    version = doc.get("version")
+    if isinstance(version, int) and version > VERSION:
+        import fmu_surrogate
+
+        raise SurrogateFileError(
+            f"{path}: field 'version' is {version}, newer than this fmu-surrogate "
+            f"({fmu_surrogate.__version__}) reads (version {VERSION}); upgrade fmu-surrogate.")
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        raise SurrogateFileError(f"{path}: field '{_path_text(e)}' is invalid: {e.message}.")
+    for section, digest in doc["checksums"].items():
+        if section not in doc:
+            raise SurrogateFileError(f"{path}: field 'checksums.{section}' names a section that "
+                                     f"is missing: the file was edited.")
+        if _digest(doc[section]) != digest:
+            raise SurrogateFileError(
+                f"{path}: field '{section}' does not match its checksum: it was changed after "
+                f"the surrogate was saved (by hand or by damage); save it again from the "
+                f"identified system.")
+    system = _build(doc, path)
+    system.provenance = dict(doc["provenance"])
+    system.units = dict(doc.get("units", {}))
+    return system
+
+
+def _build(doc: dict, path: Path) -> PHDAE:
+    s = doc["system"]
+    n, m = s["n_states"], s["n_inputs"]
+    E, J, R = (_array(s, k, (n, n), "system") for k in ("E", "J", "R"))
+    B = _array(s, "B", (n, m), "system")
+    names = doc["names"]
+    kw = {"input_names": names["inputs"], "output_names": names["outputs"],
+          "state_names": names["states"]}
+    try:
+        if doc["kind"] == "LinearPH":
+            if "Q" not in s:
+                raise SurrogateFileError(f"{path}: field 'system.Q' is missing for a LinearPH.")
+            Q = _array(s, "Q", (n, n), "system")
+            return LinearPH(J, R, Q, B, E=E, **kw)
+        if doc["kind"] == "PHDAE":
+            eff = s.get("effort")
+            if eff is None:
+                raise SurrogateFileError(f"{path}: field 'system.effort' is missing for a PHDAE.")
+            codec = _EFFORTS.get(eff["kind"])
+            if codec is None:
+                raise SurrogateFileError(
+                    f"{path}: field 'system.effort.kind' is {eff['kind']!r}, which this "
+                    f"fmu-surrogate does not know (known: {', '.join(sorted(_EFFORTS))}).")
+            try:
+                effort = codec[2](eff["data"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SurrogateFileError(f"{path}: field 'system.effort.data' is invalid: "
+                                         f"{exc}") from None
+            H = getattr(effort, "hamiltonian", None) if s.get("hamiltonian") == "effort" else None
+            if s.get("hamiltonian") == "effort" and H is None:
+                raise SurrogateFileError(f"{path}: field 'system.hamiltonian' says the effort "
+                                         f"provides H, but a {eff['kind']!r} effort has none.")
+            return PHDAE(E, J, R, B, effort=effort, hamiltonian=H, **kw)
+    except SurrogateFileError:
+        raise
+    except FmuSurrogateError:  # StructureError: J not skew, R not PSD, Q not SPD, names
+        raise
+    raise SurrogateFileError(f"{path}: field 'kind' is {doc['kind']!r}; known kinds: LinearPH, "
+                             f"PHDAE.")
+
