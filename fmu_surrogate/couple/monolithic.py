@@ -1,11 +1,11 @@
 """The monolithic alternative: interconnect the components' pH models and integrate them as one.
 
 Each connection ``source -> target`` between pH ports gives ``u_i = K_ij y_j`` with
-``K_ij = s_i s_j`` (the ports' signs); substituting into ``ẋ = (J − R) Q x + B u`` gives
-``J_c = J + B K Bᵀ`` (docs/design.md §2 with ``Ĉ = −K``), skew exactly when ``K`` is, and every
-bond then conserves power at every instant.  The coupled system is integrated with the implicit
-midpoint rule, which keeps the energy balance ``H(t_N) − H(t_0) + ∫ zᵀ R z dt = 0`` to
-round-off for quadratic H.
+``K_ij = s_i s_j`` (the ports' signs).  The coupled ports form ``û + Ĉ ŷ = 0`` with
+``Ĉ = −K`` on them (docs/design.md §2); :func:`fmu_surrogate.ph.interconnect` builds the coupled
+system (refusing a non-skew ``Ĉ``) and :func:`fmu_surrogate.ph.simulate` integrates it with the
+implicit midpoint rule, which keeps ``H(t_N) − H(t_0) + ∫ zᵀ R z dt − ∫ yᵀu dt = 0`` to
+round-off for quadratic H.  Every bond then conserves power at every instant.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import xarray as xr
 
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-from fmu_surrogate.ph import LinearPH, check_skew
+from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
 
-__all__ = ["Assembled", "assemble", "run_monolithic"]
+__all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
 
 
 class Assembled:
@@ -27,7 +27,9 @@ class Assembled:
     Attributes
     ----------
     system : LinearPH
-        ``J_c, R, Q, B`` of the coupled system (all inputs kept; coupled ones are internal).
+        The coupled system from :func:`fmu_surrogate.ph.interconnect` (external ports only).
+    parts : LinearPH
+        The uncoupled block-diagonal system with every port (maps states to port values).
     x0 : ndarray, shape (n,)
     outputs : dict of str to (int, int)
         ``"component.variable" -> (global output index, sign)``.
@@ -37,8 +39,9 @@ class Assembled:
     """
 
     def __init__(self, system: LinearPH, x0: np.ndarray, outputs: dict, inputs: dict,
-                 K: np.ndarray) -> None:
+                 K: np.ndarray, parts: LinearPH) -> None:
         self.system, self.x0, self.outputs, self.inputs, self.K = system, x0, outputs, inputs, K
+        self.parts = parts
 
 
 def assemble(system: System) -> Assembled:
@@ -72,37 +75,23 @@ def assemble(system: System) -> Assembled:
         (j, sj), (i, si) = outputs[s], inputs[t]
         K[i, j] = si * sj
     B = sla.block_diag(*Bs)
-    Jc = sla.block_diag(*Js) + B @ K @ B.T
+    coupled = sorted(set(np.nonzero(K.any(axis=1))[0]) | set(np.nonzero(K.any(axis=0))[0]))
+    if any(not K[i].any() or not K[:, i].any() for i in coupled):
+        raise CouplingError("the monolithic form needs every connected pH port coupled both ways "
+                            "(its input driven and its output used); connect them in pairs.")
+    C = -K[np.ix_(coupled, coupled)]
+    ports, off = [], 0
+    for c in system.components.values():
+        mi = c.ph.B.shape[1]
+        ports.append([i - off for i in coupled if off <= i < off + mi])
+        off += mi
     try:
-        check_skew(Jc, "interconnected J")
-    except ValueError as exc:
+        ph = interconnect([c.ph for c in system.components.values()], C, ports,
+                          names=list(system.components))
+    except StructureError as exc:
         raise CouplingError(f"the coupling is not skew (a bond creates energy): {exc}") from exc
-    ph = LinearPH(0.5 * (Jc - Jc.T), sla.block_diag(*Rs), sla.block_diag(*Qs), B)
-    return Assembled(ph, np.concatenate(x0s), outputs, inputs, K)
-
-
-def midpoint(ph: LinearPH, x0: np.ndarray, h: float, n_steps: int) -> tuple[np.ndarray, float]:
-    """Implicit midpoint for ``ẋ = (J − R) Q x`` (no external input).
-
-    Returns
-    -------
-    x : ndarray, shape (n_steps + 1, n)
-    balance : float
-        ``H(t_N) − H(t_0) + Σ h z_midᵀ R z_mid`` (zero up to round-off).
-    """
-    A = (ph.J - ph.R) @ ph.Q
-    n = A.shape[0]
-    lu = sla.lu_factor(np.eye(n) - 0.5 * h * A)
-    M = np.eye(n) + 0.5 * h * A
-    x = np.empty((n_steps + 1, n))
-    x[0] = x0
-    diss = 0.0
-    for k in range(n_steps):
-        x[k + 1] = sla.lu_solve(lu, M @ x[k])
-        z = ph.Q @ (0.5 * (x[k] + x[k + 1]))
-        diss += h * z @ ph.R @ z
-    H = 0.5 * np.einsum("ki,ij,kj->k", x, ph.Q, x)
-    return x, float(H[-1] - H[0] + diss)
+    full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B)
+    return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full)
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
@@ -114,7 +103,7 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
-    y = x @ (asm.system.B.T @ asm.system.Q).T
+    y = x @ (asm.parts.B.T @ asm.parts.Q).T
     u = y @ asm.K.T
     out = {k: s * y[:, i] for k, (i, s) in asm.outputs.items()}
     out.update({k: s * u[:, i] for k, (i, s) in asm.inputs.items()})
@@ -133,9 +122,11 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     t0 = _time.perf_counter()
     asm = assemble(system)
     n_steps = int(round(stop_time / step))
-    x, balance = midpoint(asm.system, asm.x0, step, n_steps)
     time = step * np.arange(n_steps + 1)
-    values = _variables(asm, x)
+    traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0,
+                    "midpoint")
+    balance = traj.energy_residual
+    values = _variables(asm, traj.x)
     names = [n for n in values]
     for b in system.bonds:
         e = values[".".join(b.effort.source)]
