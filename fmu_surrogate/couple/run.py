@@ -222,11 +222,21 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         raise CouplingError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
     if not (stop_time > 0 and step > 0 and step <= stop_time):
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
-    infos = validate(system, libcosim=algorithm != "monolithic")
     if algorithm == "monolithic":
         from fmu_surrogate.couple.monolithic import run_monolithic
+        from fmu_surrogate.couple.validate import check_bond
 
+        if all(c.path is not None for c in system.components.values()):
+            validate(system)
+        for b in system.bonds:
+            check_bond(b)
         return run_monolithic(system, stop_time, step, run_index=run_index)
+    from fmu_surrogate.couple.surrogates import surrogate_fmu
+
+    for c in system.components.values():
+        if c.path is None and c.surrogate is not None:
+            c.path = surrogate_fmu(c.surrogate)
+    infos = validate(system, libcosim=True)
     t0 = _time.perf_counter()
     raw, message = _cosimulate(system, infos, stop_time, step, algorithm, ecco, progress)
     s = _align(system, raw)

@@ -83,14 +83,18 @@ class Component:
         input/output of ``ph``.
     x0 : array, optional
         Initial state of ``ph`` matching the FMU's parameters.
+    surrogate : Path, optional
+        The surrogate JSON file this component comes from (``path`` is then its exported FMU,
+        or ``None`` until it is exported).
     """
 
     name: str
-    path: Path
+    path: Path | None
     parameters: dict[str, float] = field(default_factory=dict)
     ph: Any = None
     ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     x0: Any = None
+    surrogate: Path | None = None
 
 
 @dataclass

@@ -6,8 +6,8 @@
     fmu = "msd_chain_n_cells2.fmu"          # relative to this file
     parameters = { damper = 1.0 }
 
-    [components.spring]
-    fmu = "spring_port.fmu"
+    [components.spring]                     # a pH surrogate: exported to an FMU on the fly
+    surrogate = "spring.json"
     parameters = { q0 = 0.5 }
 
     [[connections]]                         # plain signal connections
@@ -45,13 +45,21 @@ def read_toml(path: str | os.PathLike) -> System:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CouplingError(f"cannot read system file {path}: {exc}") from exc
+    from fmu_surrogate.couple.surrogates import surrogate_component
+
     comps = {}
     for name, c in (doc.get("components") or {}).items():
+        params = {k: float(v) for k, v in (c.get("parameters") or {}).items()}
+        if "surrogate" in c:
+            p = Path(c["surrogate"])
+            comps[name] = surrogate_component(name, p if p.is_absolute() else path.parent / p,
+                                              params)
+            continue
         if "fmu" not in c:
-            raise CouplingError(f"component {name!r} in {path} needs fmu = \"path/to/model.fmu\".")
+            raise CouplingError(f"component {name!r} in {path} needs fmu = \"path/to/model.fmu\" "
+                                "or surrogate = \"path/to/surrogate.json\".")
         p = Path(c["fmu"])
-        comps[name] = Component(name, p if p.is_absolute() else path.parent / p,
-                                {k: float(v) for k, v in (c.get("parameters") or {}).items()})
+        comps[name] = Component(name, p if p.is_absolute() else path.parent / p, params)
     if not comps:
         raise CouplingError(f"{path} defines no [components.<name>] table.")
     try:
@@ -75,7 +83,10 @@ def write_toml(system: System, path: str | os.PathLike) -> Path:
     lines = []
     for name, c in system.components.items():
         lines.append(f"[components.{name}]")
-        lines.append(f"fmu = {_q(c.path.resolve())}")
+        if c.surrogate is not None:
+            lines.append(f"surrogate = {_q(Path(c.surrogate).resolve())}")
+        else:
+            lines.append(f"fmu = {_q(c.path.resolve())}")
         if c.parameters:
             lines.append("parameters = { " + ", ".join(f"{_q(k)} = {float(v)!r}"
                                                       for k, v in c.parameters.items()) + " }")

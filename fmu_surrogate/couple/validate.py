@@ -16,7 +16,7 @@ from fmpy import read_model_description
 
 from fmu_surrogate.couple.system import Connection, CouplingError, System
 
-__all__ = ["ComponentInfo", "describe", "validate"]
+__all__ = ["ComponentInfo", "check_bond", "describe", "validate"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ def _check_loops(system: System, infos: dict[str, ComponentInfo]) -> None:
             visit(node)
 
 
-def _check_bond(b: Any) -> None:
+def check_bond(b: Any) -> None:
+    """Refuse a bond whose connections do not oppose or whose sign convention is not skew."""
     a, c = b.effort.source[0], b.effort.target[0]
     if (b.flow.source[0], b.flow.target[0]) != (c, a):
         raise CouplingError(f"power bond {b.name!r}: the effort goes {a} -> {c}, so the flow must "
@@ -146,7 +147,7 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
     """
     infos = {}
     for name, comp in system.components.items():
-        if not comp.path.is_file():
+        if comp.path is None or not comp.path.is_file():
             raise CouplingError(f"component {name!r}: FMU file {comp.path} not found; fix the path.")
         infos[name] = describe(comp.path)
         if libcosim and not infos[name].fmi_version.startswith(("1", "2")):
@@ -173,6 +174,6 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
                                 f"and {c}); keep one connection.")
         targets[c.target] = c
     for b in system.bonds:
-        _check_bond(b)
+        check_bond(b)
     _check_loops(system, infos)
     return infos
