@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fmu_surrogate.couple.example import example_system  # noqa: E402
 from fmu_surrogate.couple.monolithic import assemble, exact  # noqa: E402
-from fmu_surrogate.couple.run import run  # noqa: E402
+from fmu_surrogate.couple.running import run  # noqa: E402
 
 STEPS = (0.1, 0.05, 0.025)
 

@@ -81,7 +81,7 @@ def plot_result(ds: xr.Dataset, path: str | Path) -> Path:
 
 def couple_command(args: argparse.Namespace) -> int:
     """Run the system, write the dataset, print the bond table; exit 1 when the run failed."""
-    from fmu_surrogate.couple.run import run
+    from fmu_surrogate.couple.running import run
     from fmu_surrogate.fmu.dataset import save_dataset
 
     ds = run(load_system(args.system), args.stop_time, args.step, args.algorithm)

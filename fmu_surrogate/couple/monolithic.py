@@ -112,7 +112,7 @@ def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
 
 def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0
                    ) -> xr.Dataset:
-    """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.run.run`).
+    """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.running.run`).
 
     The attribute ``energy_residual`` is the energy balance relative to ``H(t_0)``; every bond's
     residual is zero (power is exchanged at every instant).

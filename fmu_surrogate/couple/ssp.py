@@ -55,7 +55,7 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
     -------
     Path
     """
-    from fmu_surrogate.couple.validate import describe
+    from fmu_surrogate.couple.validation import describe
 
     path = Path(path)
     root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)

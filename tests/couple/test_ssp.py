@@ -3,7 +3,7 @@ import zipfile
 
 import numpy as np
 
-from fmu_surrogate.couple.run import run
+from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.ssp import read_ssp, write_ssp
 
 

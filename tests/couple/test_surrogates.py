@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from fmu_surrogate.couple.run import run
+from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.surrogates import surrogate_component
 from fmu_surrogate.couple.system import CouplingError
 from fmu_surrogate.couple.toml_form import read_toml

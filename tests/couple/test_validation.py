@@ -1,7 +1,7 @@
 import pytest
 
 from fmu_surrogate.couple.system import Connection, CouplingError, PowerBond
-from fmu_surrogate.couple.validate import validate
+from fmu_surrogate.couple.validation import validate
 from fmu_surrogate.errors import FmuSurrogateError
 
 
@@ -57,7 +57,7 @@ def test_bond_directions_must_oppose(system_factory):
 
 
 def test_algebraic_loop_of_declared_feedthrough(system_factory, monkeypatch):
-    import fmu_surrogate.couple.validate as v
+    import fmu_surrogate.couple.validation as v
 
     real = v.describe
 

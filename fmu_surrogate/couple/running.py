@@ -21,7 +21,7 @@ import numpy as np
 import xarray as xr
 
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
-from fmu_surrogate.couple.validate import ComponentInfo, validate
+from fmu_surrogate.couple.validation import ComponentInfo, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
 __all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "run"]
@@ -224,7 +224,7 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
     if algorithm == "monolithic":
         from fmu_surrogate.couple.monolithic import run_monolithic
-        from fmu_surrogate.couple.validate import check_bond
+        from fmu_surrogate.couple.validation import check_bond
 
         if all(c.path is not None for c in system.components.values()):
             validate(system)

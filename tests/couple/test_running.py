@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-import fmu_surrogate.couple.run as run_mod
+import fmu_surrogate.couple.running as run_mod
 from fmu_surrogate.couple.monolithic import assemble, exact
-from fmu_surrogate.couple.run import bond_energy, run
+from fmu_surrogate.couple.running import bond_energy, run
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond
 from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
 from fmu_surrogate.testing.fmus import build_faulty, build_faulty3
