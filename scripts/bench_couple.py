@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fmu_surrogate.couple.example import example_system  # noqa: E402
-from fmu_surrogate.couple.monolithic import assemble, exact  # noqa: E402
-from fmu_surrogate.couple.running import run  # noqa: E402
+from fmu_surrogate.couple.example import example_system
+from fmu_surrogate.couple.monolithic import assemble, exact
+from fmu_surrogate.couple.running import run
 
 STEPS = (0.1, 0.05, 0.025)
 

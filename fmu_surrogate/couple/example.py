@@ -18,8 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from fmu_surrogate.benchmarks.build import C_DIR, FRAMEWORK_HEADER, FRAMEWORK_SOURCE, GENERATED_HEADER
-from fmu_surrogate.benchmarks.build import _write_if_changed, benchmark_fmu, default_cache_dir
+from fmu_surrogate.benchmarks.build import (
+    C_DIR,
+    FRAMEWORK_HEADER,
+    FRAMEWORK_SOURCE,
+    GENERATED_HEADER,
+    _write_if_changed,
+    benchmark_fmu,
+    default_cache_dir,
+)
 from fmu_surrogate.benchmarks.model_description import Experiment, ModelSpec, Var
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables

@@ -121,7 +121,7 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
 
     t0 = _time.perf_counter()
     asm = assemble(system)
-    n_steps = int(round(stop_time / step))
+    n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
     traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0,
                     "midpoint")

@@ -55,7 +55,7 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
         algo = CosimAlgorithm.create_ecco_algorithm(EccoParams(**params))
         ex = CosimExecution.from_algorithm(algo)
     else:
-        ex = CosimExecution.from_step_size(int(round(step * _NS)))
+        ex = CosimExecution.from_step_size(round(step * _NS))
     idx = {}
     for name, comp in system.components.items():
         idx[name] = ex.add_local_slave(CosimLocalSlave(str(comp.path), name))
@@ -76,7 +76,7 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
     if algo is not None:
         for b in system.bonds:
             a, bb = b.components
-            vr = lambda ref: infos[ref[0]].variables[ref[1]].valueReference  # noqa: E731
+            vr = lambda ref: infos[ref[0]].variables[ref[1]].valueReference
             if algo.add_power_bond(idx[a], vr(b.effort.source), vr(b.flow.target),
                                    idx[bb], vr(b.flow.source), vr(b.effort.target)) < 0:
                 raise CouplingError(f"libcosim refused power bond {b.name!r}.")
@@ -111,7 +111,7 @@ def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: floa
                 refs[f"{comp}.{var}"] = (idx[comp], infos[comp].variables[var].valueReference)
     names = list(refs)
     times, rows, message = [], [], ""
-    stop_ns = int(round(stop_time * _NS))
+    stop_ns = round(stop_time * _NS)
     bar = tqdm(total=stop_time, unit="s", disable=not progress, desc=f"couple ({algorithm})")
     t_ns = 0
     while t_ns < stop_ns:

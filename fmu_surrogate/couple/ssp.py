@@ -34,7 +34,7 @@ ET.register_namespace("fs", _BOND_NS)
 
 
 def _q(prefix: str, tag: str) -> str:
-    return f"{{{NS[prefix] if prefix in NS else prefix}}}{tag}"
+    return f"{{{NS.get(prefix, prefix)}}}{tag}"
 
 
 def write_ssp(system: System, path: str | os.PathLike, name: str = "system",

@@ -8,7 +8,7 @@ from typing import Any
 
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["Component", "Connection", "PowerBond", "System", "CouplingError"]
+__all__ = ["Component", "Connection", "CouplingError", "PowerBond", "System"]
 
 
 class CouplingError(FmuSurrogateError, ValueError):

@@ -24,8 +24,9 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
 
