@@ -10,6 +10,7 @@ from fmu_surrogate.couple.cli import load_system
 from fmu_surrogate.couple.running import ALGORITHMS, ECCO_DEFAULTS, bond_energy, run
 from fmu_surrogate.couple.ssp import read_ssp, write_ssp
 from fmu_surrogate.couple.surrogates import surrogate_component, surrogate_fmu
+from fmu_surrogate.couple.sweep import sweep
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
 from fmu_surrogate.couple.toml_form import read_toml, write_toml
 from fmu_surrogate.couple.validation import validate
@@ -29,6 +30,7 @@ __all__ = [
     "run",
     "surrogate_component",
     "surrogate_fmu",
+    "sweep",
     "validate",
     "write_ssp",
     "write_toml",
