@@ -1,14 +1,11 @@
-"""End-to-end: ``fmu-surrogate demo --quick`` builds, harvests, identifies and writes its files."""
+"""End-to-end: ``fmu-surrogate demo --quick`` runs the whole pipeline and writes its report."""
 
 import json
-
-import pytest
 
 from fmu_surrogate.cli import main
 
 
 def test_demo_quick_end_to_end(tmp_path):
-
     out = tmp_path / "demo"
     assert main(["demo", str(out), "--quick"]) == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -18,12 +15,21 @@ def test_demo_quick_end_to_end(tmp_path):
     # solve fails: at least one failure must be recorded, and the true-law neighbourhood works.
     assert "failed" in summary["harvest"]["cauer"]["summary"]
     assert " 0 ok" not in summary["harvest"]["cauer"]["summary"]
-    # GP effort on 64 samples of exact FMU data: the paper's data-error level is 1e-2; we must
-    # be well below it (measured ~1e-6; 1e-3 leaves room for the 60 Adam steps of --quick).
-    assert max(summary["identify"]["rc_network_gp"]["effort_rmse"]) < 1e-3
-    # Reduced n = 10 model of the 100-state chain: 30 trust-region iterations reach a few per cent
-    # (measured 2-3 %); the paper's n = 20 figure is 9.48 %.
-    msd = summary["identify"]["msd_chain_adjoint"]
-    assert msd["relative_max_error"] < 0.1
+    # accuracy is reported on held-out runs: the RC effort from 64 samples of one run, on another
+    # input (measured ≈ 1.4e-3 with the 60 Adam steps of --quick; paper's data level 1e-2)
+    assert max(summary["identify"]["rc_network"]["effort_rmse_heldout"]) < 1e-2
+    msd = summary["identify"]["msd_chain"]
     assert msd["structure_violation"]["J_skew"] == 0.0 and msd["min_eig_Q"] > 0
-    assert (out / "rc_network_effort.png").is_file() and (out / "msd_chain_fit.png").is_file()
+    # 20 trust-region iterations of --quick leave a coarse model (measured 22 % held out);
+    # the bound only guards against a broken pipeline
+    assert msd["relative_max_error_heldout"] < 0.6
+    assert "v1" in summary["validate"]["msd_chain"]["table"]
+    # two surrogates joined by a skew coupling: the energy balance holds to round-off
+    assert summary["couple"]["energy_residual_relative"] < 1e-10
+    assert summary["couple"]["J_skew_violation"] == 0.0
+    report = (out / "report.md").read_text()
+    assert "held-out" in report and "![coupled energy](coupled_energy.png)" in report
+    for png in ("msd_chain_heldout.png", "msd_chain_validation.png", "coupled_energy.png",
+                "cauer_feasibility.png"):
+        assert (out / png).stat().st_size > 10_000
+    assert (out / "msd_chain_n10.json").is_file() and (out / "rc_network_gp.json").is_file()
