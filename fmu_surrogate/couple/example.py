@@ -3,8 +3,9 @@
 Component ``chain`` is the benchmark FMU ``msd_chain`` (docs/design.md §4a) with ``n_cells``
 masses: inputs are the forces ``F1``, ``F2``, outputs the velocities ``v1``, ``v2``.  Component
 ``spring`` is a one-state linear pH FMU with impedance causality (input velocity ``v``, output
-force ``F = k q``).  One power bond joins them: the chain's velocity ``v1`` drives the spring,
-the spring's force acts back on mass 1 as ``F1 = -F``.  The coupling matrix is ``Ĉ = [[0, 1], [−1, 0]]`` — skew.
+force ``F``), compiled from ``c/spring_port.c`` with the benchmark FMU framework.  One power bond
+joins them: the chain's velocity ``v1`` drives the spring, the spring's force acts on mass 1.
+The coupling matrix of the pH ports is ``Ĉ = [[0, 1], [−1, 0]]`` — skew.
 
 The spring's output is the force it exerts on mass 1, ``F = −k q`` with ``q' = v``, so
 ``chain.F1 = spring.F`` and ``spring.v = chain.v1`` are plain connections.  In pH form the spring
