@@ -23,3 +23,15 @@ def test_couple_command_reports_a_bad_system(tmp_path, capsys):
     p.write_text("")
     assert main(["couple", str(p), "-o", str(tmp_path / "r.nc")]) == 2
     assert "give a .ssp, .ssd or .toml" in capsys.readouterr().err
+
+
+def test_couple_command_runs_an_ssp_with_ecco(system_factory, tmp_path, capsys):
+    from fmu_surrogate.couple.ssp import write_ssp
+
+    p = write_ssp(system_factory(), tmp_path / "sys.ssp")
+    rc = main(["couple", str(p), "-o", str(tmp_path / "r.nc"), "--algorithm", "ecco",
+               "--step", "0.05", "--stop-time", "2"])
+    text = capsys.readouterr().out
+    assert rc == 0 and text.startswith("ecco: ")
+    residual_line = next(line for line in text.splitlines() if line.startswith("mass1"))
+    assert len(residual_line.split()) == 5  # bond, side, energy, residual, relative share
