@@ -120,9 +120,8 @@ def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: floa
         if not ok or new <= t_ns:
             message = get_last_error_message() or "libcosim stopped the step without a message"
             break
+        bar.update(max(min(new / _NS, stop_time) - bar.n, 0.0))  # tqdm throttles the redraws
         t_ns = new
-        bar.n = min(t_ns / _NS, stop_time)
-        bar.refresh()
         times.append(t_ns / _NS)
         rows.append([obs.last_real_values(i, [vr])[0] for i, vr in refs.values()])
     bar.close()
