@@ -58,6 +58,8 @@ _LAZY: dict[str, str] = {
     "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
+    # coupled systems
+    "couple": "fmu_surrogate.couple:",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         add(sp)
         sp.set_defaults(func=run)
 
+    from fmu_surrogate.couple import cli as cc
+
+    cp = sub.add_parser("couple", help="co-simulate a system (.ssp/.toml) on libcosim, energy per bond")
+    cc.add_couple_arguments(cp)
+    cp.set_defaults(func=cc.couple_command)
+
     b = sub.add_parser("benchmarks", help="the bundled benchmark systems")
     bsub = b.add_subparsers(dest="benchmarks_command", required=True, metavar="ACTION")
     bb = bsub.add_parser("build", help="compile the benchmark FMUs into DIR (cached)")

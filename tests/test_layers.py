@@ -14,6 +14,7 @@ FORBIDDEN = {
     "fmu": ("fmu_surrogate.ph", "fmu_surrogate.identify", "fmu_surrogate.export"),
     "ph": ("fmu_surrogate.fmu", "fmu_surrogate.identify", "fmu_surrogate.export", "torch"),
     "identify": ("fmu_surrogate.export",),
+    "couple": ("fmu_surrogate.identify", "torch"),
 }
 
 
@@ -25,6 +26,13 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
     return names
+
+
+def test_nothing_imports_couple():
+    bad = [f"{p.relative_to(PKG)} imports {n}" for p in sorted(PKG.rglob("*.py"))
+           if "couple" not in p.relative_to(PKG).parts and p.name != "cli.py"
+           for n in _imports(p) if n == "fmu_surrogate.couple" or n.startswith("fmu_surrogate.couple.")]
+    assert not bad, "couple is the top layer:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))

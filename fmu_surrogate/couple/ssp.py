@@ -1,0 +1,195 @@
+"""SSP 1.0 system descriptions: ``.ssp`` archives with ``SystemStructure.ssd`` and the FMUs.
+
+Written files validate against the SSP 1.0 schemas (fmpy's ``read_ssd`` checks them) and load in
+libcosim.  Components are ``ssd:Component`` elements of type ``application/x-fmu-sharedlibrary``
+whose FMUs live in ``resources/``; parameters are inline ``ssv:ParameterSet`` bindings;
+connections are ``ssd:Connection`` elements.  SSP 1.0 has no notion of power bonds, so they are
+kept in an ``ssd:Annotations`` block of type ``org.fmu-surrogate.power-bonds`` that other tools
+ignore (the bonds' connections are ordinary connections as well).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
+
+__all__ = ["ANNOTATION_TYPE", "read_ssp", "write_ssp"]
+
+NS = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+}
+ANNOTATION_TYPE = "org.fmu-surrogate.power-bonds"
+_BOND_NS = "urn:fmu-surrogate:power-bonds"
+for _k, _v in NS.items():
+    ET.register_namespace(_k, _v)
+ET.register_namespace("fs", _BOND_NS)
+
+
+def _q(prefix: str, tag: str) -> str:
+    return f"{{{NS.get(prefix, prefix)}}}{tag}"
+
+
+def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
+              stop_time: float | None = None) -> Path:
+    """Write ``system`` as an SSP 1.0 archive (FMUs copied into ``resources/``).
+
+    Parameters
+    ----------
+    system : System
+    path : path
+        Output ``.ssp`` file.
+    name : str
+        System name.
+    stop_time : float, optional
+        Written as ``ssd:DefaultExperiment``.
+
+    Returns
+    -------
+    Path
+    """
+    from fmu_surrogate.couple.validation import describe
+
+    path = Path(path)
+    root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)
+    sysel = ET.SubElement(root, _q("ssd", "System"), name=name)
+    elements = ET.SubElement(sysel, _q("ssd", "Elements"))
+    used: dict[str, set[str]] = {c: set() for c in system.components}
+    for c in system.all_connections():
+        used[c.source[0]].add(c.source[1])
+        used[c.target[0]].add(c.target[1])
+    for cname, comp in system.components.items():
+        info = describe(comp.path)
+        el = ET.SubElement(elements, _q("ssd", "Component"), name=cname,
+                           type="application/x-fmu-sharedlibrary",
+                           source=f"resources/{cname}.fmu")
+        cons = ET.SubElement(el, _q("ssd", "Connectors"))
+        for var in sorted(used[cname]):
+            v = info.variables[var]
+            ce = ET.SubElement(cons, _q("ssd", "Connector"), name=var, kind=v.causality)
+            ET.SubElement(ce, _q("ssc", {"Real": "Real", "Integer": "Integer",
+                                         "Boolean": "Boolean"}.get(v.type, "Real")))
+        if comp.parameters:
+            pbs = ET.SubElement(el, _q("ssd", "ParameterBindings"))
+            pb = ET.SubElement(pbs, _q("ssd", "ParameterBinding"))
+            pv = ET.SubElement(pb, _q("ssd", "ParameterValues"))
+            ps = ET.SubElement(pv, _q("ssv", "ParameterSet"), version="1.0", name=f"{cname}_parameters")
+            params = ET.SubElement(ps, _q("ssv", "Parameters"))
+            for p, val in comp.parameters.items():
+                pe = ET.SubElement(params, _q("ssv", "Parameter"), name=p)
+                t = info.variables[p].type
+                tag = {"Integer": "Integer", "Boolean": "Boolean"}.get(t, "Real")
+                sval = str(int(val)) if tag == "Integer" else (
+                    str(bool(val)).lower() if tag == "Boolean" else repr(float(val)))
+                ET.SubElement(pe, _q("ssv", tag), value=sval)
+    conns = ET.SubElement(sysel, _q("ssd", "Connections"))
+    for c in system.all_connections():
+        ET.SubElement(conns, _q("ssd", "Connection"), startElement=c.source[0],
+                      startConnector=c.source[1], endElement=c.target[0], endConnector=c.target[1])
+    if system.bonds:
+        ann = ET.SubElement(sysel, _q("ssd", "Annotations"))
+        a = ET.SubElement(ann, _q("ssc", "Annotation"), type=ANNOTATION_TYPE)
+        for b in system.bonds:
+            be = ET.SubElement(a, f"{{{_BOND_NS}}}PowerBond", name=b.name,
+                               effort=f"{'.'.join(b.effort.source)} -> {'.'.join(b.effort.target)}",
+                               flow=f"{'.'.join(b.flow.source)} -> {'.'.join(b.flow.target)}")
+            for comp_name, sign in b.power_into.items():
+                ET.SubElement(be, f"{{{_BOND_NS}}}PowerInto", component=comp_name, sign=str(int(sign)))
+    if stop_time is not None:
+        ET.SubElement(root, _q("ssd", "DefaultExperiment"), startTime="0.0", stopTime=repr(float(stop_time)))
+    xml = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("SystemStructure.ssd", xml)
+        for cname, comp in system.components.items():
+            zf.write(comp.path, f"resources/{cname}.fmu", compress_type=zipfile.ZIP_STORED)
+    os.replace(tmp, path)
+    return path
+
+
+def _float(el: ET.Element) -> float:
+    for tag in ("Real", "Integer"):
+        v = el.find(f"ssv:{tag}", NS)
+        if v is not None:
+            return float(v.get("value"))
+    v = el.find("ssv:Boolean", NS)
+    if v is not None:
+        return 1.0 if v.get("value") in ("true", "1") else 0.0
+    raise CouplingError(f"parameter {el.get('name')!r}: only Real, Integer and Boolean values are read.")
+
+
+def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = None) -> System:
+    """Read an SSP 1.0 archive (or an unpacked ``SystemStructure.ssd``) into a :class:`System`.
+
+    Parameters
+    ----------
+    path : path
+        ``.ssp`` archive or ``.ssd`` file (FMU sources relative to it).
+    extract_dir : path, optional
+        Where the archive's FMUs are unpacked (default: a new temporary folder).
+
+    Raises
+    ------
+    CouplingError
+        Not an SSP file, nested systems, or a component that is not an FMU.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".ssd":
+        base, xml = path.parent, path.read_bytes()
+    else:
+        try:
+            with zipfile.ZipFile(path) as zf:
+                xml = zf.read("SystemStructure.ssd")
+                base = Path(extract_dir or tempfile.mkdtemp(prefix="fmu-surrogate-ssp-"))
+                for n in zf.namelist():
+                    if n.startswith("resources/") and not n.endswith("/"):
+                        out = (base / n).resolve()
+                        if base.resolve() not in out.parents:
+                            raise CouplingError(f"{path}: member {n!r} leaves the archive folder.")
+                        out.parent.mkdir(parents=True, exist_ok=True)
+                        with zf.open(n) as src, open(out, "wb") as dst:
+                            shutil.copyfileobj(src, dst)
+        except (zipfile.BadZipFile, KeyError, OSError) as exc:
+            raise CouplingError(f"{path} is not an SSP archive with SystemStructure.ssd: {exc}") from exc
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise CouplingError(f"{path}: SystemStructure.ssd is not well-formed XML: {exc}") from exc
+    sysel = root.find("ssd:System", NS)
+    if sysel is None:
+        raise CouplingError(f"{path}: no ssd:System element.")
+    comps = {}
+    for el in sysel.findall("ssd:Elements/*", NS):
+        name = el.get("name")
+        if el.tag != _q("ssd", "Component"):
+            raise CouplingError(f"{path}: element {name!r} is a nested {el.tag.split('}')[-1]}; "
+                                "only flat systems of FMU components are supported.")
+        typ = el.get("type", "application/x-fmu-sharedlibrary")
+        if typ != "application/x-fmu-sharedlibrary":
+            raise CouplingError(f"{path}: component {name!r} has type {typ!r}, not an FMU.")
+        params = {}
+        for p in el.findall("ssd:ParameterBindings/ssd:ParameterBinding/ssd:ParameterValues/"
+                            "ssv:ParameterSet/ssv:Parameters/ssv:Parameter", NS):
+            params[p.get("name")] = _float(p)
+        comps[name] = Component(name, base / el.get("source"), params)
+    conns = [Connection((c.get("startElement"), c.get("startConnector")),
+                        (c.get("endElement"), c.get("endConnector")))
+             for c in sysel.findall("ssd:Connections/ssd:Connection", NS)]
+    bonds = []
+    for a in sysel.findall("ssd:Annotations/ssc:Annotation", NS):
+        if a.get("type") != ANNOTATION_TYPE:
+            continue
+        for be in a.findall(f"{{{_BOND_NS}}}PowerBond"):
+            eff = Connection.parse(*[s.strip() for s in be.get("effort").split("->")])
+            flo = Connection.parse(*[s.strip() for s in be.get("flow").split("->")])
+            signs = {p.get("component"): int(p.get("sign")) for p in be.findall(f"{{{_BOND_NS}}}PowerInto")}
+            bonds.append(PowerBond(be.get("name"), eff, flo, signs))
+    bonded = {c for b in bonds for c in (b.effort, b.flow)}
+    return System(comps, [c for c in conns if c not in bonded], bonds)

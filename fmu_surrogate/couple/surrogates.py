@@ -1,0 +1,67 @@
+"""Surrogate JSON components: their pH model, ports, and an FMU exported on the fly (cached).
+
+A component given as a surrogate file (``fmu_surrogate.ph.files``) brings its pH model, so the
+monolithic algorithm can use it directly; its port ``i`` is the FMU input ``input_names[i]`` and
+output ``output_names[i]`` (power ``yᵀu`` into the surrogate).  For libcosim runs it is exported
+with :func:`fmu_surrogate.export.export_fmu` into a cache keyed by the SHA-256 of the JSON file,
+so an unchanged surrogate is exported once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from fmu_surrogate.couple.system import Component, CouplingError
+
+__all__ = ["surrogate_component", "surrogate_fmu"]
+
+
+def surrogate_component(name: str, path: str | os.PathLike,
+                        parameters: dict[str, float] | None = None) -> Component:
+    """A component from a surrogate JSON file (FMU path resolved lazily by :func:`surrogate_fmu`).
+
+    Raises
+    ------
+    CouplingError
+        The file is not a readable surrogate.
+    """
+    from fmu_surrogate.ph import load
+
+    path = Path(path)
+    try:
+        ph = load(path)
+    except Exception as exc:  # ph.files raises SurrogateFileError, OSError, ...
+        raise CouplingError(f"component {name!r}: cannot load surrogate {path}: {exc}") from exc
+    ports = {n: ("u", i, 1) for i, n in enumerate(ph.input_names)}
+    ports.update({n: ("y", i, 1) for i, n in enumerate(ph.output_names)})
+    return Component(name, None, dict(parameters or {}), ph=ph, ports=ports, surrogate=path)
+
+
+def surrogate_fmu(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
+    """FMI 2.0 FMU of a surrogate JSON file, exported once per file content.
+
+    Raises
+    ------
+    CouplingError
+        The export layer is not available.
+    """
+    try:
+        from fmu_surrogate.export import export_fmu
+    except ImportError as exc:
+        raise CouplingError("co-simulating a surrogate JSON needs fmu_surrogate.export.export_fmu, "
+                            "which this installation lacks; export the surrogate to an FMU first "
+                            "or use algorithm='monolithic'.") from exc
+    from fmu_surrogate.benchmarks.build import default_cache_dir
+    from fmu_surrogate.ph import load
+
+    path = Path(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    out = Path(cache_dir or default_cache_dir()) / "surrogates" / f"{path.stem}-{digest}.fmu"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
+        export_fmu(load(path), tmp, fmi_version=2)
+        os.replace(tmp, out)
+    return out

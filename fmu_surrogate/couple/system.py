@@ -1,0 +1,123 @@
+"""Data model of a coupled system: components, connections and power bonds (docs/design.md §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fmu_surrogate.errors import FmuSurrogateError
+
+__all__ = ["Component", "Connection", "CouplingError", "PowerBond", "System"]
+
+
+class CouplingError(FmuSurrogateError, ValueError):
+    """A system description is invalid (names the component and variable and the fix)."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """``source`` output value copied to ``target`` input, both as ``(component, variable)``."""
+
+    source: tuple[str, str]
+    target: tuple[str, str]
+
+    @staticmethod
+    def parse(source: str, target: str) -> Connection:
+        """Build from ``"component.variable"`` strings (the first dot separates)."""
+        return Connection(_split(source), _split(target))
+
+    def __str__(self) -> str:
+        return f"{'.'.join(self.source)} -> {'.'.join(self.target)}"
+
+
+def _split(ref: str) -> tuple[str, str]:
+    comp, dot, var = str(ref).partition(".")
+    if not dot or not comp or not var:
+        raise CouplingError(f"{ref!r} is not 'component.variable'; write e.g. 'chain.F1'.")
+    return comp, var
+
+
+@dataclass(frozen=True)
+class PowerBond:
+    """Two connections that carry effort and flow between two components.
+
+    Attributes
+    ----------
+    name : str
+    effort, flow : Connection
+        The effort goes one way, the flow the other way.
+    power_into : dict of str to int
+        For both components: ``+1`` when ``effort · flow`` is power flowing *into* the component,
+        ``−1`` when it flows out.  Power is conserved (the coupling matrix ``Ĉ`` is skew) only if
+        the two signs differ.
+    """
+
+    name: str
+    effort: Connection
+    flow: Connection
+    power_into: dict[str, int]
+
+    @property
+    def components(self) -> tuple[str, str]:
+        """``(effort source, flow source)``."""
+        return self.effort.source[0], self.flow.source[0]
+
+
+@dataclass
+class Component:
+    """One component: an FMU file (``path``) with parameter values.
+
+    Attributes
+    ----------
+    name : str
+    path : Path
+        The FMU.
+    parameters : dict of str to float
+        Start values of parameters (or inputs).
+    ph : object, optional
+        The component's linear pH model (``LinearPH``) when it has one (surrogates); required by
+        the monolithic algorithm.
+    ports : dict of str to (str, int, int), optional
+        FMU variable -> ``("u" or "y", port index, sign)``: the variable equals ``sign`` times that
+        input/output of ``ph``.
+    x0 : array, optional
+        Initial state of ``ph`` matching the FMU's parameters.
+    surrogate : Path, optional
+        The surrogate JSON file this component comes from (``path`` is then its exported FMU,
+        or ``None`` until it is exported).
+    """
+
+    name: str
+    path: Path | None
+    parameters: dict[str, float] = field(default_factory=dict)
+    ph: Any = None
+    ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    x0: Any = None
+    surrogate: Path | None = None
+
+
+@dataclass
+class System:
+    """A coupled system.
+
+    Attributes
+    ----------
+    components : dict of str to Component
+    connections : list of Connection
+        Every connection, including those of the bonds.
+    bonds : list of PowerBond
+    """
+
+    components: dict[str, Component]
+    connections: list[Connection] = field(default_factory=list)
+    bonds: list[PowerBond] = field(default_factory=list)
+
+    def all_connections(self) -> list[Connection]:
+        """Connections plus the bonds' connections (each once)."""
+        out = list(self.connections)
+        for b in self.bonds:
+            for c in (b.effort, b.flow):
+                if c not in out:
+                    out.append(c)
+        return out

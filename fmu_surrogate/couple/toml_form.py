@@ -1,0 +1,105 @@
+"""The hand-written TOML form of a system description.
+
+::
+
+    [components.chain]
+    fmu = "msd_chain_n_cells2.fmu"          # relative to this file
+    parameters = { damper = 1.0 }
+
+    [components.spring]                     # a pH surrogate: exported to an FMU on the fly
+    surrogate = "spring.json"
+    parameters = { q0 = 0.5 }
+
+    [[connections]]                         # plain signal connections
+    from = "a.y"
+    to = "b.u"
+
+    [[bonds]]                               # power bonds: effort one way, flow the other
+    name = "shaft"
+    effort = ["spring.F", "chain.F1"]
+    flow = ["chain.v1", "spring.v"]
+    power_into = { chain = 1, spring = -1 }
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import tomllib
+
+from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
+
+__all__ = ["read_toml", "write_toml"]
+
+
+def read_toml(path: str | os.PathLike) -> System:
+    """Read a system from its TOML form (FMU paths relative to the file).
+
+    Raises
+    ------
+    CouplingError
+        Unreadable TOML or a missing/ill-typed key (named).
+    """
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CouplingError(f"cannot read system file {path}: {exc}") from exc
+    from fmu_surrogate.couple.surrogates import surrogate_component
+
+    comps = {}
+    for name, c in (doc.get("components") or {}).items():
+        params = {k: float(v) for k, v in (c.get("parameters") or {}).items()}
+        if "surrogate" in c:
+            p = Path(c["surrogate"])
+            comps[name] = surrogate_component(name, p if p.is_absolute() else path.parent / p,
+                                              params)
+            continue
+        if "fmu" not in c:
+            raise CouplingError(f"component {name!r} in {path} needs fmu = \"path/to/model.fmu\" "
+                                "or surrogate = \"path/to/surrogate.json\".")
+        p = Path(c["fmu"])
+        comps[name] = Component(name, p if p.is_absolute() else path.parent / p, params)
+    if not comps:
+        raise CouplingError(f"{path} defines no [components.<name>] table.")
+    try:
+        conns = [Connection.parse(c["from"], c["to"]) for c in doc.get("connections", [])]
+        bonds = [PowerBond(str(b.get("name", f"bond{i + 1}")), Connection.parse(*b["effort"]),
+                           Connection.parse(*b["flow"]), dict(b["power_into"]))
+                 for i, b in enumerate(doc.get("bonds", []))]
+    except (KeyError, TypeError) as exc:
+        raise CouplingError(f"{path}: a connection needs from/to, a bond needs effort = [from, to], "
+                            f"flow = [from, to] and power_into = {{a = 1, b = -1}} ({exc}).") from exc
+    return System(comps, conns, bonds)
+
+
+def _q(s: object) -> str:
+    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_toml(system: System, path: str | os.PathLike) -> Path:
+    """Write a system in TOML form (a few fixed tables, so no TOML library is needed)."""
+    path = Path(path)
+    lines = []
+    for name, c in system.components.items():
+        lines.append(f"[components.{name}]")
+        if c.surrogate is not None:
+            lines.append(f"surrogate = {_q(Path(c.surrogate).resolve())}")
+        else:
+            lines.append(f"fmu = {_q(c.path.resolve())}")
+        if c.parameters:
+            lines.append("parameters = { " + ", ".join(f"{_q(k)} = {float(v)!r}"
+                                                      for k, v in c.parameters.items()) + " }")
+        lines.append("")
+    for c in system.connections:
+        lines += ["[[connections]]", f"from = {_q('.'.join(c.source))}",
+                  f"to = {_q('.'.join(c.target))}", ""]
+    for b in system.bonds:
+        lines += ["[[bonds]]", f"name = {_q(b.name)}",
+                  f"effort = [{_q('.'.join(b.effort.source))}, {_q('.'.join(b.effort.target))}]",
+                  f"flow = [{_q('.'.join(b.flow.source))}, {_q('.'.join(b.flow.target))}]",
+                  "power_into = { " + ", ".join(f"{_q(k)} = {int(v)}"
+                                                for k, v in b.power_into.items()) + " }", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

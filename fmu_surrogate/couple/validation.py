@@ -1,0 +1,179 @@
+"""Check a system against its components' model descriptions before any FMU runs.
+
+Every message names the component and variable and says what to do.  Algebraic loops are
+found from the declared output dependencies (``ModelStructure``); an output without a
+``dependencies`` list is taken as free of direct feedthrough (co-simulation FMUs rarely declare
+it; FMI 2.0 would mean "depends on every input", which would flag every bond).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from fmpy import read_model_description
+
+from fmu_surrogate.couple.system import Connection, CouplingError, System
+
+__all__ = ["ComponentInfo", "check_bond", "describe", "validate"]
+
+
+@dataclass(frozen=True)
+class ComponentInfo:
+    """Variables of one component FMU: ``name -> fmpy ScalarVariable``; feedthrough pairs."""
+
+    fmi_version: str
+    variables: dict[str, Any]
+    feedthrough: dict[str, tuple[str, ...]]  # output -> inputs it depends on directly
+
+
+def describe(path: Any) -> ComponentInfo:
+    """Read a component's model description (no FMU code runs).
+
+    Raises
+    ------
+    CouplingError
+        The file is not a readable FMU.
+    """
+    try:
+        md = read_model_description(str(path))
+    except Exception as exc:  # fmpy raises zipfile, lxml, KeyError, ... (no common base)
+        raise CouplingError(f"cannot read the model description of {path}: {exc}; "
+                            "check that the file is an FMU.") from exc
+    variables = {v.name: v for v in md.modelVariables}
+    feed = {}
+    for o in md.outputs:
+        deps = o.dependencies or []
+        feed[o.variable.name] = tuple(d.name for d in deps if d.causality == "input")
+    return ComponentInfo(md.fmiVersion, variables, feed)
+
+
+def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str], want: str,
+         role: str) -> Any:
+    comp, name = ref
+    if comp not in system.components:
+        raise CouplingError(f"{role} names component {comp!r}, which the system does not have; "
+                            f"components: {sorted(system.components)}.")
+    vs = infos[comp].variables
+    if name not in vs:
+        close = difflib.get_close_matches(name, list(vs), n=3)
+        hint = f" Did you mean {close}?" if close else ""
+        raise CouplingError(f"{role}: component {comp!r} has no variable {name!r}.{hint}")
+    v = vs[name]
+    if v.causality != want:
+        raise CouplingError(f"{role}: {comp}.{name} has causality {v.causality!r}, but a "
+                            f"connection {'starts at an output' if want == 'output' else 'ends at an input'}; "
+                            f"connect an {want} of {comp!r} instead.")
+    return v
+
+
+def _check_connection(system: System, infos: dict[str, ComponentInfo], c: Connection) -> None:
+    s = _var(system, infos, c.source, "output", f"connection {c}")
+    t = _var(system, infos, c.target, "input", f"connection {c}")
+    if s.type != t.type:
+        raise CouplingError(f"connection {c}: type mismatch, {'.'.join(c.source)} is {s.type} "
+                            f"but {'.'.join(c.target)} is {t.type}; connect variables of one type.")
+
+
+def _check_loops(system: System, infos: dict[str, ComponentInfo]) -> None:
+    edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for c in system.all_connections():
+        edges.setdefault(c.source, []).append(c.target)
+    for comp, info in infos.items():
+        for out, ins in info.feedthrough.items():
+            for i in ins:
+                edges.setdefault((comp, i), []).append((comp, out))
+    state: dict[tuple[str, str], int] = {}
+    stack_path: list[tuple[str, str]] = []
+
+    def visit(node: tuple[str, str]) -> None:
+        state[node] = 1
+        stack_path.append(node)
+        for nxt in edges.get(node, []):
+            if state.get(nxt) == 1:
+                cycle = stack_path[stack_path.index(nxt):] + [nxt]
+                raise CouplingError("algebraic loop of direct feedthrough: "
+                                    + " -> ".join(".".join(n) for n in cycle)
+                                    + "; break it with a component that has a state on the path.")
+            if nxt not in state:
+                visit(nxt)
+        stack_path.pop()
+        state[node] = 2
+
+    for node in list(edges):
+        if node not in state:
+            visit(node)
+
+
+def check_bond(b: Any) -> None:
+    """Refuse a bond whose connections do not oppose or whose sign convention is not skew."""
+    a, c = b.effort.source[0], b.effort.target[0]
+    if (b.flow.source[0], b.flow.target[0]) != (c, a):
+        raise CouplingError(f"power bond {b.name!r}: the effort goes {a} -> {c}, so the flow must "
+                            f"go {c} -> {a}; got {b.flow}.")
+    if set(b.power_into) != {a, c}:
+        raise CouplingError(f"power bond {b.name!r}: power_into must give a sign for {a!r} and "
+                            f"{c!r}, got {sorted(b.power_into)}.")
+    signs = {k: int(v) for k, v in b.power_into.items()}
+    if any(s not in (-1, 1) for s in signs.values()):
+        raise CouplingError(f"power bond {b.name!r}: power_into signs must be +1 or -1, got {signs}.")
+    if signs[a] == signs[c]:
+        raise CouplingError(
+            f"power bond {b.name!r} between {a!r} and {c!r} is not skew: effort·flow counts as "
+            f"power {'into' if signs[a] > 0 else 'out of'} both sides, so the coupling creates "
+            f"energy (Ĉ symmetric). Flip the sign convention of one side (negate one variable "
+            f"in that component) and set power_into accordingly.")
+
+
+def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]:
+    """Check names, causalities, types, parameters, loops and bond signs.
+
+    Parameters
+    ----------
+    system : System
+    libcosim : bool
+        Also refuse what libcosim cannot load (FMI 3.0 components).
+
+    Returns
+    -------
+    dict of str to ComponentInfo
+        The model descriptions read, by component name.
+
+    Raises
+    ------
+    CouplingError
+        The first problem found, naming component and variable.
+    """
+    infos = {}
+    for name, comp in system.components.items():
+        if comp.path is None or not comp.path.is_file():
+            raise CouplingError(f"component {name!r}: FMU file {comp.path} not found; fix the path.")
+        infos[name] = describe(comp.path)
+        if libcosim and not infos[name].fmi_version.startswith(("1", "2")):
+            # libcosimpy 0.0.6 returns a null slave for FMI 3.0 and then segfaults the host
+            raise CouplingError(
+                f"component {name!r} is an FMI {infos[name].fmi_version} FMU; libcosim "
+                "co-simulates FMI 1.0 and 2.0 only (an FMI 3.0 slave crashes it). Export the "
+                "component for FMI 2.0, or use algorithm='monolithic' with its pH surrogate.")
+        for p in comp.parameters:
+            v = infos[name].variables.get(p)
+            if v is None:
+                close = difflib.get_close_matches(p, list(infos[name].variables), n=3)
+                raise CouplingError(f"component {name!r} has no parameter {p!r}."
+                                    + (f" Did you mean {close}?" if close else ""))
+            if v.causality not in ("parameter", "input") or v.variability == "constant":
+                raise CouplingError(f"component {name!r}: {p!r} has causality {v.causality!r} "
+                                    f"and variability {v.variability!r}; only parameters and "
+                                    "inputs take start values.")
+    targets: dict[tuple[str, str], Connection] = {}
+    for c in system.all_connections():
+        _check_connection(system, infos, c)
+        if c.target in targets and targets[c.target] != c:
+            raise CouplingError(f"input {'.'.join(c.target)} is driven twice ({targets[c.target]} "
+                                f"and {c}); keep one connection.")
+        targets[c.target] = c
+    for b in system.bonds:
+        check_bond(b)
+    _check_loops(system, infos)
+    return infos

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+
+from fmu_surrogate.couple.running import run
+from fmu_surrogate.couple.surrogates import surrogate_component
+from fmu_surrogate.couple.system import CouplingError
+from fmu_surrogate.couple.toml_form import read_toml
+from fmu_surrogate.ph import LinearPH, save
+
+
+def _surrogates(tmp_path):
+    from fmu_surrogate.benchmarks.msd_chain import msd_chain
+
+    c = msd_chain(2)
+    chain = LinearPH(c.J, c.R, c.Q, c.B, input_names=["F1", "F2"], output_names=["v1", "v2"])
+    spring = LinearPH(np.zeros((1, 1)), np.zeros((1, 1)), [[4.0]], [[1.0]],
+                      input_names=["v"], output_names=["P"])
+    return save(chain, tmp_path / "chain.json"), save(spring, tmp_path / "spring.json")
+
+
+def test_surrogate_component_ports_from_the_json_names(tmp_path):
+    chain, _ = _surrogates(tmp_path)
+    comp = surrogate_component("chain", chain)
+    assert comp.path is None and comp.surrogate == chain
+    assert comp.ports == {"F1": ("u", 0, 1), "F2": ("u", 1, 1), "v1": ("y", 0, 1),
+                          "v2": ("y", 1, 1)}
+
+
+def test_two_surrogates_bonded_directly_are_refused_as_non_skew(tmp_path):
+    # both pH ports count yᵀu as power *into* their system: a plain connection of the two makes
+    # Ĉ symmetric (docs/design.md §2), so the bond is refused before anything runs
+    _surrogates(tmp_path)
+    (tmp_path / "s.toml").write_text(
+        '[components.chain]\nsurrogate = "chain.json"\n[components.spring]\n'
+        'surrogate = "spring.json"\n[[bonds]]\nname = "b"\neffort = ["spring.P", "chain.F1"]\n'
+        'flow = ["chain.v1", "spring.v"]\npower_into = { chain = 1, spring = 1 }\n')
+    s = read_toml(tmp_path / "s.toml")
+    with pytest.raises(CouplingError, match="'b' between 'spring' and 'chain' is not skew"):
+        run(s, 1.0, 0.1, "monolithic")
+
+
+def test_declared_signs_do_not_hide_a_symmetric_coupling(tmp_path):
+    _surrogates(tmp_path)
+    (tmp_path / "s.toml").write_text(
+        '[components.chain]\nsurrogate = "chain.json"\n[components.spring]\n'
+        'surrogate = "spring.json"\n[[bonds]]\nname = "b"\neffort = ["spring.P", "chain.F1"]\n'
+        'flow = ["chain.v1", "spring.v"]\npower_into = { chain = 1, spring = -1 }\n')
+    with pytest.raises(CouplingError, match="coupling is not skew"):
+        run(read_toml(tmp_path / "s.toml"), 1.0, 0.1, "monolithic")
