@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Speed of the adjoint-based linear pH identification (DESIGN.md §4, issue 4).
+"""Speed of the adjoint-based linear pH identification (docs/design.md §4).
 
 For model sizes n = 5, 20, 100 and both discretisations (``euler``, ``exact``) this measures
 
@@ -62,7 +62,7 @@ from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
 from fmu_surrogate.identify.linear_ph import LinearPHIdentifier, paper_initial_guess
 
 #: The authors' public implementation (per-time-step loops, dt = 1e-4): 1.7 s per iteration at
-#: n = 5 (issue 4).  Context only; not measured here.
+#: n = 5.  Context only; not measured here.
 PAPER_CODE_S_PER_ITERATION_N5 = 1.7
 WRT = ("J", "R", "B")
 

@@ -6,7 +6,7 @@
 (d) our campaign with 2 worker processes.
 
 Every run: 1000 communication steps, a different parameter value, an input signal (a chirp) set at
-every step, and the same recorded variables.  Targets (issue 2): c >= 0.7 b and d >= 1.7 c.
+every step, and the same recorded variables.  Targets: c >= 0.7 b and d >= 1.7 c.
 
 Usage::
 
@@ -159,7 +159,8 @@ class Bench:
         camp = Campaign(self.path, signals={self.u_name: self.signal},
                         parameters=[{self.param: float(v)} for v in values], stop_time=STOP,
                         step=STEP, record=self.record)
-        # (options that older checkouts lack are left out: the script also measures them)
+        # options the installed version does not have are left out (the script measures any
+        # version of the package, e.g. for before/after comparisons)
         known = inspect.signature(camp.run).parameters
         opts = {k: v for k, v in (("complevel", self.complevel),
                                   ("start_method", self.start_method)) if k in known}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Reproduce the studies of Günther, Jacob & Totzeck (adjoint-based identification of linear pH
-systems; DESIGN.md §4) with :class:`fmu_surrogate.identify.linear_ph.LinearPHIdentifier`.
+systems; docs/design.md §4) with :class:`fmu_surrogate.identify.linear_ph.LinearPHIdentifier`.
 
 Studies (each in the paper's Euler mode and in the exact mode, with the paper's Algorithm 1:
 Riemannian CG, Armijo search with first trial 1000, restart every 5 iterations, 100 iterations;
@@ -11,7 +11,7 @@ the n = 5 studies also with trust regions in the exact mode, the accurate algori
 3. ``x0``    — fit x0 only (J, R, Q, B fixed at the true values, true x0 = 0.1·(0, 1, …, 4));
 4. ``noise`` — ``jrb`` on outputs with additive N(0, σ²) noise, σ ∈ {0.01, 0.05, 0.25};
 5. cross-validation of 1, 2 and 4 with the test input (square wave, duty 0.1; cos(π t));
-6. ``msd``   — model reduction of the mass-spring-damper chain (DESIGN 4a, n_ref = 100) with
+6. ``msd``   — model reduction of the mass-spring-damper chain (docs/design.md §4, n_ref = 100) with
    model sizes n = 20 … 120 (fit J, R, B; Q = I fixed).
 
 Reference system (n = 5, m = 2).  The paper only says "random matrices with appropriate
@@ -28,7 +28,7 @@ here independently of the fitting code, and checked against ``scipy.integrate.so
 at rtol 1e-12) — never from the fitting scheme.  The JSON also reports how far that output is from
 the response to the *continuous* analytic input (the input-interpolation floor of dt = 1e-3).
 
-Initial guess: DESIGN §4 (:func:`~fmu_surrogate.identify.linear_ph.paper_initial_guess`):
+Initial guess: docs/design.md §4 (:func:`~fmu_surrogate.identify.linear_ph.paper_initial_guess`):
 B = diag(1, 3) leading block, Q = I, R = diag(1, 1, 0, …) (zero eigenvalues lifted to 1e-2 for the
 factor, see the identifier's docstring), J with upper entries from U[−1, 1] (seed 0), x0 = 0.
 

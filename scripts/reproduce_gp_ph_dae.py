@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Reproduce the studies of Zaspel & Günther, "Data-driven identification of port-Hamiltonian DAE
-systems by Gaussian processes" (DESIGN.md §3, papers/zaspel-guenther-gp-ph-dae.txt).
+systems by Gaussian processes" (docs/design.md §3).
 
 Benchmarks: the RC network (3a, index 1) and the pendulum (3b, index 3).
 
@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-#: The paper's reported levels (DESIGN.md §3 and the paper's §4.4–4.5, read off its figures).
+#: The paper's reported levels (docs/design.md §3 and the paper's §4.4–4.5, read off its figures).
 PAPER = {
     "rc": {
         "f": "component 1 stagnates near 1e-2 (Euler data error) from N = 16; "

@@ -1,4 +1,4 @@
-"""Architecture rules of DESIGN.md §7: layers depend downward only; harvesting never loads torch."""
+"""Architecture rules of docs/design.md §7: layers depend downward only; harvesting never loads torch."""
 
 import ast
 import subprocess

@@ -62,13 +62,13 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
-        Benchmark("rc_network", "RC network pH-DAE, index 1 (DESIGN §3a)", specs.rc_network_spec, {}),
-        Benchmark("pendulum", "planar pendulum pH-DAE, index 3 (DESIGN §3b)", specs.pendulum_spec, {}),
-        Benchmark("msd_chain", "mass-spring-damper chain (DESIGN §4a)", specs.msd_chain_spec,
+        Benchmark("rc_network", "RC network pH-DAE, index 1 (docs/design.md §3)", specs.rc_network_spec, {}),
+        Benchmark("pendulum", "planar pendulum pH-DAE, index 3 (docs/design.md §3)", specs.pendulum_spec, {}),
+        Benchmark("msd_chain", "mass-spring-damper chain (docs/design.md §4)", specs.msd_chain_spec,
                   {"n_cells": 50}),
-        Benchmark("cauer", "Cauer low-pass filter with a nonlinear resistor (DESIGN §6a)",
+        Benchmark("cauer", "Cauer low-pass filter with a nonlinear resistor (docs/design.md §6)",
                   specs.cauer_spec, {}),
-        Benchmark("duffing", "Duffing oscillator (DESIGN §5b)", specs.duffing_spec, {}),
+        Benchmark("duffing", "Duffing oscillator (docs/design.md §5)", specs.duffing_spec, {}),
     )
 }
 

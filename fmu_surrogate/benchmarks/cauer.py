@@ -1,4 +1,4 @@
-"""Benchmark 6a: Cauer low-pass filter with a nonlinear resistor (DESIGN.md §6).
+"""Benchmark 6a: Cauer low-pass filter with a nonlinear resistor (docs/design.md §6).
 
 The Modelica Standard Library's ``CauerLowPassAnalog`` (nodes in, n1, n2, n3; source ``vin``
 between in and ground)::

@@ -1,4 +1,4 @@
-"""Duffing oscillator of DESIGN.md §5b: ``m ÿ + c ẏ + (a + b y²) y = u``.
+"""Duffing oscillator of docs/design.md §5: ``m ÿ + c ẏ + (a + b y²) y = u``.
 
 Defaults ``m = 1, c = 2.151, a = 10, b = 1e5`` (Zhu et al.).  State ``x = (y, ẏ)``.
 

@@ -1,4 +1,4 @@
-"""Benchmark 3b: planar pendulum as a pH-DAE of index 3 (DESIGN.md §3).
+"""Benchmark 3b: planar pendulum as a pH-DAE of index 3 (docs/design.md §3).
 
     x = (q1, q2, p1, p2, λ),  E = diag(1,1,1,1,0),  J = [[0, I, 0], [−I, 0, 0], [0, 0, 0]],
     R = diag(0,0,0,0,1),  B = (0, 0, 0, m, 0)ᵀ,

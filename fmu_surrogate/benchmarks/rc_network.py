@@ -1,4 +1,4 @@
-"""Benchmark 3a: RC network pH-DAE of index 1 (DESIGN.md §3).
+"""Benchmark 3a: RC network pH-DAE of index 1 (docs/design.md §3).
 
     x = (x1, x2, x3),  z(x) = (√(2 x1), x2, x3),  H(x) = (2√2/3) x1^{3/2}
     E = diag(1, 0, 0),  J = [[0,0,0],[0,0,1],[0,−1,0]],  R = G [[1,−1,0],[−1,1,0],[0,0,0]],  B = e3

@@ -177,7 +177,7 @@ def cauer_spec() -> ModelSpec:
 
 
 def duffing_spec() -> ModelSpec:
-    """Duffing oscillator of DESIGN §5b."""
+    """Duffing oscillator of docs/design.md §5."""
     v = [
         Var("u", "input", start=0.0, description="external force u"),
         Var("m", "parameter", "tunable", 1.0, description="mass m (> 0)"),
@@ -195,7 +195,7 @@ def duffing_spec() -> ModelSpec:
     ]
     return ModelSpec(
         "duffing",
-        "Duffing oscillator m y'' + c y' + (a + b y^2) y = u (fmu-surrogate, DESIGN 5b)",
+        "Duffing oscillator m y'' + c y' + (a + b y^2) y = u (fmu-surrogate, docs/design.md §5)",
         "duffing.c",
         tuple(v),
         Experiment(0.0, 10.0, 0.02),

@@ -1,6 +1,6 @@
 """The linear example system of the coupling layer: a mass-spring-damper chain bonded to a spring.
 
-Component ``chain`` is the benchmark FMU ``msd_chain`` (docs/design.md §4a) with ``n_cells``
+Component ``chain`` is the benchmark FMU ``msd_chain`` (docs/design.md §4) with ``n_cells``
 masses: inputs are the forces ``F1``, ``F2``, outputs the velocities ``v1``, ``v2``.  Component
 ``spring`` is a one-state linear pH FMU with impedance causality (input velocity ``v``, output
 force ``F``), compiled from ``c/spring_port.c`` with the benchmark FMU framework.  One power bond

@@ -1,7 +1,7 @@
 """fmu layer: open and inspect FMUs, input signals, parameter plans, datasets, the isolated runner
 and harvesting campaigns.
 
-Knows nothing of port-Hamiltonian systems (DESIGN.md §7).  ``import fmu_surrogate.fmu`` stays
+Knows nothing of port-Hamiltonian systems (docs/design.md §7).  ``import fmu_surrogate.fmu`` stays
 light (numpy only): the runner, campaign, backend and store names below are imported on first
 use, and xarray, fmpy, scipy and tqdm only inside the functions that need them.
 """

@@ -2,7 +2,7 @@
 
 A backend extracts and instantiates an FMU once (:meth:`Backend.open`) and then executes runs on
 that instance (:meth:`Backend.run`: reset, set start values, initialise, step, record).  Reusing
-the instance matters: DESIGN.md §8 measured ``simulate_fmu`` at about 84 runs/s against about
+the instance matters: docs/design.md §8 measured ``simulate_fmu`` at about 84 runs/s against about
 213 runs/s for a hand-written stepping loop on the same tiny FMU.
 
 Backends do not classify failures and never raise for a failing *run*: :meth:`Backend.run`

@@ -1,7 +1,7 @@
 """Isolated execution of FMU runs: persistent worker processes, timeouts, crash detection.
 
 Runs execute in worker *processes* (a native crash or a hang must not take the caller down,
-DESIGN.md §8).  A worker opens the FMU once — extract, instantiate — and then executes many runs
+docs/design.md §8).  A worker opens the FMU once — extract, instantiate — and then executes many runs
 on that instance (reset between runs).  On Linux a worker is forked from the calling process when
 that process runs a single thread (start-up: a few milliseconds, the caller's imports and the
 config are already there); otherwise — and with ``start_method="spawn"`` — it is a fresh Python

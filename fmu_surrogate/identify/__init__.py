@@ -10,16 +10,16 @@ import importlib
 
 # name -> module (add yours here)
 _LAZY = {
-    # GP identification of pH-DAE efforts (issue 3)
+    # GP identification of pH-DAE efforts
     "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
     "effort_targets": "fmu_surrogate.identify.gp_effort",
     "TransformedMultitaskGP": "fmu_surrogate.identify.kronecker_gp",
     "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
     "kron_mll": "fmu_surrogate.identify.kronecker_gp",
     "HamiltonianEffortGP": "fmu_surrogate.identify.gp_hamiltonian",
-    # derivative data from trajectories (issue 3)
+    # derivative data from trajectories
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
-    # adjoint-based identification of linear pH systems (issue 4)
+    # adjoint-based identification of linear pH systems
     "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
     "LinearPHFit": "fmu_surrogate.identify.linear_ph",
     "Experiment": "fmu_surrogate.identify.adjoint",

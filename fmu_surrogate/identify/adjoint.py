@@ -1,6 +1,6 @@
 r"""Forward models, discrete costs and adjoint gradients for linear pH identification.
 
-Model (DESIGN.md §4, Günther–Jacob–Totzeck)::
+Model (docs/design.md §4, Günther–Jacob–Totzeck)::
 
     ẋ = (J − R) Q x + B u,   x(0) = x0,   y = Bᵀ Q x          (A = (J − R) Q,  C = Bᵀ Q)
 

@@ -1,6 +1,6 @@
 """Time derivatives of sampled trajectories (derivative data for pH identification).
 
-The pH identification of DESIGN.md §3 needs ``ẋ(t_i)`` to form the targets ``E ẋ − B u``.
+The pH identification of docs/design.md §3 needs ``ẋ(t_i)`` to form the targets ``E ẋ − B u``.
 When the simulator does not export derivatives they are estimated from the states:
 
 * ``"exact"``  — derivatives supplied by the caller (an array aligned with ``t`` or a callable),

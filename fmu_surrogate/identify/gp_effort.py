@@ -1,4 +1,4 @@
-"""Gaussian-process identification of the effort of a pH-DAE (DESIGN.md §3, Zaspel & Günther).
+"""Gaussian-process identification of the effort of a pH-DAE (docs/design.md §3, Zaspel & Günther).
 
 Given the constant structure ``E, J, R, B`` and samples ``(x, ẋ, u)``, the targets
 

@@ -1,7 +1,7 @@
 """Hamiltonian-consistent GP effort: the differential efforts are the gradient of a GP ``H``.
 
 **Why.**  The paper's multi-task GP on ``z`` (:mod:`~fmu_surrogate.identify.kronecker_gp`) does
-not guarantee the compatibility condition ``Eᵀ z(x) = ∇H(x)`` (DESIGN.md §2), so its surrogate
+not guarantee the compatibility condition ``Eᵀ z(x) = ∇H(x)`` (docs/design.md §2), so its surrogate
 need not have a Hamiltonian and the dissipation inequality need not hold.
 
 **Model.**  Split the states into differential ``x_d`` and algebraic ``x_a`` and require

@@ -1,6 +1,6 @@
 """Kronecker-structured multi-task GP with a linearly transformed task covariance.
 
-Model (DESIGN.md §3, paper eq. 7).  A latent vector field ``z : Rⁿ → Rⁿ`` has the separable prior
+Model (docs/design.md §3, paper eq. 7).  A latent vector field ``z : Rⁿ → Rⁿ`` has the separable prior
 
     z ~ GP(c, k(x, x') K_T),     k(x, x') = exp(−½ Σ_j (x_j − x'_j)² / ℓ_j²),
     K_T = F Fᵀ + diag(d)         (low rank + diagonal, as GPyTorch's IndexKernel),

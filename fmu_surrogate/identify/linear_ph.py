@@ -1,4 +1,4 @@
-"""Structure-preserving identification of linear port-Hamiltonian systems (DESIGN.md §4).
+"""Structure-preserving identification of linear port-Hamiltonian systems (docs/design.md §4).
 
 :class:`LinearPHIdentifier` fits any subset of ``w = (J, R, Q, B, x0)`` of
 
@@ -271,7 +271,7 @@ def _to_experiments(experiments: Any) -> list[Any]:
 def paper_initial_guess(
     n: int, m: int, seed: int | np.random.Generator | None = 0
 ) -> dict[str, Array]:
-    """The paper's initial guess (DESIGN.md §4).
+    """The paper's initial guess (docs/design.md §4).
 
     ``B`` zero except the leading ``min(n, m)`` diagonal, which is ``(1, 3, 1, 3, …)`` (the
     paper's ``diag(1, 3)`` for m = 2), ``Q = I``, ``R = diag(1, 1, 0, …)``, ``J`` skew with the

@@ -3,7 +3,7 @@
 pymanopt's :class:`~pymanopt.optimizers.ConjugateGradient` has no "restart every k iterations"
 option (only Powell's orthogonality restart) and its line searchers either normalise the first
 trial step by ``‖d‖`` (:class:`~pymanopt.optimizers.line_search.BackTrackingLineSearcher`) or warm
-start it from the previous step.  Algorithm 1 of Günther, Jacob & Totzeck (DESIGN.md §4) needs
+start it from the previous step.  Algorithm 1 of Günther, Jacob & Totzeck (docs/design.md §4) needs
 
 * the search direction reset to the negative Riemannian gradient at iterations 0, k, 2k, …
   (the paper uses k = 5),

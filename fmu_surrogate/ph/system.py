@@ -305,7 +305,7 @@ class LinearEffort:
 class LinearPH(PHDAE):
     """Linear pH system ``E ẋ = (J − R) Q x + B u``, ``y = Bᵀ Q x``, ``H = ½ xᵀ Qᵀ E x``.
 
-    With ``E = I`` (the default) this is the pH-ODE of DESIGN.md §4 with ``Q ≻ 0``.
+    With ``E = I`` (the default) this is the pH-ODE of docs/design.md §4 with ``Q ≻ 0``.
 
     Parameters
     ----------

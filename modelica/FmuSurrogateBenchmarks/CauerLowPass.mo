@@ -3,7 +3,7 @@ model CauerLowPass "Benchmark 6a: Cauer low-pass filter (MSL CauerLowPassAnalog)
   // Nodes in (= vin), n1, n2, n3: R1 in-n1, C1 n1-0, L1 || C2 n1-n2, C3 n2-0, L2 || C4 n2-n3,
   // C5 n3-0, R2 n3-0, and the branch n3-0: R4 in series with the nonlinear resistor
   // w1 i = w2 v^2 + w3 v^3 (true law w = (1, 0, 0.01)). The branch is an algebraic loop
-  // solved by the tool's Newton iteration; infeasible w make it fail (DESIGN 6).
+  // solved by the tool's Newton iteration; infeasible w make it fail (docs/design.md §6).
   parameter Real R1 = 1 "Source resistor";
   parameter Real R2 = 1 "Load resistor";
   parameter Real R4 = 1 "Resistor in series with the nonlinear resistor";

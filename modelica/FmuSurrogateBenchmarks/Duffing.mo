@@ -1,5 +1,5 @@
 within FmuSurrogateBenchmarks;
-model Duffing "Duffing oscillator m y'' + c y' + (a + b y^2) y = u (DESIGN 5b)"
+model Duffing "Duffing oscillator m y'' + c y' + (a + b y^2) y = u (docs/design.md §5)"
   parameter Real m = 1 "Mass (> 0)";
   parameter Real c = 2.151 "Damping";
   parameter Real a = 10 "Linear stiffness";

@@ -9,12 +9,12 @@ native FMI&nbsp;2.0 FMUs (C sources in <code>fmu_surrogate/benchmarks/c</code>, 
 where an FMU exposes <code>der(x)</code> of a variable that is not a state here, the model
 has a variable <code>xdot</code> instead (noted in each model).</p>
 <ul>
-<li><a href=\"modelica://FmuSurrogateBenchmarks.RCNetwork\">RCNetwork</a>: pH-DAE of index 1 (DESIGN &sect;3a)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.RCNetwork\">RCNetwork</a>: pH-DAE of index 1 (docs/design.md &sect;3a)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.Pendulum\">Pendulum</a>: planar pendulum in the angle (as the FMU)
-and <a href=\"modelica://FmuSurrogateBenchmarks.PendulumDAE\">PendulumDAE</a>: the same as a pH-DAE of index 3 (DESIGN &sect;3b)</li>
-<li><a href=\"modelica://FmuSurrogateBenchmarks.MSDChain\">MSDChain</a>: mass-spring-damper chain (DESIGN &sect;4a)</li>
-<li><a href=\"modelica://FmuSurrogateBenchmarks.CauerLowPass\">CauerLowPass</a>: Cauer filter with a nonlinear resistor (DESIGN &sect;6a)</li>
-<li><a href=\"modelica://FmuSurrogateBenchmarks.Duffing\">Duffing</a>: Duffing oscillator (DESIGN &sect;5b)</li>
+and <a href=\"modelica://FmuSurrogateBenchmarks.PendulumDAE\">PendulumDAE</a>: the same as a pH-DAE of index 3 (docs/design.md &sect;3b)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.MSDChain\">MSDChain</a>: mass-spring-damper chain (docs/design.md &sect;4a)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.CauerLowPass\">CauerLowPass</a>: Cauer filter with a nonlinear resistor (docs/design.md &sect;6a)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.Duffing\">Duffing</a>: Duffing oscillator (docs/design.md &sect;5b)</li>
 </ul>
 <p>Self-contained: no library is used (only the Modelica language).</p>
 </html>"));

@@ -37,7 +37,7 @@ def test_state_space_and_check_value(benchmark_fmus):
     np.testing.assert_allclose(C, C0, rtol=0, atol=1e-15)
     s = 0.1j
     H = C @ np.linalg.solve(s * np.eye(len(A)) - A, B)
-    # DESIGN §4 check value, printed to 6 significant digits
+    # docs/design.md §4 check value, printed to 6 significant digits
     assert abs(H[0, 0] - (0.125712 + 0.0732172j)) < 1e-6
 
 

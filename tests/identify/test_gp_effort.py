@@ -1,15 +1,15 @@
-"""GPEffortIdentifier on the paper's benchmarks (DESIGN.md §3) and at its boundary.
+"""GPEffortIdentifier on the paper's benchmarks (docs/design.md §3) and at its boundary.
 
 Accuracy protocol (as the paper): one fixed random test set of 500 samples of the Euler data,
 random training subsets drawn from the remaining samples; RMSE per component.  The paper averages
-five repetitions; we use three (resp. one for the slow dense Hamiltonian variant) to stay within
-the test budget — the asserted bounds are the paper's error levels, which every single run we
-measured beats by a wide margin, so fewer repetitions do not make the assertions fragile.
+five repetitions; we use three (resp. one for the slow dense Hamiltonian variant) to keep the
+suite fast — the asserted bounds are the paper's error levels and, tighter, about three times
+what this recipe measures (seeded subsets), so fewer repetitions do not make them fragile.
 
 Note on the data: ``euler_data()`` gives ``ẋ`` as the exact right-hand side at the Euler samples,
 so the targets are consistent with the true effort at the sampled states; the paper's 1e-2 floor
 for the differential components came from derivative data of the Euler trajectory.  Our errors
-are therefore mostly far below the paper's levels; the bounds below are the paper's.
+are therefore mostly far below the paper's levels.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_transfer_function_of_oscillator_is_analytic():
 
 
 def test_msd_chain_check_value():
-    # DESIGN.md §4a: H11(0.1i) = 0.125712 + 0.0732172i (6 printed digits)
+    # docs/design.md §4: H11(0.1i) = 0.125712 + 0.0732172i (6 printed digits)
     G = msd_chain().transfer_function(0.1j)
     assert abs(G[0, 0] - (0.125712 + 0.0732172j)) < 1e-6
 

@@ -1,6 +1,6 @@
 /*
  * Benchmark 6a: Cauer low-pass filter (MSL CauerLowPassAnalog) with a nonlinear load branch
- * (DESIGN.md section 6).
+ * (docs/design.md §6).
  *
  * Nodes in (= vin), n1, n2, n3.  R1: in-n1, C1: n1-0, L1 || C2: n1-n2, C3: n2-0, L2 || C4: n2-n3,
  * C5: n3-0, R2: n3-0, and the branch n3-0: R4 in series with the nonlinear resistor

@@ -1,5 +1,5 @@
 /*
- * Duffing oscillator (DESIGN.md section 5b):  m y'' + c y' + (a + b y^2) y = u.
+ * Duffing oscillator (docs/design.md §5):  m y'' + c y' + (a + b y^2) y = u.
  */
 #include "fmi2_framework.h"
 

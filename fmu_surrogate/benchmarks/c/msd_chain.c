@@ -1,5 +1,5 @@
 /*
- * Benchmark 4a: single mass-spring-damper chain (DESIGN.md section 4), N_CELLS masses.
+ * Benchmark 4a: single mass-spring-damper chain (docs/design.md §4), N_CELLS masses.
  *
  *   x = (q_1, p_1, ..., q_N, p_N),  x' = (J - R) Q x + B u,  y = B^T Q x
  *

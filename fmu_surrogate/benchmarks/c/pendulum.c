@@ -1,5 +1,5 @@
 /*
- * Benchmark 3b: planar pendulum, index-3 pH-DAE (DESIGN.md section 3), integrated in the
+ * Benchmark 3b: planar pendulum, index-3 pH-DAE (docs/design.md §3), integrated in the
  * angle coordinates
  *
  *   alpha'' = -(1/l) (g - u) sin(alpha),   alpha(0) = alpha0,  alpha'(0) = alpha_dot0

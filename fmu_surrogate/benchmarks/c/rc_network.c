@@ -1,5 +1,5 @@
 /*
- * Benchmark 3a: RC network pH-DAE of index 1 (DESIGN.md section 3).
+ * Benchmark 3a: RC network pH-DAE of index 1 (docs/design.md §3).
  *
  *   x1' = G (u - sqrt(2 x1)),   x2 = u,   x3 = G (u - sqrt(2 x1)),   x1(0) = x1_0
  *
