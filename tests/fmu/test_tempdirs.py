@@ -1,4 +1,5 @@
-"""No temporary folder or scratch file of the package survives a harvest, whatever ends it."""
+"""No temporary folder or scratch file of the package survives a harvest, whatever ends it:
+15 harvests with crashes and timeouts, 2 that raise, SIGTERM and SIGINT (20 in all)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ def _ours(pid: int) -> list[Path]:
 def test_harvests_that_crash_time_out_or_raise_leave_nothing(faulty_fmu, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    # ok, segfault, abort, hang (timeout), error status, NaN, exploding, early stop, init error
-    plan = [{"mode": m} for m in range(9)]
-    for i in range(3):
-        ds = harvest(faulty_fmu, tmp_path / f"h{i}.nc", parameters=plan, timeout=1.0,
+    # 15 harvests: every failure mode once (ok, segfault, abort, hang → timeout, error status,
+    # NaN, exploding, early stop, init error), then crash + hang + ok campaigns
+    plans = [[{"mode": m} for m in range(9)]] + [[{"mode": m} for m in (1, 3, 0)]] * 14
+    for i, plan in enumerate(plans):
+        ds = harvest(faulty_fmu, tmp_path / f"h{i}.nc", parameters=plan, timeout=0.5,
                      workers=2, progress=False)
         assert int((ds["status"] == "ok").sum()) == 1
         assert not _ours(os.getpid())
