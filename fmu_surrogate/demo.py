@@ -109,7 +109,7 @@ def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dic
     names = ["F1", "F2", "v1", "v2"]
     (t, X), = run_arrays(ds, names, runs=[_run_with(ds, sets[0])])
     (th, Xh), = run_arrays(ds, names, runs=[_run_with(ds, sets[1])])
-    est = LinearPHIdentifier(MSD_ORDER, fit=("J", "R", "Q", "B"), optimizer="trust_regions",
+    est = LinearPHIdentifier(MSD_ORDER, learn=("J", "R", "Q", "B"), optimizer="trust_regions",
                              max_iter=20 if quick else 60)
     est.fit([(t, X[:, :2], X[:, 2:])])
     y_fit = est.predict(t, X[:, :2])

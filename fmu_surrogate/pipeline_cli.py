@@ -161,7 +161,7 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
         raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
     kw = {"progress": not args.quiet, "optimizer": args.optimizer,
-          "fit": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
+          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
     est = LinearPHIdentifier(args.order, **kw)

@@ -164,8 +164,8 @@ def bench_case(
 
     # -- fits: ours and (n = 5, 20) the loop baseline, interleaved -------------------------------
     settings = {
-        "fit": WRT,
-        "fixed": {"Q": np.eye(n)},
+        "learn": WRT,
+        **{"Q": np.eye(n)},
         "mode": mode,
         "optimizer": "cg",
         "initial_step": 1000.0,
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             "evaluation_repeats": repeats,
             "threads": os.environ.get("OMP_NUM_THREADS"),
             "K": 1001,
-            "fit": list(WRT),
+            "learn": list(WRT),
         },
         "rows": rows,
         "paper_code_s_per_iteration_n5": PAPER_CODE_S_PER_ITERATION_N5,

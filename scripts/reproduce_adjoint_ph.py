@@ -262,9 +262,9 @@ def synthetic_studies(quick: bool, max_iter: int, tr_iter: int, seed: int, log) 
     V = variants(quick, max_iter, tr_iter)
     I5 = np.eye(5)
     studies = {
-        "jrb": {"fit": ("J", "R", "B"), "fixed": {"Q": I5}},
-        "jrqb": {"fit": ("J", "R", "Q", "B"), "log_q": 1e-3},
-        "x0": {"fit": ("x0",), "fixed": {k: true[k] for k in ("J", "R", "Q", "B")}},
+        "jrb": {"learn": ("J", "R", "B"), **{"Q": I5}},
+        "jrqb": {"learn": ("J", "R", "Q", "B"), "log_q": 1e-3},
+        "x0": {"learn": ("x0",), **{k: true[k] for k in ("J", "R", "Q", "B")}},
     }
     x0_true = 0.1 * np.arange(5.0)
     for name, spec in studies.items():
@@ -315,8 +315,8 @@ def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> d
             log(f"  msd n={n} {mode} ...")
             settings = {
                 "n_states": n,
-                "fit": ("J", "R", "B"),
-                "fixed": {"Q": np.eye(n)},
+                "learn": ("J", "R", "B"),
+                **{"Q": np.eye(n)},
                 "mode": mode,
                 "max_iter": max_iter,
                 "seed": seed,

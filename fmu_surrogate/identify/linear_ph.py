@@ -81,6 +81,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.ph import LinearPH, check_psd, check_skew, check_spd
 
 Array = NDArray[np.float64]
@@ -99,8 +100,9 @@ R_EIGEN_FLOOR = 1e-2
 
 # --------------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class LinearPHFit:
-    """Result of :meth:`LinearPHIdentifier.fit`.
+class LinearPHFit(FitResult):
+    """Result of :meth:`LinearPHIdentifier.fit` (``n_iter``, ``stopping_reason``,
+    ``cost_history`` and ``time`` as every estimator's result, and the following).
 
     Attributes
     ----------
@@ -113,9 +115,6 @@ class LinearPHFit:
     stopping_reason : str
     gradient_norm : float
         Riemannian gradient norm at the returned point.
-    iterations : int
-    time_s : float
-        Wall time of the optimisation.
     cpu_time_s : float
         Processor time of the optimisation (``time.process_time``; less sensitive than
         ``time_s`` to other processes on a shared machine).
@@ -132,14 +131,10 @@ class LinearPHFit:
         Forward solves for the cost alone and forward+adjoint solves for cost and gradient.
     """
 
-    system: LinearPH
-    x0: Array
-    cost_history: tuple[float, ...]
-    stopping_reason: str
-    gradient_norm: float
-    iterations: int
-    time_s: float
-    mode: str
+    system: LinearPH = None  # type: ignore[assignment]
+    x0: Array = None  # type: ignore[assignment]
+    gradient_norm: float = float("nan")
+    mode: str = "exact"
     fitted: tuple[str, ...] = ()
     optimizer: str = "cg"
     n_cost_evaluations: int = 0
@@ -160,14 +155,14 @@ class LinearPHFit:
         return self.cost_history[-1]
 
     @property
-    def n_iter(self) -> int:
-        """Iterations (the name every estimator's result uses)."""
-        return self.iterations
+    def iterations(self) -> int:
+        """Same as ``n_iter``."""
+        return self.n_iter
 
     @property
-    def time(self) -> float:
-        """Wall-clock seconds of the fit (the name every estimator's result uses)."""
-        return self.time_s
+    def time_s(self) -> float:
+        """Same as ``time``: wall-clock seconds of the optimisation."""
+        return self.time
 
 
 # ------------------------------------------------------------------------------ validation
@@ -521,22 +516,20 @@ class _DirectProblem:
 
 
 # ------------------------------------------------------------------------------- estimator
-class LinearPHIdentifier:
+class LinearPHIdentifier(PHEstimator):
     """Fit a linear pH system ``ẋ = (J − R) Q x + B u, y = Bᵀ Q x`` to input/output data.
 
     Parameters
     ----------
     n_states : int
         Model order n (≥ 1); may differ from the true order (model reduction).
-    fit : sequence of str
-        Parameters to fit, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
-        (Stored as :attr:`fit_parameters` because ``fit`` is the method.)
-    fixed : dict, optional
-        Values of parameters that are *not* fitted; defaults are the paper's initial guess
-        (:func:`paper_initial_guess`).  Fixed values are used bitwise as given (validated:
-        J skew, R symmetric PSD, Q SPD — :class:`~fmu_surrogate.ph.StructureError` otherwise).
-    init : dict, optional
-        Initial values of fitted parameters (default: the paper's initial guess).
+    learn : sequence of str
+        Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
+    J, R, Q, B, x0 : array_like, optional
+        Known values: a parameter not in ``learn`` is held fixed at its value (bitwise; validated:
+        J skew, R symmetric PSD, Q SPD — :class:`~fmu_surrogate.ph.StructureError` otherwise), a
+        learned one starts there.  Default: the paper's initial guess
+        (:func:`paper_initial_guess`).
     rank_R : int, optional
         Fixed rank k of R (``R = YYᵀ``, ``Y ∈ ℝ^{n×k}`` on pymanopt's ``PSDFixedRank``);
         ``None``: full n × n factor on the total space (see module docstring).
@@ -593,13 +586,18 @@ class LinearPHIdentifier:
     optimizer="trust_regions"`` (~1e-5 after 100 iterations).
     """
 
+    _fitted_attribute = "system_"
+
     def __init__(
         self,
-        n_states: int,
+        n_states: int = 2,
         *,
-        fit: Sequence[str] = ("J", "R", "B"),
-        fixed: dict[str, ArrayLike] | None = None,
-        init: dict[str, ArrayLike] | None = None,
+        learn: Sequence[str] = ("J", "R", "B"),
+        J: ArrayLike | None = None,
+        R: ArrayLike | None = None,
+        Q: ArrayLike | None = None,
+        B: ArrayLike | None = None,
+        x0: ArrayLike | None = None,
         rank_R: int | None = None,
         mode: str = "exact",
         reg_lambda: float = 0.0,
@@ -617,9 +615,12 @@ class LinearPHIdentifier:
         progress: bool = False,
     ) -> None:
         self.n_states = n_states
-        self.fit_parameters = fit
-        self.fixed = fixed
-        self.init = init
+        self.learn = learn
+        self.J = J
+        self.R = R
+        self.Q = Q
+        self.B = B
+        self.x0 = x0
         self.rank_R = rank_R
         self.mode = mode
         self.reg_lambda = reg_lambda
@@ -636,77 +637,28 @@ class LinearPHIdentifier:
         self.seed = seed
         self.progress = progress
 
-    # -- scikit-learn style parameter access ------------------------------------------------
-    _PARAM_ATTRS: ClassVar[dict[str, str]] = {"fit": "fit_parameters"}
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (scikit-learn convention; ``fit`` maps to ``fit_parameters``).
-
-        Parameters
-        ----------
-        deep : bool
-            Unused (no nested estimators).
-
-        Returns
-        -------
-        dict
-        """
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {p: getattr(self, self._PARAM_ATTRS.get(p, p)) for p in names}
-
-    def set_params(self, **params: Any) -> LinearPHIdentifier:
-        """Set constructor parameters (scikit-learn convention)."""
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"unknown parameter {k!r}; valid: {sorted(valid)}.")
-            setattr(self, self._PARAM_ATTRS.get(k, k), v)
-        return self
-
-    def __repr__(self) -> str:
-        return (
-            f"LinearPHIdentifier(n_states={self.n_states!r}, fit={tuple(self.fit_parameters)!r}, "
-            f"mode={self.mode!r}, optimizer={self.optimizer!r}, max_iter={self.max_iter!r})"
-        )
-
     # -- validation of settings ------------------------------------------------------------
     def _check_settings(self) -> tuple[int, tuple[str, ...]]:
         n = self.n_states
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n_states must be an integer >= 1, got {n!r}.")
-        names = (
-            (self.fit_parameters,) if isinstance(self.fit_parameters, str) else self.fit_parameters
-        )
+        names = (self.learn,) if isinstance(self.learn, str) else self.learn
         names = tuple(names)
         unknown = [p for p in names if p not in PARAMETER_NAMES]
         if unknown:
             raise ValueError(
-                f"fit contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}."
+                f"learn contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}."
             )
         if not names:
-            raise ValueError(f"fit is empty; name at least one of {PARAMETER_NAMES} to fit.")
+            raise ValueError(f"learn is empty; name at least one of {PARAMETER_NAMES} to learn.")
         if len(set(names)) != len(names):
-            raise ValueError(f"fit names a parameter twice: {names}.")
-        for label, d in (("fixed", self.fixed), ("init", self.init), ("reference", self.reference)):
-            if d is not None:
-                bad = [k for k in d if k not in PARAMETER_NAMES]
-                if bad:
-                    raise ValueError(
-                        f"{label} has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}."
-                    )
-        both = [k for k in (self.fixed or {}) if k in names]
-        if both:
-            raise ValueError(
-                f"{both} are both fitted and fixed; remove them from `fixed` (use `init` for the "
-                f"starting value of a fitted parameter) or from `fit`."
-            )
-        stray = [k for k in (self.init or {}) if k not in names]
-        if stray:
-            raise ValueError(
-                f"init has value(s) for {stray}, which are not fitted; put them in `fixed`."
-            )
+            raise ValueError(f"learn names a parameter twice: {names}.")
+        if self.reference is not None:
+            bad = [k for k in self.reference if k not in PARAMETER_NAMES]
+            if bad:
+                raise ValueError(
+                    f"reference has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}."
+                )
         if self.mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
         if self.optimizer not in _OPTIMIZERS:
@@ -746,9 +698,9 @@ class LinearPHIdentifier:
         shapes = {"J": (n, n), "R": (n, n), "Q": (n, n), "B": (n, m), "x0": (n,)}
         default = paper_initial_guess(n, m, self.seed)
         fixed, init = {}, {}
+        given = {p: getattr(self, p) for p in PARAMETER_NAMES if getattr(self, p) is not None}
         for p in PARAMETER_NAMES:
-            given = (self.init or {}) if p in names else (self.fixed or {})
-            where = "init" if p in names else "fixed"
+            where = "initial" if p in names else "fixed"
             v = self._matrix(given[p], shapes[p], p, where) if p in given else default[p]
             if p == "J":
                 check_skew(v, f"{where} J")
@@ -786,6 +738,7 @@ class LinearPHIdentifier:
     def fit_dataset(
         self,
         ds: Any,
+        *,
         inputs: Sequence[str],
         outputs: Sequence[str],
         runs: Iterable[int] | None = None,
@@ -968,8 +921,8 @@ class LinearPHIdentifier:
             cost_history=costs,
             stopping_reason=str(res.stopping_criterion),
             gradient_norm=float(res.gradient_norm),
-            iterations=int(res.iterations),
-            time_s=elapsed,
+            n_iter=int(res.iterations),
+            time=elapsed,
             cpu_time_s=cpu,
             iteration_time_s=tuple(w for w, _ in stamps),
             iteration_cpu_time_s=tuple(c for _, c in stamps),
@@ -1032,10 +985,6 @@ class LinearPHIdentifier:
         return a
 
     # -- prediction ---------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "system_"):
-            raise RuntimeError("this LinearPHIdentifier is not fitted yet; call fit(...) first.")
-
     def to_surrogate(self) -> LinearPH:
         """The fitted system.
 

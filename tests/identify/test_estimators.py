@@ -36,7 +36,15 @@ def _gp_case():
     return est, _rc_data(), fs.PHDAE
 
 
-CASES = {"GPEffortIdentifier": _gp_case}
+def _linear_case():
+    t = np.linspace(0.0, 1.0, 201)
+    u = np.column_stack([np.sin(3 * t), np.cos(2 * t)])
+    y = np.column_stack([np.sin(2 * t), 0.5 * t])
+    est = fs.LinearPHIdentifier(3, learn=("J", "R", "B"), max_iter=2)
+    return est, ((t, u, y),), fs.LinearPH
+
+
+CASES = {"GPEffortIdentifier": _gp_case, "LinearPHIdentifier": _linear_case}
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -101,8 +109,14 @@ def test_sklearn_estimator_checks(case, check):
 
 def test_sklearn_unfitted_check(case):
     """``check_estimators_unfitted`` calls predict on random data and wants NotFittedError."""
+    import inspect
+
     est, _, _ = case
-    if not hasattr(est, "predict"):
-        pytest.skip(f"{type(est).__name__} has no predict")
+    required = [p for p in inspect.signature(est.predict).parameters.values()
+                if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+    if len(required) > 1:  # e.g. predict(t, u): a time grid and inputs, not one table X
+        with pytest.raises(NotFittedError, match="not fitted"):
+            est.predict(*[np.zeros((3, 2))] * len(required))
+        return
     sk.check_estimators_unfitted(type(est).__name__, est)
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from fmu_surrogate.identify.base import NotFittedError
 import scipy.linalg as sla
 import scipy.signal as scs
 
@@ -113,7 +115,7 @@ def assert_ph_structure(est: LinearPHIdentifier) -> None:
 )
 def test_every_fitted_model_has_ph_structure(short_data, mode, rank_R, fit):
     _, t, u, y = short_data
-    est = LinearPHIdentifier(5, fit=fit, rank_R=rank_R, mode=mode, max_iter=8, log_q=1e-3)
+    est = LinearPHIdentifier(5, learn=fit, rank_R=rank_R, mode=mode, max_iter=8, log_q=1e-3)
     assert est.fit((t, u, y)) is est
     assert_ph_structure(est)
     r = est.result_
@@ -144,7 +146,7 @@ def test_other_optimizers_keep_structure_and_decrease_cost(short_data, optimizer
     _, t, u, y = short_data
     est = LinearPHIdentifier(
         5,
-        fit=("J", "R", "Q", "B"),
+        learn=("J", "R", "Q", "B"),
         optimizer=optimizer,
         line_search=line_search,
         max_iter=6,
@@ -163,8 +165,8 @@ def converged_fits(data5):
     for mode in ("exact", "euler"):
         out[mode] = LinearPHIdentifier(
             5,
-            fit=("J", "R", "B"),
-            fixed={"Q": np.eye(5)},
+            learn=("J", "R", "B"),
+            **{"Q": np.eye(5)},
             mode=mode,
             optimizer="trust_regions",
             max_iter=100,
@@ -197,7 +199,7 @@ def test_paper_algorithm_reproduces_paper_accuracy_in_euler_mode(data5):
     """Algorithm 1 as in the paper (CG, Armijo σ₀ = 1000, restart every 5, 100 iterations)."""
     _, t, u, y = data5
     est = LinearPHIdentifier(
-        5, fit=("J", "R", "B"), fixed={"Q": np.eye(5)}, mode="euler", max_iter=100
+        5, learn=("J", "R", "B"), **{"Q": np.eye(5)}, mode="euler", max_iter=100
     ).fit((t, u, y))
     assert_ph_structure(est)
     err = np.max(np.abs(est.predict(t, u) - y))
@@ -212,7 +214,7 @@ def test_msd_chain_model_reduction_n20(data5):
     s = msd_chain(50)
     y = foh_response({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, t, u)
     est = LinearPHIdentifier(
-        20, fit=("J", "R", "B"), fixed={"Q": np.eye(20)}, mode="exact", max_iter=100
+        20, learn=("J", "R", "B"), **{"Q": np.eye(20)}, mode="exact", max_iter=100
     ).fit((t, u, y))
     assert_ph_structure(est)
     rel = np.max(np.abs(est.predict(t, u) - y)) / np.max(np.abs(y))
@@ -225,7 +227,7 @@ def test_x0_only_fit_recovers_initial_state(short_data):
     y = foh_response(dict(p, x0=x0), t, u)
     fixed = {k: p[k] for k in ("J", "R", "Q", "B")}
     est = LinearPHIdentifier(
-        5, fit=("x0",), fixed=fixed, optimizer="trust_regions", max_iter=20
+        5, learn=("x0",), **fixed, optimizer="trust_regions", max_iter=20
     ).fit((t, u, y))
     # A linear least-squares problem in x0, observable through C e^{At}: trust regions solve it
     # to round-off; the observability of the slow states over T = 0.3 limits x0 to ~1e-8.
@@ -236,7 +238,7 @@ def test_x0_only_fit_recovers_initial_state(short_data):
 def test_predict_matches_independent_reference_for_the_true_system(short_data):
     p, t, u, y = short_data
     fixed = {k: p[k] for k in ("J", "R", "Q", "B")}
-    est = LinearPHIdentifier(5, fit=("x0",), fixed=fixed, max_iter=0).fit((t, u, y))
+    est = LinearPHIdentifier(5, learn=("x0",), **fixed, max_iter=0).fit((t, u, y))
     # exact discretisation vs an independent expm construction: round-off level
     np.testing.assert_allclose(est.predict(t, u, mode="exact"), y, rtol=0, atol=1e-12)
     assert est.score(t, u, y, mode="exact") == pytest.approx(1.0, abs=1e-12)
@@ -249,7 +251,7 @@ def test_several_experiments_on_different_grids(short_data):
     u2 = np.stack([np.cos(7 * t2), np.sin(11 * t2)], axis=-1)
     y2 = foh_response(p, t2, u2)
     exps = [(t, u, y), Experiment.from_arrays(t2, u2, y2)]
-    est = LinearPHIdentifier(5, fit=("J", "R", "B"), max_iter=10).fit(exps)
+    est = LinearPHIdentifier(5, learn=("J", "R", "B"), max_iter=10).fit(exps)
     assert_ph_structure(est)
     assert est.result_.final_cost < est.result_.initial_cost
 
@@ -263,7 +265,7 @@ def test_fixed_parameters_stay_bitwise_fixed(short_data):
     Jf = Jf - Jf.T
     x0f = rng.normal(size=5)
     fixed = {"Q": Qf.copy(), "J": Jf.copy(), "x0": x0f.copy()}
-    est = LinearPHIdentifier(5, fit=("R", "B"), fixed=fixed, max_iter=10).fit((t, u, y))
+    est = LinearPHIdentifier(5, learn=("R", "B"), **fixed, max_iter=10).fit((t, u, y))
     s = est.system_
     assert np.array_equal(s.Q, Qf) and np.array_equal(s.J, Jf) and np.array_equal(est.x0_, x0f)
     # fitted ones moved
@@ -273,7 +275,7 @@ def test_fixed_parameters_stay_bitwise_fixed(short_data):
     fixed["Q"][0, 0] = 99.0
     assert s.Q[0, 0] == Qf[0, 0]
     # defaults of non-fitted parameters are the paper's initial guess, bitwise
-    est2 = LinearPHIdentifier(5, fit=("J",), max_iter=3).fit((t, u, y))
+    est2 = LinearPHIdentifier(5, learn=("J",), max_iter=3).fit((t, u, y))
     for k in ("R", "Q", "B"):
         assert np.array_equal(getattr(est2.system_, k), init[k])
     assert np.array_equal(est2.x0_, init["x0"])
@@ -281,7 +283,7 @@ def test_fixed_parameters_stay_bitwise_fixed(short_data):
 
 def test_fixed_rank_r(short_data):
     _, t, u, y = short_data
-    est = LinearPHIdentifier(5, fit=("J", "R", "B"), rank_R=1, max_iter=10).fit((t, u, y))
+    est = LinearPHIdentifier(5, learn=("J", "R", "B"), rank_R=1, max_iter=10).fit((t, u, y))
     assert_ph_structure(est)
     assert np.linalg.matrix_rank(est.system_.R, tol=1e-12 * np.linalg.norm(est.system_.R)) == 1
 
@@ -289,8 +291,8 @@ def test_fixed_rank_r(short_data):
 def test_regularisation_towards_reference_pulls_b(short_data):
     _, t, u, y = short_data
     ref = {"B": np.zeros((5, 2))}
-    free = LinearPHIdentifier(5, fit=("B",), max_iter=15).fit((t, u, y))
-    pulled = LinearPHIdentifier(5, fit=("B",), max_iter=15, reg_lambda=10.0, reference=ref).fit(
+    free = LinearPHIdentifier(5, learn=("B",), max_iter=15).fit((t, u, y))
+    pulled = LinearPHIdentifier(5, learn=("B",), max_iter=15, reg_lambda=10.0, reference=ref).fit(
         (t, u, y)
     )
     assert np.linalg.norm(pulled.system_.B) < np.linalg.norm(free.system_.B)
@@ -325,22 +327,20 @@ def test_bad_input_gets_clear_errors(short_data):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        ({"fixed": {"Q": -np.eye(5)}}, StructureError, "positive definite"),
-        ({"fixed": {"Q": np.diag([1.0, 1, 1, 1, 0])}}, StructureError, "positive definite"),
+        ({**{"Q": -np.eye(5)}}, StructureError, "positive definite"),
+        ({**{"Q": np.diag([1.0, 1, 1, 1, 0])}}, StructureError, "positive definite"),
         (
-            {"fit": ("J", "R", "B", "Q"), "init": {"Q": np.eye(5) + np.triu(np.ones((5, 5)), 1)}},
+            {"learn": ("J", "R", "B", "Q"), **{"Q": np.eye(5) + np.triu(np.ones((5, 5)), 1)}},
             StructureError,
             "symmetric",
         ),
-        ({"fit": ("R", "B"), "fixed": {"J": np.ones((5, 5))}}, StructureError, "skew"),
-        ({"fit": ("J", "B"), "fixed": {"R": -np.eye(5)}}, StructureError, "semidefinite"),
-        ({"fit": ("J", "Q")}, None, None),
-        ({"fit": ("J", "K")}, ValueError, "unknown parameter"),
-        ({"fit": ()}, ValueError, "empty"),
-        ({"fit": ("J",), "fixed": {"J": np.zeros((5, 5))}}, ValueError, "both fitted and fixed"),
-        ({"fit": ("J",), "init": {"B": np.zeros((5, 2))}}, ValueError, "not fitted"),
-        ({"fit": ("B",), "init": {"B": np.zeros((4, 2))}}, ValueError, "shape"),
-        ({"fixed": {"Q": np.full((5, 5), np.nan)}}, ValueError, "NaN"),
+        ({"learn": ("R", "B"), **{"J": np.ones((5, 5))}}, StructureError, "skew"),
+        ({"learn": ("J", "B"), **{"R": -np.eye(5)}}, StructureError, "semidefinite"),
+        ({"learn": ("J", "Q")}, None, None),
+        ({"learn": ("J", "K")}, ValueError, "unknown parameter"),
+        ({"learn": ()}, ValueError, "empty"),
+        ({"learn": ("B",), **{"B": np.zeros((4, 2))}}, ValueError, "shape"),
+        ({**{"Q": np.full((5, 5), np.nan)}}, ValueError, "NaN"),
         ({"mode": "rk4"}, ValueError, "mode"),
         ({"optimizer": "adam"}, ValueError, "optimizer"),
         ({"rank_R": 6}, ValueError, "rank_R"),
@@ -366,7 +366,7 @@ def test_model_order_must_be_positive_integer(short_data, n):
 
 def test_not_fitted_and_predict_validation(short_data):
     _, t, u, y = short_data
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         LinearPHIdentifier(5).predict(t, u)
     est = LinearPHIdentifier(5, max_iter=1).fit((t, u, y))
     with pytest.raises(ValueError, match="columns"):
@@ -380,15 +380,15 @@ def test_not_fitted_and_predict_validation(short_data):
 def test_scikit_learn_conventions(short_data):
     from sklearn.base import clone
 
-    est = LinearPHIdentifier(4, fit=("J", "B"), mode="euler", max_iter=3)
+    est = LinearPHIdentifier(4, learn=("J", "B"), mode="euler", max_iter=3)
     params = est.get_params()
-    assert params["fit"] == ("J", "B") and params["n_states"] == 4 and params["mode"] == "euler"
+    assert params["learn"] == ("J", "B") and params["n_states"] == 4 and params["mode"] == "euler"
     assert not any(k.endswith("_") for k in vars(est))  # constructor stores settings only
     c = clone(est)
     assert c.get_params() == params and c is not est
-    est.set_params(max_iter=2, fit=("B",))
-    assert est.fit_parameters == ("B",) and est.max_iter == 2
-    with pytest.raises(ValueError, match="unknown parameter"):
+    est.set_params(max_iter=2, learn=("B",))
+    assert est.learn == ("B",) and est.max_iter == 2
+    with pytest.raises(ValueError, match="Invalid parameter"):
         est.set_params(bogus=1)
     _, t, u, y = short_data
     est.fit((t, u, y))
@@ -406,14 +406,14 @@ def test_fit_dataset_reads_runs(short_data):
         RunRecord(index=1, values={"F1": u2[:, 0], "F2": u2[:, 1], "v1": y2[:, 0], "v2": y2[:, 1]}),
     ]
     ds = records_to_dataset(recs, t, None, ["F1", "F2", "v1", "v2"])
-    a = LinearPHIdentifier(5, max_iter=4).fit_dataset(ds, ["F1", "F2"], ["v1", "v2"])
+    a = LinearPHIdentifier(5, max_iter=4).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1", "v2"])
     b = LinearPHIdentifier(5, max_iter=4).fit([(t, u, y), (t, u2, y2)])
     np.testing.assert_array_equal(a.system_.B, b.system_.B)
-    c = LinearPHIdentifier(5, max_iter=4).fit_dataset(ds, ["F1", "F2"], ["v1", "v2"], runs=[0])
+    c = LinearPHIdentifier(5, max_iter=4).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1", "v2"], runs=[0])
     d = LinearPHIdentifier(5, max_iter=4).fit((t, u, y))
     np.testing.assert_array_equal(c.system_.J, d.system_.J)
     with pytest.raises(ValueError, match="as many outputs as inputs"):
-        LinearPHIdentifier(5).fit_dataset(ds, ["F1", "F2"], ["v1"])
+        LinearPHIdentifier(5).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1"])
 
 
 # ------------------------------------------------------------------------ optimiser unit
@@ -597,7 +597,7 @@ def test_loop_backend_runs_the_same_iterates(short_data, monkeypatch):
     from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
 
     _, t, u, y = short_data
-    settings = {"fit": ("J", "R", "B"), "fixed": {"Q": np.eye(5)}, "max_iter": 3}
+    settings = {"learn": ("J", "R", "B"), **{"Q": np.eye(5)}, "max_iter": 3}
     for mode in ("exact", "euler"):
         fast = LinearPHIdentifier(5, mode=mode, **settings).fit((t, u, y)).result_
         shim = types.SimpleNamespace(**vars(adjoint))
