@@ -63,6 +63,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from fmu_surrogate import ph as ph
     from fmu_surrogate.benchmarks.build import benchmark_fmu as benchmark_fmu
     from fmu_surrogate.errors import FmuSurrogateError as FmuSurrogateError
     from fmu_surrogate.fmu import plans as plans
@@ -79,21 +80,20 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.derivatives import estimate_derivatives as estimate_derivatives
     from fmu_surrogate.identify.gp_effort import GPEffortIdentifier as GPEffortIdentifier
     from fmu_surrogate.identify.linear_ph import LinearPHIdentifier as LinearPHIdentifier
-    from fmu_surrogate import ph as ph
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save
     from fmu_surrogate.ph.integrators import simulate as simulate
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
     from fmu_surrogate.ph.kernel_effort import KernelEffort as KernelEffort
+    from fmu_surrogate.ph.structure import StructureError as StructureError
+    from fmu_surrogate.ph.system import PHDAE as PHDAE
+    from fmu_surrogate.ph.system import LinearPH as LinearPH
     from fmu_surrogate.ph.system import with_names as with_names
     from fmu_surrogate.testing.surrogates import (
         assert_surrogate_matches as assert_surrogate_matches,
     )
     from fmu_surrogate.validation import validate as validate
-    from fmu_surrogate.ph.structure import StructureError as StructureError
-    from fmu_surrogate.ph.system import PHDAE as PHDAE
-    from fmu_surrogate.ph.system import LinearPH as LinearPH
 
 
 def __getattr__(name: str) -> Any:

@@ -148,7 +148,7 @@ def _identify_rc(ds: Any, sets: list, quick: bool) -> tuple[Any, dict[str, Any]]
     est.fit(x[train], xdot[train], u[train])
     xh = Xh[:, :3]
     rmse = np.sqrt(np.mean((est.effort(xh) - rc_network.effort(xh)) ** 2, axis=0))
-    return est, {"n_train": int(len(train)), "effort_rmse_heldout": rmse.tolist(),
+    return est, {"n_train": len(train), "effort_rmse_heldout": rmse.tolist(),
                  "seconds": est.result_.time}
 
 
@@ -186,25 +186,25 @@ def _report(out: Path, summary: dict[str, Any]) -> None:
         "Cauer filter: which resistor laws simulate (failed runs carry the FMU's reason):", "",
         "![cauer feasibility](cauer_feasibility.png)", "",
         "## 2. Identify (accuracy on held-out runs)", "",
-        f"* Mass-spring-damper chain (n = 100) → linear pH model n = {MSD_ORDER}: relative max "
+        (f"* Mass-spring-damper chain (n = 100) → linear pH model n = {MSD_ORDER}: relative max "
         f"output error **{ident['msd_chain']['relative_max_error_heldout']:.2%} on the held-out "
         f"input** ({ident['msd_chain']['relative_max_error_training']:.2%} on the training "
-        f"run); J skew, R ⪰ 0, Q ≻ 0 exactly (min eig Q = {ident['msd_chain']['min_eig_Q']:.3g}).",
+        f"run); J skew, R ⪰ 0, Q ≻ 0 exactly (min eig Q = {ident['msd_chain']['min_eig_Q']:.3g})."),
         f"* RC network → GP effort from {ident['rc_network']['n_train']} samples: RMSE of z on "
         "the held-out run " + ", ".join(f"{v:.1e}" for v in ident["rc_network"]["effort_rmse_heldout"])
         + ".", "",
         "![msd held-out](msd_chain_heldout.png)", "",
         "## 3. Validate against the reference FMU", "",
-        f"`msd_chain_n{MSD_ORDER}.json`, simulated structure-preservingly (implicit midpoint, "
-        "the FMU's zero-order-hold inputs), against `msd_chain.fmu` on the held-out input:", "",
+        (f"`msd_chain_n{MSD_ORDER}.json`, simulated structure-preservingly (implicit midpoint, "
+        "the FMU's zero-order-hold inputs), against `msd_chain.fmu` on the held-out input:"), "",
         "```", val["msd_chain"]["table"], "```", "",
         "![msd validation](msd_chain_validation.png)", "",
         "## 4. Couple", "",
-        f"Two chain surrogates joined by a skew-symmetric (power-conserving) coupling: "
+        (f"Two chain surrogates joined by a skew-symmetric (power-conserving) coupling: "
         f"{summary['couple']['states']} states, coupled J skew to "
         f"{summary['couple']['J_skew_violation']:.1e}; energy-balance residual of the simulation "
         f"{summary['couple']['energy_residual']:.2e} "
-        f"({summary['couple']['energy_residual_relative']:.1e} of the stored energy).", "",
+        f"({summary['couple']['energy_residual_relative']:.1e} of the stored energy)."), "",
         "![coupled energy](coupled_energy.png)", "",
     ]
     (out / "report.md").write_text("\n".join(lines))

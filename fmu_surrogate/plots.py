@@ -140,7 +140,7 @@ def plot_dataset(
             ax.plot(t[:n], values[i, :n], ":", lw=1.0, color="tab:red", label=labels[i])
         ax.set_ylabel(_label(name, var.attrs.get("units")))
     axes[-1, 0].set_xlabel("time [s]")
-    handles, texts = axes[0, 0].get_legend_handles_labels()
+    handles, _texts = axes[0, 0].get_legend_handles_labels()
     if handles:
         axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2 if len(handles) > 4 else 1)
     fig.suptitle(title or f"{ds.attrs.get('model_name', 'dataset')}: harvested runs")

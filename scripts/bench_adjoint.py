@@ -165,7 +165,7 @@ def bench_case(
     # -- fits: ours and (n = 5, 20) the loop baseline, interleaved -------------------------------
     settings = {
         "learn": WRT,
-        **{"Q": np.eye(n)},
+        "Q": np.eye(n),
         "mode": mode,
         "optimizer": "cg",
         "initial_step": 1000.0,

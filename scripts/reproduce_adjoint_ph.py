@@ -262,7 +262,7 @@ def synthetic_studies(quick: bool, max_iter: int, tr_iter: int, seed: int, log) 
     V = variants(quick, max_iter, tr_iter)
     I5 = np.eye(5)
     studies = {
-        "jrb": {"learn": ("J", "R", "B"), **{"Q": I5}},
+        "jrb": {"learn": ("J", "R", "B"), "Q": I5},
         "jrqb": {"learn": ("J", "R", "Q", "B"), "log_q": 1e-3},
         "x0": {"learn": ("x0",), **{k: true[k] for k in ("J", "R", "Q", "B")}},
     }
@@ -316,7 +316,7 @@ def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> d
             settings = {
                 "n_states": n,
                 "learn": ("J", "R", "B"),
-                **{"Q": np.eye(n)},
+                "Q": np.eye(n),
                 "mode": mode,
                 "max_iter": max_iter,
                 "seed": seed,

@@ -63,7 +63,7 @@ def test_identify_gp_from_a_bundled_structure(tmp_path, capsys):
 
     s = load(out)
     assert isinstance(s, PHDAE) and s.state_names == ("x1", "x2", "x3")
-    (tt, X), = fs.run_arrays(data, ["x1", "x2", "x3"])
+    (_tt, X), = fs.run_arrays(data, ["x1", "x2", "x3"])
     # effort on the harvested states (measured 1.4e-2 with 32 samples and only 30 Adam steps)
     assert np.abs(s.effort(X) - rc_network.effort(X)).max() < 4e-2
 

@@ -31,7 +31,8 @@ def test_every_readme_command_runs(tmp_path):
         argv = shlex.split(line)
         assert argv[0] == "fmu-surrogate"
         r = subprocess.run([sys.executable, "-m", "fmu_surrogate.cli", *argv[1:]], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=600,
+                           check=False)
         assert r.returncode == 0, f"{line}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
         for out in re.findall(r"(?:-o|--plot) (\S+)", line):
             assert (tmp_path / out).exists(), f"{line}: {out} was not written"

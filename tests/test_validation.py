@@ -8,7 +8,6 @@ with its masses 20 % too light.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import fmu_surrogate as fs

@@ -37,9 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fmu_surrogate.ph import LinearPH
-
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph import LinearPH
 
 Array = np.ndarray
 

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.errors import ExperimentError, FMUError, SignalError
-from fmu_surrogate.fmu.tempdirs import in_harvest_space, scratch_root
 from fmu_surrogate.fmu.runner import (
     DEFAULT_EXPLODE_THRESHOLD,
     RunnerConfig,
@@ -50,6 +49,7 @@ from fmu_surrogate.fmu.runner import (
     WorkerPool,
     classify,
 )
+from fmu_surrogate.fmu.tempdirs import in_harvest_space, scratch_root
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr

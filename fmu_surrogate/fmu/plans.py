@@ -198,7 +198,7 @@ def sobol(
     names, lo, hi = _bounds(bounds)
     n = _n(n)
     eng = _engine(qmc.Sobol, d=len(names), seed=seed, scramble=scramble)
-    m = int(round(math.log2(n)))
+    m = round(math.log2(n))
     u = eng.random_base2(m) if 2**m == n else eng.random(n)
     x = qmc.scale(u, lo, hi)
     return [dict(zip(names, map(float, row))) for row in x]

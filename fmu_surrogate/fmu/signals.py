@@ -500,7 +500,7 @@ class BandLimitedNoise(Signal):
             raise SignalError(f"{n}: dt = {dt} is too coarse for f_high = {self.f_high} (Nyquist "
                               f"needs dt < 1/(2 f_high) = {1 / (2 * self.f_high):g}); use a smaller "
                               f"dt or omit it.")
-        npts = int(math.ceil(self.duration / dt - 1e-9)) + 1
+        npts = math.ceil(self.duration / dt - 1e-9) + 1
         if npts > 50_000_000:
             raise SignalError(f"{n}: {npts} grid points (duration/dt) is too many; use a larger dt "
                               f"or a shorter duration.")

@@ -376,7 +376,7 @@ class RunStore:
         if not parts:
             return ""
         return (f"{self.path}: discarded " + "; ".join(parts) + "; every intact record of this "
-                f"campaign was kept and the discarded runs are simulated again.")
+                "campaign was kept and the discarded runs are simulated again.")
 
     def read(self) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
         """All valid records in file order as ``(header, data)`` (a torn tail is skipped).

@@ -14,12 +14,12 @@ harvest removes the folders whose process is gone (:func:`remove_stale`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import tempfile
 import threading
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 

@@ -46,8 +46,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

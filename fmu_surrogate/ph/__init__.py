@@ -3,6 +3,7 @@ structure-preserving simulation.  Knows nothing of FMUs or of identification (do
 """
 
 from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
+from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
 from fmu_surrogate.ph.kernel_effort import KernelEffort
 from fmu_surrogate.ph.structure import (
@@ -13,32 +14,31 @@ from fmu_surrogate.ph.structure import (
     psd_violation,
     skew_violation,
 )
-from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH, PowerBalance, with_names
 
 __all__ = [
     "PHDAE",
     "CompositeEffort",
     "ConvergenceError",
-    "LinearEffort",
-    "Trajectory",
-    "feedback",
-    "interconnect",
-    "series",
-    "simulate",
-    "terminate",
     "KernelEffort",
+    "LinearEffort",
     "LinearPH",
     "PowerBalance",
     "StructureError",
     "SurrogateFileError",
+    "Trajectory",
     "check_psd",
     "check_skew",
     "check_spd",
+    "feedback",
+    "interconnect",
     "load",
     "psd_violation",
     "register_effort",
     "save",
+    "series",
+    "simulate",
     "skew_violation",
+    "terminate",
     "with_names",
 ]

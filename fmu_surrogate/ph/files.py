@@ -299,35 +299,31 @@ def _build(doc: dict, path: Path) -> PHDAE:
     names = doc["names"]
     kw = {"input_names": names["inputs"], "output_names": names["outputs"],
           "state_names": names["states"]}
-    try:
-        if doc["kind"] == "LinearPH":
-            if "Q" not in s:
-                raise SurrogateFileError(f"{path}: field 'system.Q' is missing for a LinearPH.")
-            Q = _array(s, "Q", (n, n), "system")
-            return LinearPH(J, R, Q, B, E=E, **kw)
-        if doc["kind"] == "PHDAE":
-            eff = s.get("effort")
-            if eff is None:
-                raise SurrogateFileError(f"{path}: field 'system.effort' is missing for a PHDAE.")
-            codec = _EFFORTS.get(eff["kind"])
-            if codec is None:
-                raise SurrogateFileError(
-                    f"{path}: field 'system.effort.kind' is {eff['kind']!r}, which this "
-                    f"fmu-surrogate does not know (known: {', '.join(sorted(_EFFORTS))}).")
-            try:
-                effort = codec[2](eff["data"])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise SurrogateFileError(f"{path}: field 'system.effort.data' is invalid: "
-                                         f"{exc}") from None
-            H = getattr(effort, "hamiltonian", None) if s.get("hamiltonian") == "effort" else None
-            if s.get("hamiltonian") == "effort" and H is None:
-                raise SurrogateFileError(f"{path}: field 'system.hamiltonian' says the effort "
-                                         f"provides H, but a {eff['kind']!r} effort has none.")
-            return PHDAE(E, J, R, B, effort=effort, hamiltonian=H, **kw)
-    except SurrogateFileError:
-        raise
-    except FmuSurrogateError:  # StructureError: J not skew, R not PSD, Q not SPD, names
-        raise
+    # a StructureError of the system (J not skew, R not PSD, Q not SPD, names) passes through
+    if doc["kind"] == "LinearPH":
+        if "Q" not in s:
+            raise SurrogateFileError(f"{path}: field 'system.Q' is missing for a LinearPH.")
+        Q = _array(s, "Q", (n, n), "system")
+        return LinearPH(J, R, Q, B, E=E, **kw)
+    if doc["kind"] == "PHDAE":
+        eff = s.get("effort")
+        if eff is None:
+            raise SurrogateFileError(f"{path}: field 'system.effort' is missing for a PHDAE.")
+        codec = _EFFORTS.get(eff["kind"])
+        if codec is None:
+            raise SurrogateFileError(
+                f"{path}: field 'system.effort.kind' is {eff['kind']!r}, which this "
+                f"fmu-surrogate does not know (known: {', '.join(sorted(_EFFORTS))}).")
+        try:
+            effort = codec[2](eff["data"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SurrogateFileError(f"{path}: field 'system.effort.data' is invalid: "
+                                     f"{exc}") from None
+        H = getattr(effort, "hamiltonian", None) if s.get("hamiltonian") == "effort" else None
+        if s.get("hamiltonian") == "effort" and H is None:
+            raise SurrogateFileError(f"{path}: field 'system.hamiltonian' says the effort "
+                                     f"provides H, but a {eff['kind']!r} effort has none.")
+        return PHDAE(E, J, R, B, effort=effort, hamiltonian=H, **kw)
     raise SurrogateFileError(f"{path}: field 'kind' is {doc['kind']!r}; known kinds: LinearPH, "
                              f"PHDAE.")
 

@@ -385,7 +385,7 @@ def test_run_arrays_accepts_paths_and_names_failed_runs_and_bad_values(faulty_fm
     np.testing.assert_allclose(X[:, 0], np.exp(-t), atol=1e-14)
     with pytest.raises(DatasetError, match=r"run 1 of .*d\.nc failed \(error_status: .*only_ok"):
         run_arrays(out, ["x"], runs=[1])
-    (t1, X1), = run_arrays(out, ["x"], runs=[1], only_ok=False)  # partial data up to t_fault
+    (t1, _X1), = run_arrays(out, ["x"], runs=[1], only_ok=False)  # partial data up to t_fault
     assert t1[-1] < 0.6 and len(t1) < len(t)
     ds = load_dataset(out)
     ds["n_samples"].values[0] = -3

@@ -92,7 +92,7 @@ def test_store_without_manifest_is_not_adopted_but_can_be_recovered(tmp_path):
         RunStore.open(path, manifest("aaa"))
     st = RunStore.open(path, manifest("aaa"), recover=True)  # keeps the runs of this campaign
     assert sorted(st.finished()) == [0, 1, 2] and st.discarded["foreign"] == 1
-    np.testing.assert_array_equal(dict((h["index"], d) for h, d in st.read())[2], np.full((NT, 2), 2.0))
+    np.testing.assert_array_equal({h["index"]: d for h, d in st.read()}[2], np.full((NT, 2), 2.0))
     st.close()
     assert RunStore.read_manifest(path)["campaign_hash"] == "aaa"
 
@@ -106,7 +106,7 @@ def test_a_flipped_bit_costs_one_record_not_the_rest(tmp_path):
     raw[3 * rec + rec // 2] ^= 0x10  # a bit in the data of record 3
     (path / "runs.bin").write_bytes(bytes(raw))
     st = RunStore.open(path, manifest())
-    got = dict((h["index"], d) for h, d in st.read())
+    got = {h["index"]: d for h, d in st.read()}
     assert sorted(got) == [0, 1, 2, 4, 5, 6, 7, 8, 9]
     for i, d in got.items():
         np.testing.assert_array_equal(d, np.full((NT, 2), float(i)))

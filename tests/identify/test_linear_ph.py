@@ -15,13 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from fmu_surrogate.identify.base import NotFittedError
 import scipy.linalg as sla
 import scipy.signal as scs
 
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.identify.adjoint import Experiment
+from fmu_surrogate.identify.base import NotFittedError
 from fmu_surrogate.identify.linear_ph import LinearPHFit, LinearPHIdentifier, paper_initial_guess
 from fmu_surrogate.identify.rcg import ArmijoLineSearch, RestartedConjugateGradient
 from fmu_surrogate.ph import LinearPH, StructureError
@@ -166,7 +165,7 @@ def converged_fits(data5):
         out[mode] = LinearPHIdentifier(
             5,
             learn=("J", "R", "B"),
-            **{"Q": np.eye(5)},
+            Q=np.eye(5),
             mode=mode,
             optimizer="trust_regions",
             max_iter=100,
@@ -199,7 +198,7 @@ def test_paper_algorithm_reproduces_paper_accuracy_in_euler_mode(data5):
     """Algorithm 1 as in the paper (CG, Armijo σ₀ = 1000, restart every 5, 100 iterations)."""
     _, t, u, y = data5
     est = LinearPHIdentifier(
-        5, learn=("J", "R", "B"), **{"Q": np.eye(5)}, mode="euler", max_iter=100
+        5, learn=("J", "R", "B"), Q=np.eye(5), mode="euler", max_iter=100
     ).fit((t, u, y))
     assert_ph_structure(est)
     err = np.max(np.abs(est.predict(t, u) - y))
@@ -214,7 +213,7 @@ def test_msd_chain_model_reduction_n20(data5):
     s = msd_chain(50)
     y = foh_response({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, t, u)
     est = LinearPHIdentifier(
-        20, learn=("J", "R", "B"), **{"Q": np.eye(20)}, mode="exact", max_iter=100
+        20, learn=("J", "R", "B"), Q=np.eye(20), mode="exact", max_iter=100
     ).fit((t, u, y))
     assert_ph_structure(est)
     rel = np.max(np.abs(est.predict(t, u) - y)) / np.max(np.abs(y))
@@ -327,20 +326,20 @@ def test_bad_input_gets_clear_errors(short_data):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        ({**{"Q": -np.eye(5)}}, StructureError, "positive definite"),
-        ({**{"Q": np.diag([1.0, 1, 1, 1, 0])}}, StructureError, "positive definite"),
+        ({"Q": -np.eye(5)}, StructureError, "positive definite"),
+        ({"Q": np.diag([1.0, 1, 1, 1, 0])}, StructureError, "positive definite"),
         (
-            {"learn": ("J", "R", "B", "Q"), **{"Q": np.eye(5) + np.triu(np.ones((5, 5)), 1)}},
+            {"learn": ("J", "R", "B", "Q"), "Q": np.eye(5) + np.triu(np.ones((5, 5)), 1)},
             StructureError,
             "symmetric",
         ),
-        ({"learn": ("R", "B"), **{"J": np.ones((5, 5))}}, StructureError, "skew"),
-        ({"learn": ("J", "B"), **{"R": -np.eye(5)}}, StructureError, "semidefinite"),
+        ({"learn": ("R", "B"), "J": np.ones((5, 5))}, StructureError, "skew"),
+        ({"learn": ("J", "B"), "R": -np.eye(5)}, StructureError, "semidefinite"),
         ({"learn": ("J", "Q")}, None, None),
         ({"learn": ("J", "K")}, ValueError, "unknown parameter"),
         ({"learn": ()}, ValueError, "empty"),
-        ({"learn": ("B",), **{"B": np.zeros((4, 2))}}, ValueError, "shape"),
-        ({**{"Q": np.full((5, 5), np.nan)}}, ValueError, "NaN"),
+        ({"learn": ("B",), "B": np.zeros((4, 2))}, ValueError, "shape"),
+        ({"Q": np.full((5, 5), np.nan)}, ValueError, "NaN"),
         ({"mode": "rk4"}, ValueError, "mode"),
         ({"optimizer": "adam"}, ValueError, "optimizer"),
         ({"rank_R": 6}, ValueError, "rank_R"),
@@ -597,7 +596,7 @@ def test_loop_backend_runs_the_same_iterates(short_data, monkeypatch):
     from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
 
     _, t, u, y = short_data
-    settings = {"learn": ("J", "R", "B"), **{"Q": np.eye(5)}, "max_iter": 3}
+    settings = {"learn": ("J", "R", "B"), "Q": np.eye(5), "max_iter": 3}
     for mode in ("exact", "euler"):
         fast = LinearPHIdentifier(5, mode=mode, **settings).fit((t, u, y)).result_
         shim = types.SimpleNamespace(**vars(adjoint))

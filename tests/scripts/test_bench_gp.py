@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_gp.py"
 
 

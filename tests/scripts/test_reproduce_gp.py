@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
-
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_gp_ph_dae.py"
 
 
