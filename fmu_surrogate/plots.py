@@ -19,27 +19,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from fmu_surrogate._mpl import finish as _finish
+from fmu_surrogate._mpl import pyplot as _pyplot
+
 __all__ = ["plot_comparison", "plot_dataset", "plot_feasibility", "plot_surrogate"]
-
-_DPI = 110
-
-
-def _pyplot():
-    import matplotlib
-
-    if "matplotlib.pyplot" not in __import__("sys").modules:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _finish(fig: Any, path: str | Path | None) -> Any:
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=_DPI)
-        _pyplot().close(fig)
-    return fig
 
 
 def _label(name: str, unit: str | None) -> str:

@@ -34,30 +34,10 @@ def random_linear(n: int, m: int = 2, seed: int = 0):
     return LinearPH(A - A.T, 0.1 * Y @ Y.T, Z @ Z.T + np.eye(n), rng.normal(size=(n, m)))
 
 
-class Spring:
-    """Hardening spring effort z = (q + q³, p) with its Jacobian and Hamiltonian."""
-
-    def __call__(self, x):
-        x = np.atleast_2d(x)
-        return np.column_stack([x[:, 0] + x[:, 0] ** 3, x[:, 1]])
-
-    def jacobian(self, x):
-        x = np.atleast_2d(x)
-        J = np.zeros((len(x), 2, 2))
-        J[:, 0, 0], J[:, 1, 1] = 1 + 3 * x[:, 0] ** 2, 1.0
-        return J
-
-    def hamiltonian(self, x):
-        x = np.atleast_2d(x)
-        return x[:, 0] ** 2 / 2 + x[:, 0] ** 4 / 4 + x[:, 1] ** 2 / 2
-
-
 def spring_system():
-    from fmu_surrogate.ph import PHDAE
+    from fmu_surrogate.benchmarks import hardening_spring
 
-    e = Spring()
-    return PHDAE(np.eye(2), [[0, 1], [-1, 0]], np.zeros((2, 2)), np.zeros((2, 0)), effort=e,
-                 hamiltonian=e.hamiltonian)
+    return hardening_spring.system()
 
 
 def residual_of(system, t, x, u):

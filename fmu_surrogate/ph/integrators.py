@@ -53,6 +53,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lu_factor, lu_solve
 
+from fmu_surrogate._mpl import finish as _finish
+from fmu_surrogate._mpl import pyplot as _pyplot
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
@@ -182,26 +184,6 @@ class Trajectory:
                        f"({abs(self.energy_residual) / self.energy_scale:.1e} of the energy "
                        f"scale)", fontsize=8, loc="left")
         return _finish(fig, path)
-
-
-def _pyplot():
-    import sys
-
-    import matplotlib
-
-    if "matplotlib.pyplot" not in sys.modules:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _finish(fig: Any, path: str | Path | None) -> Any:
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=110)
-        _pyplot().close(fig)
-    return fig
 
 
 def simulate(

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
-from fmu_surrogate.benchmarks import pendulum, rc_network
+from fmu_surrogate.benchmarks import hardening_spring, pendulum, rc_network
 from fmu_surrogate.ph import (
-    PHDAE,
     ConvergenceError,
     LinearPH,
     interconnect,
@@ -57,29 +56,8 @@ def test_coupled_random_systems_match_the_exact_solution_and_balance_energy():
     assert tr.dissipated[-1] > 0 and np.all(np.diff(tr.dissipated) >= 0)
 
 
-class HardeningSpring:
-    """z = (q + q³, p), H = q²/2 + q⁴/4 + p²/2 (a polynomial effort of degree 3)."""
-
-    def __call__(self, x):
-        x = np.atleast_2d(x)
-        return np.column_stack([x[:, 0] + x[:, 0] ** 3, x[:, 1]])
-
-    def jacobian(self, x):
-        x = np.atleast_2d(x)
-        J = np.zeros((len(x), 2, 2))
-        J[:, 0, 0] = 1 + 3 * x[:, 0] ** 2
-        J[:, 1, 1] = 1
-        return J
-
-    def hamiltonian(self, x):
-        x = np.atleast_2d(x)
-        return x[:, 0] ** 2 / 2 + x[:, 0] ** 4 / 4 + x[:, 1] ** 2 / 2
-
-
 def spring(R):
-    e = HardeningSpring()
-    return PHDAE(np.eye(2), [[0, 1], [-1, 0]], R, np.zeros((2, 0)), effort=e,
-                 hamiltonian=e.hamiltonian)
+    return hardening_spring.system(damping=float(R[1][1]))
 
 
 def test_avf_conserves_a_non_quadratic_hamiltonian_and_midpoint_does_not():

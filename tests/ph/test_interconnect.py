@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.ph import (
-    PHDAE,
     LinearPH,
     StructureError,
     feedback,
@@ -77,24 +76,9 @@ def test_helpers_feedback_series_terminate():
 def test_coupled_nonlinear_system_keeps_the_energy_balance():
     """A hardening spring (AVF-exact polynomial effort) coupled to a linear damper-mass."""
 
-    class Spring:
-        def __call__(self, x):
-            x = np.atleast_2d(x)
-            return np.column_stack([x[:, 0] + x[:, 0] ** 3, x[:, 1]])
+    from fmu_surrogate.benchmarks import hardening_spring
 
-        def jacobian(self, x):
-            x = np.atleast_2d(x)
-            J = np.zeros((len(x), 2, 2))
-            J[:, 0, 0], J[:, 1, 1] = 1 + 3 * x[:, 0] ** 2, 1
-            return J
-
-        def hamiltonian(self, x):
-            x = np.atleast_2d(x)
-            return x[:, 0] ** 2 / 2 + x[:, 0] ** 4 / 4 + x[:, 1] ** 2 / 2
-
-    e = Spring()
-    sp = PHDAE(np.eye(2), [[0, 1], [-1, 0]], np.zeros((2, 2)), [[0.0], [1.0]], effort=e,
-               hamiltonian=e.hamiltonian)
+    sp = hardening_spring.system(port=True)
     c = interconnect([sp, lin(4, m=1)], [[0, 1.0], [-1.0, 0]], [[0], [0]])
     t = np.linspace(0, 20, 4001)
     tr = simulate(c, t, None, [1.0, 0.0, 0.1, 0.0, -0.1])
