@@ -80,8 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helptext, add, run in (
         ("identify", "fit a pH surrogate to a harvested dataset, write it as JSON",
          pc.add_identify_arguments, pc.identify_command),
-        ("export", "export a surrogate JSON as an FMU (FMI 2/3, CS+ME) and/or Modelica model",
-         pc.add_export_arguments, pc.export_command),
         ("validate", "run a surrogate and its reference FMU on the same inputs, compare outputs",
          pc.add_validate_arguments, pc.validate_command),
         ("plot", "plot a harvested dataset (.nc) or a surrogate (.json)",

@@ -1,4 +1,4 @@
-"""The pipeline's commands after ``harvest``: ``identify``, ``export``, ``validate``, ``plot``.
+"""The pipeline's commands after ``harvest``: ``identify``, ``validate``, ``plot``.
 
 ::
 
@@ -6,15 +6,13 @@
         -o msd.json
     fmu-surrogate identify rc.nc --method gp --structure rc_network --states x1,x2,x3 \\
         --derivatives "der(x1),," --inputs u -o rc.json
-    fmu-surrogate export msd.json --fmu msd.fmu [--fmi 3] [--modelica Msd.mo]
     fmu-surrogate validate msd.json msd_chain.fmu --input F1=chirp:f0=0.05,f1=0.5,t1=40 \\
         --stop 40 --step 0.05 --rtol 1e-2
     fmu-surrogate plot msd.nc|msd.json [-o FIGURE.png]
 
 Each command is a thin layer over the library: :class:`~fmu_surrogate.LinearPHIdentifier`,
 :class:`~fmu_surrogate.GPEffortIdentifier`, :func:`fmu_surrogate.ph.save`,
-:func:`fmu_surrogate.export.export_fmu`, :func:`fmu_surrogate.validation.validate` and
-:mod:`fmu_surrogate.plots`.
+:func:`fmu_surrogate.validation.validate` and :mod:`fmu_surrogate.plots`.
 """
 
 from __future__ import annotations
@@ -31,11 +29,9 @@ import numpy as np
 from fmu_surrogate.errors import FmuSurrogateError
 
 __all__ = [
-    "add_export_arguments",
     "add_identify_arguments",
     "add_plot_arguments",
     "add_validate_arguments",
-    "export_command",
     "identify_command",
     "plot_command",
     "validate_command",
@@ -46,7 +42,7 @@ EXIT_MISMATCH = 1
 
 
 class PipelineError(FmuSurrogateError, ValueError):
-    """A bad option of ``identify``/``export``/``validate``/``plot``; the message says the fix."""
+    """A bad option of ``identify``/``validate``/``plot``; the message says the fix."""
 
 
 def _names(text: str | None) -> list[str]:
@@ -268,51 +264,10 @@ def identify_command(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------- export
-def add_export_arguments(p: argparse.ArgumentParser) -> None:
-    """Add the options of ``fmu-surrogate export`` to ``p``."""
-    p.add_argument("surrogate", help="surrogate JSON file")
-    p.add_argument("--fmu", help="FMU to write (co-simulation and model exchange in one archive)")
-    p.add_argument("--fmi", type=int, choices=(2, 3), default=2, help="FMI version (default 2)")
-    p.add_argument("--modelica", help=".mo file to write")
-    p.add_argument("--name", help="model name (default: from the file name)")
-
-
-def export_command(args: argparse.Namespace) -> int:
-    """Run ``fmu-surrogate export``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed options of :func:`add_export_arguments`.
-
-    Returns
-    -------
-    int
-        Exit status 0.
-    """
-    from fmu_surrogate.ph import load
-
-    if not args.fmu and not args.modelica:
-        raise PipelineError("nothing to export: give --fmu OUT.fmu and/or --modelica OUT.mo.")
-    system = load(args.surrogate)
-    if args.fmu:
-        from fmu_surrogate.export import export_fmu
-
-        path = export_fmu(system, args.fmu, fmi_version=args.fmi, model_name=args.name)
-        print(f"wrote {path} (FMI {args.fmi}.0, co-simulation and model exchange)")
-    if args.modelica:
-        from fmu_surrogate.export import export_modelica
-
-        path = export_modelica(system, args.modelica, model_name=args.name)
-        print(f"wrote {path}")
-    return 0
-
-
 # ---------------------------------------------------------------------------- validate
 def add_validate_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options of ``fmu-surrogate validate`` to ``p``."""
-    p.add_argument("surrogate", help="surrogate JSON file or exported surrogate .fmu")
+    p.add_argument("surrogate", help="surrogate JSON file, or a surrogate FMU")
     p.add_argument("reference", help="the FMU the surrogate replaces")
     p.add_argument("--input", action="append", default=[], metavar="NAME=KIND:key=val,...",
                    help="input signal in the harvest syntax (repeat per input)")
