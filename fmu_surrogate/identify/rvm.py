@@ -1,0 +1,267 @@
+"""Relevance vector machine by Tipping & Faul's fast marginal-likelihood maximisation.
+
+docs/design.md §5. Each iteration evaluates, for every candidate term, the change of the log
+marginal likelihood of adding it, re-estimating its precision or deleting it (from the sparsity
+and quality factors ``s_i``, ``q_i``) and applies the best one; the noise variance is re-estimated
+from the residual. The columns are scaled to unit root-mean-square inside
+(:func:`~fmu_surrogate.identify.library.unit_scales`), so the selection does not depend on units,
+and ``coef_`` is reported in the original units. Pruned terms have ``coef_`` exactly ``0.0``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.identify.base import FitResult, PHEstimator
+from fmu_surrogate.identify.library import unit_scales
+
+__all__ = ["RVM", "RVMInputError", "RVMResult"]
+
+
+class RVMInputError(FmuSurrogateError, ValueError):
+    """The design matrix or target given to a sparse Bayesian fit is malformed."""
+
+
+@dataclass(frozen=True)
+class RVMResult(FitResult):
+    """Fit record of :class:`RVM`; ``cost_history`` is the log marginal likelihood per iteration.
+
+    Parameters
+    ----------
+    n_active : int
+        Number of selected terms.
+    """
+
+    n_active: int = 0
+
+
+def _validate(Phi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Phi = np.asarray(Phi, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if Phi.ndim != 2:
+        raise RVMInputError(f"Phi must be 2-D (N, K); got shape {Phi.shape}.")
+    if y.ndim != 1 or y.shape[0] != Phi.shape[0]:
+        raise RVMInputError(f"y must have shape ({Phi.shape[0]},) like Phi's rows; got {y.shape}.")
+    if Phi.shape[0] < 2:
+        raise RVMInputError("at least 2 samples are needed to estimate a noise variance.")
+    if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
+        raise RVMInputError("Phi or y contains NaN or inf; drop or fill those samples first.")
+    return Phi, y
+
+
+class RVM(PHEstimator):
+    """Sparse Bayesian linear regression ``y ≈ Phi @ coef`` (fast marginal likelihood).
+
+    Parameters
+    ----------
+    max_iter : int
+        Budget of add/re-estimate/delete steps.
+    tol : float
+        Convergence: no candidate changes the log marginal likelihood by more than ``tol``.
+    noise_variance : float or None
+        Fixed noise variance; ``None`` estimates it (start: 1 % of ``var(y)``).
+    names : sequence of str or None
+        Term names used by :meth:`equations`.
+    """
+
+    def __init__(self, *, max_iter: int = 1000, tol: float = 1e-6,
+                 noise_variance: float | None = None, names=None) -> None:
+        self.max_iter = max_iter
+        self.tol = tol
+        self.noise_variance = noise_variance
+        self.names = names
+
+    def fit(self, Phi: np.ndarray, y: np.ndarray) -> RVM:
+        """Select terms and estimate their coefficients.
+
+        Parameters
+        ----------
+        Phi : ndarray, shape (N, K)
+        y : ndarray, shape (N,)
+
+        Returns
+        -------
+        RVM
+
+        Raises
+        ------
+        RVMInputError
+            On malformed or non-finite input.
+
+        Notes
+        -----
+        Documented degenerate results: if no term explains ``y`` better than noise (e.g.
+        ``y`` is zero or pure noise), every term is pruned, ``coef_`` is all zeros and
+        ``noise_variance_`` is ``mean(y**2)``. Zero columns are never selected; of exactly
+        duplicate columns at most one is selected. ``N < K`` is allowed.
+        """
+        t0 = time.perf_counter()
+        Phi, y = _validate(Phi, y)
+        N, K = Phi.shape
+        scale = unit_scales(Phi)
+        P = Phi / scale
+        zero_col = np.all(Phi == 0, axis=0)
+        fixed = self.noise_variance is not None
+        vy = float(np.var(y)) if np.var(y) > 0 else float(np.mean(y**2))
+        sigma2 = float(self.noise_variance) if fixed else max(0.01 * vy, 1e-300)
+        PtP = P.T @ P
+        Pty = P.T @ y
+        yy = float(y @ y)
+        alpha = np.full(K, np.inf)
+        hist: list[float] = []
+        reason = "max_iter reached"
+        it = 0
+        mu = np.zeros(0)
+        Sigma = np.zeros((0, 0))
+        if yy == 0.0:  # nothing to explain: documented all-pruned result
+            reason = "y is identically zero: every term pruned"
+            sigma2 = float(self.noise_variance) if fixed else 0.0
+            self._finish(P, y, alpha, max(sigma2, 1e-300), scale, np.zeros(0, dtype=int))
+            self.noise_variance_ = sigma2
+            self.n_iter_ = 0
+            self.result_ = RVMResult(n_iter=0, stopping_reason=reason, cost_history=np.zeros(0),
+                                     time=time.perf_counter() - t0, n_active=0)
+            return self
+        for it in range(1, int(self.max_iter) + 1):
+            act = np.flatnonzero(np.isfinite(alpha))
+            beta = 1.0 / sigma2
+            if act.size:
+                H = np.diag(alpha[act]) + beta * PtP[np.ix_(act, act)]
+                L = np.linalg.cholesky(H)
+                Linv = np.linalg.solve(L, np.eye(act.size))
+                Sigma = Linv.T @ Linv
+                mu = beta * Sigma @ Pty[act]
+                B = PtP[act]                                   # (a, K)
+                S = beta * np.diag(PtP) - beta**2 * np.einsum("ak,ab,bk->k", B, Sigma, B)
+                Q = beta * Pty - beta**2 * B.T @ (Sigma @ Pty[act])
+            else:
+                mu, Sigma = np.zeros(0), np.zeros((0, 0))
+                S = beta * np.diag(PtP)
+                Q = beta * Pty
+            s, q = S.copy(), Q.copy()
+            a_act = alpha[act]
+            s[act] = a_act * S[act] / (a_act - S[act])
+            q[act] = a_act * Q[act] / (a_act - S[act])
+            theta = q**2 - s
+            resid = y - P[:, act] @ mu if act.size else y
+            hist.append(self._lml(P[:, act], y, alpha[act], sigma2))
+            dL = np.full(K, -np.inf)
+            with np.errstate(over="ignore"):
+                new_alpha = np.where(theta > 0, s**2 / np.where(theta > 0, theta, 1.0), np.inf)
+            good = (theta > 0) & ~zero_col & (S > 1e-12 * beta)
+            inact = ~np.isfinite(alpha)
+            add = good & inact
+            with np.errstate(divide="ignore", invalid="ignore"):
+                dL[add] = (Q[add]**2 - S[add]) / S[add] + np.log(S[add] / Q[add]**2)
+                re = good & ~inact
+                d = 1.0 / new_alpha[re] - 1.0 / alpha[re]
+                dL[re] = Q[re]**2 / (S[re] + 1.0 / d) - np.log1p(S[re] * d)
+                de = ~good & ~inact
+                dL[de] = Q[de]**2 / (S[de] - alpha[de]) - np.log1p(-S[de] / alpha[de])
+            dL = np.where(np.isfinite(dL), dL, -np.inf)
+            j = int(np.argmax(dL))
+            noise_change = 0.0
+            if not fixed:
+                gamma = 1.0 - a_act * np.diag(Sigma) if act.size else np.zeros(0)
+                dof = max(N - float(gamma.sum()), 1e-12)
+                new_s2 = max(float(resid @ resid) / dof, 1e-12 * max(yy / N, 1e-300))
+                noise_change = abs(np.log(new_s2 / sigma2))
+            if dL[j] <= self.tol and noise_change <= self.tol:
+                reason = "converged: no update changes the log marginal likelihood by > tol"
+                break
+            if dL[j] > self.tol:
+                alpha[j] = new_alpha[j] if good[j] else np.inf
+            if not fixed:
+                sigma2 = new_s2
+        act = np.flatnonzero(np.isfinite(alpha))
+        self._finish(P, y, alpha, sigma2, scale, act)
+        self.n_iter_ = it
+        self.result_ = RVMResult(n_iter=it, stopping_reason=reason,
+                                 cost_history=np.asarray(hist),
+                                 time=time.perf_counter() - t0, n_active=int(act.size))
+        return self
+
+    @staticmethod
+    def _lml(Pa: np.ndarray, y: np.ndarray, alpha: np.ndarray, sigma2: float) -> float:
+        N = y.shape[0]
+        C = sigma2 * np.eye(N) + (Pa / alpha) @ Pa.T if alpha.size else sigma2 * np.eye(N)
+        if N > 2000:  # Woodbury form for large N
+            beta = 1.0 / sigma2
+            if not alpha.size:
+                return float(-0.5 * (N * np.log(2 * np.pi * sigma2) + beta * y @ y))
+            H = np.diag(alpha) + beta * Pa.T @ Pa
+            Lh = np.linalg.cholesky(H)
+            b = np.linalg.solve(Lh, beta * Pa.T @ y)
+            logdet = 2 * np.log(np.diag(Lh)).sum() - np.log(alpha).sum() + N * np.log(sigma2)
+            quad = beta * y @ y - b @ b
+            return float(-0.5 * (N * np.log(2 * np.pi) + logdet + quad))
+        L = np.linalg.cholesky(C)
+        v = np.linalg.solve(L, y)
+        return float(-0.5 * (N * np.log(2 * np.pi) + 2 * np.log(np.diag(L)).sum() + v @ v))
+
+    def _finish(self, P, y, alpha, sigma2, scale, act) -> None:
+        K = P.shape[1]
+        beta = 1.0 / sigma2
+        coef = np.zeros(K)
+        cov = np.zeros((K, K))
+        if act.size:
+            H = np.diag(alpha[act]) + beta * P[:, act].T @ P[:, act]
+            Sig = np.linalg.inv(H)
+            Sig = 0.5 * (Sig + Sig.T)
+            mu = beta * Sig @ (P[:, act].T @ y)
+            coef[act] = mu / scale[act]
+            cov[np.ix_(act, act)] = Sig / np.outer(scale[act], scale[act])
+        self.coef_ = coef
+        self.coef_cov_ = cov
+        self.active_ = np.isfinite(alpha)
+        self.alpha_ = alpha * scale**2
+        self.noise_variance_ = float(sigma2)
+        self.log_marginal_likelihood_ = self._lml(P[:, act], y, alpha[act], sigma2)
+
+    def predict(self, Phi: np.ndarray, return_std: bool = False):
+        """Predictive mean (and standard deviation including the noise).
+
+        Parameters
+        ----------
+        Phi : ndarray, shape (M, K)
+        return_std : bool
+
+        Returns
+        -------
+        mean : ndarray, shape (M,)
+        std : ndarray, shape (M,)
+            Only if ``return_std``.
+        """
+        self._check_fitted()
+        Phi = np.asarray(Phi, dtype=float)
+        if Phi.ndim != 2 or Phi.shape[1] != self.coef_.shape[0]:
+            raise RVMInputError(f"Phi must have shape (M, {self.coef_.shape[0]}); got {Phi.shape}.")
+        mean = Phi @ self.coef_
+        if not return_std:
+            return mean
+        var = np.einsum("mk,kl,ml->m", Phi, self.coef_cov_, Phi) + self.noise_variance_
+        return mean, np.sqrt(var)
+
+    def equations(self, precision: int = 3) -> str:
+        """The discovered law with ±2σ of each selected coefficient.
+
+        Parameters
+        ----------
+        precision : int
+            Significant digits.
+
+        Returns
+        -------
+        str
+        """
+        self._check_fitted()
+        K = self.coef_.shape[0]
+        names = list(self.names) if self.names is not None else [f"x{i}" for i in range(K)]
+        sd = np.sqrt(np.diag(self.coef_cov_))
+        parts = [f"({self.coef_[i]:.{precision}g} ± {2 * sd[i]:.{precision}g}) {names[i]}"
+                 for i in np.flatnonzero(self.active_)]
+        return "y = " + (" + ".join(parts) if parts else "0")
