@@ -295,7 +295,7 @@ def _linear_steps(system: LinearPH, t: Array, Ubar: Array,
     X = np.empty((t.size, x0.size))
     X[0] = x0
     # steps equal up to round-off (a linspace grid) share one factorisation
-    keys = np.round(h_all / h_all.max(), 10)
+    keys = np.round(h_all / h_all.max(), 13)
     maps: dict[float, tuple[Array, Array]] = {}
     G = np.empty_like(X[1:])
     Phis = []
