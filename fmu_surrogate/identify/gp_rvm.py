@@ -21,7 +21,13 @@ from scipy.optimize import minimize
 
 from fmu_surrogate.identify.base import PHEstimator
 from fmu_surrogate.identify.library import unit_scales
-from fmu_surrogate.identify.rvm import RVM, RVMInputError, RVMResult, _validate
+from fmu_surrogate.identify.rvm import (
+    RVM,
+    RVMInputError,
+    RVMResult,
+    _validate,
+    candidate_gains,
+)
 
 __all__ = ["GPRVM"]
 
@@ -206,24 +212,7 @@ class GPRVM(RVM, PHEstimator):
             Q = g - B.T @ (Sigma @ g[act])
         else:
             S, Q = np.diag(G).copy(), g.copy()
-        s, q = S.copy(), Q.copy()
-        a = alpha[act]
-        s[act] = a * S[act] / (a - S[act])
-        q[act] = a * Q[act] / (a - S[act])
-        theta = q**2 - s
-        good = (theta > 0) & ~zero_col & (S > 1e-12 * np.max(np.diag(G)))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            new = np.where(good, s**2 / np.where(good, theta, 1.0), np.inf)
-            inact = ~np.isfinite(alpha)
-            dL = np.full(alpha.shape, -np.inf)
-            add = good & inact
-            dL[add] = (Q[add]**2 - S[add]) / S[add] + np.log(S[add] / Q[add]**2)
-            re = good & ~inact
-            d = 1.0 / new[re] - 1.0 / alpha[re]
-            dL[re] = Q[re]**2 / (S[re] + 1.0 / d) - np.log1p(S[re] * d)
-            de = ~good & ~inact
-            dL[de] = Q[de]**2 / (S[de] - alpha[de]) - np.log1p(-S[de] / alpha[de])
-        dL = np.where(np.isfinite(dL), dL, -np.inf)
+        dL, new = candidate_gains(S, Q, alpha, act, zero_col, 1e-12 * np.max(np.diag(G)))
         out = alpha.copy()
         j = int(np.argmax(dL))
         if dL[j] > 0:

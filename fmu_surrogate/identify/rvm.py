@@ -53,6 +53,51 @@ def _validate(Phi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Phi, y
 
 
+def candidate_gains(S: np.ndarray, Q: np.ndarray, alpha: np.ndarray, act: np.ndarray,
+                    zero_col: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Tipping & Faul's change of the log marginal likelihood for each candidate.
+
+    Parameters
+    ----------
+    S, Q : ndarray, shape (K,)
+        Sparsity and quality factors of every candidate against the current model.
+    alpha : ndarray, shape (K,)
+        Current precisions (``inf`` for terms not in the model).
+    act : ndarray of int
+        Indices of the terms in the model.
+    zero_col : ndarray of bool, shape (K,)
+        Candidates that can never enter (all-zero columns).
+    floor : float
+        ``S`` at or below this counts as zero (no information in that column).
+
+    Returns
+    -------
+    gains : ndarray, shape (K,)
+        Increase of the log marginal likelihood by adding, re-estimating or deleting each
+        candidate (``-inf`` where no update applies).
+    new_alpha : ndarray, shape (K,)
+        The precision each candidate would get (``inf``: delete / stay out).
+    """
+    s, q = S.copy(), Q.copy()
+    a = alpha[act]
+    s[act] = a * S[act] / (a - S[act])
+    q[act] = a * Q[act] / (a - S[act])
+    theta = q**2 - s
+    good = (theta > 0) & ~zero_col & (S > floor)
+    gains = np.full(alpha.shape, -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        new = np.where(good, s**2 / np.where(good, theta, 1.0), np.inf)
+        inact = ~np.isfinite(alpha)
+        add = good & inact
+        gains[add] = (Q[add]**2 - S[add]) / S[add] + np.log(S[add] / Q[add]**2)
+        re = good & ~inact
+        d = 1.0 / new[re] - 1.0 / alpha[re]
+        gains[re] = Q[re]**2 / (S[re] + 1.0 / d) - np.log1p(S[re] * d)
+        de = ~good & ~inact
+        gains[de] = Q[de]**2 / (S[de] - alpha[de]) - np.log1p(-S[de] / alpha[de])
+    return np.where(np.isfinite(gains), gains, -np.inf), new
+
+
 class RVM(PHEstimator):
     """Sparse Bayesian linear regression ``y ≈ Phi @ coef`` (fast marginal likelihood).
 
@@ -142,27 +187,10 @@ class RVM(PHEstimator):
                 mu, Sigma = np.zeros(0), np.zeros((0, 0))
                 S = beta * np.diag(PtP)
                 Q = beta * Pty
-            s, q = S.copy(), Q.copy()
             a_act = alpha[act]
-            s[act] = a_act * S[act] / (a_act - S[act])
-            q[act] = a_act * Q[act] / (a_act - S[act])
-            theta = q**2 - s
             resid = y - P[:, act] @ mu if act.size else y
             hist.append(self._lml(P[:, act], y, alpha[act], sigma2))
-            dL = np.full(K, -np.inf)
-            with np.errstate(over="ignore"):
-                new_alpha = np.where(theta > 0, s**2 / np.where(theta > 0, theta, 1.0), np.inf)
-            good = (theta > 0) & ~zero_col & (S > 1e-12 * beta)
-            inact = ~np.isfinite(alpha)
-            add = good & inact
-            with np.errstate(divide="ignore", invalid="ignore"):
-                dL[add] = (Q[add]**2 - S[add]) / S[add] + np.log(S[add] / Q[add]**2)
-                re = good & ~inact
-                d = 1.0 / new_alpha[re] - 1.0 / alpha[re]
-                dL[re] = Q[re]**2 / (S[re] + 1.0 / d) - np.log1p(S[re] * d)
-                de = ~good & ~inact
-                dL[de] = Q[de]**2 / (S[de] - alpha[de]) - np.log1p(-S[de] / alpha[de])
-            dL = np.where(np.isfinite(dL), dL, -np.inf)
+            dL, new_alpha = candidate_gains(S, Q, alpha, act, zero_col, 1e-12 * beta)
             j = int(np.argmax(dL))
             noise_change = 0.0
             if not fixed:
@@ -174,7 +202,7 @@ class RVM(PHEstimator):
                 reason = "converged: no update changes the log marginal likelihood by > tol"
                 break
             if dL[j] > self.tol:
-                alpha[j] = new_alpha[j] if good[j] else np.inf
+                alpha[j] = new_alpha[j]  # inf: delete
             if not fixed:
                 sigma2 = new_s2
         act = np.flatnonzero(np.isfinite(alpha))
