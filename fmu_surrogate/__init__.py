@@ -81,8 +81,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.base import NotFittedError as NotFittedError
     from fmu_surrogate.identify.derivatives import estimate_derivatives as estimate_derivatives
     from fmu_surrogate.identify.gp_effort import GPEffortIdentifier as GPEffortIdentifier
-    from fmu_surrogate.identify.linear_ph import LinearPHIdentifier as LinearPHIdentifier
     from fmu_surrogate.identify.gp_rvm import GPRVM as GPRVM
+    from fmu_surrogate.identify.linear_ph import LinearPHIdentifier as LinearPHIdentifier
     from fmu_surrogate.identify.rvm import RVM as RVM
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.fmu.model import file_sha256
 
 __all__ = [
     "add_identify_arguments",
@@ -47,14 +47,6 @@ class PipelineError(FmuSurrogateError, ValueError):
 
 def _names(text: str | None) -> list[str]:
     return [s.strip() for s in text.split(",")] if text else []
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------- identify
@@ -137,7 +129,7 @@ def _provenance(ds: Any, data: Path, method: str, est: Any) -> dict[str, Any]:
         "source_fmu": {"name": str(ds.attrs.get("fmu_name", "")),
                        "guid": str(ds.attrs.get("fmu_guid", "")),
                        "sha256": str(ds.attrs.get("fmu_sha256", ""))},
-        "dataset": {"file": data.name, "sha256": _sha256(data)},
+        "dataset": {"file": data.name, "sha256": file_sha256(data)},
         "method": method,
         "settings": settings,
         "package_version": fmu_surrogate.__version__,

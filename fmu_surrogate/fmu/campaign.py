@@ -709,11 +709,13 @@ _LOCAL_FMUS: dict[str, str] = {}
 def _dask_batch(cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
                 fmu_bytes: bytes | None) -> list[RunResult]:
     """Dask task: run ``specs`` in an isolated subprocess on the Dask worker."""
+    from fmu_surrogate.fmu.model import file_sha256
+
     path = cfg.fmu_path
     sha = cfg.info.sha256
     if sha in _LOCAL_FMUS:
         path = _LOCAL_FMUS[sha]
-    elif not (os.path.isfile(path) and _sha256_file(path) == sha):
+    elif not (os.path.isfile(path) and file_sha256(path) == sha):
         if fmu_bytes is None:  # pragma: no cover - guarded by the caller
             raise FMUError(f"{path} is not available on the Dask worker.")
         d = Path(tempfile.gettempdir()) / "fmu-surrogate-fmus"
@@ -730,14 +732,6 @@ def _dask_batch(cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
     with WorkerPool(cfg, workers=1, timeout=timeout, batch_size=len(specs)) as pool:
         pool.run(specs, results.append)
     return results
-
-
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _run_dask(scheduler: Any, cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,

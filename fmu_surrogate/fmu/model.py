@@ -336,7 +336,18 @@ class FMUInfo:
 
 
 # ---------------------------------------------------------------------- open_fmu
-def _sha256(path: Path) -> str:
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes (hex), read in 1 MiB chunks.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+
+    Returns
+    -------
+    str
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -465,7 +476,7 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
     cs, me = md.coSimulation, md.modelExchange
     return FMUInfo(
         path=path.resolve(),
-        sha256=_sha256(path),
+        sha256=file_sha256(path),
         name=md.modelName or path.stem,
         guid=str(md.guid if md.guid is not None else (md.instantiationToken or "")),
         fmi_version=fmi_version,
