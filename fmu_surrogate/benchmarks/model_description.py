@@ -111,6 +111,11 @@ class ModelSpec:
     experiment : Experiment
     defines : dict
         Extra ``#define NAME value`` lines for the generated header (e.g. ``N_CELLS``).
+    directional_derivatives : bool
+        Whether the model provides ``fmi2GetDirectionalDerivative`` (the C side defines
+        ``MODEL_DIRECTIONAL_DERIVATIVE``).
+    generation_tool : str
+        ``generationTool`` attribute.
     """
 
     identifier: str
@@ -118,7 +123,9 @@ class ModelSpec:
     source: str
     variables: tuple[Var, ...]
     experiment: Experiment = Experiment()
-    defines: dict[str, int | float] = field(default_factory=dict)
+    defines: dict[str, int | float | str] = field(default_factory=dict)
+    directional_derivatives: bool = False
+    generation_tool: str = "fmu-surrogate (fmu_surrogate.benchmarks)"
 
     def __post_init__(self) -> None:
         names = [v.name for v in self.variables]
@@ -176,6 +183,7 @@ class ModelSpec:
         states = self.states()
         e = self.experiment
         a = quoteattr
+        dd = ' providesDirectionalDerivative="true"' if self.directional_derivatives else ""
         out = [
             '<?xml version="1.0" encoding="UTF-8"?>',
             "<fmiModelDescription",
@@ -183,13 +191,13 @@ class ModelSpec:
             f"  modelName={a(self.identifier)}",
             f"  guid={a(self.guid)}",
             f"  description={a(self.description)}",
-            '  generationTool="fmu-surrogate (fmu_surrogate.benchmarks)"',
+            f"  generationTool={a(self.generation_tool)}",
             '  variableNamingConvention="structured"',
             '  numberOfEventIndicators="0">',
             (
                 f"  <ModelExchange modelIdentifier={a(self.identifier)}"
                 ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
-                ' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false">'
+                f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>'
             ),
             "    <SourceFiles>",
             '      <File name="fmi2_framework.c"/>',
@@ -200,7 +208,7 @@ class ModelSpec:
                 f"  <CoSimulation modelIdentifier={a(self.identifier)}"
                 ' canHandleVariableCommunicationStepSize="true" canInterpolateInputs="false"'
                 ' maxOutputDerivativeOrder="0" canGetAndSetFMUstate="true"'
-                ' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false">'
+                f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>'
             ),
             "    <SourceFiles>",
             '      <File name="fmi2_framework.c"/>',
@@ -291,6 +299,8 @@ class ModelSpec:
             f"#define INT_VR0 {len(reals)}",
             f"#define BOOL_VR0 {len(reals) + len(ints)}",
         ]
+        if self.directional_derivatives:
+            lines.append("#define MODEL_DIRECTIONAL_DERIVATIVE 1")
         for k, v in self.defines.items():
             lines.append(f"#define {k} {v}")
         lines.append("")

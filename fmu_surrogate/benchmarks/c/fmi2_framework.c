@@ -583,6 +583,18 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
                                         fmi2Real dvUnknown[])
 {
     ModelInstance *c = (ModelInstance *)comp;
+#ifdef MODEL_DIRECTIONAL_DERIVATIVE
+    fmi2Status s;
+    CHECK(c, "fmi2GetDirectionalDerivative", ST_EVALUABLE | ST_TERMINATED | ST_ERROR);
+    if ((nUnknown > 0 && (!vUnknown_ref || !dvUnknown)) || (nKnown > 0 && (!vKnown_ref || !dvKnown)))
+        return usage_error(c, "fmi2GetDirectionalDerivative", "NULL argument");
+    if (refresh(c, "fmi2GetDirectionalDerivative") > fmi2Warning) return fmi2Error;
+    s = model_directional_derivative(c, vUnknown_ref, nUnknown, vKnown_ref, nKnown, dvKnown,
+                                     dvUnknown);
+    if (s > fmi2Warning)
+        return usage_error(c, "fmi2GetDirectionalDerivative", "%s", c->message);
+    return s;
+#else
     (void)vUnknown_ref;
     (void)nUnknown;
     (void)vKnown_ref;
@@ -592,6 +604,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
     if (!c) return fmi2Error;
     return usage_error(c, "fmi2GetDirectionalDerivative",
                        "not provided (providesDirectionalDerivative=false)");
+#endif
 }
 
 /* ------------------------------------------------------------------------- model exchange */
@@ -719,6 +732,7 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real x_nomi
 }
 
 /* ---------------------------------------------------------------------------- co-simulation */
+#ifndef MODEL_DO_STEP
 /* Dormand-Prince 5(4) tableau. */
 static const double DP_C[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
 static const double DP_A[7][6] = {
@@ -833,6 +847,8 @@ fail:
     return fmi2Error;
 }
 
+#endif /* MODEL_DO_STEP */
+
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueReference vr[],
                                        size_t nvr, const fmi2Integer order[],
                                        const fmi2Real value[])
@@ -877,7 +893,11 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         return usage_error(c, "fmi2DoStep", "step to %.17g goes beyond the stop time %.17g",
                            t0 + H, c->d.stop_time);
     if (H == 0.0) return refresh(c, "fmi2DoStep");
+#ifdef MODEL_DO_STEP
+    if (model_do_step(c, t0, H) > fmi2Warning) {
+#else
     if (integrate(c, t0, H) > fmi2Warning) {
+#endif
         char reason[sizeof c->message];
         memcpy(reason, c->message, sizeof reason);
         snprintf(c->message, sizeof c->message, "integration from t = %.17g failed: %s", t0,

@@ -23,6 +23,14 @@
  * absolute tolerance cs_atol; at most cs_max_steps internal steps per communication step).
  * Inputs are held constant over a communication step.  A failed evaluation inside a trial step
  * shrinks the step; only a failure that persists down to the minimal step size is reported.
+ *
+ * Optional hooks, switched on by macros of model_vars.h (the exported surrogates use them):
+ *   MODEL_DO_STEP                 fmi2DoStep calls model_do_step(c, t0, H) instead of the
+ *                                 Dormand-Prince integrator (which then needs no cs_* parameters);
+ *   MODEL_DIRECTIONAL_DERIVATIVE  fmi2GetDirectionalDerivative calls
+ *                                 model_directional_derivative(c, ...);
+ *   MODEL_EXTRA_DATA              member declarations appended to ModelData (saved with the FMU
+ *                                 state), MODEL_EXTRA_WORKSPACE to ModelInstance (not saved).
  */
 #ifndef FMI2_FRAMEWORK_H
 #define FMI2_FRAMEWORK_H
@@ -60,6 +68,9 @@ typedef struct {
     int stop_time_defined;
     double tolerance;
     int tolerance_defined;
+#ifdef MODEL_EXTRA_DATA
+    MODEL_EXTRA_DATA
+#endif
 } ModelData;
 
 typedef struct ModelInstance {
@@ -74,6 +85,9 @@ typedef struct ModelInstance {
     double x[FMU_ALLOC_SIZE(N_STATES)];
     double xs[FMU_ALLOC_SIZE(N_STATES)];
     double k[7][FMU_ALLOC_SIZE(N_STATES)];
+#ifdef MODEL_EXTRA_WORKSPACE
+    MODEL_EXTRA_WORKSPACE
+#endif
 } ModelInstance;
 
 /* Access to Real / Integer / Boolean variables by their generated symbol. */
@@ -91,6 +105,17 @@ typedef struct ModelInstance {
 /* Implemented by each model. */
 fmi2Status model_initialize(ModelInstance *c);
 fmi2Status model_evaluate(ModelInstance *c, int outputs);
+
+#ifdef MODEL_DO_STEP
+/* Advance states and time from t0 over H (inputs held); fmi2OK or model_fail(...). */
+fmi2Status model_do_step(ModelInstance *c, double t0, double H);
+#endif
+#ifdef MODEL_DIRECTIONAL_DERIVATIVE
+fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReference unknowns[],
+                                        size_t n_unknown, const fmi2ValueReference knowns[],
+                                        size_t n_known, const fmi2Real seed[],
+                                        fmi2Real sensitivity[]);
+#endif
 
 /* Record the reason of a failed evaluation (logged by the framework); returns fmi2Error. */
 fmi2Status model_fail(ModelInstance *c, const char *fmt, ...) FMU_PRINTF(2, 3);

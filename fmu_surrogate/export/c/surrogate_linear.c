@@ -1,0 +1,194 @@
+/*
+ * Exported linear port-Hamiltonian surrogate (fmu_surrogate.export):
+ *
+ *   x' = A x + Bu u,   y = C x,   H = 1/2 x' HM x
+ *   (A = E^-1 (J - R) Q, Bu = E^-1 B, C = B' Q, HM = sym(Q' E); generated in surrogate_data.h)
+ *
+ * Co-simulation: the input is held over a communication step (zero-order hold), so the step is
+ * exact: w = (x, u), w' = M w with M = [[A, Bu], [0, 0]], x(t0 + h) = [exp(M h) w(t0)]_x.  The
+ * exponential and the energy integrals over a step (Van Loan, see dense.h)
+ *   dissipated  int z'Rz dt = w0' WR w0,    supplied  int y'u dt = w0' WS w0
+ * are computed when the communication step size changes and cached otherwise, so
+ * energy_residual = H(x) - H(x_init) + dissipated - supplied is the round-off of the exact step.
+ * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
+ * states as well (der(energy_dissipated) = z'Rz, der(energy_supplied) = y'u), integrated by the
+ * importer with the inputs it applies to the model, so energy_residual there measures the
+ * importer's integration error.
+ */
+#include "fmi2_framework.h"
+#include "dense.h"
+#include "surrogate_data.h"
+
+static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
+static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
+
+static double hamiltonian(const double *x)
+{
+    double h = 0.0;
+    int i, j;
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NX; j++) acc += SUR_HM[i * NX + j] * x[j];
+        h += x[i] * acc;
+    }
+    return 0.5 * h;
+}
+
+/* w' P w for w = (x, u). */
+static double quad_w(const double *P, const double *x, const double *u)
+{
+    double w[NW], s = 0.0;
+    int i, j;
+    for (i = 0; i < NX; i++) w[i] = x[i];
+    for (i = 0; i < NU; i++) w[NX + i] = u[i];
+    for (i = 0; i < NW; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NW; j++) acc += P[i * NW + j] * w[j];
+        s += w[i] * acc;
+    }
+    return s;
+}
+
+fmi2Status model_initialize(ModelInstance *c)
+{
+    c->d.sur_h0 = hamiltonian(xs(c));
+    return fmi2OK;
+}
+
+fmi2Status model_evaluate(ModelInstance *c, int outputs)
+{
+    const double *x = xs(c), *u = us(c);
+    double *dx = &c->d.r[SUR_VR_DX0];
+    int i, j;
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NX; j++) acc += SUR_A[i * NX + j] * x[j];
+        for (j = 0; j < NU; j++) acc += SUR_B[i * FMU_ALLOC_SIZE(NU) + j] * u[j];
+        dx[i] = acc;
+    }
+    V(der_energy_dissipated) = quad_w(SUR_PR, x, u);
+    V(der_energy_supplied) = quad_w(SUR_PS, x, u);
+    if (outputs) {
+        double *y = &c->d.r[SUR_VR_Y0];
+        for (i = 0; i < NU; i++) {
+            double acc = 0.0;
+            for (j = 0; j < NX; j++) acc += SUR_C[i * NX + j] * x[j];
+            y[i] = acc;
+        }
+        V(H) = hamiltonian(x);
+        V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
+    }
+    return fmi2OK;
+}
+
+/* exp(M h) and the energy integrals for step size h (cached). */
+static fmi2Status prepare(ModelInstance *c, double h)
+{
+    double *M;
+    int i, bad;
+    if (c->sur_cached && c->sur_h == h) return fmi2OK;
+    M = (double *)malloc(sizeof(double) * NW * NW);
+    if (M)
+        for (i = 0; i < NW * NW; i++) M[i] = SUR_M[i] * h;
+    bad = !M || dn_expm(NW, M, c->sur_phi) || dn_van_loan(NW, SUR_M, SUR_PR, h, c->sur_wr) ||
+          dn_van_loan(NW, SUR_M, SUR_PS, h, c->sur_ws);
+    free(M);
+    if (bad)
+        return model_fail(c, "matrix exponential for the step size %g failed (out of memory "
+                             "or singular Pade denominator)", h);
+    c->sur_h = h;
+    c->sur_cached = 1;
+    return fmi2OK;
+}
+
+fmi2Status model_do_step(ModelInstance *c, double t0, double H)
+{
+    double *x = &c->d.r[SUR_VR_X0], xn[NX];
+    const double *u = us(c);
+    int i, j;
+    if (prepare(c, H) > fmi2Warning) return fmi2Error;
+    V(energy_dissipated) += quad_w(c->sur_wr, x, u);
+    V(energy_supplied) += quad_w(c->sur_ws, x, u);
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NX; j++) acc += c->sur_phi[i * NW + j] * x[j];
+        for (j = 0; j < NU; j++) acc += c->sur_phi[i * NW + NX + j] * u[j];
+        xn[i] = acc;
+    }
+    for (i = 0; i < NX; i++) x[i] = xn[i];
+    c->d.time = t0 + H;
+    c->d.dirty = 1;
+    return fmi2OK;
+}
+
+/* d(w' P w)/dw_k for w = (x, u). */
+static double dquad(const double *P, const double *x, const double *u, int k)
+{
+    double acc = 0.0;
+    int j;
+    for (j = 0; j < NW; j++) {
+        const double wj = j < NX ? x[j] : u[j - NX];
+        acc += (P[k * NW + j] + P[j * NW + k]) * wj;
+    }
+    return acc;
+}
+
+/* d(unknown)/d(known) of the linear model at the current state and input. */
+static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueReference kn,
+                   double *out)
+{
+    int row, col, k;
+    const int kx = (int)kn - SUR_VR_X0, ku = (int)kn - SUR_VR_U0;
+    const int is_x = kx >= 0 && kx < NX, is_u = ku >= 0 && ku < NU;
+    const int is_e = kn == VR_energy_dissipated || kn == VR_energy_supplied;
+    if (!is_x && !is_u && !is_e) return 1;
+    *out = 0.0;
+    k = is_x ? kx : NX + ku; /* index in w = (x, u) */
+    if ((int)un >= SUR_VR_DX0 && (int)un < SUR_VR_DX0 + NX) {
+        row = (int)un - SUR_VR_DX0;
+        if (is_x) *out = SUR_A[row * NX + kx];
+        if (is_u) *out = SUR_B[row * FMU_ALLOC_SIZE(NU) + ku];
+        return 0;
+    }
+    if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NU) {
+        row = (int)un - SUR_VR_Y0;
+        if (is_x) *out = SUR_C[row * NX + kx];
+        return 0;
+    }
+    if (un == VR_H) {
+        if (is_x) /* dH/dx = 1/2 (HM + HM') x */
+            for (col = 0; col < NX; col++)
+                *out += 0.5 * (SUR_HM[kx * NX + col] + SUR_HM[col * NX + kx]) * xs(c)[col];
+        return 0;
+    }
+    if (un == VR_der_energy_dissipated || un == VR_der_energy_supplied) {
+        if (!is_e) *out = dquad(un == VR_der_energy_dissipated ? SUR_PR : SUR_PS, xs(c), us(c), k);
+        return 0;
+    }
+    return 2;
+}
+
+fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReference unknowns[],
+                                        size_t n_unknown, const fmi2ValueReference knowns[],
+                                        size_t n_known, const fmi2Real seed[],
+                                        fmi2Real sensitivity[])
+{
+    size_t i, k;
+    for (i = 0; i < n_unknown; i++) {
+        double acc = 0.0, d;
+        for (k = 0; k < n_known; k++) {
+            int s = partial(c, unknowns[i], knowns[k], &d);
+            if (s == 1)
+                return model_fail(c, "value reference %u is not a state or an input (knowns "
+                                     "must be states or inputs)", (unsigned)knowns[k]);
+            if (s == 2)
+                return model_fail(c, "value reference %u is not a state derivative, an output "
+                                     "port, H or an energy derivative (energy_residual is not "
+                                     "differentiable: it depends on the history)",
+                                  (unsigned)unknowns[i]);
+            acc += d * seed[k];
+        }
+        sensitivity[i] = acc;
+    }
+    return fmi2OK;
+}
