@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         add(sp)
         sp.set_defaults(func=run)
 
+    from fmu_surrogate.export import cli as ec
+
+    ep = sub.add_parser("export", help="write a surrogate JSON as a standalone FMU (and Modelica)")
+    ec.add_export_arguments(ep)
+    ep.set_defaults(func=ec.export_command)
+
     from fmu_surrogate.couple import cli as cc
 
     cp = sub.add_parser("couple", help="co-simulate a system (.ssp/.toml) on libcosim, energy per bond")

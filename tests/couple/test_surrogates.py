@@ -47,3 +47,28 @@ def test_declared_signs_do_not_hide_a_symmetric_coupling(tmp_path):
         'flow = ["chain.v1", "spring.v"]\npower_into = { chain = 1, spring = -1 }\n')
     with pytest.raises(CouplingError, match="coupling is not skew"):
         run(read_toml(tmp_path / "s.toml"), 1.0, 0.1, "monolithic")
+
+
+def test_surrogate_json_component_cosimulates_like_the_fmu_it_replaces(system_factory, tmp_path,
+                                                                      monkeypatch):
+    """The chain as a surrogate JSON (exported on the fly) vs the benchmark chain FMU, libcosim."""
+    from fmu_surrogate.couple.example import chain_ph
+    from fmu_surrogate.couple.system import System
+
+    monkeypatch.setenv("FMU_SURROGATE_CACHE", str(tmp_path / "cache"))
+    fmu_system = system_factory()
+    chain = chain_ph(2)
+    chain = LinearPH(chain.J, chain.R, chain.Q, chain.B, input_names=["F1", "F2"],
+                     output_names=["v1", "v2"])
+    comp = surrogate_component("chain", save(chain, tmp_path / "chain.json"))
+    json_system = System({"chain": comp, "spring": fmu_system.components["spring"]},
+                         fmu_system.connections, fmu_system.bonds)
+    a = run(fmu_system, 5.0, 0.05, "fixed", progress=False)
+    b = run(json_system, 5.0, 0.05, "fixed", progress=False)
+    assert comp.path is not None and comp.path.suffix == ".fmu"
+    assert str(b.status.values[0]) == "ok"
+    scale = np.abs(a["spring.F"].values).max()
+    # the benchmark FMU integrates with Dormand-Prince at rtol 1e-8, the exported surrogate steps
+    # exactly: measured 2.3e-10 (v1) and 7.0e-10 (F) of the force scale
+    for k in ("chain.v1", "spring.F"):
+        assert np.abs(a[k].values - b[k].values).max() < 5e-9 * scale
