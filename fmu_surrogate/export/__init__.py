@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from fmu_surrogate.export.errors import ExportError
+from fmu_surrogate.export.expressions import ExportError
 from fmu_surrogate.export.fmu_export import export_fmu
 
 __all__ = ["ExportError", "export_fmu", "export_modelica"]

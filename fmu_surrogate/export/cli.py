@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fmu_surrogate.export.errors import ExportError
+from fmu_surrogate.export.expressions import ExportError
 
 __all__ = ["add_export_arguments", "export_command"]
 

@@ -270,9 +270,5 @@ def test_bad_surrogates_are_refused(system, tmp_path):
         export_fmu(system, tmp_path / "v.fmu", fmi_version=1)
     with pytest.raises(ExportError, match="cannot export a dict"):
         export_fmu({"J": 1}, tmp_path / "d.fmu")
-    from fmu_surrogate.ph import PHDAE, KernelEffort
-
-    eff = KernelEffort(np.zeros((1, 2)), np.zeros((1, 2)), 1.0)
-    nl = PHDAE(np.eye(2), [[0, 1], [-1, 0]], np.zeros((2, 2)), [[1.0], [0.0]], eff)
-    with pytest.raises(ExportError, match="nonlinear surrogates"):
-        export_fmu(nl, tmp_path / "nl.fmu")
+    with pytest.raises(ExportError, match="step must be a positive"):
+        export_fmu(system, tmp_path / "s.fmu", step=-1.0)

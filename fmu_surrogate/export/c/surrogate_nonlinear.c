@@ -1,0 +1,476 @@
+/*
+ * Exported nonlinear port-Hamiltonian surrogate (fmu_surrogate.export):
+ *
+ *   E x' = T z(x) + B u,   y = B' z(x),   T = J - R,   E' z = grad H
+ *
+ * with z(x), dz/dx and H(x) from fmu_surrogate.export.expressions (eff_z, eff_dz, eff_H in
+ * surrogate_data.h).  Co-simulation uses the scheme of fmu_surrogate.ph.simulate with the input
+ * held over the communication step (hold="zoh"): average vector field with SUR_NQ-point
+ * Gauss-Legendre quadrature (implicit midpoint for SUR_NQ = 1),
+ *
+ *   E (x1 - x0) = h [T zbar + B u],   zbar = sum_q w_q z(x0 + s_q (x1 - x0)),
+ *
+ * solved by Newton's method with the analytic Jacobian (fresh for the first two iterations,
+ * then kept), the same predictor, stopping rules and minimum-norm steps on a numerically
+ * singular matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
+ * Algebraic states (zero columns of E, index 1) are in the same Newton system and are made
+ * consistent with the input at the start and after every step.  The energy terms are the
+ * scheme's own: dissipated += h zbar' R zbar, supplied += h (B' zbar)' u.
+ * Model exchange: the algebraic states are solved inside the derivative call; the continuous
+ * states are the differential states and the two energy integrals.
+ */
+#include <float.h>
+
+#include "fmi2_framework.h"
+#include "dense.h"
+#include "surrogate_data.h"
+
+#define TOL 1e-12
+#define FLOOR_ 1e-11
+#define STALL 1e-8
+#define RCOND 1e-9
+
+static double amax(const double *v, int n)
+{
+    double m = 0.0;
+    int i;
+    for (i = 0; i < n; i++)
+        if (!(fabs(v[i]) <= m)) m = fabs(v[i]);
+    return m;
+}
+
+/* out = M v for an r x c row-major M */
+static void matvec(const double *M, int r, int cc, const double *v, double *out)
+{
+    int i, j;
+    for (i = 0; i < r; i++) {
+        double acc = 0.0;
+        for (j = 0; j < cc; j++) acc += M[i * cc + j] * v[j];
+        out[i] = acc;
+    }
+}
+
+/*
+ * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
+ * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
+ */
+static int svd_solve(int n, const double *A, const double *b, double *x)
+{
+    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    double *V, *s, smax = 0.0;
+    int i, j, p, q, sweep, rotated = 1;
+    if (!U) return 1;
+    V = U + n * n;
+    s = V + n * n;
+    memcpy(U, A, sizeof(double) * (size_t)(n * n));
+    for (i = 0; i < n * n; i++) V[i] = 0.0;
+    for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    for (sweep = 0; sweep < 80 && rotated; sweep++) {
+        rotated = 0;
+        for (p = 0; p < n - 1; p++)
+            for (q = p + 1; q < n; q++) {
+                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
+                for (i = 0; i < n; i++) {
+                    al += U[i * n + p] * U[i * n + p];
+                    be += U[i * n + q] * U[i * n + q];
+                    ga += U[i * n + p] * U[i * n + q];
+                }
+                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
+                rotated = 1;
+                ze = (be - al) / (2.0 * ga);
+                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
+                co = 1.0 / sqrt(1.0 + t * t);
+                si = co * t;
+                for (i = 0; i < n; i++) {
+                    const double up = U[i * n + p], uq = U[i * n + q];
+                    const double vp = V[i * n + p], vq = V[i * n + q];
+                    U[i * n + p] = co * up - si * uq;
+                    U[i * n + q] = si * up + co * uq;
+                    V[i * n + p] = co * vp - si * vq;
+                    V[i * n + q] = si * vp + co * vq;
+                }
+            }
+    }
+    for (j = 0; j < n; j++) {
+        double acc = 0.0;
+        for (i = 0; i < n; i++) acc += U[i * n + j] * U[i * n + j];
+        s[j] = sqrt(acc);
+        if (s[j] > smax) smax = s[j];
+    }
+    for (i = 0; i < n; i++) x[i] = 0.0;
+    for (j = 0; j < n; j++) {
+        double c = 0.0;
+        if (!(s[j] > RCOND * smax) || s[j] == 0.0) continue;
+        for (i = 0; i < n; i++) c += U[i * n + j] * b[i]; /* (s_j u_j)' b */
+        c /= s[j] * s[j];
+        for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
+    }
+    free(U);
+    return 0;
+}
+
+/* Numerical rank as numpy.linalg.matrix_rank (tolerance smax * n * eps); k x k matrix. */
+static int rank_of(int k, const double *A)
+{
+    double *U = (double *)malloc(sizeof(double) * (size_t)(k * k)), smax = 0.0, s[SUR_NA_ALLOC];
+    int i, j, p, q, sweep, rotated = 1, r = 0;
+    if (!U) return -1;
+    memcpy(U, A, sizeof(double) * (size_t)(k * k));
+    for (sweep = 0; sweep < 80 && rotated; sweep++) {
+        rotated = 0;
+        for (p = 0; p < k - 1; p++)
+            for (q = p + 1; q < k; q++) {
+                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
+                for (i = 0; i < k; i++) {
+                    al += U[i * k + p] * U[i * k + p];
+                    be += U[i * k + q] * U[i * k + q];
+                    ga += U[i * k + p] * U[i * k + q];
+                }
+                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
+                rotated = 1;
+                ze = (be - al) / (2.0 * ga);
+                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
+                co = 1.0 / sqrt(1.0 + t * t);
+                si = co * t;
+                for (i = 0; i < k; i++) {
+                    const double up = U[i * k + p], uq = U[i * k + q];
+                    U[i * k + p] = co * up - si * uq;
+                    U[i * k + q] = si * up + co * uq;
+                }
+            }
+    }
+    for (j = 0; j < k; j++) {
+        double acc = 0.0;
+        for (i = 0; i < k; i++) acc += U[i * k + j] * U[i * k + j];
+        s[j] = sqrt(acc);
+        if (s[j] > smax) smax = s[j];
+    }
+    for (j = 0; j < k; j++)
+        if (s[j] > smax * k * DBL_EPSILON) r++;
+    free(U);
+    return r;
+}
+
+static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
+static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
+
+/* B u (length NX) */
+static void bu(const double *u, double *out)
+{
+    int i, j;
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NU; j++) acc += SUR_B[i * SUR_BS + j] * u[j];
+        out[i] = acc;
+    }
+}
+
+/* Solve the algebraic rows for the algebraic states at input u (index 1); 0 on success. */
+static int consistent(ModelInstance *c, double *x, const double *u)
+{
+#if SUR_NA > 0
+    double z[NX], tz[NX], b[NX], r[SUR_NA], dx[SUR_NA], best_x[NX];
+    double *Jz = c->sur_jz, Jaa[SUR_NA * SUR_NA];
+    double best = INFINITY, prev = INFINITY;
+    int it, i, j, k;
+    memcpy(best_x, x, sizeof best_x);
+    bu(u, b);
+    for (it = 0; it < SUR_MAX_NEWTON; it++) {
+        double rn, scale;
+        eff_z(x, z);
+        matvec(SUR_T, NX, NX, z, tz);
+        for (i = 0; i < SUR_NA; i++) r[i] = tz[SUR_ROWS_A[i]] + b[SUR_ROWS_A[i]];
+        rn = amax(r, SUR_NA);
+        if (rn < best) {
+            best = rn;
+            memcpy(best_x, x, sizeof best_x);
+        }
+        scale = NU > 0 ? amax(tz, NX) + amax(b, NX) : 1.0;
+        if (it > 1 && rn > 0.5 * prev && rn <= STALL * (scale + 1e-300)) {
+            memcpy(x, best_x, sizeof best_x);
+            return 0;
+        }
+        prev = rn;
+        eff_dz(x, Jz);
+        for (i = 0; i < SUR_NA; i++)
+            for (j = 0; j < SUR_NA; j++) {
+                double acc = 0.0;
+                for (k = 0; k < NX; k++)
+                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
+                Jaa[i * SUR_NA + j] = acc;
+            }
+        for (i = 0; i < SUR_NA; i++) r[i] = -r[i];
+        if (svd_solve(SUR_NA, Jaa, r, dx)) return 1;
+        for (i = 0; i < SUR_NA; i++) x[SUR_COLS_A[i]] += dx[i];
+        if (amax(dx, SUR_NA) <= TOL * (1.0 + amax(x, NX))) return 0;
+    }
+    return 1;
+#else
+    (void)c; (void)x; (void)u;
+    return 0;
+#endif
+}
+
+fmi2Status model_initialize(ModelInstance *c)
+{
+    double *x = &c->d.r[SUR_VR_X0];
+#if SUR_NA > 0
+    {
+        double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];
+        int i, j, k;
+        eff_dz(x, Jz);
+        for (i = 0; i < SUR_NA; i++)
+            for (j = 0; j < SUR_NA; j++) {
+                double acc = 0.0;
+                for (k = 0; k < NX; k++)
+                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
+                blk[i * SUR_NA + j] = acc;
+            }
+        if (rank_of(SUR_NA, blk) < SUR_NA)
+            return model_fail(c, "the algebraic equations cannot be solved for the algebraic "
+                                 "states at the initial state (a DAE of index > 1, or a "
+                                 "degenerate start); this FMU handles ODE and index-1 "
+                                 "surrogates: start from another state");
+    }
+    if (consistent(c, x, us(c)))
+        return model_fail(c, "the algebraic equations have no solution near the initial state; "
+                             "pass a consistent initial state");
+#endif
+    c->d.sur_started = 0;
+    c->d.sur_h0 = SUR_HAS_H ? eff_H(x) : 0.0;
+    return fmi2OK;
+}
+
+fmi2Status model_evaluate(ModelInstance *c, int outputs)
+{
+    double *x = &c->d.r[SUR_VR_X0], z[NX], f[NX], b[NX];
+    const double *u = us(c);
+    int i, j;
+#if SUR_NA > 0
+    if (c->type == fmi2ModelExchange && !(c->d.state & ST_INITIALIZATION) && consistent(c, x, u))
+        return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
+#endif
+    eff_z(x, z);
+    matvec(SUR_T, NX, NX, z, f);
+    bu(u, b);
+    for (i = 0; i < NX; i++) f[i] += b[i];
+    /* E_dd x_d' = f_d (SUR_EINV: the inverse of E restricted to the differential rows/states) */
+    for (i = 0; i < SUR_ND; i++) {
+        double acc = 0.0;
+        for (j = 0; j < SUR_ND; j++) acc += SUR_EINV[i * SUR_ND + j] * f[SUR_ROWS_D[j]];
+        c->d.r[SUR_VR_DX0 + i] = acc;
+    }
+    {
+        double rz[NX], d = 0.0, s = 0.0;
+        matvec(SUR_R, NX, NX, z, rz);
+        for (i = 0; i < NX; i++) d += z[i] * rz[i];
+        for (j = 0; j < NU; j++) {
+            double y = 0.0;
+            for (i = 0; i < NX; i++) y += SUR_B[i * SUR_BS + j] * z[i];
+            s += y * u[j];
+            if (outputs) c->d.r[SUR_VR_Y0 + j] = y;
+        }
+        V(der_energy_dissipated) = d;
+        V(der_energy_supplied) = s;
+    }
+#if SUR_HAS_H
+    if (outputs) {
+        V(H) = eff_H(x);
+        V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
+    }
+#endif
+    return fmi2OK;
+}
+
+/* Residual F, optionally the Jacobian, and the path-averaged effort zb of one step. */
+static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
+                     double h, double *F, double *Jac, double *zb)
+{
+    double delta[NX], xi[NX], zq[NX], tzb[NX];
+    double *Jz = c->sur_jz, *dzb = c->sur_dzb;
+    int q, i, j, k;
+    for (i = 0; i < NX; i++) {
+        delta[i] = xn[i] - xk[i];
+        zb[i] = 0.0;
+    }
+    if (Jac)
+        for (i = 0; i < NX * NX; i++) dzb[i] = 0.0;
+    for (q = 0; q < SUR_NQ; q++) {
+        for (i = 0; i < NX; i++) xi[i] = xk[i] + SUR_NODES[q] * delta[i];
+        eff_z(xi, zq);
+        for (i = 0; i < NX; i++) zb[i] += SUR_WEIGHTS[q] * zq[i];
+        if (Jac) {
+            eff_dz(xi, Jz);
+            for (i = 0; i < NX * NX; i++) dzb[i] += SUR_WEIGHTS[q] * SUR_NODES[q] * Jz[i];
+        }
+    }
+    matvec(SUR_T, NX, NX, zb, tzb);
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NX; j++) acc += SUR_E[i * NX + j] * delta[j];
+        F[i] = acc - h * (tzb[i] + b_u[i]);
+    }
+    if (Jac)
+        for (i = 0; i < NX; i++)
+            for (j = 0; j < NX; j++) {
+                double acc = 0.0;
+                for (k = 0; k < NX; k++) acc += SUR_T[i * NX + k] * dzb[k * NX + j];
+                Jac[i * NX + j] = SUR_E[i * NX + j] - h * acc;
+            }
+}
+
+/* One step of the scheme from xk (in place) over h with the input u held. */
+static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
+{
+    double xn[NX], F[NX], zb[NX], dx[NX], b[NX], best_x[NX], best_zb[NX], ed[NX], tz[NX];
+    double *Jac = c->sur_jac, best = INFINITY, prev = INFINITY;
+    int it, i, converged = 0, have_jac = 0;
+    bu(u, b);
+    for (i = 0; i < NX; i++)
+        xn[i] = c->d.sur_started
+                    ? xk[i] + (xk[i] - c->d.sur_xprev[i]) * (h / c->d.sur_hprev)
+                    : xk[i];
+    memcpy(best_x, xn, sizeof xn);
+    memcpy(best_zb, xn, sizeof xn);
+    for (it = 1; it <= SUR_MAX_NEWTON; it++) {
+        const int fresh = !have_jac || it <= 2;
+        double fn, scale, step;
+        residual(c, xk, xn, b, h, F, fresh ? Jac : NULL, zb);
+        have_jac = 1;
+        fn = amax(F, NX);
+        if (fn < best) {
+            best = fn;
+            memcpy(best_x, xn, sizeof xn);
+            memcpy(best_zb, zb, sizeof zb);
+        }
+        for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
+        matvec(SUR_E, NX, NX, dx, ed);
+        matvec(SUR_T, NX, NX, zb, tz);
+        scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
+        if (it > 3 && (fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
+            best <= STALL * (scale + 1e-300)) {
+            converged = 1;
+            memcpy(xn, best_x, sizeof xn);
+            memcpy(zb, best_zb, sizeof zb);
+            break;
+        }
+        prev = fn;
+        for (i = 0; i < NX; i++) F[i] = -F[i];
+        if (svd_solve(NX, Jac, F, dx)) return model_fail(c, "out of memory");
+        for (i = 0; i < NX; i++) xn[i] += dx[i];
+        step = amax(dx, NX);
+        if (!isfinite(step)) break;
+        if (step <= TOL * (1.0 + amax(xn, NX))) {
+            converged = 1;
+            residual(c, xk, xn, b, h, F, NULL, zb);
+            break;
+        }
+    }
+    if (!converged)
+        return model_fail(c, "Newton did not converge in the step from t = %.17g over %g s "
+                             "after %d iterations (residual %.2e); use a smaller step, or check "
+                             "the input and the initial state", t, h, SUR_MAX_NEWTON, best);
+    {
+        double rz[NX], d = 0.0, s = 0.0;
+        int j;
+        matvec(SUR_R, NX, NX, zb, rz);
+        for (i = 0; i < NX; i++) d += zb[i] * rz[i];
+        for (j = 0; j < NU; j++) {
+            double y = 0.0;
+            for (i = 0; i < NX; i++) y += SUR_B[i * SUR_BS + j] * zb[i];
+            s += y * u[j];
+        }
+        V(energy_dissipated) += h * d;
+        V(energy_supplied) += h * s;
+    }
+#if SUR_NA > 0
+    if (consistent(c, xn, u))
+        return model_fail(c, "the algebraic equations have no solution at t = %.17g", t + h);
+#endif
+    memcpy(c->d.sur_xprev, xk, sizeof xn);
+    c->d.sur_hprev = h;
+    c->d.sur_started = 1;
+    memcpy(xk, xn, sizeof xn);
+    return fmi2OK;
+}
+
+fmi2Status model_do_step(ModelInstance *c, double t0, double H)
+{
+    double *x = &c->d.r[SUR_VR_X0];
+    const double *u = us(c);
+    int k = 1, j;
+#if SUR_NA > 0
+    if (consistent(c, x, u)) /* the input changed at t0: the algebraic states follow */
+        return model_fail(c, "the algebraic equations have no solution at t = %.17g", t0);
+#endif
+    if (SUR_STEP > 0.0) k = (int)ceil(H / SUR_STEP * (1.0 - 1e-12));
+    if (k < 1) k = 1;
+    for (j = 0; j < k; j++) {
+        const double t = t0 + H * j / k;
+        if (scheme_step(c, x, u, (t0 + H * (j + 1) / k) - t, t) > fmi2Warning) return fmi2Error;
+    }
+    c->d.time = t0 + H;
+    c->d.dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReference unknowns[],
+                                        size_t n_unknown, const fmi2ValueReference knowns[],
+                                        size_t n_known, const fmi2Real seed[],
+                                        fmi2Real sensitivity[])
+{
+    /* ODE surrogates (E invertible): linearisation with the analytic Jacobian dz/dx */
+    double dxs[NX], dus[FMU_ALLOC_SIZE(NU)], dz[NX], tdz[NX], z[NX], f[NX];
+    double *Jz = c->sur_jz;
+    const double *x = xs(c), *u = us(c);
+    size_t i, k;
+    for (i = 0; i < NX; i++) dxs[i] = 0.0;
+    for (i = 0; i < (size_t)NU; i++) dus[i] = 0.0;
+    for (k = 0; k < n_known; k++) {
+        const int kx = (int)knowns[k] - SUR_VR_X0, ku = (int)knowns[k] - SUR_VR_U0;
+        if (kx >= 0 && kx < NX) dxs[kx] += seed[k];
+        else if (ku >= 0 && ku < NU) dus[ku] += seed[k];
+        else if (!(knowns[k] == VR_energy_dissipated || knowns[k] == VR_energy_supplied))
+            return model_fail(c, "value reference %u is not a state or an input (knowns must "
+                                 "be states or inputs)", (unsigned)knowns[k]);
+    }
+    eff_z(x, z);
+    eff_dz(x, Jz);
+    matvec(Jz, NX, NX, dxs, dz);           /* dz = Jz dx */
+    matvec(SUR_T, NX, NX, dz, tdz);
+    {
+        double b[NX];
+        bu(dus, b);
+        for (i = 0; i < NX; i++) f[i] = tdz[i] + b[i]; /* d(T z + B u) */
+    }
+    for (i = 0; i < n_unknown; i++) {
+        const fmi2ValueReference un = unknowns[i];
+        double acc = 0.0;
+        int j, l;
+        if ((int)un >= SUR_VR_DX0 && (int)un < SUR_VR_DX0 + SUR_ND) {
+            const int r = (int)un - SUR_VR_DX0;
+            for (j = 0; j < SUR_ND; j++) acc += SUR_EINV[r * SUR_ND + j] * f[SUR_ROWS_D[j]];
+        } else if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NU) {
+            const int r = (int)un - SUR_VR_Y0;
+            for (l = 0; l < NX; l++) acc += SUR_B[l * SUR_BS + r] * dz[l];
+#if SUR_HAS_H
+        } else if (un == VR_H) { /* dH = z' E dx (compatibility E' z = grad H) */
+            for (l = 0; l < NX; l++)
+                for (j = 0; j < NX; j++) acc += z[l] * SUR_E[l * NX + j] * dxs[j];
+#endif
+        } else if (un == VR_der_energy_dissipated) { /* d(z'Rz) = 2 z' R dz */
+            double rz[NX];
+            matvec(SUR_R, NX, NX, z, rz);
+            for (l = 0; l < NX; l++) acc += 2.0 * rz[l] * dz[l];
+        } else if (un == VR_der_energy_supplied) { /* d(y'u) = (B' dz)' u + (B' z)' du */
+            for (j = 0; j < NU; j++)
+                for (l = 0; l < NX; l++)
+                    acc += SUR_B[l * SUR_BS + j] * (dz[l] * u[j] + z[l] * dus[j]);
+        } else {
+            return model_fail(c, "value reference %u is not a state derivative, an output port, "
+                                 "H or an energy derivative", (unsigned)un);
+        }
+        sensitivity[i] = acc;
+    }
+    return fmi2OK;
+}
