@@ -15,7 +15,7 @@ approximant, computed in C whenever the step size changes and cached otherwise; 
 of a step come from Van Loan's block exponential (``c/dense.h``).
 
 Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort`` or
-``CompositeEffort``; and a ``LinearPH`` with a singular ``E``) step with the scheme of
+``CompositeEffort``) step with the scheme of
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
 and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
@@ -33,7 +33,7 @@ import numpy as np
 
 from fmu_surrogate.export.expressions import ExportError
 from fmu_surrogate.export.fmi3_xml import model_description_xml3
-from fmu_surrogate.export.fmu_spec import surrogate_data, surrogate_spec
+from fmu_surrogate.export.fmu_spec import is_exact_linear, surrogate_data, surrogate_spec
 from fmu_surrogate.export.names import sanitize
 
 __all__ = ["export_fmu"]
@@ -134,6 +134,14 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     if step is not None and not (np.isfinite(step) and step > 0):
         raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
     _check_finite(system)
+    from fmu_surrogate.ph import LinearPH
+
+    if isinstance(system, LinearPH) and not is_exact_linear(system):
+        raise ExportError(
+            "this LinearPH has a singular E (a linear DAE); ph.simulate steps it with the plain "
+            "midpoint rule, which the FMU does not reproduce.  Export it as "
+            "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
+            "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
     data = surrogate_data(system, step=step)
     spec = surrogate_spec(system, identifier, step=step)

@@ -249,12 +249,15 @@ def test_libcosim_runs_the_exported_fmu(system, fmus):
     assert _rel(np.asarray(y), Y[-1]) < 1e-12
 
 
-def test_surrogate_json_exports_and_caches(system, tmp_path):
-    path = save(system, tmp_path / "s.json")
+def test_surrogate_json_exports_with_units_and_caches(system, tmp_path):
+    path = save(system, tmp_path / "s.json", units={"inputs": ["N", "N"], "outputs": ["m/s", None]})
     fmu = export_fmu(path, tmp_path / "s.fmu", model_name="my model")
     from fmpy import read_model_description
 
-    assert read_model_description(str(fmu)).coSimulation.modelIdentifier == "my_model"
+    md = read_model_description(str(fmu))
+    assert md.coSimulation.modelIdentifier == "my_model"
+    units = {v.name: v.unit for v in md.modelVariables}
+    assert (units["F_in"], units["u2"], units["y1"], units["y2"]) == ("N", "N", "m/s", None)
     mtime = fmu.stat().st_mtime_ns
     export_fmu(path, tmp_path / "s.fmu", model_name="my model")  # unchanged inputs: cached
     assert fmu.stat().st_mtime_ns == mtime
@@ -272,3 +275,6 @@ def test_bad_surrogates_are_refused(system, tmp_path):
         export_fmu({"J": 1}, tmp_path / "d.fmu")
     with pytest.raises(ExportError, match="step must be a positive"):
         export_fmu(system, tmp_path / "s.fmu", step=-1.0)
+    dae = LinearPH(system.J, system.R, system.Q, system.B, E=np.diag([1.0, 1, 1, 1, 0]))
+    with pytest.raises(ExportError, match="singular E"):
+        export_fmu(dae, tmp_path / "dae.fmu")
