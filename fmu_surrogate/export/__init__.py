@@ -1,19 +1,27 @@
 """Export layer: pH surrogates as standalone FMUs (:func:`export_fmu`) and Modelica models
-(:func:`export_modelica`, from :mod:`fmu_surrogate.export.modelica`, imported on first use).
+(:func:`export_modelica`).  Names are imported on first use, so the command line stays fast and
+:func:`export_modelica` comes from :mod:`fmu_surrogate.export.modelica` when it is installed.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
-
-from fmu_surrogate.export.expressions import ExportError
-from fmu_surrogate.export.fmu_export import export_fmu
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["ExportError", "export_fmu", "export_modelica"]
 
+_LAZY = {
+    "ExportError": "fmu_surrogate.export.expressions",
+    "export_fmu": "fmu_surrogate.export.fmu_export",
+    "export_modelica": "fmu_surrogate.export.modelica",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fmu_surrogate.export.expressions import ExportError as ExportError
+    from fmu_surrogate.export.fmu_export import export_fmu as export_fmu
+
 
 def __getattr__(name: str) -> Any:
-    if name == "export_modelica":
-        return importlib.import_module("fmu_surrogate.export.modelica").export_modelica
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

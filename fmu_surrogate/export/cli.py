@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fmu_surrogate.export.expressions import ExportError
-
 __all__ = ["add_export_arguments", "export_command"]
 
 
@@ -44,6 +42,7 @@ def export_command(args: argparse.Namespace) -> int:
     int
         0 on success.
     """
+    from fmu_surrogate.export.expressions import ExportError
     from fmu_surrogate.ph import load
 
     if not args.fmu and not args.modelica:
