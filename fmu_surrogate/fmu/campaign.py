@@ -218,7 +218,7 @@ class Campaign:
     # ------------------------------------------------------------------ records
     def _signal_texts(self) -> tuple[list[str], np.ndarray]:
         """Distinct JSON descriptions of the signal sets and, per signal set, its position."""
-        from fmu_surrogate.fmu.dataset import signal_table
+        from fmu_surrogate.fmu.dataset_schema import signal_table
 
         texts = [json.dumps({k: s.describe() for k, s in ss.items()}, sort_keys=True)
                  for ss in self.signal_sets]
@@ -239,7 +239,8 @@ class Campaign:
 
     def _collected_dataset(self, col: _Collector, cfg: RunnerConfig) -> xr.Dataset:
         """The dataset of a complete collector, without per-run Python work on the data."""
-        from fmu_surrogate.fmu.dataset import _element_suffixes, assemble_dataset
+        from fmu_surrogate.fmu.dataset_build import assemble_dataset
+        from fmu_surrogate.fmu.dataset_schema import _element_suffixes
 
         columns = []
         for name, (c0, shape) in cfg.columns.items():
