@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from fmu_surrogate.fmu.processes import _Worker
 from fmu_surrogate.fmu.runs import RunResult, RunSpec
-from fmu_surrogate.fmu.store import decode_record, is_record
+from fmu_surrogate.fmu.store_records import decode_record, is_record
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.runner import WorkerPool

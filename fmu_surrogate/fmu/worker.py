@@ -182,7 +182,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     the store as it is.  The parent sends lists of :class:`RunSpec` and ``None`` to stop.
     """
     from fmu_surrogate.fmu.backends import get_backend
-    from fmu_surrogate.fmu.store import encode_record
+    from fmu_surrogate.fmu.store_records import encode_record
 
     err_fd = 2
     echo = _BoundedEcho(err_fd)
