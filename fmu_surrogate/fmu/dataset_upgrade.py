@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _NOT_OURS = ("it is not an fmu-surrogate dataset; datasets are written by `fmu-surrogate harvest` "
              "or fmu_surrogate.fmu.dataset.save_dataset")
 
+
 def _upgrade_1_to_2(ds: xr.Dataset) -> xr.Dataset:
     """Format 1 -> 2 (in memory): FMU variables stored under names that format 2 reserves
     (``signal_index``, ``signal_table``, ``signal_set``) move to their escaped names."""
