@@ -10,19 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fmu_surrogate.export.expressions import (
-    LOOP,
-    EffortExpressions,
-    ExportError,
-    Expr,
-    Let,
-    Num,
-    Op,
-    Par,
-    Program,
-    State,
-    Tmp,
-)
+from fmu_surrogate.export.expressions import EffortExpressions, ExportError
+from fmu_surrogate.export.program import LOOP, Expr, Let, Num, Op, Par, Program, State, Tmp
 
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
