@@ -363,6 +363,7 @@ def export_modelica(surrogate: Any, path: str | os.PathLike, *,
     path = Path(path)
     if package is None:
         target = path / f"{names[0]}.mo" if path.is_dir() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(modelica_model(loaded[0][0], names[0]), encoding="utf-8")
         return target
     _check_name(package, "package name")
