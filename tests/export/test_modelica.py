@@ -34,11 +34,12 @@ def _skew(r, n):
     return A - A.T
 
 
-def linear_ph(seed=0, n=4, m=2, **names):
+def linear_ph(seed=0, n=4, m=2, E=None, **names):
     r = _rng(seed)
     A = r.normal(size=(n, n))
     L = r.normal(size=(n, n)) * 0.3
-    return LinearPH(_skew(r, n), L @ L.T, A @ A.T + n * np.eye(n), r.normal(size=(n, m)), **names)
+    return LinearPH(_skew(r, n), L @ L.T, A @ A.T + n * np.eye(n), r.normal(size=(n, m)), E=E,
+                    **names)
 
 
 def kernel_dae(seed=1, N=9, hamiltonian=True, constraint=True):
@@ -80,6 +81,7 @@ def closed():
 
 SYSTEMS = {
     "linear": lambda: linear_ph(input_names=["F 1", "end"], output_names=["v.1", "x"]),
+    "linear_dae": lambda: linear_ph(E=np.diag([1.0, 2.0, 0.0, 0.0])),
     "kernel_dae": kernel_dae,
     "kernel_no_h": lambda: kernel_dae(hamiltonian=False, constraint=False),
     "coupled": coupled,
@@ -166,6 +168,14 @@ def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
         assert np.abs(dv - system.effort_jacobian(x) @ v).max() < RTOL * scale * 3
         H = ev.call("hamiltonian", [x, *args("hamiltonian")], {})
         assert abs(H - system.hamiltonian(x)) < RTOL * max(1.0, abs(H))
+
+
+def test_descriptor_is_declared_once_and_fixes_only_differential_states():
+    text = modelica_model(SYSTEMS["linear_dae"](), "M")
+    assert text.count("parameter Real E[4, 4]") == 1 and "effort_E" not in text
+    assert "annotation (Evaluate = true)" in text and "E*der(x) = (J - R)*z + B*u;" in text
+    assert "fixed = {true, true, false, false}" in text
+    assert "  der(x) = (J - R)*z + B*u;" in modelica_model(SYSTEMS["linear"](), "M")
 
 
 def test_derivative_annotation_names_the_data_as_constant():
