@@ -337,8 +337,9 @@ def export_modelica(surrogate: Any, path: str | os.PathLike, *,
     >>> from fmu_surrogate.ph import LinearPH
     >>> osc = LinearPH([[0, 1], [-1, 0]], np.zeros((2, 2)), np.eye(2), [[0], [1]],
     ...                input_names=["F"], output_names=["v"])
-    >>> mo = export_modelica(osc, pathlib.Path(tempfile.mkdtemp()) / "Oscillator.mo")
-    >>> "Modelica.Blocks.Interfaces.RealInput F" in mo.read_text()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     mo = export_modelica(osc, pathlib.Path(folder) / "Oscillator.mo")
+    ...     "Modelica.Blocks.Interfaces.RealInput F" in mo.read_text()
     True
     """
     many = isinstance(surrogate, (list, tuple))
