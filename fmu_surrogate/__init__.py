@@ -54,6 +54,8 @@ _LAZY: dict[str, str] = {
     # validation against the reference FMU
     "validate": "fmu_surrogate.validation",
     "assert_surrogate_matches": "fmu_surrogate.testing.surrogates",
+    # export
+    "export_modelica": "fmu_surrogate.export.modelica",
     # identification
     "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
@@ -68,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate import ph as ph
     from fmu_surrogate.benchmarks.build import benchmark_fmu as benchmark_fmu
     from fmu_surrogate.errors import FmuSurrogateError as FmuSurrogateError
+    from fmu_surrogate.export.modelica import export_modelica as export_modelica
     from fmu_surrogate.fmu import plans as plans
     from fmu_surrogate.fmu import signals as signals
     from fmu_surrogate.fmu.campaign import HarvestSession as HarvestSession
