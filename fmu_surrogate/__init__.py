@@ -51,11 +51,12 @@ _LAZY: dict[str, str] = {
     "interconnect": "fmu_surrogate.ph.interconnect",
     "feedback": "fmu_surrogate.ph.interconnect",
     "simulate": "fmu_surrogate.ph.integrators",
-    # export
-    "export_fmu": "fmu_surrogate.export.fmu_export",
     # validation against the reference FMU
     "validate": "fmu_surrogate.validation",
     "assert_surrogate_matches": "fmu_surrogate.testing.surrogates",
+    # export
+    "export_fmu": "fmu_surrogate.export.fmu_export",
+    "export_modelica": "fmu_surrogate.export.modelica",
     # identification
     "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
@@ -71,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.benchmarks.build import benchmark_fmu as benchmark_fmu
     from fmu_surrogate.errors import FmuSurrogateError as FmuSurrogateError
     from fmu_surrogate.export.fmu_export import export_fmu as export_fmu
+    from fmu_surrogate.export.modelica import export_modelica as export_modelica
     from fmu_surrogate.fmu import plans as plans
     from fmu_surrogate.fmu import signals as signals
     from fmu_surrogate.fmu.campaign import HarvestSession as HarvestSession

@@ -1,14 +1,15 @@
 """One expression source for a surrogate's effort ``z(x)``, its Jacobian ``∂z/∂x`` and ``H(x)``.
 
-Every exporter renders the same small programs, so the generated C code, the Modelica model and
-the numpy evaluator that the tests compare against the ``ph`` objects cannot drift apart::
+Every exporter renders the same small programs (:mod:`fmu_surrogate.export.program`), so the
+generated C code, the Modelica model and the numpy evaluator that the tests compare against the
+``ph`` objects cannot drift apart.  Constant arrays stay arrays — a kernel expansion with
+hundreds of centres becomes one loop over embedded data, never an unrolled expression.
 
-    Program = statements (Let: t = expr;  Loop: for i < N { Let ...; s += expr }) + outputs
-
-Expressions are numbers, state components ``x[j]``, temporaries, elements of named constant
-arrays (``centres[i, j]`` with ``i`` the loop index or a fixed index) and the operations
-``+ - * /``, negation and ``exp``.  Constant arrays stay arrays — a kernel expansion with hundreds
-of centres becomes one loop over embedded data, never an unrolled expression.  The efforts
+The rendered code sums in its own order (and computes kernel distances as differences, not as
+``|a|² + |b|² − 2ab``), so it agrees with the Python effort to round-off *of the expansion*:
+≈ 1e-15 relative for well-scaled data, but identified GP expansions are ill-conditioned (weights
+of 1e4 … 1e7 cancelling to efforts of order 1) and there both differ from the exact value of
+the formula by ≈ 1e-8 relative, equally (tests/export/test_identified.py).  The efforts
 translated are those the package makes: :class:`~fmu_surrogate.ph.LinearEffort` (``z = Q x``),
 :class:`~fmu_surrogate.ph.KernelEffort` (the direct kernel expansion, the Hamiltonian part with
 its derivative kernel and the optional constraint force, formula for formula as
@@ -18,14 +19,30 @@ its derivative kernel and the optional constraint force, formula for formula as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.export.program import (
+    LOOP,
+    Builder,
+    Expr,
+    Let,
+    Num,
+    Par,
+    Program,
+    State,
+    add,
+    as_expr,
+    evaluate,
+    exp,
+    mul,
+    sub,
+)
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.kernel_effort import KernelEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort
@@ -47,178 +64,6 @@ class ExportError(FmuSurrogateError, ValueError):
 
 class UnsupportedEffortError(FmuSurrogateError, TypeError):
     """An effort kind the exporters cannot translate into equations."""
-
-
-# -- the expression representation ---------------------------------------------------------------
-class Expr:
-    """Base of the expression nodes (``+``, ``-``, ``*``, ``/`` build :class:`Op` nodes)."""
-
-    __slots__ = ()
-
-    def __add__(self, other: Expr | float) -> Expr:
-        return add(self, other)
-
-    def __radd__(self, other: Expr | float) -> Expr:
-        return add(other, self)
-
-    def __sub__(self, other: Expr | float) -> Expr:
-        return sub(self, other)
-
-    def __mul__(self, other: Expr | float) -> Expr:
-        return mul(self, other)
-
-    def __rmul__(self, other: Expr | float) -> Expr:
-        return mul(other, self)
-
-    def __truediv__(self, other: Expr | float) -> Expr:
-        return Op("/", (self, _e(other)))
-
-    def __neg__(self) -> Expr:
-        return mul(Num(-1.0), self)
-
-
-@dataclass(frozen=True, eq=False)
-class Num(Expr):
-    """A floating-point constant."""
-
-    value: float
-
-
-@dataclass(frozen=True, eq=False)
-class State(Expr):
-    """The state component ``x[j]`` (0-based)."""
-
-    j: int
-
-
-@dataclass(frozen=True, eq=False)
-class Tmp(Expr):
-    """A temporary (scalar) defined by a :class:`Let` or summed by a :class:`Loop`."""
-
-    name: str
-
-
-class _LoopIndex:
-    def __repr__(self) -> str:
-        return "i"
-
-
-#: the index of the enclosing :class:`Loop` (0-based), usable in :class:`Par` indices
-LOOP = _LoopIndex()
-Index = int | _LoopIndex
-
-
-@dataclass(frozen=True, eq=False)
-class Par(Expr):
-    """Element ``name[idx]`` of a named constant array (``idx = ()`` for a scalar)."""
-
-    name: str
-    idx: tuple[Index, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class Op(Expr):
-    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/``, unary ``exp``."""
-
-    op: str
-    args: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Let:
-    """``name = expr`` (a temporary; inside a loop body it is local to one iteration)."""
-
-    name: str
-    expr: Expr
-
-
-@dataclass(frozen=True)
-class Loop:
-    """``s = 0 for every s; for i in 0..count-1: body; s += expr`` — a reduction over ``i``."""
-
-    count: int
-    body: tuple[Let, ...]
-    sums: tuple[tuple[str, Expr], ...]
-
-
-@dataclass(frozen=True)
-class Program:
-    """Straight-line statements and loops computing the outputs (flattened row-major)."""
-
-    statements: tuple[Let | Loop, ...]
-    outputs: tuple[Expr, ...]
-    shape: tuple[int, ...]
-
-
-def _e(v: Expr | float) -> Expr:
-    return v if isinstance(v, Expr) else Num(float(v))
-
-
-def _zero(e: Expr) -> bool:
-    return isinstance(e, Num) and e.value == 0.0
-
-
-def add(*terms: Expr | float) -> Expr:
-    """Sum of the terms, structural zeros left out (``Num(0)`` if nothing remains)."""
-    ts: list[Expr] = []
-    for t in map(_e, terms):
-        if isinstance(t, Op) and t.op == "+":
-            ts.extend(t.args)
-        elif not _zero(t):
-            ts.append(t)
-    return Num(0.0) if not ts else ts[0] if len(ts) == 1 else Op("+", tuple(ts))
-
-
-def sub(a: Expr | float, b: Expr | float) -> Expr:
-    """``a − b``."""
-    b = _e(b)
-    return _e(a) if _zero(b) else add(a, mul(Num(-1.0), b))
-
-
-def mul(*factors: Expr | float) -> Expr:
-    """Product of the factors (``Num(0)`` if one is a structural zero, ones left out)."""
-    fs: list[Expr] = []
-    for f in map(_e, factors):
-        if _zero(f):
-            return Num(0.0)
-        if isinstance(f, Op) and f.op == "*":
-            fs.extend(f.args)
-        elif not (isinstance(f, Num) and f.value == 1.0):
-            fs.append(f)
-    return Num(1.0) if not fs else fs[0] if len(fs) == 1 else Op("*", tuple(fs))
-
-
-def exp(a: Expr) -> Expr:
-    """``exp(a)``."""
-    return Op("exp", (a,))
-
-
-# -- building programs -------------------------------------------------------------------------
-@dataclass
-class _Builder:
-    """Collects statements; temporaries get unique names ``t<k>`` (lets) and ``s<k>`` (sums)."""
-
-    statements: list[Let | Loop] = field(default_factory=list)
-    count: int = 0
-
-    def let(self, expr: Expr, body: list[Let] | None = None) -> Expr:
-        if isinstance(expr, (Num, State, Tmp, Par)):
-            return expr
-        self.count += 1
-        name = f"t{self.count}"
-        (self.statements if body is None else body).append(Let(name, expr))
-        return Tmp(name)
-
-    def loop(self, count: int, make: Callable[[list[Let]], list[Expr]]) -> list[Expr]:
-        """A reduction: ``make(body)`` appends the body's lets and returns the summands."""
-        body: list[Let] = []
-        summands = make(body)
-        names = []
-        for _ in summands:
-            self.count += 1
-            names.append(f"s{self.count}")
-        self.statements.append(Loop(count, tuple(body), tuple(zip(names, summands))))
-        return [Tmp(n) for n in names]
 
 
 class _Params(dict):
@@ -314,7 +159,7 @@ def _check_kind(effort: Any) -> None:
             f"fmu_surrogate.export.expressions.")
 
 
-def _linear(e: LinearEffort, xs: Sequence[Expr], b: _Builder, P: _Params, pre: str,
+def _linear(e: LinearEffort, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
             which: str) -> Any:
     n = len(xs)
     Q = P.add(f"{pre}Q", e.Q, "the energy matrix Q")
@@ -413,7 +258,7 @@ def _kernel_constraint(e: KernelEffort, xs, b, P, pre, which):
     return dd, da
 
 
-def _kernel(e: KernelEffort, xs: Sequence[Expr], b: _Builder, P: _Params, pre: str,
+def _kernel(e: KernelEffort, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
             which: str) -> Any:
     n = len(xs)
     if e.n_centres == 0:
@@ -471,7 +316,7 @@ def _kernel(e: KernelEffort, xs: Sequence[Expr], b: _Builder, P: _Params, pre: s
     return dz
 
 
-def _composite(e: CompositeEffort, xs: Sequence[Expr], b: _Builder, P: _Params, pre: str,
+def _composite(e: CompositeEffort, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
                which: str) -> Any:
     n = len(xs)
     if e.offsets[-1] != n:
@@ -491,7 +336,7 @@ def _composite(e: CompositeEffort, xs: Sequence[Expr], b: _Builder, P: _Params, 
     return dz
 
 
-def _emit(effort: Any, xs: Sequence[Expr], b: _Builder, P: _Params, pre: str,
+def _emit(effort: Any, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
           which: str) -> Any:
     if isinstance(effort, LinearEffort):
         return _linear(effort, xs, b, P, pre, which)
@@ -553,11 +398,11 @@ def effort_expressions(system: Any) -> EffortExpressions:
     for which in ("z", "dz", "H"):
         if which == "H" and not has_h:
             continue
-        b = _Builder()
+        b = Builder()
         out = _emit(effort, xs, b, params, "", which)
         flat = [out] if which == "H" else out if which == "z" else [v for r in out for v in r]
         shape = {"z": (n,), "dz": (n, n), "H": ()}[which]
-        progs[which] = Program(tuple(b.statements), tuple(map(_e, flat)), shape)
+        progs[which] = Program(tuple(b.statements), tuple(map(as_expr, flat)), shape)
     return EffortExpressions(n, dict(params), progs["z"], progs["dz"], progs.get("H"),
                              _describe(effort))
 
@@ -568,65 +413,6 @@ def _describe(effort: Any) -> str:
     if isinstance(effort, LinearEffort):
         return f"LinearEffort(n={effort.Q.shape[0]})"
     return repr(effort)
-
-
-# -- the numpy rendering -------------------------------------------------------------------------
-def _value(e: Expr, env: dict[str, Any], x: Array, params: dict[str, Array]) -> Any:
-    if isinstance(e, Num):
-        return e.value
-    if isinstance(e, State):
-        return x[:, e.j : e.j + 1]
-    if isinstance(e, Tmp):
-        return env[e.name]
-    if isinstance(e, Par):
-        a = params[e.name]
-        if any(k is LOOP for k in e.idx):
-            return a[tuple(slice(None) if k is LOOP else k for k in e.idx)][None, :]
-        return a[e.idx] if e.idx else float(a)
-    vals = [_value(a, env, x, params) for a in e.args]
-    if e.op == "+":
-        return sum(vals[1:], vals[0])
-    if e.op == "*":
-        out = vals[0]
-        for v in vals[1:]:
-            out = out * v
-        return out
-    if e.op == "/":
-        return vals[0] / vals[1]
-    if e.op == "exp":
-        return np.exp(vals[0])
-    raise ValueError(f"unknown operation {e.op!r}")
-
-
-def evaluate(program: Program, params: dict[str, Array], x: Array) -> Array:
-    """Evaluate ``program`` at the rows of ``x`` ((M, n) -> (M, *program.shape)), loops
-    vectorised over their index.
-
-    Parameters
-    ----------
-    program : Program
-        The program.
-    params : dict of str to ndarray
-        Its constant arrays.
-    x : ndarray, shape (M, n)
-        States.
-    """
-    M = x.shape[0]
-    env: dict[str, Any] = {}
-    for st in program.statements:
-        if isinstance(st, Let):
-            env[st.name] = _value(st.expr, env, x, params)
-            continue
-        local = dict(env)
-        for let in st.body:
-            local[let.name] = _value(let.expr, local, x, params)
-        for name, expr in st.sums:
-            v = np.broadcast_to(_value(expr, local, x, params), (M, st.count))
-            env[name] = v.sum(axis=1, keepdims=True)
-    out = np.empty((M, len(program.outputs)))
-    for k, expr in enumerate(program.outputs):
-        out[:, k] = np.broadcast_to(_value(expr, env, x, params), (M, 1))[:, 0]
-    return out.reshape((M, *program.shape))
 
 
 def effort_c_source(system: Any, prefix: str = "eff") -> str:

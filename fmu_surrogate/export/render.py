@@ -10,19 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fmu_surrogate.export.expressions import (
-    LOOP,
-    EffortExpressions,
-    ExportError,
-    Expr,
-    Let,
-    Num,
-    Op,
-    Par,
-    Program,
-    State,
-    Tmp,
-)
+from fmu_surrogate.export.expressions import EffortExpressions, ExportError
+from fmu_surrogate.export.program import LOOP, Expr, Let, Num, Op, Par, Program, State, Tmp
 
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -164,3 +153,98 @@ def render_c(ex: EffortExpressions, prefix: str) -> str:
     out += _c_body(ex.H, leaf, "H") if ex.H is not None else ["    (void)x;", "    return NAN;"]
     out += ["}", ""]
     return "\n".join(out)
+
+
+# -- Modelica ------------------------------------------------------------------------------------
+def used_params(prog: Program) -> list[str]:
+    """Names of the constant arrays a program reads, in order of first use."""
+    seen: dict[str, None] = {}
+
+    def walk(e: Expr) -> None:
+        if isinstance(e, Par):
+            seen.setdefault(e.name)
+        elif isinstance(e, Op):
+            for a in e.args:
+                walk(a)
+
+    for st in prog.statements:
+        for ex in ([st.expr] if isinstance(st, Let) else
+                   [b.expr for b in st.body] + [s for _, s in st.sums]):
+            walk(ex)
+    for ex in prog.outputs:
+        walk(ex)
+    return list(seen)
+
+
+def _mo_leaf(names: dict[str, str]) -> Callable[[Expr], str]:
+    def leaf(e: Expr) -> str:
+        if isinstance(e, State):
+            return f"x[{e.j + 1}]"
+        if isinstance(e, Tmp):
+            return e.name
+        assert isinstance(e, Par)
+        if not e.idx:
+            return names[e.name]
+        idx = ", ".join("i" if k is LOOP else str(k + 1) for k in e.idx)
+        return f"{names[e.name]}[{idx}]"
+
+    return leaf
+
+
+def _mo_dims(shape: tuple[int, ...]) -> str:
+    return f"[{', '.join(map(str, shape))}]" if shape else ""
+
+
+def render_modelica_function(prog: Program, name: str, output: str, params: dict[str, np.ndarray],
+                             names: dict[str, str], comment: str, n: int,
+                             annotation: str = "") -> str:
+    """A Modelica function ``output = name(x, <params the program reads>)``.
+
+    Parameters
+    ----------
+    prog : Program
+        The program.
+    name : str
+        The function's name.
+    output : str
+        Name of its output (an array of ``prog.shape``).
+    params : dict of str to ndarray
+        The constant arrays (for their shapes).
+    names : dict of str to str
+        Modelica name of each constant array.
+    comment : str
+        Description string.
+    n : int
+        State dimension.
+    annotation : str
+        Text of an ``annotation(...)`` of the function, if any.
+    """
+    leaf = _mo_leaf(names)
+    decl = [f"    input Real x[{n}] \"State\";"]
+    decl += [f"    input Real {names[p]}{_mo_dims(params[p].shape)};" for p in used_params(prog)]
+    decl.append(f"    output Real {output}{_mo_dims(prog.shape)};")
+    temps, body = [], []
+    for st in prog.statements:
+        if isinstance(st, Let):
+            temps.append(st.name)
+            body.append(f"    {st.name} := {_expr(st.expr, leaf)};")
+            continue
+        temps += [s for s, _ in st.sums] + [b.name for b in st.body]
+        body += [f"    {s} := 0;" for s, _ in st.sums]
+        body.append(f"    for i in 1:{st.count} loop")
+        body += [f"      {b.name} := {_expr(b.expr, leaf)};" for b in st.body]
+        body += [f"      {s} := {_expr(Op('+', (Tmp(s), e)), leaf)};" for s, e in st.sums]
+        body.append("    end for;")
+    shape = prog.shape
+    for k, e in enumerate(prog.outputs):
+        idx = np.unravel_index(k, shape) if shape else ()
+        sub = f"[{', '.join(str(int(j) + 1) for j in idx)}]" if shape else ""
+        body.append(f"    {output}{sub} := {_expr(e, leaf)};")
+    lines = [f"  function {name} \"{comment}\""] + decl
+    if temps:
+        lines += ["  protected"] + [f"    Real {t};" for t in temps]
+    lines += ["  algorithm"] + body
+    if annotation:
+        lines.append(f"    annotation({annotation});")
+    lines.append(f"  end {name};")
+    return "\n".join(lines)

@@ -21,6 +21,8 @@ holds), so one flipped bit costs one record, not every later one; :meth:`RunStor
 torn tail and :attr:`RunStore.discarded` says what was dropped and why.  No fsync: data that
 reached the kernel survives the death of the process (not a power cut).  Nothing is pickled.
 
+The records are encoded, decoded and scanned by :mod:`~fmu_surrogate.fmu.store_records`.
+
 Concurrency: :meth:`RunStore.open` takes the exclusive lock *before* it reads or writes anything
 else in the store, so two harvests started together on one path cannot interleave their
 manifests; the loser is told whether the winner runs the same or another campaign.
@@ -31,8 +33,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
 from fmu_surrogate.fmu.errors import FMUError
+from fmu_surrogate.fmu.store_records import decode_record, encode_record, is_record, scan_records
 
 try:
     import fcntl
@@ -53,36 +54,9 @@ __all__ = ["STORE_FORMAT", "RunStore", "StoreLockedError", "StoreMismatchError",
 
 STORE_FORMAT = "fmu-surrogate run store"
 STORE_VERSION = 1
-_MAGIC = b"FSR1"
-_HEAD = struct.Struct("<4sIQ")
-_CRC = struct.Struct("<I")
 
-
-def encode_record(header: dict[str, Any], data: np.ndarray) -> bytes:
-    """One ``runs.bin`` record (see the module docs) of ``header`` and ``data`` (n, n_columns).
-
-    Workers encode their results with this, so that the process that owns the store only has
-    to append the bytes (:meth:`RunStore.append_record`).
-    """
-    body = np.ascontiguousarray(data, dtype="<f8").reshape(-1).view(np.uint8)
-    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    crc = zlib.crc32(body, zlib.crc32(h))
-    return b"".join((_HEAD.pack(_MAGIC, len(h), body.size), h, body, _CRC.pack(crc)))
-
-
-def decode_record(rec: bytes | memoryview, n_columns: int) -> tuple[dict[str, Any], np.ndarray]:
-    """Inverse of :func:`encode_record` for one complete record (no CRC check: it comes from a
-    pipe, not from disk).  The data is a read-only view of ``rec``."""
-    _magic, hl, dl = _HEAD.unpack_from(rec, 0)
-    h0 = _HEAD.size
-    header = json.loads(bytes(rec[h0:h0 + hl]))
-    data = np.frombuffer(rec, dtype="<f8", count=dl // 8, offset=h0 + hl)
-    return header, data.reshape(-1, n_columns)
-
-
-def is_record(msg: bytes | memoryview) -> bool:
-    """Whether ``msg`` starts like a record of :func:`encode_record`."""
-    return bytes(msg[:4]) == _MAGIC
+# the record functions, importable from here as before
+_REEXPORTED_HELPERS = (decode_record, is_record)
 
 
 class StoreMismatchError(FMUError):
@@ -311,55 +285,14 @@ class RunStore:
             raw = runs.read_bytes()
         except FileNotFoundError:
             return
-        mv = memoryview(raw)
-        pos, size = 0, len(raw)
-        last_end = 0
-        while pos + _HEAD.size <= size:
-            parsed = self._parse_at(raw, mv, pos, size)
-            if parsed is None:  # damaged here: resynchronise at the next magic
-                nxt = raw.find(_MAGIC, pos + 1)
-                while nxt != -1 and self._parse_at(raw, mv, nxt, size) is None:
-                    nxt = raw.find(_MAGIC, nxt + 1)
-                if nxt == -1:
-                    break  # a torn tail (or damage up to the end)
-                self.discarded["damaged"] += 1
-                self.discarded["damaged_bytes"] += nxt - pos
-                pos = nxt
-                continue
-            header, data, end = parsed
-            last_end = pos = end
+        self._intact_end = 0
+        for header, data, end in scan_records(raw, self.n_columns, self.discarded):
+            self._intact_end = end
             verdict = self._valid(header, data)
             if verdict:
                 self.discarded[verdict] += 1
             else:
                 yield header, data, end
-        self._intact_end = last_end
-        if last_end < size:  # a torn tail (a run killed mid-write) or damage up to the end
-            self.discarded["damaged"] += 1
-            self.discarded["damaged_bytes"] += size - last_end
-
-    def _parse_at(self, raw: bytes, mv: memoryview, pos: int,
-                  size: int) -> tuple[Any, np.ndarray, int] | None:
-        if pos + _HEAD.size > size:
-            return None
-        magic, hl, dl = _HEAD.unpack_from(mv, pos)
-        end = pos + _HEAD.size + hl + dl + _CRC.size
-        if magic != _MAGIC or end > size or dl % 8:
-            return None
-        h0 = pos + _HEAD.size
-        hb, db = mv[h0:h0 + hl], mv[h0 + hl:h0 + hl + dl]
-        (crc,) = _CRC.unpack_from(mv, h0 + hl + dl)
-        if zlib.crc32(db, zlib.crc32(hb)) != crc:
-            return None
-        try:
-            header = json.loads(bytes(hb).decode("utf-8"))
-        except ValueError:
-            return None
-        if (dl // 8) % self.n_columns:
-            return header, np.empty((0, self.n_columns)), end  # judged invalid by _valid
-        data = np.frombuffer(raw, dtype="<f8", count=dl // 8,
-                             offset=h0 + hl).reshape(-1, self.n_columns)
-        return header, data, end
 
     def discarded_text(self) -> str:
         """One sentence on what the last scan dropped ('' when nothing was)."""

@@ -46,3 +46,12 @@ def test_export_of_a_damaged_file_is_one_line(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["export", str(bad), "--fmu", str(tmp_path / "b.fmu")]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
+
+
+def test_export_writes_modelica_next_to_the_fmu(surrogate, tmp_path, capsys):
+    mo = tmp_path / "Osc.mo"
+    assert main(["export", str(surrogate), "--fmu", str(tmp_path / "o.fmu"), "--modelica",
+                 str(mo)]) == 0
+    assert "Modelica model" in capsys.readouterr().out
+    text = mo.read_text()
+    assert "RealInput F" in text and "RealOutput v" in text

@@ -1,0 +1,386 @@
+"""Modelica export of pH surrogates: one ``.mo`` model, or a package of several.
+
+The model writes the pH-DAE out as equations over parameters that hold the surrogate's numbers::
+
+    E*der(x) = (J - R)*z + B*u;   y = transpose(B)*z;   z = effort(x, <effort data>);
+    H = hamiltonian(x, ...);      P_supplied = y*u;     P_dissipated = z*(R*z);
+    der(E_supplied) = P_supplied; der(E_dissipated) = P_dissipated;
+    energy_residual = H - H_start - E_supplied + E_dissipated     (zero for an exact solution)
+
+``effort``, ``effortJacobian`` (declared as the analytic derivative of ``effort`` for index
+reduction) and ``hamiltonian`` are Modelica functions rendered from the same expression source
+as the C code of the FMU exporter (:mod:`fmu_surrogate.export.expressions`), kernel sums as
+``for`` loops over parameter arrays.  Ports are ``Modelica.Blocks.Interfaces.RealInput`` /
+``RealOutput`` named after the surrogate's ports, sanitised to Modelica identifiers; the mapping
+is recorded in the model's documentation.  Several surrogates become a package directory
+(``package.mo``, ``package.order``, one file per model), as ``modelica/FmuSurrogateBenchmarks``.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.export.expressions import EffortExpressions, ExportError, effort_expressions
+from fmu_surrogate.export.render import number, render_modelica_function, used_params
+
+__all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
+
+#: reserved words of Modelica 3.5 (§2.3.3)
+KEYWORDS = frozenset([
+    "algorithm", "and", "annotation", "block", "break", "class", "connect", "connector",
+    "constant", "constrainedby", "der", "discrete", "each", "else", "elseif", "elsewhen",
+    "encapsulated", "end", "enumeration", "equation", "expandable", "extends", "external",
+    "false", "final", "flow", "for", "function", "if", "import", "impure", "in", "initial",
+    "inner", "input", "loop", "model", "not", "operator", "or", "outer", "output", "package",
+    "parameter", "partial", "protected", "public", "pure", "record", "redeclare", "replaceable",
+    "return", "stream", "then", "true", "type", "when", "while", "within"
+])
+#: names the generated model uses itself, and built-ins it calls
+_INTERNAL = frozenset([
+    "E", "J", "R", "B", "x", "x_start", "z", "u", "H", "H_start", "P_supplied", "P_dissipated",
+    "energy_residual", "E_supplied", "E_dissipated", "effort", "effortJacobian",
+    "effortDerivative", "hamiltonian", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
+    "transpose", "Real", "Integer", "Boolean", "String"
+])
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+def modelica_identifier(name: str) -> str:
+    """``name`` made a valid Modelica identifier (not a keyword): other characters become ``_``.
+
+    Parameters
+    ----------
+    name : str
+        Any name, e.g. a port name ``"s1.F"`` or ``"2nd"``.
+
+    Returns
+    -------
+    str
+        ``"s1_F"``, ``"p2nd"``; a keyword gets a trailing ``_`` (``"end_"``).
+    """
+    s = re.sub(r"[^A-Za-z0-9_]", "_", str(name)).strip("_") or "port"
+    s = re.sub(r"__+", "_", s)
+    if not s[0].isalpha():
+        s = "p" + s
+    return s + "_" if s in KEYWORDS else s
+
+
+def _check_name(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name) or name in KEYWORDS:
+        raise ExportError(f"{what} {name!r} is not a valid Modelica identifier (letters, digits "
+                          f"and underscores, starting with a letter, not a keyword); use e.g. "
+                          f"{modelica_identifier(str(name))!r}.")
+    return name
+
+
+def _array(a: np.ndarray, indent: str) -> str:
+    if a.ndim == 0:
+        return number(a)
+    if a.ndim == 1:
+        return "{" + ", ".join(number(v) for v in a) + "}"
+    rows = [_array(r, indent + "  ") for r in a]
+    return "{" + f",\n{indent}  ".join(rows) + "}"
+
+
+def _string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _load(surrogate: Any) -> tuple[Any, str | None]:
+    from fmu_surrogate.ph import PHDAE, load
+
+    if isinstance(surrogate, (str, os.PathLike)):
+        return load(surrogate), Path(surrogate).stem
+    if not isinstance(surrogate, PHDAE):
+        raise ExportError(f"cannot export a {type(surrogate).__name__}: pass a pH system "
+                          f"(LinearPH, PHDAE) or the path of a surrogate JSON file.")
+    return surrogate, None
+
+
+def _check_finite(system: Any) -> None:
+    for key in ("E", "J", "R", "B"):
+        if not np.all(np.isfinite(getattr(system, key))):
+            raise ExportError(f"the surrogate's matrix {key} contains NaN or Inf; an exported "
+                              f"surrogate needs finite parameters: re-identify or repair it.")
+
+
+class _Names:
+    """Modelica names of ports and states: sanitised, unique, clear of the model's own names."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self.mapping: list[tuple[str, str, str]] = []
+
+    def add(self, original: str, group: str) -> str:
+        base = modelica_identifier(original)
+        name, k = base, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        self.mapping.append((group, original, name))
+        return name
+
+
+def _unit(system: Any, group: str, k: int) -> str:
+    units = getattr(system, "units", None) or {}
+    vals = units.get(group) or []
+    u = vals[k] if k < len(vals) else ""
+    return f'unit = "{_string(u)}"' if isinstance(u, str) and u else ""
+
+
+def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
+    rows = "\n".join(f"<tr><td>{g}</td><td>{html.escape(o)}</td><td>{m}</td></tr>"
+                     for g, o, m in names.mapping)
+    prov = getattr(system, "provenance", None) or {}
+    src = prov.get("source_fmu", {}) if isinstance(prov, dict) else {}
+    origin = (f"<p>Identified from the FMU <code>{html.escape(str(src.get('name')))}</code> "
+              f"by method <code>{html.escape(str(prov.get('method')))}</code>.</p>\n"
+              if src else "")
+    info = (f"<html>\n<p>Port-Hamiltonian surrogate exported by fmu-surrogate: "
+            f"E der(x) = (J - R) z(x) + B u, y = B' z(x), with the effort {html.escape(ex.kind)}."
+            f"</p>\n{origin}<p>Names of the surrogate and their Modelica identifiers:</p>\n"
+            f"<table border=\"1\">\n<tr><th>kind</th><th>surrogate</th><th>Modelica</th></tr>\n"
+            f"{rows}\n</table>\n</html>")
+    return _string(info)
+
+
+def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
+                   within: str | None = None) -> str:
+    """The Modelica source of one surrogate model.
+
+    Parameters
+    ----------
+    surrogate : PHDAE, LinearPH or path
+        The surrogate, or its JSON file.
+    model_name : str
+        Name of the model (a Modelica identifier).
+    within : str, optional
+        The package the model belongs to (writes ``within <package>;``).
+
+    Returns
+    -------
+    str
+        The text of the ``.mo`` file.
+
+    Raises
+    ------
+    ExportError
+        Invalid names, NaN or infinite parameters, an empty kernel expansion.
+    UnsupportedEffortError
+        An effort kind without a translation.
+    """
+    system, _ = _load(surrogate)
+    _check_name(model_name, "model name")
+    _check_finite(system)
+    ex = effort_expressions(system)
+    n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
+    ident = np.array_equal(system.E, np.eye(n))
+    # effort data keep their names unless one means a system matrix with other values
+    sys_mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
+    pnames = {}
+    for p, a in ex.params.items():
+        clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
+        pnames[p] = f"effort_{p}" if clash or p in _INTERNAL - {"E"} else p
+    names = _Names(set(_INTERNAL) | set(pnames.values()) | {model_name})
+    ins = [names.add(s, "input") for s in system.input_names]
+    outs = [names.add(s, "output") for s in system.output_names]
+    names.mapping += [("state", s, f"x[{k + 1}]") for k, s in enumerate(system.state_names)]
+    diff = np.any(system.E != 0, axis=0)
+
+    lines = [f"within {within};"] if within else []
+    lines.append(f'model {model_name} "pH surrogate: E*der(x) = (J - R)*z(x) + B*u, '
+                 f'y = transpose(B)*z(x)"')
+    if not ident:
+        lines.append(f'  parameter Real E[{n}, {n}] = {_array(system.E, "    ")} '
+                     f'"Descriptor matrix" annotation (Evaluate = true);')
+    lines += [(f'  parameter Real J[{n}, {n}] = {_array(system.J, "    ")} '
+              f'"Structure matrix (skew-symmetric)";'),
+              (f'  parameter Real R[{n}, {n}] = {_array(system.R, "    ")} '
+              f'"Dissipation matrix (symmetric positive semi-definite)";'),
+              *([f'  parameter Real B[{n}, {m}] = {_array(system.B, "    ")} "Port matrix";']
+                if m else []),
+              (f'  parameter Real x_start[{n}] = {_array(np.zeros(n), "    ")} '
+              f'"Start values of the states (fixed where E has a nonzero column)";')]
+    declared = {"E"} if not ident else set()
+    for p, a in ex.params.items():
+        if pnames[p] in declared:
+            continue
+        declared.add(pnames[p])
+        dims = "" if a.ndim == 0 else f"[{', '.join(map(str, a.shape))}]"
+        lines.append(f'  parameter Real {pnames[p]}{dims} = {_array(a, "    ")} "Effort data";')
+    for k, (name, orig) in enumerate(zip(ins, system.input_names)):
+        mod = _unit(system, "inputs", k)
+        lines.append(f'  Modelica.Blocks.Interfaces.RealInput {name}{f"({mod})" if mod else ""} '
+                     f'"Input {_string(orig)}";')
+    for k, (name, orig) in enumerate(zip(outs, system.output_names)):
+        mod = _unit(system, "outputs", k)
+        lines.append(f'  Modelica.Blocks.Interfaces.RealOutput {name}{f"({mod})" if mod else ""}'
+                     f' "Output {_string(orig)}";')
+    if has_h:
+        lines += ['  Modelica.Blocks.Interfaces.RealOutput H "Hamiltonian H(x)";',
+                  ('  Modelica.Blocks.Interfaces.RealOutput energy_residual '
+                  '"H - H_start - E_supplied + E_dissipated (zero for an exact solution)";')]
+    lines += [('  Modelica.Blocks.Interfaces.RealOutput P_supplied "Power supplied at the ports, '
+              'y*u";'),
+              ('  Modelica.Blocks.Interfaces.RealOutput P_dissipated "Power dissipated, '
+              'z*R*z";')]
+    fixed = "{" + ", ".join("true" if d else "false" for d in diff) + "}"
+    lines += [(f'  Real x[{n}](start = x_start, fixed = {fixed}) '
+              f'"States: {_string(", ".join(system.state_names))}";'),
+              f'  Real z[{n}] "Effort z(x)";']
+    if has_h:
+        lines += ['  Real E_supplied(start = 0, fixed = true) "Energy supplied since the start";',
+                  ('  Real E_dissipated(start = 0, fixed = true) '
+                  '"Energy dissipated since the start";')]
+    lines.append("protected")
+    if has_h:
+        lines.append('  parameter Real H_start(fixed = false) "H at the start";')
+    if m:
+        lines.append(f'  Real u[{m}] "Inputs as a vector";')
+    lines.append(_functions(ex, pnames, n))
+    if has_h:
+        lines += ["initial equation", "  H_start = H;"]
+    call = ", ".join(["x"] + [pnames[p] for p in used_params(ex.z)])
+    y = "{" + ", ".join(outs) + "}"
+    lhs = "der(x)" if ident else "E*der(x)"
+    if m:
+        lines += ["equation", f"  u = {{{', '.join(ins)}}};", f"  z = effort({call});",
+                  f"  {lhs} = (J - R)*z + B*u;", f"  {y} = transpose(B)*z;",
+                  f"  P_supplied = {y}*u;"]
+    else:
+        lines += ["equation", f"  z = effort({call});", f"  {lhs} = (J - R)*z;",
+                  "  P_supplied = 0;"]
+    lines.append("  P_dissipated = z*(R*z);")
+    if has_h:
+        hcall = ", ".join(["x"] + [pnames[p] for p in used_params(ex.H)])
+        lines += [f"  H = hamiltonian({hcall});",
+                  "  der(E_supplied) = P_supplied;",
+                  "  der(E_dissipated) = P_dissipated;",
+                  "  energy_residual = H - H_start - E_supplied + E_dissipated;"]
+    lines += [f'  annotation (Documentation(info = "{_documentation(system, ex, names)}"));',
+              f"end {model_name};", ""]
+    return "\n".join(lines)
+
+
+def _functions(ex: EffortExpressions, pnames: dict[str, str], n: int) -> str:
+    zp = used_params(ex.z)
+    zero = ", ".join(f"zeroDerivative = {pnames[p]}" for p in zp)
+    deriv = f"derivative({zero}) = effortDerivative" if zp else "derivative = effortDerivative"
+    parts = [render_modelica_function(ex.z, "effort", "z", ex.params, pnames, "Effort z(x)", n,
+                                      annotation=deriv),
+             render_modelica_function(ex.dz, "effortJacobian", "dz", ex.params, pnames,
+                                      "Jacobian dz/dx of the effort", n)]
+    jp = used_params(ex.dz)
+    if not set(jp) <= set(zp):
+        raise AssertionError("the Jacobian reads data the effort does not")
+    args = ", ".join(["x"] + [pnames[p] for p in jp])
+    decl = "\n".join(f"    input Real {pnames[p]}{_dims(ex.params[p])};" for p in zp)
+    parts.append(
+        f'  function effortDerivative "Time derivative of the effort, dz/dx*der(x)"\n'
+        f'    input Real x[{n}] "State";\n' + (decl + "\n" if decl else "")
+        + f'    input Real der_x[{n}] "Time derivative of the state";\n'
+        f'    output Real der_z[{n}];\n  algorithm\n'
+        f"    der_z := effortJacobian({args})*der_x;\n  end effortDerivative;")
+    if ex.H is not None:
+        parts.append(render_modelica_function(ex.H, "hamiltonian", "H", ex.params, pnames,
+                                              "Hamiltonian H(x)", n))
+    return "\n".join(parts)
+
+
+def _dims(a: np.ndarray) -> str:
+    return "" if a.ndim == 0 else f"[{', '.join(map(str, a.shape))}]"
+
+
+def export_modelica(surrogate: Any, path: str | os.PathLike, *,
+                    model_name: str | Sequence[str] | None = None,
+                    package: str | None = None) -> Path:
+    """Write pH surrogates as Modelica: one ``.mo`` model, or a package of several.
+
+    Parameters
+    ----------
+    surrogate : PHDAE, LinearPH, path, or a sequence of them
+        The surrogate(s): ``ph`` systems or surrogate JSON files.  Several need ``package``.
+    path : path
+        Without ``package``: the ``.mo`` file to write (or a directory to write
+        ``<model_name>.mo`` into).  With ``package``: the directory in which the package
+        directory ``<package>/`` (``package.mo``, ``package.order``, one ``.mo`` per model) is
+        written.
+    model_name : str or sequence of str, optional
+        Model names (Modelica identifiers); default: the JSON file's name made an identifier,
+        else ``Surrogate`` (``Surrogate1``, ``Surrogate2``, … for several).
+    package : str, optional
+        Name of the package (a Modelica identifier).
+
+    Returns
+    -------
+    Path
+        The ``.mo`` file, or the package directory.
+
+    Raises
+    ------
+    ExportError
+        Invalid or duplicate names, several surrogates without ``package``, NaN or infinite
+        parameters, an empty kernel expansion.
+    UnsupportedEffortError
+        An effort kind without a translation.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, pathlib
+    >>> from fmu_surrogate.ph import LinearPH
+    >>> osc = LinearPH([[0, 1], [-1, 0]], np.zeros((2, 2)), np.eye(2), [[0], [1]],
+    ...                input_names=["F"], output_names=["v"])
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     mo = export_modelica(osc, pathlib.Path(folder) / "Oscillator.mo")
+    ...     "Modelica.Blocks.Interfaces.RealInput F" in mo.read_text()
+    True
+    """
+    many = isinstance(surrogate, (list, tuple))
+    items = list(surrogate) if many else [surrogate]
+    if not items:
+        raise ExportError("no surrogate to export: pass at least one.")
+    if many and package is None:
+        raise ExportError(f"{len(items)} surrogates need a package: pass package='MySurrogates'.")
+    loaded = [_load(s) for s in items]
+    if model_name is None:
+        names = [modelica_identifier(stem) if stem else
+                 ("Surrogate" if len(items) == 1 else f"Surrogate{k + 1}")
+                 for k, (_, stem) in enumerate(loaded)]
+    else:
+        names = [model_name] if isinstance(model_name, str) else list(model_name)
+    if len(names) != len(items):
+        raise ExportError(f"model_name gives {len(names)} names for {len(items)} surrogates.")
+    for nm in names:
+        _check_name(nm, "model name")
+    if len(set(names)) != len(names):
+        raise ExportError(f"model names must be distinct, got {names}; pass model_name=[...].")
+    path = Path(path)
+    if package is None:
+        target = path / f"{names[0]}.mo" if path.is_dir() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(modelica_model(loaded[0][0], names[0]), encoding="utf-8")
+        return target
+    _check_name(package, "package name")
+    if package in names:
+        raise ExportError(f"the package and a model are both called {package!r}; rename one.")
+    root = path / package
+    root.mkdir(parents=True, exist_ok=True)
+    for (system, _), nm in zip(loaded, names):
+        (root / f"{nm}.mo").write_text(modelica_model(system, nm, within=package),
+                                       encoding="utf-8")
+    items_html = "\n".join(f'<li><a href=\\"modelica://{package}.{nm}\\">{nm}</a></li>'
+                           for nm in names)
+    (root / "package.mo").write_text(
+        f'within;\npackage {package} "pH surrogates exported by fmu-surrogate"\n'
+        f'  annotation (Documentation(info = "<html>\n<p>Port-Hamiltonian surrogates exported '
+        f'by fmu-surrogate; each model documents its port names.</p>\n<ul>\n{items_html}\n'
+        f'</ul>\n</html>"));\nend {package};\n', encoding="utf-8")
+    (root / "package.order").write_text("".join(f"{nm}\n" for nm in names), encoding="utf-8")
+    return root

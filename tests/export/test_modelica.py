@@ -1,0 +1,314 @@
+"""Modelica export: the text parses (Modelica 3.5 grammar), is balanced, uses what it declares,
+and its equations and functions evaluate to the ph objects' numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.export.expressions import ExportError, UnsupportedEffortError
+from fmu_surrogate.export.modelica import (
+    KEYWORDS,
+    export_modelica,
+    modelica_identifier,
+    modelica_model,
+)
+from fmu_surrogate.ph import PHDAE, KernelEffort, LinearPH, interconnect, save
+from tests.export import _modelica_check as mc
+
+REPO = Path(__file__).resolve().parents[2]
+# measured: equation residuals and function values vs the ph objects ≤ 1.0e-15 relative (the
+# checker evaluates the Modelica text with numpy in the model's own order of operations)
+RTOL = 2e-14
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _skew(r, n):
+    A = r.normal(size=(n, n))
+    return A - A.T
+
+
+def linear_ph(seed=0, n=4, m=2, E=None, **names):
+    r = _rng(seed)
+    A = r.normal(size=(n, n))
+    L = r.normal(size=(n, n)) * 0.3
+    return LinearPH(_skew(r, n), L @ L.T, A @ A.T + n * np.eye(n), r.normal(size=(n, m)), E=E,
+                    **names)
+
+
+def kernel_dae(seed=1, N=9, hamiltonian=True, constraint=True):
+    """n = 5, differential (0, 2, 3), E = diag(E_dd, 0) with M = E_dd^{-T}, one input."""
+    r = _rng(seed)
+    d = np.array([0, 2, 3])
+    W, c = r.normal(size=(N, 5)), r.normal(size=5)
+    W[:, d], c[d] = 0.0, 0.0
+    Edd = np.eye(3) + 0.2 * r.normal(size=(3, 3))
+    kw = {"differential": d, "h_weights": r.normal(size=(2, N, 3)),
+          "h_lengthscale": r.uniform(0.5, 2.0, (2, 3)), "effort_map": np.linalg.inv(Edd).T,
+          "h_linear": r.normal(size=3), "h_offset": 0.3}
+    if constraint:
+        kw.update(c_weights=r.normal(size=(N, 3)), c_lengthscale=r.uniform(0.5, 2.0, 3),
+                  c_anchor=r.normal(size=(N, 2)), c_shift=r.normal(size=2))
+    ke = KernelEffort(r.normal(size=(N, 5)), W, r.uniform(0.5, 2.0, 5), c, **kw)
+    E = np.zeros((5, 5))
+    E[np.ix_(d, d)] = Edd
+    L = 0.3 * r.normal(size=(5, 5))
+    return PHDAE(E, _skew(r, 5), L @ L.T, r.normal(size=(5, 1)), effort=ke,
+                 hamiltonian=ke.hamiltonian if hamiltonian else None,
+                 input_names=["i.in"], output_names=["v.out"])
+
+
+def coupled():
+    """A linear and a kernel system joined by a gyrator; the kernel system's port stays open."""
+    a = linear_ph(seed=2, n=2, m=1)
+    b = kernel_dae(seed=3, constraint=False)
+    b2 = PHDAE(b.E, b.J, b.R, np.column_stack([b.B, np.ones(5)]), effort=b.effort_function,
+               hamiltonian=b._hamiltonian)
+    return interconnect([a, b2], [[0.0, 1.5], [-1.5, 0.0]], [[0], [0]], names=["a", "b"])
+
+
+def closed():
+    """Both ports of two oscillators coupled: no input remains."""
+    osc = linear_ph(seed=4, n=2, m=1)
+    return interconnect([osc, osc], [[0.0, 1.0], [-1.0, 0.0]], [[0], [0]])
+
+
+SYSTEMS = {
+    "linear": lambda: linear_ph(input_names=["F 1", "end"], output_names=["v.1", "x"]),
+    "linear_dae": lambda: linear_ph(E=np.diag([1.0, 2.0, 0.0, 0.0])),
+    "kernel_dae": kernel_dae,
+    "kernel_no_h": lambda: kernel_dae(hamiltonian=False, constraint=False),
+    "coupled": coupled,
+    "closed": closed,
+}
+
+
+def _port_names(cls, typ):
+    return [c.name for c in cls.components.values() if c.type.endswith(typ)]
+
+
+def _values(system, cls, x, u, d):
+    """Values of every unknown for states x, inputs u and state derivatives d, from ph."""
+    z, y = system.effort(x), system.output(x)
+    ins = _port_names(cls, "RealInput")
+    outs = [n for n in _port_names(cls, "RealOutput")
+            if n not in ("H", "energy_residual", "P_supplied", "P_dissipated")]
+    vals = {"x": x, "z": z, "P_supplied": float(y @ u), "P_dissipated": float(z @ system.R @ z),
+            **dict(zip(ins, u)), **dict(zip(outs, y))}
+    if system.n_inputs:
+        vals["u"] = u
+    der = {"x": d}
+    if system.has_hamiltonian:
+        vals.update(H=float(system.hamiltonian(x)), H_start=0.4, E_supplied=0.7,
+                    E_dissipated=0.2)
+        vals["energy_residual"] = vals["H"] - 0.4 - 0.7 + 0.2
+        der.update(E_supplied=vals["P_supplied"], E_dissipated=vals["P_dissipated"])
+    return vals, der
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_model_is_balanced_and_its_equations_hold(name):
+    system = SYSTEMS[name]()
+    cls = mc.model(modelica_model(system, "M"))
+    assert cls.kind == "model" and cls.name == "M"
+    r = _rng(5)
+    n, m = system.n_states, system.n_inputs
+    x, u, d = r.normal(size=n), r.normal(size=m), r.normal(size=n)
+    vals, der = _values(system, cls, x, u, d)
+    res = mc.residuals(cls, vals, der)
+    # balanced: as many scalar equations as scalar unknowns
+    assert sum(v.size for _, v in res) == sum(mc.unknowns(cls).values())
+    known = {"H_start", *_port_names(cls, "RealInput")}  # a parameter, and the inputs
+    assert set(mc.unknowns(cls)) == set(vals) - known
+    scale = max(1.0, float(np.abs(system.flow(x, u)).max()))
+    for text, v in res:
+        if "der ( x )" in text:  # E der(x) − (J − R) z − B u at an arbitrary derivative
+            expected = system.E @ d - system.flow(x, u)
+            assert np.abs(v - expected).max() < RTOL * scale, text
+        else:
+            assert np.abs(v).max() < RTOL * scale, text
+    if system.has_hamiltonian:
+        (text, v), = mc.residuals(cls, {**vals, "H_start": vals["H"]}, der, initial=True)
+        assert text == "H_start = H" and abs(v[0]) < RTOL
+    # everything declared is used, in the model and in its functions (all of which take x,
+    # though a linear effort's Jacobian does not depend on it; the derivative function takes
+    # all inputs of the effort, as Modelica's derivative annotation prescribes)
+    assert set(cls.components) <= mc.used_names(cls)
+    effort_inputs = set(cls.classes["effort"].components)
+    for fn in cls.classes.values():
+        allowed = {"x"} | (effort_inputs if fn.name == "effortDerivative" else set())
+        assert not mc.function_unused(fn) - allowed, fn.name
+
+
+@pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled"])
+def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
+    system = SYSTEMS[name]()
+    cls = mc.model(modelica_model(system, "M"))
+    ev = mc.Evaluator(cls)
+    fns = cls.classes
+
+    def args(fn):
+        return [ev.params[c.name] for c in fns[fn].components.values()
+                if c.prefix == "input" and c.name not in ("x", "der_x")]
+
+    for x in _rng(6).normal(size=(3, system.n_states)):
+        scale = np.abs(system.effort_jacobian(x)).max()
+        z = ev.call("effort", [x, *args("effort")], {})
+        assert np.abs(z - system.effort(x)).max() < RTOL * np.abs(z).max()
+        dz = ev.call("effortJacobian", [x, *args("effortJacobian")], {})
+        assert np.abs(dz - system.effort_jacobian(x)).max() < RTOL * scale
+        v = _rng(7).normal(size=system.n_states)
+        dv = ev.call("effortDerivative", [x, *args("effort"), v], {})
+        assert np.abs(dv - system.effort_jacobian(x) @ v).max() < RTOL * scale * 3
+        H = ev.call("hamiltonian", [x, *args("hamiltonian")], {})
+        assert abs(H - system.hamiltonian(x)) < RTOL * max(1.0, abs(H))
+
+
+def test_descriptor_is_declared_once_and_fixes_only_differential_states():
+    text = modelica_model(SYSTEMS["linear_dae"](), "M")
+    assert text.count("parameter Real E[4, 4]") == 1 and "effort_E" not in text
+    assert "annotation (Evaluate = true)" in text and "E*der(x) = (J - R)*z + B*u;" in text
+    assert "fixed = {true, true, false, false}" in text
+    assert "  der(x) = (J - R)*z + B*u;" in modelica_model(SYSTEMS["linear"](), "M")
+
+
+def test_derivative_annotation_names_the_data_as_constant():
+    text = modelica_model(kernel_dae(), "M")
+    ann = re.search(r"annotation\(derivative\((.*?)\) = effortDerivative\)", text).group(1)
+    effort_inputs = re.search(r"function effort .*?output", text, re.DOTALL).group(0)
+    data = re.findall(r"input Real (\w+)", effort_inputs)[1:]
+    assert ann == ", ".join(f"zeroDerivative = {p}" for p in data)
+
+
+def _functions_text(text):
+    return text[text.index("  function effort "):text.index("end hamiltonian;")]
+
+
+def test_kernel_sums_are_loops_over_parameter_arrays():
+    system = kernel_dae(N=150)
+    text = modelica_model(system, "Gp")
+    assert "parameter Real centres[150, 5] = {{" in text
+    assert text.count("for i in 1:150 loop") >= 4  # direct part and two H components, at least
+    # the functions are the same for 10 centres apart from the sizes: only the data grows
+    small = _functions_text(modelica_model(kernel_dae(N=10), "Gp"))
+    assert _functions_text(text).replace("150", "10") == small
+    cls = mc.model(text)
+    ev = mc.Evaluator(cls)
+    assert np.array_equal(ev.params["centres"], system.effort_function.X)  # exact literals
+
+
+def test_port_names_are_sanitised_and_the_mapping_recorded():
+    names = ["s1.F", "2nd", "end", "x", "F-1", "F_1", "Modelica", "effort"]
+    r = _rng(8)
+    sys_ = LinearPH(_skew(r, 3), np.zeros((3, 3)), np.eye(3), r.normal(size=(3, 8)),
+                    input_names=names, output_names=[f"y {k}" for k in range(8)])
+    text = modelica_model(sys_, "M")
+    cls = mc.model(text)
+    ins = _port_names(cls, "RealInput")
+    assert ins == ["s1_F", "p2nd", "end_", "x_2", "F_1", "F_1_2", "Modelica_2", "effort_2"]
+    for nm in ins + _port_names(cls, "RealOutput"):
+        assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", nm) and nm not in KEYWORDS
+    for orig, new in zip(names, ins):
+        assert f"<tr><td>input</td><td>{orig}</td><td>{new}</td></tr>" in text
+    assert "<tr><td>state</td><td>x2</td><td>x[2]</td></tr>" in text
+
+
+def test_modelica_identifier():
+    from modelicalang import v3_5
+
+    assert set(v3_5.Syntax._keywords_) == KEYWORDS  # the grammar's reserved words
+    assert modelica_identifier("a.b[1]") == "a_b_1"
+    assert modelica_identifier("when") == "when_"
+    assert modelica_identifier("_x") == "x"
+    assert modelica_identifier("3") == "p3"
+    assert modelica_identifier("µ") == "port"
+
+
+def _repo_package_conventions():
+    pkg = REPO / "modelica" / "FmuSurrogateBenchmarks"
+    text = (pkg / "package.mo").read_text()
+    return text.splitlines()[0], (pkg / "package.order").read_text().split()
+
+
+def test_package_of_several_surrogates(tmp_path):
+    root = export_modelica([linear_ph(), kernel_dae()], tmp_path, package="MySurrogates",
+                           model_name=["Msd", "Rc"])
+    assert root == tmp_path / "MySurrogates"
+    first_line, order = _repo_package_conventions()
+    assert first_line == "within;" and order  # the repository's own package, for reference
+    pkg = (root / "package.mo").read_text()
+    assert pkg.splitlines()[0] == "within;"
+    tree = mc.parse(pkg)
+    assert mc._text(tree).split()[:4] == ["within", ";", "package", "MySurrogates"]
+    assert (root / "package.order").read_text().split() == ["Msd", "Rc"]
+    for nm in ("Msd", "Rc"):
+        cls = mc.model((root / f"{nm}.mo").read_text())
+        assert cls.within == "MySurrogates" and cls.name == nm
+    assert sorted(p.name for p in root.iterdir()) == ["Msd.mo", "Rc.mo", "package.mo",
+                                                      "package.order"]
+
+
+def test_surrogate_json_round_trip(tmp_path):
+    system = kernel_dae()
+    path = save(system, tmp_path / "rc-surrogate.json",
+                units={"inputs": ["A"], "outputs": ["V"]},
+                provenance={"source_fmu": {"name": "rc_network", "guid": "g", "sha256": "0"},
+                            "method": "gp"})
+    mo = export_modelica(path, tmp_path)
+    assert mo == tmp_path / "rc_surrogate.mo"
+    text = mo.read_text()
+    assert 'RealInput i_in(unit = "A")' in text and 'RealOutput v_out(unit = "V")' in text
+    assert "<code>rc_network</code>" in text
+    cls = mc.model(text)
+    ev = mc.Evaluator(cls)
+    eff = system.effort_function
+    for key, ref in (("E", system.E), ("J", system.J), ("B", system.B), ("centres", eff.X),
+                     ("h_weights2", eff.h_weights[1]), ("h_offset", eff.h_offset)):
+        assert np.array_equal(ev.params[key], ref), key  # bit for bit through JSON and .mo
+    x, u, d = _rng(9).normal(size=5), _rng(10).normal(size=1), np.zeros(5)
+    vals, der = _values(system, cls, x, u, d)
+    scale = max(1.0, float(np.abs(system.flow(x, u)).max()))
+    for text_eq, v in mc.residuals(cls, vals, der):
+        if "der ( x )" not in text_eq:
+            assert np.abs(v).max() < RTOL * scale, text_eq
+
+
+class _Strange:
+    def __call__(self, x):
+        return x
+
+
+def test_errors_name_the_problem(tmp_path):
+    bad = linear_ph()
+    bad.J[0, 1] = np.nan
+    with pytest.raises(ExportError, match="matrix J contains NaN"):
+        modelica_model(bad)
+    nan_kernel = kernel_dae()
+    nan_kernel.effort_function.h_weights[0, 0, 0] = np.nan
+    with pytest.raises(ExportError, match="NaN"):
+        export_modelica(nan_kernel, tmp_path / "a.mo")
+    empty = kernel_dae(constraint=False)
+    ke = empty.effort_function
+    ke.X, ke.weights, ke.h_weights = np.zeros((0, 5)), np.zeros((0, 5)), np.zeros((2, 0, 3))
+    with pytest.raises(ExportError, match="kernel expansion is empty"):
+        export_modelica(empty, tmp_path / "a.mo")
+    with pytest.raises(ExportError, match="model name 'my model' is not a valid Modelica"):
+        export_modelica(linear_ph(), tmp_path / "a.mo", model_name="my model")
+    with pytest.raises(ExportError, match="package name 'end'.*keyword"):
+        export_modelica([linear_ph()], tmp_path, package="end")
+    with pytest.raises(ExportError, match="need a package"):
+        export_modelica([linear_ph(), linear_ph()], tmp_path)
+    with pytest.raises(ExportError, match="distinct"):
+        export_modelica([linear_ph(), linear_ph()], tmp_path, package="P", model_name=["A", "A"])
+    with pytest.raises(ExportError, match="pass a pH system"):
+        export_modelica(np.eye(2), tmp_path / "a.mo")
+    strange = PHDAE(np.eye(2), np.zeros((2, 2)), np.eye(2), np.ones((2, 1)), effort=_Strange())
+    with pytest.raises(UnsupportedEffortError, match="'_Strange'"):
+        export_modelica(strange, tmp_path / "a.mo")
+    assert not list(tmp_path.glob("*.mo"))  # nothing half-written
