@@ -34,7 +34,8 @@ import numpy as np
 from fmu_surrogate.export.expressions import ExportError
 from fmu_surrogate.export.fmi3_xml import model_description_xml3
 from fmu_surrogate.export.fmu_spec import is_exact_linear, surrogate_data, surrogate_spec
-from fmu_surrogate.export.names import sanitize
+from fmu_surrogate.export.names import identifier
+from fmu_surrogate.export.source import check_finite, load_surrogate
 
 __all__ = ["export_fmu"]
 
@@ -42,17 +43,6 @@ C_DIR = Path(__file__).parent / "c"
 FRAMEWORK_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "c"
 #: prefix of the fmi2 functions inside an FMI 3.0 binary (only the fmi3 names are its interface)
 FMI2_PREFIX = "sur2_"
-
-
-def _as_system(surrogate: Any) -> Any:
-    from fmu_surrogate.ph import PHDAE, load
-
-    if isinstance(surrogate, (str, os.PathLike)):
-        return load(surrogate)
-    if not isinstance(surrogate, PHDAE):
-        raise ExportError(f"cannot export a {type(surrogate).__name__}: pass a surrogate JSON "
-                          "file or a fmu_surrogate.ph system (LinearPH, PHDAE).")
-    return surrogate
 
 
 def _version(fmi_version: Any) -> str:
@@ -64,21 +54,11 @@ def _version(fmi_version: Any) -> str:
     raise ExportError(f"fmi_version must be 2 or 3, got {fmi_version!r}.")
 
 
-def _check_finite(system: Any) -> None:
-    mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
-    if hasattr(system, "Q"):
-        mats["Q"] = system.Q
-    bad = [k for k, v in mats.items() if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
-    if bad:
-        raise ExportError(f"the surrogate has NaN or infinite entries in {', '.join(bad)}; an "
-                          "FMU of it would produce NaN: identify the surrogate again.")
-
-
 def _identifier(system: Any, model_name: str | None) -> str:
     if model_name is None:
         src = (getattr(system, "provenance", None) or {}).get("source_fmu") or {}
         model_name = f"{src['name']}_surrogate" if src.get("name") else "surrogate"
-    return sanitize([str(Path(str(model_name)).stem)])[0]
+    return identifier(Path(str(model_name)).stem)
 
 
 def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | str = 2,
@@ -129,11 +109,11 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     """
     from fmu_surrogate.fmu.compile import build_fmu
 
-    system = _as_system(surrogate)
+    system, _ = load_surrogate(surrogate)
     version = _version(fmi_version)
     if step is not None and not (np.isfinite(step) and step > 0):
         raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
-    _check_finite(system)
+    check_finite(system)
     from fmu_surrogate.ph import LinearPH
 
     if isinstance(system, LinearPH) and not is_exact_linear(system):

@@ -28,20 +28,13 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.export.expressions import EffortExpressions, ExportError, effort_expressions
+from fmu_surrogate.export.names import MODELICA_KEYWORDS as KEYWORDS
+from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.render import number, render_modelica_function, used_params
+from fmu_surrogate.export.source import check_finite, load_surrogate
 
 __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
 
-#: reserved words of Modelica 3.5 (§2.3.3)
-KEYWORDS = frozenset([
-    "algorithm", "and", "annotation", "block", "break", "class", "connect", "connector",
-    "constant", "constrainedby", "der", "discrete", "each", "else", "elseif", "elsewhen",
-    "encapsulated", "end", "enumeration", "equation", "expandable", "extends", "external",
-    "false", "final", "flow", "for", "function", "if", "import", "impure", "in", "initial",
-    "inner", "input", "loop", "model", "not", "operator", "or", "outer", "output", "package",
-    "parameter", "partial", "protected", "public", "pure", "record", "redeclare", "replaceable",
-    "return", "stream", "then", "true", "type", "when", "while", "within"
-])
 #: names the generated model uses itself, and built-ins it calls
 _INTERNAL = frozenset([
     "E", "J", "R", "B", "x", "x_start", "z", "u", "H", "H_start", "P_supplied", "P_dissipated",
@@ -55,6 +48,8 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 def modelica_identifier(name: str) -> str:
     """``name`` made a valid Modelica identifier (not a keyword): other characters become ``_``.
 
+    The same identifiers as the FMU exporter's (:func:`fmu_surrogate.export.names.identifier`).
+
     Parameters
     ----------
     name : str
@@ -65,11 +60,7 @@ def modelica_identifier(name: str) -> str:
     str
         ``"s1_F"``, ``"p2nd"``; a keyword gets a trailing ``_`` (``"end_"``).
     """
-    s = re.sub(r"[^A-Za-z0-9_]", "_", str(name)).strip("_") or "port"
-    s = re.sub(r"__+", "_", s)
-    if not s[0].isalpha():
-        s = "p" + s
-    return s + "_" if s in KEYWORDS else s
+    return identifier(name)
 
 
 def _check_name(name: str, what: str) -> str:
@@ -91,24 +82,6 @@ def _array(a: np.ndarray, indent: str) -> str:
 
 def _string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _load(surrogate: Any) -> tuple[Any, str | None]:
-    from fmu_surrogate.ph import PHDAE, load
-
-    if isinstance(surrogate, (str, os.PathLike)):
-        return load(surrogate), Path(surrogate).stem
-    if not isinstance(surrogate, PHDAE):
-        raise ExportError(f"cannot export a {type(surrogate).__name__}: pass a pH system "
-                          f"(LinearPH, PHDAE) or the path of a surrogate JSON file.")
-    return surrogate, None
-
-
-def _check_finite(system: Any) -> None:
-    for key in ("E", "J", "R", "B"):
-        if not np.all(np.isfinite(getattr(system, key))):
-            raise ExportError(f"the surrogate's matrix {key} contains NaN or Inf; an exported "
-                              f"surrogate needs finite parameters: re-identify or repair it.")
 
 
 class _Names:
@@ -176,9 +149,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     UnsupportedEffortError
         An effort kind without a translation.
     """
-    system, _ = _load(surrogate)
+    system, _ = load_surrogate(surrogate)
     _check_name(model_name, "model name")
-    _check_finite(system)
+    check_finite(system)
     ex = effort_expressions(system)
     n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
     ident = np.array_equal(system.E, np.eye(n))
@@ -348,7 +321,7 @@ def export_modelica(surrogate: Any, path: str | os.PathLike, *,
         raise ExportError("no surrogate to export: pass at least one.")
     if many and package is None:
         raise ExportError(f"{len(items)} surrogates need a package: pass package='MySurrogates'.")
-    loaded = [_load(s) for s in items]
+    loaded = [load_surrogate(s) for s in items]
     if model_name is None:
         names = [modelica_identifier(stem) if stem else
                  ("Surrogate" if len(items) == 1 else f"Surrogate{k + 1}")

@@ -7,10 +7,11 @@ from fmu_surrogate.ph import LinearPH
 def test_identifiers_pass_and_the_rest_is_sanitised():
     assert sanitize(["F1", "v_2"]) == ["F1", "v_2"]
     assert sanitize(["a b", "mass[1].v", "2nd", "", "der(x)"]) == [
-        "a_b", "mass_1_v", "v_2nd", "v", "der_x_"]
-    # keywords of C and Modelica, and the names the exporter adds, get a trailing underscore
+        "a_b", "mass_1_v", "p2nd", "port", "der_x_"]
+    # keywords of C and Modelica get a trailing underscore; the names the exporter adds are
+    # taken, so a port called H is numbered
     assert sanitize(["double", "model", "H", "energy_residual", "time"]) == [
-        "double_", "model_", "H_", "energy_residual_", "time_"]
+        "double_", "model_", "H_2", "energy_residual_2", "time_2"]
 
 
 def test_collisions_are_numbered():
