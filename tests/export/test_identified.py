@@ -107,3 +107,29 @@ def test_saved_surrogate_exports_to_modelica_as_accurately(gp_surrogate, referen
     ez, eh = _errors(z, H, zr[:8], Hr[:8])
     assert ez <= FACTOR * ez_py and eh <= FACTOR * eh_py
     assert np.array_equal(ev.params["centres"], load(path).effort_function.X)
+
+
+def test_identified_surrogate_runs_as_an_fmu(gp_surrogate, tmp_path):
+    """The FMU of the identified RC surrogate against the true RC network (same scheme, step)."""
+    from fmpy import simulate_fmu
+
+    from fmu_surrogate.benchmarks import rc_network
+    from fmu_surrogate.export import export_fmu
+    from fmu_surrogate.ph import simulate
+
+    S, _ = gp_surrogate
+    fmu = export_fmu(S, tmp_path / "rc_gp.fmu", step=0.01)
+    tc = np.arange(0.0, 10.0 + 0.025, 0.05)
+    uc = rc_network.input_signal(tc)
+    sig = np.zeros(tc.size, dtype=[("time", float), ("u1", float)])
+    sig["time"], sig["u1"] = tc, uc
+    r = simulate_fmu(str(fmu), stop_time=10.0, output_interval=0.05, input=sig,
+                     start_values={"x1": 2.0}, output=["x1", "energy_residual"])
+    tf = np.linspace(0.0, 10.0, 1001)
+    true = simulate(rc_network.system(), tf, np.append(np.repeat(uc[:-1], 5), uc[-1]),
+                    [2.0, uc[0], 0.0], hold="zoh")
+    # the surrogate (32 samples) against the true RC network: measured 1.5 % relative on x1;
+    # the scheme's energy balance in C: measured 4.4e-9 (Newton stops at the round-off of the
+    # ill-conditioned expansion)
+    assert np.abs(r["x1"] - true.x[::5, 0]).max() < 0.03 * np.abs(true.x[:, 0]).max()
+    assert np.abs(r["energy_residual"]).max() < 3e-8

@@ -11,8 +11,8 @@
  *   E (x1 - x0) = h [T zbar + B u],   zbar = sum_q w_q z(x0 + s_q (x1 - x0)),
  *
  * solved by Newton's method with the analytic Jacobian (fresh for the first two iterations,
- * then kept), the same predictor, stopping rules and minimum-norm steps on a numerically
- * singular matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
+ * then kept), the same predictor, stopping rules (STALL below) and minimum-norm steps on a
+ * numerically singular matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
  * Algebraic states (zero columns of E, index 1) are in the same Newton system and are made
  * consistent with the input at the start and after every step.  The energy terms are the
  * scheme's own: dissipated += h zbar' R zbar, supplied += h (B' zbar)' u.
