@@ -106,7 +106,8 @@ def sweep(system: System | str | os.PathLike, parameter_sets: Sequence[Mapping[s
     try:
         for p in sets:
             with_parameters(system, p)  # names 'component.parameter' of known components
-        target, recorded = system_target(path, stop_time, step, algorithm, ecco)
+        target, recorded = system_target(path, stop_time, step, algorithm, ecco,
+                                         name="system" if written is not None else None)
         camp = Campaign(target, parameters=sets, start_time=0.0, stop_time=stop_time, step=step,
                         record=recorded)
         ds = camp.run(out, workers=workers, timeout=timeout, scheduler=scheduler,

@@ -113,8 +113,8 @@ def _variables(system: System, infos: dict[str, ComponentInfo], recorded: Sequen
 
 
 def system_target(path: str | os.PathLike, stop_time: float, step: float,
-                  algorithm: str = "fixed", ecco: Mapping[str, float] | None = None
-                  ) -> tuple[Target, list[str]]:
+                  algorithm: str = "fixed", ecco: Mapping[str, float] | None = None, *,
+                  name: str | None = None) -> tuple[Target, list[str]]:
     """Describe the system file ``path`` as a campaign target.
 
     Parameters
@@ -126,6 +126,8 @@ def system_target(path: str | os.PathLike, stop_time: float, step: float,
     algorithm : {"fixed", "ecco"}
     ecco : dict, optional
         Overrides of :data:`fmu_surrogate.couple.running.ECCO_DEFAULTS`.
+    name : str, optional
+        The dataset's ``fmu_name`` (default: the file name without its suffix).
 
     Returns
     -------
@@ -148,10 +150,10 @@ def system_target(path: str | os.PathLike, stop_time: float, step: float,
     recorded = Recorder(system, observed_names(system, infos)).names
     options = {"algorithm": algorithm, "ecco": dict(ecco or {})}
     h = hashlib.sha256(path.read_bytes())
-    for name, c in system.components.items():
-        h.update(f"\0{name}\0{file_sha256(c.path)}".encode())
+    for comp, c in system.components.items():
+        h.update(f"\0{comp}\0{file_sha256(c.path)}".encode())
     h.update(json.dumps(options, sort_keys=True).encode())
-    info = target_info(path.stem, path, h.hexdigest(), _variables(system, infos, recorded),
+    info = target_info(name or path.stem, path, h.hexdigest(), _variables(system, infos, recorded),
                        DefaultExperiment(0.0, float(stop_time), float(step)),
                        description=f"coupled system {path.name} on libcosim ({algorithm})")
     attrs = {"algorithm": algorithm, "system": path.name}

@@ -26,6 +26,12 @@ interface, tolerance, explode threshold), kept in the store and as the dataset a
 ``campaign_hash``.  Running the same campaign again after an interruption — even ``kill -9`` —
 skips the finished runs; a different campaign at the same path is refused unless
 ``overwrite=True``.  Running a finished campaign again returns the existing dataset.
+
+Targets
+-------
+A campaign can also run a :class:`~fmu_surrogate.fmu.targets.Target` that is not an ``.fmu``
+file (e.g. a system of several FMUs on another engine): its registered backend runs it
+in the same workers, and its content hash stands for the FMU's in the campaign's identity.
 """
 
 from __future__ import annotations

@@ -83,6 +83,7 @@ def test_crash_hang_and_fmu_error_are_recorded_and_the_other_runs_finish(system_
     for v in names:  # the ok run equals the in-process run of the same parameters bit for bit
         np.testing.assert_array_equal(ds[v].values[3], ok[v].values[0])
     np.testing.assert_array_equal(ds["param:bad.mode"].values, [1, 3, 4, 0])
+    assert ds.attrs["fmu_name"] == "system" and ds.attrs["algorithm"] == "fixed"
 
 
 CHILD = """
@@ -134,6 +135,7 @@ def test_sweep_killed_with_sigkill_resumes_without_rerunning_finished_runs(
         else:
             assert h["t0"] > killed_at  # run by the resumed sweep
     assert list(ds.failure_kind.values) == ["", "", "timeout", ""]
+    assert ds.attrs["fmu_name"] == "sys"
     assert out.exists()
     system = load_system(path)
     for i in (0, 1, 3):
@@ -149,8 +151,15 @@ def test_sweep_killed_with_sigkill_resumes_without_rerunning_finished_runs(
     np.testing.assert_array_equal(again["chain.v1"].values, ds["chain.v1"].values)
 
 
-def test_ecco_sweep_is_the_in_process_run_interpolated_onto_the_grid(system_factory):
+def test_ecco_sweep_is_the_in_process_run_interpolated_onto_the_grid(system_factory, tmp_path):
+    from fmu_surrogate.couple.system_backend import system_target
+    from fmu_surrogate.couple.toml_form import write_toml
+
     s = system_factory()
+    path = write_toml(s, tmp_path / "sys.toml")
+    hashes = {system_target(path, 1.0, 0.05, a, e)[0].info.sha256
+              for a, e in (("fixed", None), ("ecco", None), ("ecco", {"abs_tolerance": 1e-4}))}
+    assert len(hashes) == 3  # the algorithm and its settings are part of the sweep's identity
     ds = sweep(s, [{"spring.q0": 0.5}], 1.0, 0.05, algorithm="ecco", workers=1,
                progress=False)
     ref = _in_process(system_factory(), {"spring.q0": 0.5}, 1.0, 0.05, algorithm="ecco")
