@@ -207,22 +207,21 @@ class Campaign:
 
     def runner_config(self, backend: str = "auto") -> RunnerConfig:
         """The :class:`~fmu_surrogate.fmu.runner.RunnerConfig` of this campaign."""
+        module = ""
         if self.target is not None:
             if backend not in ("auto", self.target.backend):
                 raise ExperimentError(f"{self.info.name} runs on its own backend "
                                       f"{self.target.backend!r}; leave backend='auto'.")
-            return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
-                                tuple(self.signal_sets), self.target.backend,
-                                dict(self.target.options), self.explode_threshold,
-                                campaign=self.campaign_hash,
-                                backend_module=self.target.module).with_input_arrays()
-        opts: dict[str, Any] = {"interface": self.interface}
-        if self.tolerance is not None:
-            opts["tolerance"] = self.tolerance
+            backend, module = self.target.backend, self.target.module
+            opts: dict[str, Any] = dict(self.target.options)
+        else:
+            opts = {"interface": self.interface}
+            if self.tolerance is not None:
+                opts["tolerance"] = self.tolerance
         return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
                             tuple(self.signal_sets), backend, opts,
-                            self.explode_threshold,
-                            campaign=self.campaign_hash).with_input_arrays()
+                            self.explode_threshold, campaign=self.campaign_hash,
+                            backend_module=module).with_input_arrays()
 
     def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]:
         d = self._definition()
