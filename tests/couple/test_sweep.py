@@ -184,3 +184,16 @@ def test_dask_sweep_equals_the_local_sweep(system_factory, faulty_path, tmp_path
     assert list(remote.failure_kind.values) == ["crash", ""]
     for v in ("chain.v1", "bad.x", "bond:mass1:residual", "n_samples"):
         np.testing.assert_array_equal(remote[v].values, local[v].values)
+
+
+def test_sweep_of_an_ssp_file_equals_the_sweep_of_its_system(system_factory, tmp_path):
+    from fmu_surrogate.couple.ssp import write_ssp
+
+    sets = [{"spring.k": 2.0}, {"spring.k": 8.0}]
+    path = write_ssp(system_factory(), tmp_path / "sys.ssp")
+    from_file = sweep(path, sets, 1.0, 0.1, workers=1, progress=False)
+    from_object = sweep(system_factory(), sets, 1.0, 0.1, workers=1, progress=False)
+    assert from_file.attrs["fmu_name"] == "sys" and list(from_file.status.values) == ["ok"] * 2
+    for v in ("chain.v1", "spring.F", "bond:mass1:residual"):
+        np.testing.assert_array_equal(from_file[v].values, from_object[v].values)
+    assert not np.array_equal(from_file["spring.F"].values[0], from_file["spring.F"].values[1])
