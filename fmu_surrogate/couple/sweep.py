@@ -15,14 +15,13 @@ power bond ``bond:<name>:P_<component>`` and ``bond:<name>:residual`` as
 :func:`~fmu_surrogate.couple.run` records them.
 
 A :class:`~fmu_surrogate.couple.system.System` given as an object is written in TOML form next
-to the output (``OUT.system.toml``, deleted when the sweep is complete; without ``out`` in a
-temporary folder), because the worker processes load the system from a file.
+to the output (``OUT.system.toml``, deleted when the sweep is complete; without ``out`` in the
+harvest's temporary folder), because the worker processes load the system from a file.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,6 +82,7 @@ def sweep(system: System | str | os.PathLike, parameter_sets: Sequence[Mapping[s
     from fmu_surrogate.couple.system_backend import prepare_system, system_target, with_parameters
     from fmu_surrogate.couple.toml_form import write_toml
     from fmu_surrogate.fmu.campaign import Campaign
+    from fmu_surrogate.fmu.tempdirs import harvest_space
 
     sets = [dict(p) for p in parameter_sets]
     if not sets:
@@ -90,20 +90,16 @@ def sweep(system: System | str | os.PathLike, parameter_sets: Sequence[Mapping[s
                             "dict per run ({} runs the system as it is).")
     if not (stop_time > 0 and step > 0 and step <= stop_time):
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
-    tmp = None
-    written = None
-    if isinstance(system, System):
-        prepare_system(system)  # refuse an invalid system before writing anything
-        if out is None:
-            tmp = tempfile.TemporaryDirectory(prefix="sweep-")
-            path = Path(tmp.name) / "system.toml"
+    with harvest_space() as space:  # removed on every way out (SIGTERM included)
+        written = None
+        if isinstance(system, System):
+            prepare_system(system)  # refuse an invalid system before writing anything
+            path = Path(space) / "system.toml" if out is None else \
+                Path(out).with_name(Path(out).name + ".system.toml")
+            written = write_toml(system, path)
         else:
-            path = Path(out).with_name(Path(out).name + ".system.toml")
-        written = write_toml(system, path)
-    else:
-        path = Path(system)
-        system = load_system(path)
-    try:
+            path = Path(system)
+            system = load_system(path)
         for p in sets:
             with_parameters(system, p)  # names 'component.parameter' of known components
         target, recorded = system_target(path, stop_time, step, algorithm, ecco,
@@ -112,9 +108,6 @@ def sweep(system: System | str | os.PathLike, parameter_sets: Sequence[Mapping[s
                         record=recorded)
         ds = camp.run(out, workers=workers, timeout=timeout, scheduler=scheduler,
                       progress=progress, overwrite=overwrite)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
-    if written is not None and tmp is None:
-        written.unlink(missing_ok=True)
+        if written is not None:
+            written.unlink(missing_ok=True)
     return ds
