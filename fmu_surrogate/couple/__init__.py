@@ -4,6 +4,8 @@
 >>> system = couple.load_system("system.ssp")                        # or system.toml
 >>> ds = couple.run(system, stop_time=10.0, step=0.01, algorithm="ecco")
 >>> ds["bond:shaft:residual"]                     # ∫(P_out − P_in) dt of every power bond
+>>> sw = couple.sweep(system, [{"spring.k": k} for k in (1.0, 4.0)], 10.0, 0.01,
+...                   out="sweep.nc")                 # isolated workers, resumable, run × time
 """
 
 from fmu_surrogate.couple.cli import load_system

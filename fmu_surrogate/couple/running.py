@@ -14,17 +14,18 @@ received).
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from fmu_surrogate.couple.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
-__all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "run"]
+__all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "cosimulate", "observed_names", "run"]
 
 ALGORITHMS = ("fixed", "ecco", "monolithic")
 _NS = 1e9  # libcosim counts time in nanoseconds
@@ -34,12 +35,6 @@ _NS = 1e9  # libcosim counts time in nanoseconds
 #: ECCO test lets the controller grow it again.
 ECCO_DEFAULTS = {"min_change_rate": 0.2, "max_change_rate": 1.5, "abs_tolerance": 1e-3,
                  "rel_tolerance": 1e-3}
-
-
-@dataclass(frozen=True)
-class _Series:
-    time: np.ndarray
-    values: dict[str, np.ndarray]
 
 
 def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algorithm: str,
@@ -92,9 +87,42 @@ def _initial(ex: Any, i: int, var: Any, value: float) -> None:
         ex.boolean_initial_value(i, var.valueReference, bool(value))
 
 
-def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float, step: float,
-                algorithm: str, ecco: dict[str, float] | None, progress: bool
-                ) -> tuple[_Series, str]:
+def observed_names(system: System, infos: dict[str, ComponentInfo]) -> list[str]:
+    """``"component.variable"`` of every connected Real variable, in connection order."""
+    names: dict[str, None] = {}
+    for c in system.all_connections():
+        for comp, var in (c.source, c.target):
+            if infos[comp].variables[var].type == "Real":
+                names.setdefault(f"{comp}.{var}", None)
+    return list(names)
+
+
+def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float, step: float,
+               algorithm: str, ecco: dict[str, float] | None, observed: Sequence[str],
+               on_step: Callable[[float, list[float]], bool], progress: bool = False) -> str:
+    """Step the system on libcosim to ``stop_time``; after every step call ``on_step``.
+
+    Parameters
+    ----------
+    system : System
+    infos : dict of str to ComponentInfo
+        From :func:`~fmu_surrogate.couple.validation.validate`.
+    stop_time, step : float
+    algorithm : {"fixed", "ecco"}
+    ecco : dict, optional
+        Overrides of :data:`ECCO_DEFAULTS`.
+    observed : sequence of str
+        The variables whose values ``on_step`` receives (:func:`observed_names`).
+    on_step : callable
+        ``on_step(t, values)`` after the step ending at ``t``; returning true ends the run.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    str
+        libcosim's message when a step failed, else ``""``.
+    """
     from libcosimpy._internal import get_last_error_message
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver
@@ -104,13 +132,11 @@ def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: floa
     ex, idx, _algo = _engine(system, infos, step, algorithm, ecco)
     obs = CosimObserver.create_last_value()
     ex.add_observer(obs)
-    refs: dict[str, tuple[int, int]] = {}
-    for c in system.all_connections():
-        for comp, var in (c.source, c.target):
-            if infos[comp].variables[var].type == "Real":
-                refs[f"{comp}.{var}"] = (idx[comp], infos[comp].variables[var].valueReference)
-    names = list(refs)
-    times, rows, message = [], [], ""
+    refs = []
+    for name in observed:
+        comp, _, var = name.partition(".")
+        refs.append((idx[comp], infos[comp].variables[var].valueReference))
+    message = ""
     stop_ns = round(stop_time * _NS)
     bar = tqdm(total=stop_time, unit="s", disable=not progress, desc=f"couple ({algorithm})")
     t_ns = 0
@@ -122,32 +148,10 @@ def _cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: floa
             break
         bar.update(max(min(new / _NS, stop_time) - bar.n, 0.0))  # tqdm throttles the redraws
         t_ns = new
-        times.append(t_ns / _NS)
-        rows.append([obs.last_real_values(i, [vr])[0] for i, vr in refs.values()])
+        if on_step(t_ns / _NS, [obs.last_real_values(i, [vr])[0] for i, vr in refs]):
+            break
     bar.close()
-    data = np.array(rows, dtype=float).reshape(len(rows), len(names))
-    values = {n: data[:, k] for k, n in enumerate(names)}
-    return _Series(np.asarray(times), values), message
-
-
-def _align(system: System, s: _Series) -> _Series:
-    """Prepend ``t = 0`` and shift inputs so that ``input[k]`` is the value held from ``t_k``.
-
-    Outputs at ``t_0`` are known exactly: the input they feed holds them during the first step.
-    """
-    n = len(s.time)
-    if n == 0:
-        return s
-    vals = {k: np.concatenate([[np.nan], v]) for k, v in s.values.items()}
-    for c in system.all_connections():
-        src, dst = ".".join(c.source), ".".join(c.target)
-        if src in vals and dst in vals:
-            vals[src][0] = s.values[dst][0]
-    for c in system.all_connections():
-        src, dst = ".".join(c.source), ".".join(c.target)
-        if src in vals and dst in vals:
-            vals[dst] = vals[src].copy()
-    return _Series(np.concatenate([[0.0], s.time]), vals)
+    return message
 
 
 def bond_energy(bond: PowerBond, time: np.ndarray, values: dict[str, np.ndarray]
@@ -173,8 +177,9 @@ def bond_energy(bond: PowerBond, time: np.ndarray, values: dict[str, np.ndarray]
     e = values[".".join(bond.effort.source)]
     f = values[".".join(bond.flow.source)]
     h = np.diff(time)
-    p_a = np.concatenate([[e[0] * f[0]], f[:-1] * 0.5 * (e[:-1] + e[1:])])
-    p_b = np.concatenate([[e[0] * f[0]], e[:-1] * 0.5 * (f[:-1] + f[1:])])
+    p_a, p_b = step_powers(e[:-1], e[1:], f[:-1], f[1:])
+    p_a = np.concatenate([[e[0] * f[0]], p_a])
+    p_b = np.concatenate([[e[0] * f[0]], p_b])
     side = {a: p_a, b: p_b}
     out_side = a if bond.power_into[a] < 0 else b
     in_side = b if out_side == a else a
@@ -237,23 +242,29 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
             c.path = surrogate_fmu(c.surrogate)
     infos = validate(system, libcosim=True)
     t0 = _time.perf_counter()
-    raw, message = _cosimulate(system, infos, stop_time, step, algorithm, ecco, progress)
-    s = _align(system, raw)
-    values = dict(s.values)
-    names = list(values)
-    for b in system.bonds:
-        if len(s.time) > 1:
-            for k, v in bond_energy(b, s.time, values).items():
-                values[f"bond:{b.name}:{k}"] = v
-        names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
+    observed = observed_names(system, infos)
+    recorder = Recorder(system, observed)
+    times, rows = [], []
+
+    def keep(t: float, raw: list[float]) -> bool:
+        for t_k, row in recorder.add(t, raw):
+            times.append(t_k)
+            rows.append(row)
+        return False
+
+    message = cosimulate(system, infos, stop_time, step, algorithm, ecco, observed, keep,
+                         progress)
+    names = recorder.names
+    data = np.array(rows, dtype=float).reshape(len(rows), len(names))
+    values = {n: data[:, k] for k, n in enumerate(names)}
     failed = bool(message) or not np.all(np.isfinite(np.concatenate(
         [v for v in values.values()] or [np.zeros(0)])))
     rec = RunRecord(
         run_index, status="failed" if failed else "ok",
         failure_kind=("error_status" if message else "non_finite") if failed else "",
         message=message, values=values, wall_time=_time.perf_counter() - t0)
-    time = s.time if len(s.time) else np.array([0.0])
+    time = np.array(times) if times else np.array([0.0])
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
-        "algorithm": algorithm, "n_steps": int(max(len(s.time) - 1, 0)),
+        "algorithm": algorithm, "n_steps": int(max(len(times) - 1, 0)),
         "step": float(step), "stop_time": float(stop_time)})
     return ds

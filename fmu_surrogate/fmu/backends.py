@@ -16,6 +16,8 @@ through the logger callback) and the exception, if any.  The isolated runner
   exchange runs go through ``fmpy.simulate_fmu`` with CVode on the reused instance.
 * :class:`PyFMIBackend` — used when ``pyfmi`` is importable.
 * :func:`get_backend` — ``"auto"`` picks fmpy.
+* :func:`register_backend` — backends of targets that are not FMU files
+  (:mod:`~fmu_surrogate.fmu.targets`), made by name in the worker processes.
 
 The pieces: :mod:`~fmu_surrogate.fmu.backend_api` (the protocol and the run output),
 :mod:`~fmu_surrogate.fmu.fmpy_backend` with its co-simulation (:mod:`~fmu_surrogate.fmu.fmpy_cs`)
@@ -29,6 +31,7 @@ Model exchange interpolates the input samples linearly (fmpy's ``Input``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fmu_surrogate.fmu.backend_api import STATUS_NAMES, Backend, BoundedLog, LogSink, RunOutput
@@ -43,14 +46,49 @@ __all__ = [
     "RunOutput",
     "available_backends",
     "get_backend",
+    "register_backend",
 ]
 
 # names of the modules split off this one, importable from here as before
 _REEXPORTED_HELPERS = (BoundedLog, LogSink, _extract_checked)
 
+_BUILTIN = ("auto", "fmpy", "pyfmi")
+_REGISTRY: dict[str, Callable[..., Backend]] = {}
+
+
+def register_backend(name: str, factory: Callable[..., Backend]) -> None:
+    """Make ``get_backend(name, **options)`` return ``factory(**options)``.
+
+    For targets that are not FMU files (:mod:`fmu_surrogate.fmu.targets`): the module that
+    calls this is imported by every worker process (``RunnerConfig.backend_module``), so the
+    name resolves there too.  Registering a name again replaces the factory.
+
+    Parameters
+    ----------
+    name : str
+        Backend name (case-insensitive); not one of ``auto``, ``fmpy``, ``pyfmi``.
+    factory : callable
+        Returns a :class:`Backend` given the backend options as keyword arguments.
+
+    Raises
+    ------
+    ValueError
+        A built-in name.
+    TypeError
+        A factory that is not callable.
+    """
+    key = str(name).lower()
+    if key in _BUILTIN:
+        raise ValueError(f"backend name {name!r} is built in; register under another name.")
+    if not callable(factory):
+        raise TypeError(f"the factory of backend {name!r} must be callable, got "
+                         f"{type(factory).__name__}.")
+    _REGISTRY[key] = factory
+
 
 def available_backends() -> list[str]:
-    """Names of the backends usable here (``"fmpy"`` always, ``"pyfmi"`` when importable)."""
+    """Names of the backends usable here (``"fmpy"`` always, ``"pyfmi"`` when importable, then
+    the registered ones)."""
     names = ["fmpy"]
     try:
         import pyfmi  # noqa: F401
@@ -58,7 +96,7 @@ def available_backends() -> list[str]:
         names.append("pyfmi")
     except ImportError:
         pass
-    return names
+    return names + sorted(_REGISTRY)
 
 
 def get_backend(name: str = "auto", **options: Any) -> Backend:
@@ -66,8 +104,9 @@ def get_backend(name: str = "auto", **options: Any) -> Backend:
 
     Parameters
     ----------
-    name : {"auto", "fmpy", "pyfmi"}
-        ``"auto"`` is fmpy (PyFMI is used only when asked for).
+    name : str
+        ``"auto"`` (fmpy; PyFMI is used only when asked for), ``"fmpy"``, ``"pyfmi"`` or a
+        name registered with :func:`register_backend`.
     **options
         Passed to the backend constructor (``interface``, ``tolerance``, ...).
 
@@ -86,5 +125,7 @@ def get_backend(name: str = "auto", **options: Any) -> Backend:
             raise ValueError("backend 'pyfmi' needs PyFMI, which is not installed (it has no pip "
                              "wheel here; install it with conda: `conda install -c conda-forge "
                              "pyfmi`), or use --backend fmpy.") from None
+    if key in _REGISTRY:
+        return _REGISTRY[key](**options)
     raise ValueError(f"unknown backend {name!r}; choose one of: auto, "
                      f"{', '.join(available_backends())}.")

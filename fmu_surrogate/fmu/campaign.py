@@ -26,6 +26,12 @@ interface, tolerance, explode threshold), kept in the store and as the dataset a
 ``campaign_hash``.  Running the same campaign again after an interruption — even ``kill -9`` —
 skips the finished runs; a different campaign at the same path is refused unless
 ``overwrite=True``.  Running a finished campaign again returns the existing dataset.
+
+Targets
+-------
+A campaign can also run a :class:`~fmu_surrogate.fmu.targets.Target` that is not an ``.fmu``
+file (e.g. a system of several FMUs on another engine): its registered backend runs it
+in the same workers, and its content hash stands for the FMU's in the campaign's identity.
 """
 
 from __future__ import annotations
@@ -70,8 +76,9 @@ class Campaign:
 
     Parameters
     ----------
-    fmu : path
-        The ``.fmu`` file.
+    fmu : path or Target
+        The ``.fmu`` file, or a :class:`~fmu_surrogate.fmu.targets.Target` that is not an FMU
+        file (run by its registered backend; ``interface`` and ``tolerance`` do not apply).
     signals : dict or list of dict, optional
         ``{input name: Signal}`` per signal set (numbers become :class:`Constant`); default: one
         set with every input at its start value.
@@ -112,7 +119,10 @@ class Campaign:
 
         if interface not in ("auto", "cs", "me"):
             raise ExperimentError(f"interface must be 'auto', 'cs' or 'me', got {interface!r}.")
-        info = open_fmu(fmu)
+        from fmu_surrogate.fmu.targets import Target
+
+        self.target = fmu if isinstance(fmu, Target) else None
+        info = fmu.info if self.target is not None else open_fmu(fmu)
         info.require_binary()
         if interface == "cs" and not info.supports_cs:
             raise ExperimentError(f"{info.name} has no co-simulation interface; use "
@@ -185,7 +195,8 @@ class Campaign:
             "interface": self.interface,
             "tolerance": self.tolerance,
             "explode_threshold": self.explode_threshold,
-        }
+        } | ({} if self.target is None else {"backend": self.target.backend,
+                                             "backend_options": dict(self.target.options)})
 
     @property
     def campaign_hash(self) -> str:
@@ -196,13 +207,21 @@ class Campaign:
 
     def runner_config(self, backend: str = "auto") -> RunnerConfig:
         """The :class:`~fmu_surrogate.fmu.runner.RunnerConfig` of this campaign."""
-        opts: dict[str, Any] = {"interface": self.interface}
-        if self.tolerance is not None:
-            opts["tolerance"] = self.tolerance
+        module = ""
+        if self.target is not None:
+            if backend not in ("auto", self.target.backend):
+                raise ExperimentError(f"{self.info.name} runs on its own backend "
+                                      f"{self.target.backend!r}; leave backend='auto'.")
+            backend, module = self.target.backend, self.target.module
+            opts: dict[str, Any] = dict(self.target.options)
+        else:
+            opts = {"interface": self.interface}
+            if self.tolerance is not None:
+                opts["tolerance"] = self.tolerance
         return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
                             tuple(self.signal_sets), backend, opts,
-                            self.explode_threshold,
-                            campaign=self.campaign_hash).with_input_arrays()
+                            self.explode_threshold, campaign=self.campaign_hash,
+                            backend_module=module).with_input_arrays()
 
     def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]:
         d = self._definition()
@@ -231,7 +250,7 @@ class Campaign:
             "explode_threshold": self.explode_threshold, "interface": self.interface,
             "input_interpolation": ("zero-order hold over each step" if self.uses_cs else
                                     "linear between grid points (fmpy Input, model exchange)"),
-        }
+        } | ({} if self.target is None else dict(self.target.attrs))
 
     def _numeric_parameters(self) -> list[str]:
         return [p for p in self.parameter_names

@@ -1,5 +1,6 @@
 """Running a campaign's runs on a Dask cluster: batches of runs as Dask tasks, each executed in an
-isolated worker process on the Dask worker (the FMU is sent along when the worker lacks it)."""
+isolated worker process on the Dask worker (the FMU is sent along when the worker lacks it; a
+target that is not an FMU file is opened from its path, see :mod:`fmu_surrogate.fmu.targets`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,22 @@ _LOCAL_FMUS: dict[str, str] = {}
 def _dask_batch(cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
                 fmu_bytes: bytes | None) -> list[RunResult]:
     """Dask task: run ``specs`` in an isolated subprocess on the Dask worker."""
+    if cfg.backend_module:  # a target that is not an FMU file: opened from the same path
+        if not os.path.exists(cfg.fmu_path):
+            raise FMUError(f"{cfg.fmu_path} is not available on the Dask worker; targets that "
+                           f"are not FMU files need a file system shared with the workers.")
+    else:
+        path = _local_fmu(cfg, fmu_bytes)
+        if path != cfg.fmu_path:
+            cfg = replace(cfg, fmu_path=path)
+    results: list[RunResult] = []
+    with WorkerPool(cfg, workers=1, timeout=timeout, batch_size=len(specs)) as pool:
+        pool.run(specs, results.append)
+    return results
+
+
+def _local_fmu(cfg: RunnerConfig, fmu_bytes: bytes | None) -> str:
+    """Path of the campaign's FMU on this Dask worker (written from ``fmu_bytes`` if missing)."""
     from fmu_surrogate.fmu.model import file_sha256
 
     path = cfg.fmu_path
@@ -37,12 +54,7 @@ def _dask_batch(cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
             Path(tmp).write_bytes(fmu_bytes)
             os.replace(tmp, path)
     _LOCAL_FMUS[sha] = path
-    if path != cfg.fmu_path:
-        cfg = replace(cfg, fmu_path=path)
-    results: list[RunResult] = []
-    with WorkerPool(cfg, workers=1, timeout=timeout, batch_size=len(specs)) as pool:
-        pool.run(specs, results.append)
-    return results
+    return path
 
 
 def _run_dask(scheduler: Any, cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
@@ -62,7 +74,8 @@ def _run_dask(scheduler: Any, cfg: RunnerConfig, specs: list[RunSpec], timeout: 
         n_threads = max(1, sum(client.nthreads().values()))
         bs = batch_size or max(1, math.ceil(len(specs) / (2 * n_threads)))
         batches = [specs[i:i + bs] for i in range(0, len(specs), bs)]
-        blob = client.scatter(Path(cfg.fmu_path).read_bytes(), hash=False)
+        blob = None if cfg.backend_module else client.scatter(Path(cfg.fmu_path).read_bytes(),
+                                                              hash=False)
         cfg_f = client.scatter(cfg, hash=False)
         futures = [client.submit(_dask_batch, cfg_f, b, timeout, blob, pure=False)
                    for b in batches]

@@ -39,6 +39,10 @@ class RunnerConfig:
         The signal sets sampled on the grid (:meth:`with_input_arrays`).
     campaign : str
         Hash of the campaign; every store record a worker makes carries it.
+    backend_module : str
+        Dotted name of a module the worker imports before making the backend: the module that
+        registers ``backend`` (:func:`fmu_surrogate.fmu.backends.register_backend`) for a
+        target that is not an FMU file (:mod:`fmu_surrogate.fmu.targets`); ``""`` for FMUs.
     """
 
     fmu_path: str
@@ -51,6 +55,7 @@ class RunnerConfig:
     explode_threshold: float = DEFAULT_EXPLODE_THRESHOLD
     input_arrays: tuple[dict, ...] | None = None
     campaign: str = ""
+    backend_module: str = ""
 
     def with_input_arrays(self, max_bytes: float = 2**28) -> RunnerConfig:
         """A copy carrying every signal set sampled on the grid (``input_arrays``).

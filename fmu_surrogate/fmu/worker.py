@@ -190,6 +190,10 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     time = np.ascontiguousarray(cfg.time, dtype=np.float64)
     ncol = cfg.n_columns
     try:
+        if cfg.backend_module:  # registers a backend of a target that is not an FMU file
+            import importlib
+
+            importlib.import_module(cfg.backend_module)
         backend = get_backend(cfg.backend, log_sink=echo, **cfg.backend_options) \
             if cfg.backend in ("auto", "fmpy") else get_backend(cfg.backend,
                                                                 **cfg.backend_options)

@@ -92,7 +92,7 @@ def test_invalid_systems_are_refused_before_any_fmu_runs(system_factory, tmp_pat
     def boom(*a, **k):
         raise AssertionError("an FMU ran")
 
-    monkeypatch.setattr(run_mod, "_cosimulate", boom)
+    monkeypatch.setattr(run_mod, "cosimulate", boom)
     s = system_factory()
     s.bonds[0] = PowerBond("mass1", s.bonds[0].effort, s.bonds[0].flow, {"chain": -1, "spring": -1})
     with pytest.raises(CouplingError, match="not skew"):

@@ -1,0 +1,109 @@
+"""What a coupled run records, one communication point at a time: the connected variables
+aligned on the communication grid and, per power bond, the power each side sees and the energy
+residual (the accounting of :mod:`fmu_surrogate.couple.running`).
+
+Rows come out as the engine steps, so a run that is cut short (a component that crashes or
+hangs in a worker process) keeps every row up to its last step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.couple.system import PowerBond, System
+
+__all__ = ["Recorder", "bond_columns", "step_powers"]
+
+
+def step_powers(e0: Any, e1: Any, f0: Any, f1: Any) -> tuple[Any, Any]:
+    """Mean power the effort and the flow emitter see over a step (scalars or arrays).
+
+    During a step the effort emitter holds the flow ``f0`` it received at the step's start and
+    produces an effort going from ``e0`` to ``e1`` (trapezoid); the flow emitter the other way.
+
+    Parameters
+    ----------
+    e0, e1 : float or ndarray
+        Effort at the start and end of the step.
+    f0, f1 : float or ndarray
+        Flow at the start and end of the step.
+
+    Returns
+    -------
+    (p_effort_side, p_flow_side)
+    """
+    return f0 * 0.5 * (e0 + e1), e0 * 0.5 * (f0 + f1)
+
+
+def bond_columns(bond: PowerBond) -> list[str]:
+    """Dataset variables of a bond: ``bond:<name>:P_<component>`` (both sides), ``…:residual``."""
+    return [f"bond:{bond.name}:P_{c}" for c in bond.components] + [f"bond:{bond.name}:residual"]
+
+
+class Recorder:
+    """Turn the engine's values after every step into rows of the run's dataset.
+
+    libcosim's communication is non-iterative: the value an input held during the step ending
+    at ``t_k`` is its source's output at ``t_{k-1}``.  Row ``k`` (time ``t_k``) holds every
+    output at ``t_k`` and every input at the value it holds from ``t_k`` on (its source's
+    output at ``t_k``); row 0 (``t = 0``) takes the outputs at ``t = 0`` from the inputs they fed
+    during the first step.  Then come the bond columns (:func:`bond_columns`).
+
+    Parameters
+    ----------
+    system : System
+    observed : sequence of str
+        ``"component.variable"`` of the values the engine reports after each step, in order.
+    """
+
+    def __init__(self, system: System, observed: Sequence[str]) -> None:
+        pos = {n: i for i, n in enumerate(observed)}
+        self._row0 = np.arange(len(observed))  # row 0: an output from the input it fed
+        self._later = np.arange(len(observed))  # later rows: an input from its source
+        pairs = [(pos[".".join(c.source)], pos[".".join(c.target)])
+                 for c in system.all_connections()
+                 if ".".join(c.source) in pos and ".".join(c.target) in pos]
+        for s, d in pairs:
+            self._row0[s] = d
+        for s, d in pairs:
+            self._row0[d] = self._row0[s]
+            self._later[d] = s
+        self._bonds = [(pos[".".join(b.effort.source)], pos[".".join(b.flow.source)],
+                        b.power_into[b.components[0]] < 0) for b in system.bonds]
+        self.names = list(observed) + [n for b in system.bonds for n in bond_columns(b)]
+        self._prev: tuple[float, np.ndarray, np.ndarray] | None = None
+
+    def add(self, t: float, values: Sequence[float]) -> list[tuple[float, np.ndarray]]:
+        """The rows ``(time, row)`` that the values after the step ending at ``t`` complete.
+
+        The first call gives two rows (``t = 0`` and ``t``), every later call one.
+        """
+        raw = np.asarray(values, dtype=float)
+        rows = []
+        if self._prev is None:
+            rows.append(self._row(0.0, raw[self._row0]))
+        rows.append(self._row(t, raw[self._later]))
+        return rows
+
+    def _row(self, t: float, signals: np.ndarray) -> tuple[float, np.ndarray]:
+        extra = []
+        prev = self._prev
+        for k, (ie, jf, effort_gives) in enumerate(self._bonds):
+            e1, f1 = float(signals[ie]), float(signals[jf])
+            if prev is None:
+                p_a = p_b = e1 * f1
+                res = 0.0
+            else:
+                t0, s0, ex0 = prev
+                e0, f0 = float(s0[ie]), float(s0[jf])
+                p_a, p_b = step_powers(e0, e1, f0, f1)
+                # residual = ∫ (P_out − P_in) dt; the effort side gives power when its sign is −1
+                out_in = (p_a - p_b) if effort_gives else (p_b - p_a)
+                res = float(ex0[3 * k + 2]) + (t - t0) * out_in
+            extra += [p_a, p_b, res]
+        ext = np.asarray(extra, dtype=float)
+        self._prev = (t, signals, ext)
+        return t, np.concatenate([signals, ext])
