@@ -10,8 +10,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_export.py"
 
 def test_bench_export_writes_the_table(tmp_path):
     out = tmp_path / "b.json"
-    subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out)], check=True,
-                   capture_output=True)
+    r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
     d = json.loads(out.read_text())
     rows = d["table"]
     assert [r["via"] for r in rows] == ["fmpy.simulate_fmu", "fs.harvest (1 worker)",
