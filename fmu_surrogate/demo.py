@@ -10,9 +10,11 @@ The whole pipeline, end to end:
    the RC network's pH-DAE effort by Gaussian processes, each on one run, and measure accuracy on
    a *held-out* run with another input (never on the run that was fitted);
 4. **save** both surrogates as JSON files with provenance;
-5. **validate** the chain's surrogate (simulated structure-preservingly from its JSON file)
-   against the benchmark FMU it replaces, on the held-out input;
-6. **couple** two copies of the chain surrogate through a power-conserving interconnection and
+5. **export** the chain's surrogate as a standalone FMU (FMI 2.0, co-simulation and model
+   exchange, generated C compiled here) and as a Modelica model;
+6. **validate** the chain's surrogate — its JSON file simulated structure-preservingly, and the
+   exported FMU — against the benchmark FMU it replaces, on the held-out input;
+7. **couple** two copies of the chain surrogate through a power-conserving interconnection and
    report the energy balance of the coupled simulation;
 
 and write ``OUT/report.md`` (the figures and numbers on one page), ``OUT/summary.json``, the
@@ -152,6 +154,15 @@ def _identify_rc(ds: Any, sets: list, quick: bool) -> tuple[Any, dict[str, Any]]
                  "seconds": est.result_.time}
 
 
+def _export(surrogate: Path, out: Path, name: str) -> dict[str, Any]:
+    """The surrogate file as a standalone FMU and as a Modelica model."""
+    from fmu_surrogate.export import export_fmu, export_modelica
+
+    fmu = export_fmu(surrogate, out / f"{name}.fmu", fmi_version=2)
+    mo = export_modelica(surrogate, out / f"{name}.mo")
+    return {"fmu": fmu.name, "fmu_bytes": fmu.stat().st_size, "modelica": mo.name}
+
+
 def _couple_msd(system: Any, out: Path) -> dict[str, Any]:
     """Two chain surrogates joined at port 2 of the first and port 1 of the second."""
     from fmu_surrogate.ph import interconnect, simulate
@@ -194,12 +205,18 @@ def _report(out: Path, summary: dict[str, Any]) -> None:
         "the held-out run " + ", ".join(f"{v:.1e}" for v in ident["rc_network"]["effort_rmse_heldout"])
         + ".", "",
         "![msd held-out](msd_chain_heldout.png)", "",
-        "## 3. Validate against the reference FMU", "",
+        "## 3. Export", "",
+        (f"`{summary['export']['fmu']}`: a standalone FMU (FMI 2.0, co-simulation with the exact "
+         "zero-order-hold step and model exchange; generated C, no Python at run time) and "
+         f"`{summary['export']['modelica']}`, the same model in Modelica."), "",
+        "## 4. Validate against the reference FMU", "",
         (f"`msd_chain_n{MSD_ORDER}.json`, simulated structure-preservingly (implicit midpoint, "
         "the FMU's zero-order-hold inputs), against `msd_chain.fmu` on the held-out input:"), "",
         "```", val["msd_chain"]["table"], "```", "",
         "![msd validation](msd_chain_validation.png)", "",
-        "## 4. Couple", "",
+        f"The exported FMU `{summary['export']['fmu']}` against the same reference:", "",
+        "```", val["msd_chain_fmu"]["table"], "```", "",
+        "## 5. Couple", "",
         (f"Two chain surrogates joined by a skew-symmetric (power-conserving) coupling: "
         f"{summary['couple']['states']} states, coupled J skew to "
         f"{summary['couple']['J_skew_violation']:.1e}; energy-balance residual of the simulation "
@@ -227,7 +244,8 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
     -------
     dict
         What ``summary.json`` holds: harvest summaries, identification accuracy on held-out
-        runs, validation tables, the coupled energy balance, seconds.
+        runs, the exported files, validation tables (surrogate file and exported FMU), the
+        coupled energy balance, seconds.
     """
     from fmu_surrogate.benchmarks.build import build_benchmarks
     from fmu_surrogate.fmu.campaign import harvest, summarize
@@ -238,10 +256,10 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    print(f"[1/6] building the benchmark FMUs into {out / 'fmus'}")
+    print(f"[1/7] building the benchmark FMUs into {out / 'fmus'}")
     fmus = build_benchmarks(out / "fmus")
 
-    print("[2/6] harvesting")
+    print("[2/7] harvesting")
     summary: dict[str, Any] = {"harvest": {}, "identify": {}, "validate": {}}
     datasets = {}
     campaigns = _campaigns(quick)
@@ -256,7 +274,7 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
                      title="Cauer filter: which resistor laws simulate",
                      path=out / "cauer_feasibility.png")
 
-    print("[3/6] identifying surrogates (accuracy on held-out runs)")
+    print("[3/7] identifying surrogates (accuracy on held-out runs)")
     msd_est, summary["identify"]["msd_chain"] = _identify_msd(datasets["msd_chain"],
                                                                 campaigns["msd_chain"]["signals"],
                                                                 out, quick)
@@ -268,7 +286,7 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
     print("  rc_network  GP effort RMSE on the held-out run: "
           + ", ".join(f"{v:.1e}" for v in summary["identify"]["rc_network"]["effort_rmse_heldout"]))
 
-    print("[4/6] saving surrogates")
+    print("[4/7] saving surrogates")
     msd = with_names(msd_est.to_surrogate(), inputs=["F1", "F2"], outputs=["v1", "v2"])
     rc = with_names(rc_est.to_surrogate(), inputs=["u"], states=["x1", "x2", "x3"])
     for system, name, key, method in ((msd, f"msd_chain_n{MSD_ORDER}", "msd_chain", "linear"),
@@ -282,19 +300,28 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
             "method": method,
         })
 
-    print("[5/6] validating the chain's surrogate against the benchmark FMU (held-out input)")
-    held = campaigns["msd_chain"]["signals"][1]
-    rep = validate(out / f"msd_chain_n{MSD_ORDER}.json", fmus["msd_chain"], inputs=held,
-                   stop_time=40.0, step=0.05, rtol=0.05)
-    rep.plot(out / "msd_chain_validation.png", title=f"pH surrogate (n = {MSD_ORDER}) vs "
-                                                        "benchmark FMU (n = 100)")
-    summary["validate"]["msd_chain"] = {"table": rep.table(), "passed": rep.passed,
-                                        "max_relative": max(e.relative for e in rep.errors)}
-    print(f"  msd_chain   max relative output error "
-          f"{summary['validate']['msd_chain']['max_relative']:.2e} "
-          f"({'within' if rep.passed else 'OUTSIDE'} 5 %)")
+    print("[5/7] exporting the chain's surrogate as an FMU and a Modelica model")
+    name = f"msd_chain_n{MSD_ORDER}"
+    summary["export"] = _export(out / f"{name}.json", out, name)
+    print(f"  {summary['export']['fmu']} ({summary['export']['fmu_bytes'] / 1024:.0f} KiB, "
+          f"co-simulation + model exchange), {summary['export']['modelica']}")
 
-    print("[6/6] coupling two chain surrogates (power-conserving interconnection)")
+    print("[6/7] validating the chain's surrogate against the benchmark FMU (held-out input)")
+    held = campaigns["msd_chain"]["signals"][1]
+    for key, surrogate in (("msd_chain", out / f"{name}.json"),
+                           ("msd_chain_fmu", out / f"{name}.fmu")):
+        rep = validate(surrogate, fmus["msd_chain"], inputs=held, stop_time=40.0, step=0.05,
+                       rtol=0.05)
+        what = "exported FMU" if key.endswith("fmu") else "pH surrogate"
+        rep.plot(out / f"{key}_validation.png",
+                 title=f"{what} (n = {MSD_ORDER}) vs benchmark FMU (n = 100)")
+        summary["validate"][key] = {"table": rep.table(), "passed": rep.passed,
+                                    "max_relative": max(e.relative for e in rep.errors)}
+        print(f"  {surrogate.name:20s} max relative output error "
+              f"{summary['validate'][key]['max_relative']:.2e} "
+              f"({'within' if rep.passed else 'OUTSIDE'} 5 %)")
+
+    print("[7/7] coupling two chain surrogates (power-conserving interconnection)")
     summary["couple"] = _couple_msd(msd, out)
     print(f"  energy-balance residual {summary['couple']['energy_residual']:.2e} "
           f"({summary['couple']['energy_residual_relative']:.1e} relative)")
