@@ -92,7 +92,7 @@ class GPRVM(RVM, PHEstimator):
         -----
         Documented degenerate results (as :class:`RVM`): every term pruned gives ``coef_`` all
         zeros (the GP, if any, then models ``y`` alone); zero columns are never selected; of
-        exactly duplicate columns at most one is; ``N < K`` is allowed.
+        exactly duplicate columns only the first can be; ``N < K`` is allowed.
         """
         t0 = time.perf_counter()
         Phi, y = _validate(Phi, y)
@@ -101,6 +101,8 @@ class GPRVM(RVM, PHEstimator):
         scale = unit_scales(Phi)
         P = Phi / scale
         zero_col = np.all(Phi == 0, axis=0)
+        _, first = np.unique(P.T, axis=0, return_index=True)
+        zero_col |= ~np.isin(np.arange(K), first)       # exact duplicates: only the first
         vy = float(np.var(y)) or float(np.mean(y**2)) or 1.0
         s2, sf2 = 0.01 * vy, 0.0
         xs = float(X.std(axis=0).mean()) if X is not None else 1.0
@@ -116,7 +118,7 @@ class GPRVM(RVM, PHEstimator):
             Sigma, mu = self._posterior(G, g, alpha, act)
             hist.append(self._lml_gp(G, g, yCy, logdet, alpha, act, Sigma, N))
             new_alpha, gain = self._alpha_step(G, g, alpha, act, Sigma, zero_col)
-            if len(hist) > 1 and it > 2 and gain <= self.tol * abs(hist[-1]) and \
+            if len(hist) > 1 and it > 2 and \
                     abs(hist[-1] - hist[-2]) / (abs(hist[-1]) + abs(hist[-2])) < self.tol:
                 reason = "converged: relative change of the log marginal likelihood < tol"
                 break
@@ -220,7 +222,7 @@ class GPRVM(RVM, PHEstimator):
             return f / N, df / N
 
         lv, l0 = np.log(vy), np.log(ell0)
-        bounds = [(lv - 28, lv + 2), (lv - 28, lv + 4), (l0 - 7, l0 + 5)]
+        bounds = [(lv - 28, lv + 2), (lv - 28, lv + 16), (l0 - 7, l0 + 5)]
         lo, hi = np.array(bounds).T
         if sf2 > 0:          # warm start from the previous M-step
             starts = [np.log([s2, sf2, ell])]
