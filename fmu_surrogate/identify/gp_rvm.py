@@ -22,9 +22,11 @@ from scipy.optimize import minimize
 from fmu_surrogate.identify.base import PHEstimator
 from fmu_surrogate.identify.library import unit_scales
 from fmu_surrogate.identify.rvm import (
+    NOISE_FLOOR,
     RVM,
     RVMInputError,
     RVMResult,
+    _design,
     _validate,
     candidate_gains,
 )
@@ -69,15 +71,19 @@ class GPRVM(RVM, PHEstimator):
         self.n_inducing = n_inducing
         self.names = names
 
-    def fit(self, Phi: np.ndarray, y: np.ndarray, gp_inputs: np.ndarray | None = None) -> GPRVM:
+    def fit(self, Phi: np.ndarray, y: np.ndarray, gp_inputs: np.ndarray | None = None, *,
+            library=None) -> GPRVM:
         """EM fit (see the module docstring).
 
         Parameters
         ----------
         Phi : ndarray, shape (N, K)
+            Design matrix; with ``library``, the library's named columns ``(N, n_columns)``.
         y : ndarray, shape (N,)
         gp_inputs : ndarray, shape (N, q) or (N,), or None
             Columns the discrepancy GP sees; ``None`` fits without a GP (plain RVM by EM).
+        library : CandidateLibrary, optional
+            Builds the design matrix from the named columns in ``Phi`` and names the terms.
 
         Returns
         -------
@@ -95,6 +101,7 @@ class GPRVM(RVM, PHEstimator):
         exactly duplicate columns only the first can be; ``N < K`` is allowed.
         """
         t0 = time.perf_counter()
+        Phi = _design(self, Phi, library)
         Phi, y = _validate(Phi, y)
         N, K = Phi.shape
         X = _gp_input(gp_inputs, N)
@@ -117,7 +124,7 @@ class GPRVM(RVM, PHEstimator):
             act = np.flatnonzero(np.isfinite(alpha))
             Sigma, mu = self._posterior(G, g, alpha, act)
             hist.append(self._lml_gp(G, g, yCy, logdet, alpha, act, Sigma, N))
-            new_alpha, gain = self._alpha_step(G, g, alpha, act, Sigma, zero_col)
+            new_alpha = self._alpha_step(G, g, alpha, act, Sigma, zero_col)
             if len(hist) > 1 and it > 2 and \
                     abs(hist[-1] - hist[-2]) / (abs(hist[-1]) + abs(hist[-2])) < self.tol:
                 reason = "converged: relative change of the log marginal likelihood < tol"
@@ -126,7 +133,7 @@ class GPRVM(RVM, PHEstimator):
             act = np.flatnonzero(np.isfinite(alpha))
             Sigma, mu = self._posterior(G, g, alpha, act)
             if X is None:
-                s2 = self._noise_step(P, y, act, Sigma, mu, s2)
+                s2 = self._noise_step(P, y, act, Sigma, mu, vy)
             else:
                 s2, sf2, ell = self._m_step(gp, P, y, act, Sigma, mu, s2, sf2, ell, vy,
                                               ell0)
@@ -189,10 +196,9 @@ class GPRVM(RVM, PHEstimator):
         dL, new = candidate_gains(S, Q, alpha, act, zero_col, 1e-12 * np.max(np.diag(G)))
         out = alpha.copy()
         j = int(np.argmax(dL))
-        gain = float(dL[j])
-        if gain > 0:
+        if dL[j] > 0:
             out[j] = new[j]
-        return out, max(gain, 0.0)
+        return out
 
     @staticmethod
     def _expected_residual(P, y, act, Sigma, mu):
@@ -205,10 +211,10 @@ class GPRVM(RVM, PHEstimator):
             R = r[:, None]
         return R, float(np.sum(R**2))
 
-    def _noise_step(self, P, y, act, Sigma, mu, s2):
+    def _noise_step(self, P, y, act, Sigma, mu, vy):
         """Without a GP Q2 is maximised in closed form: ``s2 = E‖y - Phi θ‖² / N``."""
         _, T = self._expected_residual(P, y, act, Sigma, mu)
-        return max(T / y.shape[0], 1e-12 * s2)
+        return max(T / y.shape[0], NOISE_FLOOR * vy)
 
     restarts = (0.1, 0.3, 1.0, 3.0)
 
@@ -222,7 +228,8 @@ class GPRVM(RVM, PHEstimator):
             return f / N, df / N
 
         lv, l0 = np.log(vy), np.log(ell0)
-        bounds = [(lv - 28, lv + 2), (lv - 28, lv + 16), (l0 - 7, l0 + 5)]
+        lf = np.log(NOISE_FLOOR)
+        bounds = [(lv + lf, lv + 2), (lv + lf, lv + 16), (l0 - 7, l0 + 5)]
         lo, hi = np.array(bounds).T
         if sf2 > 0:          # warm start from the previous M-step
             starts = [np.log([s2, sf2, ell])]
@@ -264,6 +271,40 @@ class GPRVM(RVM, PHEstimator):
         if return_std:
             return out[0] + delta, out[1]
         return out + delta
+
+    def fit_dataset(self, ds, *, target: str, library, gp_inputs=(), runs=None,
+                    derivative: str = "spline") -> GPRVM:
+        """Discover ``target = Σ coef · term + delta(gp_inputs)`` from a harvested dataset.
+
+        Parameters
+        ----------
+        ds : xarray.Dataset or path
+            A harvested dataset (:func:`fmu_surrogate.harvest`).
+        target : str
+            Left-hand side: a recorded variable or ``"der(NAME)"`` (estimated with
+            :mod:`fmu_surrogate.identify.derivatives` when the FMU did not export it).
+        library : CandidateLibrary
+            Candidate terms of named dataset columns.
+        gp_inputs : sequence of str
+            Columns the discrepancy GP sees (empty: no GP).
+        runs : sequence of int, optional
+            Run labels to pool; default every successful run.
+        derivative : {"spline", "fd", "gp"}
+            Estimator of derivatives the dataset does not hold.
+
+        Returns
+        -------
+        GPRVM
+            Also sets ``target_``, ``library_``, ``sources_`` and ``gp_input_names_``.
+        """
+        from fmu_surrogate.identify.law_data import law_arrays
+
+        Phi, y, X, sources = law_arrays(ds, target=target, library=library,
+                                        gp_inputs=gp_inputs, runs=runs, derivative=derivative)
+        self.fit(Phi, y, X)
+        self._dataset_fitted(target, library, sources)
+        self.gp_input_names_ = list(gp_inputs)
+        return self
 
     def discrepancy(self, gp_inputs: np.ndarray) -> np.ndarray:
         """Posterior mean of the discrepancy ``delta(x) = Σⱼ wⱼ k(x, zⱼ)`` (a kernel expansion).
