@@ -345,6 +345,28 @@ class RVM(PHEstimator):
         self._dataset_fitted(target, library, sources)
         return self
 
+    def to_surrogate(self, *, force: str, velocity: str, position: str,
+                     discrepancy: bool = True):
+        """The discovered law ``m q̈ + c q̇ + k(q) = u`` as a pH surrogate.
+
+        See :func:`fmu_surrogate.identify.law_surrogate.mechanical_surrogate`.
+
+        Parameters
+        ----------
+        force, velocity, position : str
+            Term names of the force ``u``, of ``q̇`` and of ``q``.
+        discrepancy : bool
+            Keep a GP-RVM's discrepancy in the restoring force.
+
+        Returns
+        -------
+        PHDAE
+        """
+        from fmu_surrogate.identify.law_surrogate import mechanical_surrogate
+
+        return mechanical_surrogate(self, force=force, velocity=velocity, position=position,
+                                    discrepancy=discrepancy)
+
     def _dataset_fitted(self, target, library, sources) -> None:
         self.feature_names_ = list(self.names) if self.names is not None else list(library.names)
         self.target_ = target
