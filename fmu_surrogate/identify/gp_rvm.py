@@ -239,7 +239,7 @@ class GPRVM(RVM, PHEstimator):
         for z0 in starts:
             z0 = np.clip(z0, lo, hi)
             res = minimize(fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": 50})
+                           options={"maxiter": 50, "maxfun": 60})
             if best is None or res.fun < best.fun:
                 best = res
         z = best.x
