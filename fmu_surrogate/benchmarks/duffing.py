@@ -111,3 +111,30 @@ def simulate(
             raise RuntimeError(f"reference solve failed on [{t[k]}, {t[k + 1]}]: {sol.message}")
         X[k + 1] = sol.y[:, -1]
     return DuffingTrajectory(t, X[:, 0], X[:, 1], acceleration(X[:, 0], X[:, 1], u, p), u)
+
+
+def noisy_data_set(k: int, stop: float = DEFAULT_STOP, dt: float = DEFAULT_DT,
+                   noise: float = 0.01) -> DuffingTrajectory:
+    """Data set ``k`` of the equation-discovery study (Zhu et al., §7.2).
+
+    The reference solution under :func:`white_noise_force` with seed ``k``; ``y``, ``ẏ`` and ``ÿ``
+    each carry Gaussian noise of standard deviation ``noise`` times their own standard deviation
+    (seed ``1000 + k``); the force is exact.
+
+    Parameters
+    ----------
+    k : int
+        Data-set number (seeds).
+    stop, dt : float
+        Duration and sample period.
+    noise : float
+        Relative noise level.
+    """
+    t, u = white_noise_force(stop=stop, dt=dt, seed=k)
+    tr = simulate(t, u)
+    rng = np.random.default_rng(1000 + k)
+
+    def noisy(v: Array) -> Array:
+        return v + noise * v.std() * rng.normal(size=v.size)
+
+    return DuffingTrajectory(t, noisy(tr.y), noisy(tr.ydot), noisy(tr.yddot), u)
