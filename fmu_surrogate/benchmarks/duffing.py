@@ -131,10 +131,24 @@ def noisy_data_set(k: int, stop: float = DEFAULT_STOP, dt: float = DEFAULT_DT,
         Relative noise level.
     """
     t, u = white_noise_force(stop=stop, dt=dt, seed=k)
-    tr = simulate(t, u)
+    return with_noise(simulate(t, u), k, noise)
+
+
+def with_noise(tr: DuffingTrajectory, k: int, noise: float = 0.01) -> DuffingTrajectory:
+    """``tr`` with the measurement noise of data set ``k`` (see :func:`noisy_data_set`).
+
+    Parameters
+    ----------
+    tr : DuffingTrajectory
+        Clean trajectory (reference solution or FMU output).
+    k : int
+        Data-set number (noise seed ``1000 + k``).
+    noise : float
+        Relative noise level.
+    """
     rng = np.random.default_rng(1000 + k)
 
     def noisy(v: Array) -> Array:
         return v + noise * v.std() * rng.normal(size=v.size)
 
-    return DuffingTrajectory(t, noisy(tr.y), noisy(tr.ydot), noisy(tr.yddot), u)
+    return DuffingTrajectory(tr.t, noisy(tr.y), noisy(tr.ydot), noisy(tr.yddot), tr.u)

@@ -216,7 +216,8 @@ class GPRVM(RVM, PHEstimator):
         _, T = self._expected_residual(P, y, act, Sigma, mu)
         return max(T / y.shape[0], NOISE_FLOOR * vy)
 
-    restarts = (0.1, 0.3, 1.0, 3.0)
+    #: Length scales (times the GP inputs' standard deviation) tried when the GP is switched on.
+    restarts = (0.3, 1.0)
 
     def _m_step(self, gp, P, y, act, Sigma, mu, s2, sf2, ell, vy, ell0):
         """Maximise Q2 (eq. 23) over log s2, log sf2, log ell (L-BFGS-B, analytic gradient)."""

@@ -236,21 +236,17 @@ class RVM(PHEstimator):
 
     @staticmethod
     def _lml(Pa: np.ndarray, y: np.ndarray, alpha: np.ndarray, sigma2: float) -> float:
+        """Log marginal likelihood by the Woodbury form: ``O(N a²)``, nothing ``N × N``."""
         N = y.shape[0]
-        C = sigma2 * np.eye(N) + (Pa / alpha) @ Pa.T if alpha.size else sigma2 * np.eye(N)
-        if N > 2000:  # Woodbury form for large N
-            beta = 1.0 / sigma2
-            if not alpha.size:
-                return float(-0.5 * (N * np.log(2 * np.pi * sigma2) + beta * y @ y))
-            H = np.diag(alpha) + beta * Pa.T @ Pa
-            Lh = np.linalg.cholesky(H)
-            b = np.linalg.solve(Lh, beta * Pa.T @ y)
-            logdet = 2 * np.log(np.diag(Lh)).sum() - np.log(alpha).sum() + N * np.log(sigma2)
-            quad = beta * y @ y - b @ b
-            return float(-0.5 * (N * np.log(2 * np.pi) + logdet + quad))
-        L = np.linalg.cholesky(C)
-        v = np.linalg.solve(L, y)
-        return float(-0.5 * (N * np.log(2 * np.pi) + 2 * np.log(np.diag(L)).sum() + v @ v))
+        beta = 1.0 / sigma2
+        if not alpha.size:
+            return float(-0.5 * (N * np.log(2 * np.pi * sigma2) + beta * y @ y))
+        H = np.diag(alpha) + beta * Pa.T @ Pa
+        Lh = np.linalg.cholesky(H)
+        b = np.linalg.solve(Lh, beta * Pa.T @ y)
+        logdet = 2 * np.log(np.diag(Lh)).sum() - np.log(alpha).sum() + N * np.log(sigma2)
+        quad = beta * y @ y - b @ b
+        return float(-0.5 * (N * np.log(2 * np.pi) + logdet + quad))
 
     def _finish(self, P, y, alpha, sigma2, scale, act) -> None:
         K = P.shape[1]
