@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.optimize import minimize
 
 from fmu_surrogate.identify.base import PHEstimator
 from fmu_surrogate.identify.library import unit_scales
@@ -220,30 +219,22 @@ class GPRVM(RVM, PHEstimator):
     restarts = (0.3, 1.0)
 
     def _m_step(self, gp, P, y, act, Sigma, mu, s2, sf2, ell, vy, ell0):
-        """Maximise Q2 (eq. 23) over log s2, log sf2, log ell (L-BFGS-B, analytic gradient)."""
+        """Maximise Q2 (eq. 23) over log s2, log sf2, log ell (:meth:`SoRGP.maximise_q2`)."""
         R, _ = self._expected_residual(P, y, act, Sigma, mu)
-        N = y.shape[0]
-
-        def fun(z):
-            f, df = gp.q2(z, R)
-            return f / N, df / N
 
         lv, l0 = np.log(vy), np.log(ell0)
         lf = np.log(NOISE_FLOOR)
-        bounds = [(lv + lf, lv + 2), (lv + lf, lv + 16), (l0 - 7, l0 + 5)]
-        lo, hi = np.array(bounds).T
+        bounds = np.array([(lv + lf, lv + 2), (lv + lf, lv + 16), (l0 - 7, l0 + 5)])
         if sf2 > 0:          # warm start from the previous M-step
             starts = [np.log([s2, sf2, ell])]
         else:                # the GP is switched on: several length scales, the best Q2 wins
             starts = [np.log([s2, 0.1 * vy, ell0 * f]) for f in self.restarts]
         best = None
         for z0 in starts:
-            z0 = np.clip(z0, lo, hi)
-            res = minimize(fun, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": 50, "maxfun": 60})
-            if best is None or res.fun < best.fun:
-                best = res
-        z = best.x
+            z, f = gp.maximise_q2(R, z0, bounds)
+            if best is None or f < best[1]:
+                best = (z, f)
+        z = best[0]
         return float(np.exp(z[0])), float(np.exp(z[1])), float(np.exp(z[2]))
 
     def predict(self, Phi: np.ndarray, gp_inputs: np.ndarray | None = None,

@@ -196,6 +196,39 @@ class SoRGP:
         return sf2 * cho_solve((st.Lm, True), Az)
 
     # ---------------------------------------------------------------- M-step objective
+    @staticmethod
+    def _noise_part(w: np.ndarray, g: np.ndarray, rt2: np.ndarray, rp2: float, N: int):
+        """Value and ``(∂/∂log s2, ∂/∂log sf2)`` at a fixed length scale: ``O(r)``."""
+        s2, sf2 = np.exp(w)
+        c = sf2 / s2
+        D = 1.0 / (1.0 + c * g)
+        quad = (rp2 + float(rt2 @ D)) / s2
+        f = N * np.log(s2) + float(np.log1p(c * g).sum()) + quad
+        df_phi = c * (float(g @ D) - float((g * rt2) @ D**2) / s2)
+        return f, np.array([N - quad - df_phi, df_phi])
+
+    def _split(self, st: _Stats, R: np.ndarray):
+        Rt = st.Ub.T @ R                                     # (r, p)
+        Rp = R - st.Ub @ Rt                                  # part outside the GP features
+        return Rt, Rp, (Rt**2).sum(1), float(np.sum(Rp**2))
+
+    def _dlogell(self, st: _Stats, s2: float, sf2: float, Rt, Rp) -> float:
+        """``∂/∂log ell`` of ``log det C0 + tr(C0⁻¹ R Rᵀ)``: ``tr(F dC0)``,
+        ``F = C0⁻¹ - C0⁻¹ R Rᵀ C0⁻¹``, ``dC0 = sf2 dQ`` (module docstring)."""
+        ell = st.ell
+        D = st.D(sf2 / s2)
+        dKxz = st.Kxz * st.D2 / ell**2
+        UtdK = st.Ub.T @ dKxz                                # Ubᵀ K̇_xz
+        KUD = st.KU * D
+        Az = KUD @ Rt / s2                                   # K_zx C0⁻¹ R
+        Ad = (dKxz.T @ Rp + (UtdK.T * D) @ Rt) / s2          # K̇_zx C0⁻¹ R
+        P1 = KUD @ UtdK / s2 - Az @ Ad.T                     # K_zx F K̇_xz
+        P2 = KUD @ st.KU.T / s2 - Az @ Az.T                  # K_zx F K_xz
+        KjP1 = cho_solve((st.Lm, True), P1)
+        KjP2 = cho_solve((st.Lm, True), P2)
+        KjdK = cho_solve((st.Lm, True), st.dKzz)
+        return float(sf2 * (2.0 * np.trace(KjP1) - np.sum(KjP2 * KjdK.T)))
+
     def q2(self, z: np.ndarray, R: np.ndarray) -> tuple[float, np.ndarray]:
         """``-2 Q2 - N log 2π`` = ``log det C0 + tr(C0⁻¹ R Rᵀ)`` and its gradient.
 
@@ -212,27 +245,52 @@ class SoRGP:
         gradient : ndarray, shape (3,)
         """
         s2, sf2, ell = np.exp(z)
-        N = R.shape[0]
         st = self.stats(ell)
-        c = sf2 / s2
-        Rt = st.Ub.T @ R                                     # (r, p)
-        Rp = R - st.Ub @ Rt                                  # part outside the GP features
-        rt2 = (Rt**2).sum(1)
-        D = st.D(c)
-        quad = (float(np.sum(Rp**2)) + float(rt2 @ D)) / s2
-        f = N * np.log(s2) + float(np.log1p(c * st.g).sum()) + quad
-        df_phi = c * (float(st.g @ D) - float((st.g * rt2) @ D**2) / s2)
-        df_sig = N - quad - df_phi
-        # length scale: tr(F dC0), F = C0⁻¹ - C0⁻¹ R Rᵀ C0⁻¹, dC0 = sf2 dQ (module docstring)
-        dKxz = st.Kxz * st.D2 / ell**2
-        UtdK = st.Ub.T @ dKxz                                # Ubᵀ K̇_xz
-        KUD = st.KU * D
-        Az = KUD @ Rt / s2                                   # K_zx C0⁻¹ R
-        Ad = (dKxz.T @ Rp + (UtdK.T * D) @ Rt) / s2          # K̇_zx C0⁻¹ R
-        P1 = KUD @ UtdK / s2 - Az @ Ad.T                     # K_zx F K̇_xz
-        P2 = KUD @ st.KU.T / s2 - Az @ Az.T                  # K_zx F K_xz
-        KjP1 = cho_solve((st.Lm, True), P1)
-        KjP2 = cho_solve((st.Lm, True), P2)
-        KjdK = cho_solve((st.Lm, True), st.dKzz)
-        tr = 2.0 * np.trace(KjP1) - np.sum(KjP2 * KjdK.T)
-        return f, np.array([df_sig, df_phi, sf2 * tr])
+        Rt, Rp, rt2, rp2 = self._split(st, R)
+        f, dw = self._noise_part(z[:2], st.g, rt2, rp2, R.shape[0])
+        return f, np.array([dw[0], dw[1], self._dlogell(st, s2, sf2, Rt, Rp)])
+
+    def maximise_q2(self, R: np.ndarray, z0: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """Maximise Q2 over ``(log s2, log sf2, log ell)`` from ``z0`` within ``bounds``.
+
+        The noise and signal variances are optimised for each length scale at ``O(r)`` cost per
+        step (L-BFGS-B), the length scale on that profile (L-BFGS-B in one variable, gradient by
+        the envelope theorem), so each new length scale costs one kernel evaluation and
+        factorisation.
+
+        Parameters
+        ----------
+        R : ndarray, shape (N, p)
+            As in :meth:`q2`.
+        z0 : ndarray, shape (3,)
+            Start.
+        bounds : ndarray, shape (3, 2)
+            Lower and upper bounds of ``z``.
+
+        Returns
+        -------
+        z : ndarray, shape (3,)
+        value : float
+            ``-2 Q2 - N log 2π`` at ``z``.
+        """
+        from scipy.optimize import minimize
+
+        N = R.shape[0]
+        w = np.clip(np.asarray(z0[:2], dtype=float), bounds[:2, 0], bounds[:2, 1])
+
+        def profile(lam):
+            nonlocal w
+            st = self.stats(float(np.exp(lam[0])))
+            Rt, Rp, rt2, rp2 = self._split(st, R)
+            res = minimize(lambda v: self._noise_part(v, st.g, rt2, rp2, N), w, jac=True,
+                           method="L-BFGS-B", bounds=bounds[:2],
+                           options={"maxiter": 100, "ftol": 1e-13, "gtol": 1e-9 * N})
+            w = res.x
+            s2, sf2 = np.exp(w)
+            return res.fun / N, np.array([self._dlogell(st, s2, sf2, Rt, Rp) / N])
+
+        lam0 = np.clip([z0[2]], bounds[2, 0], bounds[2, 1])
+        out = minimize(profile, lam0, jac=True, method="L-BFGS-B", bounds=bounds[2:],
+                       options={"maxiter": 30, "maxfun": 40})
+        f = profile(out.x)[0]                               # sets w at the returned ell
+        return np.r_[w, out.x], f * N
