@@ -164,8 +164,9 @@ def plot_polynomial(res: dict, path: Path) -> None:
         lo = min(v.min() for v in vals.values())
         hi = max(v.max() for v in vals.values())
         bins = np.linspace(lo - 0.05, hi + 0.05, 30)
-        for m, color in (("rvm", "tab:blue"), ("gp", "tab:green"), ("ard", "tab:gray")):
-            ax.hist(vals[m], bins=bins, alpha=0.6, color=color,
+        for m, color in (("rvm", "tab:blue"), ("gp", "tab:green"), ("ard", "k")):
+            ax.hist(vals[m], bins=bins, alpha=1.0 if m == "ard" else 0.6, color=color,
+                    histtype="step" if m == "ard" else "bar",
                     label={"rvm": "RVM", "gp": "GP-RVM", "ard": "ARDRegression"}[m])
         ax.axvline(true, color="k", ls="--", lw=1)
         ax.set_xlabel(key)
@@ -190,7 +191,7 @@ def _physical(s: int, coef: np.ndarray) -> list[float]:
         out += [-coef[2] * m * 1e-3, -coef[3] * m * 1e-6]
     elif s == 3:
         out += [-coef[2] * m, -coef[3] * m * 1e-5]
-    return [float(v) for v in out]
+    return [float(v) + 0.0 for v in out]       # + 0.0: no "-0.000" for pruned terms
 
 
 def fmu_trajectories(n_sets: int, workdir: Path, progress: bool) -> tuple[list, list, dict]:
@@ -328,7 +329,8 @@ def plot_silverbox(res: dict, path: Path) -> None:
                          "o-", ms=3, label=label)
     axes[0].set_xticks(x, res["terms"], rotation=30)
     axes[0].set_ylabel("selected in % of windows")
-    axes[0].legend(fontsize=8)
+    axes[0].set_ylim(0, 125)
+    axes[0].legend(fontsize=8, ncol=3, loc="upper center")
     axes[1].set_xlabel("training window")
     axes[1].set_ylabel("test NMSE of ÿ")
     fig.suptitle("Silverbox (Wigren & Schoukens 2013), paper Figs. 8 and 10")
