@@ -264,6 +264,28 @@ class GPRVM(RVM, PHEstimator):
             return out[0] + delta, out[1]
         return out + delta
 
+    def equations(self, precision: int = 3) -> str:
+        """The discovered law with ±2σ of each selected coefficient, plus the discrepancy.
+
+        Parameters
+        ----------
+        precision : int
+            Significant digits.
+
+        Returns
+        -------
+        str
+            ``target = (c ± 2σ) term + … + δ(inputs)`` with the GP's signal variance and length
+            scale when the discrepancy is kept.
+        """
+        law = super().equations(precision)
+        sf2 = self.gp_["signal_variance"]
+        if self.gp_["n_inducing"] == 0 or sf2 <= 0:
+            return law
+        seen = ", ".join(getattr(self, "gp_input_names_", None) or ["gp_inputs"])
+        return (f"{law} + δ({seen})  [GP: σf² = {sf2:.{precision}g}, "
+                f"ℓ = {self.gp_['length_scale']:.{precision}g}]")
+
     def fit_dataset(self, ds, *, target: str, library, gp_inputs=(), runs=None,
                     derivative: str = "spline") -> GPRVM:
         """Discover ``target = Σ coef · term + delta(gp_inputs)`` from a harvested dataset.

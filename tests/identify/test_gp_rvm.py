@@ -49,7 +49,9 @@ def test_gp_input_errors_and_no_gp():
     m = GPRVM().fit(P, y)
     assert m.gp_["signal_variance"] == 0.0
     assert clone(GPRVM(n_inducing=5)).n_inducing == 5
+    assert "δ" not in m.equations()
     mp = GPRVM().fit(P, y, x)
+    assert "+ δ(gp_inputs)  [GP: σf² = " in mp.equations()
     resid = y - mp.predict(P, x)
     # the GP absorbs the missing x^2 + 2 sin x: residual near the noise level (0.1 std(f))
     assert np.std(resid) < 2 * np.sqrt(mp.noise_variance_) + 1e-12
