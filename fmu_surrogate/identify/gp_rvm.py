@@ -61,14 +61,21 @@ class GPRVM(RVM, PHEstimator):
         Inducing inputs of the low-rank GP (at most N).
     names : sequence of str or None
         Term names used by :meth:`equations`.
+    min_gain : float
+        A candidate enters the model only if adding it raises the log marginal likelihood by
+        more than this many nats (re-estimation and deletion are unaffected).  ``0`` is Tipping
+        & Faul's rule as the paper uses it; with ``0.5`` the wrong terms of the paper's
+        polynomial and Duffing cases are dropped in 95/100 and 10/10 data sets instead of 83/100
+        and 6/10, where they raise the likelihood by less than a nat (scripts/reproduce_gp_rvm.py).
     """
 
     def __init__(self, *, max_iter: int = 200, tol: float = 1e-6, n_inducing: int = 60,
-                 names=None) -> None:
+                 names=None, min_gain: float = 0.0) -> None:
         self.max_iter = max_iter
         self.tol = tol
         self.n_inducing = n_inducing
         self.names = names
+        self.min_gain = min_gain
 
     def fit(self, Phi: np.ndarray, y: np.ndarray, gp_inputs: np.ndarray | None = None, *,
             library=None) -> GPRVM:
@@ -123,7 +130,8 @@ class GPRVM(RVM, PHEstimator):
             act = np.flatnonzero(np.isfinite(alpha))
             Sigma, mu = self._posterior(G, g, alpha, act)
             hist.append(self._lml_gp(G, g, yCy, logdet, alpha, act, Sigma, N))
-            new_alpha = self._alpha_step(G, g, alpha, act, Sigma, zero_col)
+            new_alpha = self._alpha_step(G, g, alpha, act, Sigma, zero_col,
+                                         float(self.min_gain))
             if len(hist) > 1 and it > 2 and \
                     abs(hist[-1] - hist[-2]) / (abs(hist[-1]) + abs(hist[-2])) < self.tol:
                 reason = "converged: relative change of the log marginal likelihood < tol"
@@ -184,8 +192,9 @@ class GPRVM(RVM, PHEstimator):
         return -0.5 * (N * np.log(2 * np.pi) + logdet + quad)
 
     @staticmethod
-    def _alpha_step(G, g, alpha, act, Sigma, zero_col):
-        """One add / re-estimate / delete (eqs. 29-36), the candidate with the largest gain."""
+    def _alpha_step(G, g, alpha, act, Sigma, zero_col, min_gain=0.0):
+        """One add / re-estimate / delete (eqs. 29-36), the candidate with the largest gain
+        (additions only when they gain more than ``min_gain``)."""
         if act.size:
             B = G[act]
             S = np.diag(G) - np.einsum("ak,ab,bk->k", B, Sigma, B)
@@ -193,6 +202,8 @@ class GPRVM(RVM, PHEstimator):
         else:
             S, Q = np.diag(G).copy(), g.copy()
         dL, new = candidate_gains(S, Q, alpha, act, zero_col, 1e-12 * np.max(np.diag(G)))
+        if min_gain > 0:
+            dL = np.where(~np.isfinite(alpha) & (dL <= min_gain), -np.inf, dL)
         out = alpha.copy()
         j = int(np.argmax(dL))
         if dL[j] > 0:
