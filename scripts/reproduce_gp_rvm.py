@@ -305,7 +305,7 @@ def study_silverbox(path: Path, n_windows: int, progress: bool) -> dict:
     U, Y, YD, YDD = sec["train"]
     Ut, Yt, YDt, YDDt = sec["test"]
     Pt = _silverbox_terms(Ut, Yt, YDt)
-    sel = {k: np.zeros(len(SILVERBOX_TERMS)) for k in ("rvm", "gp", "ard")}
+    sel = {k: np.zeros(len(SILVERBOX_TERMS)) for k in ("rvm", "gp", "ard", "gp_min_gain")}
     nmse: dict[str, list] = {k: [] for k in sel}
     secs: dict[str, float] = dict.fromkeys(sel, 0.0)
     for w in _progress(range(n_windows), "silverbox", progress):
@@ -314,8 +314,10 @@ def study_silverbox(path: Path, n_windows: int, progress: bool) -> dict:
         g, tg = _timed(fs.GPRVM(), P, YDD[s], Y[s])
         r, tr = _timed(fs.RVM(), P, YDD[s])
         a, ta = _ard(P, YDD[s])
+        g5, t5 = _timed(fs.GPRVM(min_gain=MIN_GAIN), P, YDD[s], Y[s])
         for key, est, pred, dt in (("gp", g, g.predict(Pt, Yt), tg), ("rvm", r, r.predict(Pt), tr),
-                                   ("ard", a, a.predict(Pt), ta)):
+                                   ("ard", a, a.predict(Pt), ta),
+                                   ("gp_min_gain", g5, g5.predict(Pt, Yt), t5)):
             sel[key] += est.coef_ != 0.0
             nmse[key].append(float(np.mean((YDDt - pred) ** 2) / np.var(YDDt)))
             secs[key] += dt
