@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "PHDAE": "fmu_surrogate.ph.system",
     "LinearPH": "fmu_surrogate.ph.system",
     "KernelEffort": "fmu_surrogate.ph.kernel_effort",
+    "TermEffort": "fmu_surrogate.ph.term_effort",
     # pH systems: files, coupling, simulation
     "ph": "fmu_surrogate.ph:",
     "save": "fmu_surrogate.ph.files",
@@ -62,6 +63,8 @@ _LAZY: dict[str, str] = {
     "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
     "RVM": "fmu_surrogate.identify.rvm",
     "GPRVM": "fmu_surrogate.identify.gp_rvm",
+    "CandidateLibrary": "fmu_surrogate.identify.library",
+    "polynomial_library": "fmu_surrogate.identify.library",
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
     # coupled systems
     "couple": "fmu_surrogate.couple:",
@@ -87,6 +90,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.derivatives import estimate_derivatives as estimate_derivatives
     from fmu_surrogate.identify.gp_effort import GPEffortIdentifier as GPEffortIdentifier
     from fmu_surrogate.identify.gp_rvm import GPRVM as GPRVM
+    from fmu_surrogate.identify.library import CandidateLibrary as CandidateLibrary
+    from fmu_surrogate.identify.library import polynomial_library as polynomial_library
     from fmu_surrogate.identify.linear_ph import LinearPHIdentifier as LinearPHIdentifier
     from fmu_surrogate.identify.rvm import RVM as RVM
     from fmu_surrogate.ph.files import load as load
@@ -99,6 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.ph.system import PHDAE as PHDAE
     from fmu_surrogate.ph.system import LinearPH as LinearPH
     from fmu_surrogate.ph.system import with_names as with_names
+    from fmu_surrogate.ph.term_effort import TermEffort as TermEffort
     from fmu_surrogate.testing.surrogates import (
         assert_surrogate_matches as assert_surrogate_matches,
     )

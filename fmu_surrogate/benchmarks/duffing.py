@@ -111,3 +111,44 @@ def simulate(
             raise RuntimeError(f"reference solve failed on [{t[k]}, {t[k + 1]}]: {sol.message}")
         X[k + 1] = sol.y[:, -1]
     return DuffingTrajectory(t, X[:, 0], X[:, 1], acceleration(X[:, 0], X[:, 1], u, p), u)
+
+
+def noisy_data_set(k: int, stop: float = DEFAULT_STOP, dt: float = DEFAULT_DT,
+                   noise: float = 0.01) -> DuffingTrajectory:
+    """Data set ``k`` of the equation-discovery study (Zhu et al., §7.2).
+
+    The reference solution under :func:`white_noise_force` with seed ``k``; ``y``, ``ẏ`` and ``ÿ``
+    each carry Gaussian noise of standard deviation ``noise`` times their own standard deviation
+    (seed ``1000 + k``); the force is exact.
+
+    Parameters
+    ----------
+    k : int
+        Data-set number (seeds).
+    stop, dt : float
+        Duration and sample period.
+    noise : float
+        Relative noise level.
+    """
+    t, u = white_noise_force(stop=stop, dt=dt, seed=k)
+    return with_noise(simulate(t, u), k, noise)
+
+
+def with_noise(tr: DuffingTrajectory, k: int, noise: float = 0.01) -> DuffingTrajectory:
+    """``tr`` with the measurement noise of data set ``k`` (see :func:`noisy_data_set`).
+
+    Parameters
+    ----------
+    tr : DuffingTrajectory
+        Clean trajectory (reference solution or FMU output).
+    k : int
+        Data-set number (noise seed ``1000 + k``).
+    noise : float
+        Relative noise level.
+    """
+    rng = np.random.default_rng(1000 + k)
+
+    def noisy(v: Array) -> Array:
+        return v + noise * v.std() * rng.normal(size=v.size)
+
+    return DuffingTrajectory(tr.t, noisy(tr.y), noisy(tr.ydot), noisy(tr.yddot), tr.u)

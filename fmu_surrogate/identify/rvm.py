@@ -19,7 +19,11 @@ from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.identify.library import unit_scales
 
-__all__ = ["RVM", "RVMInputError", "RVMResult"]
+__all__ = ["NOISE_FLOOR", "RVM", "RVMInputError", "RVMResult"]
+
+#: Smallest noise variance, relative to ``mean(y²)``: below it the fast updates lose their
+#: precision (noise-free data then give the exact law with this tiny noise variance).
+NOISE_FLOOR = 1e-10
 
 
 class RVMInputError(FmuSurrogateError, ValueError):
@@ -51,6 +55,19 @@ def _validate(Phi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
         raise RVMInputError("Phi or y contains NaN or inf; drop or fill those samples first.")
     return Phi, y
+
+
+def _design(est, Phi, library) -> np.ndarray:
+    """``Phi`` itself, or the library's terms of the named columns in ``Phi``; sets the names."""
+    if library is not None:
+        Phi = library.transform(Phi)
+        names = list(library.names)
+    else:
+        K = np.shape(Phi)[1] if np.ndim(Phi) == 2 else 0
+        names = [f"x{i}" for i in range(K)]
+    est.feature_names_ = list(est.names) if est.names is not None else names
+    est.target_, est.library_, est.sources_ = "y", library, {}
+    return Phi
 
 
 def candidate_gains(S: np.ndarray, Q: np.ndarray, alpha: np.ndarray, act: np.ndarray,
@@ -120,13 +137,16 @@ class RVM(PHEstimator):
         self.noise_variance = noise_variance
         self.names = names
 
-    def fit(self, Phi: np.ndarray, y: np.ndarray) -> RVM:
+    def fit(self, Phi: np.ndarray, y: np.ndarray, *, library=None) -> RVM:
         """Select terms and estimate their coefficients.
 
         Parameters
         ----------
         Phi : ndarray, shape (N, K)
+            Design matrix; with ``library``, the library's named columns ``(N, n_columns)``.
         y : ndarray, shape (N,)
+        library : CandidateLibrary, optional
+            Builds the design matrix from the named columns in ``Phi`` and names the terms.
 
         Returns
         -------
@@ -145,6 +165,7 @@ class RVM(PHEstimator):
         duplicate columns at most one is selected. ``N < K`` is allowed.
         """
         t0 = time.perf_counter()
+        Phi = _design(self, Phi, library)
         Phi, y = _validate(Phi, y)
         N, K = Phi.shape
         scale = unit_scales(Phi)
@@ -196,7 +217,7 @@ class RVM(PHEstimator):
             if not fixed:
                 gamma = 1.0 - a_act * np.diag(Sigma) if act.size else np.zeros(0)
                 dof = max(N - float(gamma.sum()), 1e-12)
-                new_s2 = max(float(resid @ resid) / dof, 1e-12 * max(yy / N, 1e-300))
+                new_s2 = max(float(resid @ resid) / dof, NOISE_FLOOR * max(yy / N, 1e-300))
                 noise_change = abs(np.log(new_s2 / sigma2))
             if dL[j] <= self.tol and noise_change <= self.tol:
                 reason = "converged: no update changes the log marginal likelihood by > tol"
@@ -215,21 +236,17 @@ class RVM(PHEstimator):
 
     @staticmethod
     def _lml(Pa: np.ndarray, y: np.ndarray, alpha: np.ndarray, sigma2: float) -> float:
+        """Log marginal likelihood by the Woodbury form: ``O(N a²)``, nothing ``N × N``."""
         N = y.shape[0]
-        C = sigma2 * np.eye(N) + (Pa / alpha) @ Pa.T if alpha.size else sigma2 * np.eye(N)
-        if N > 2000:  # Woodbury form for large N
-            beta = 1.0 / sigma2
-            if not alpha.size:
-                return float(-0.5 * (N * np.log(2 * np.pi * sigma2) + beta * y @ y))
-            H = np.diag(alpha) + beta * Pa.T @ Pa
-            Lh = np.linalg.cholesky(H)
-            b = np.linalg.solve(Lh, beta * Pa.T @ y)
-            logdet = 2 * np.log(np.diag(Lh)).sum() - np.log(alpha).sum() + N * np.log(sigma2)
-            quad = beta * y @ y - b @ b
-            return float(-0.5 * (N * np.log(2 * np.pi) + logdet + quad))
-        L = np.linalg.cholesky(C)
-        v = np.linalg.solve(L, y)
-        return float(-0.5 * (N * np.log(2 * np.pi) + 2 * np.log(np.diag(L)).sum() + v @ v))
+        beta = 1.0 / sigma2
+        if not alpha.size:
+            return float(-0.5 * (N * np.log(2 * np.pi * sigma2) + beta * y @ y))
+        H = np.diag(alpha) + beta * Pa.T @ Pa
+        Lh = np.linalg.cholesky(H)
+        b = np.linalg.solve(Lh, beta * Pa.T @ y)
+        logdet = 2 * np.log(np.diag(Lh)).sum() - np.log(alpha).sum() + N * np.log(sigma2)
+        quad = beta * y @ y - b @ b
+        return float(-0.5 * (N * np.log(2 * np.pi) + logdet + quad))
 
     def _finish(self, P, y, alpha, sigma2, scale, act) -> None:
         K = P.shape[1]
@@ -287,9 +304,67 @@ class RVM(PHEstimator):
         str
         """
         self._check_fitted()
-        K = self.coef_.shape[0]
-        names = list(self.names) if self.names is not None else [f"x{i}" for i in range(K)]
+        names = self.feature_names_
         sd = np.sqrt(np.diag(self.coef_cov_))
         parts = [f"({self.coef_[i]:.{precision}g} ± {2 * sd[i]:.{precision}g}) {names[i]}"
                  for i in np.flatnonzero(self.active_)]
-        return "y = " + (" + ".join(parts) if parts else "0")
+        lhs = getattr(self, "target_", "y")
+        return f"{lhs} = " + (" + ".join(parts) if parts else "0")
+
+    def fit_dataset(self, ds, *, target: str, library, runs=None, derivative: str = "spline"):
+        """Discover the law ``target = Σ coef · term`` from a harvested dataset.
+
+        Parameters
+        ----------
+        ds : xarray.Dataset or path
+            A harvested dataset (:func:`fmu_surrogate.harvest`).
+        target : str
+            Left-hand side: a recorded variable or ``"der(NAME)"`` (estimated with
+            :mod:`fmu_surrogate.identify.derivatives` when the FMU did not export it).
+        library : CandidateLibrary
+            Candidate terms of named dataset columns.
+        runs : sequence of int, optional
+            Run labels to pool; default every successful run.
+        derivative : {"spline", "fd", "gp"}
+            Estimator of derivatives the dataset does not hold.
+
+        Returns
+        -------
+        self
+            Also sets ``target_``, ``library_`` and ``sources_`` (how each column was obtained).
+        """
+        from fmu_surrogate.identify.law_data import law_arrays
+
+        Phi, y, _, sources = law_arrays(ds, target=target, library=library, runs=runs,
+                                        derivative=derivative)
+        self.fit(Phi, y)
+        self._dataset_fitted(target, library, sources)
+        return self
+
+    def to_surrogate(self, *, force: str, velocity: str, position: str,
+                     discrepancy: bool = True):
+        """The discovered law ``m q̈ + c q̇ + k(q) = u`` as a pH surrogate.
+
+        See :func:`fmu_surrogate.identify.law_surrogate.mechanical_surrogate`.
+
+        Parameters
+        ----------
+        force, velocity, position : str
+            Term names of the force ``u``, of ``q̇`` and of ``q``.
+        discrepancy : bool
+            Keep a GP-RVM's discrepancy in the restoring force.
+
+        Returns
+        -------
+        PHDAE
+        """
+        from fmu_surrogate.identify.law_surrogate import mechanical_surrogate
+
+        return mechanical_surrogate(self, force=force, velocity=velocity, position=position,
+                                    discrepancy=discrepancy)
+
+    def _dataset_fitted(self, target, library, sources) -> None:
+        self.feature_names_ = list(self.names) if self.names is not None else list(library.names)
+        self.target_ = target
+        self.library_ = library
+        self.sources_ = sources

@@ -15,6 +15,7 @@ from fmu_surrogate.ph.structure import (
     skew_violation,
 )
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH, PowerBalance, with_names
+from fmu_surrogate.ph.term_effort import TermEffort
 
 __all__ = [
     "PHDAE",
@@ -26,6 +27,7 @@ __all__ = [
     "PowerBalance",
     "StructureError",
     "SurrogateFileError",
+    "TermEffort",
     "Trajectory",
     "check_psd",
     "check_skew",

@@ -42,6 +42,7 @@ from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.kernel_effort import KernelEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
+from fmu_surrogate.ph.term_effort import TermEffort
 
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
@@ -105,6 +106,7 @@ def _composite_from_dict(d: dict) -> CompositeEffort:
 register_effort("kernel", KernelEffort, KernelEffort.to_dict, KernelEffort.from_dict)
 register_effort("linear", LinearEffort, LinearEffort.to_dict, LinearEffort.from_dict)
 register_effort("composite", CompositeEffort, _composite_to_dict, _composite_from_dict)
+register_effort("terms", TermEffort, TermEffort.to_dict, TermEffort.from_dict)
 
 
 def _schema() -> dict:
