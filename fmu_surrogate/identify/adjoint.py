@@ -482,6 +482,28 @@ class Evaluator:
         """Cost and the gradients w.r.t. ``wrt`` at a :meth:`forward` state (adjoint solve)."""
         return _finish(self._prep, state, self.reg, self.wrt, True, self.gradient_kind)
 
+    def residual_gradient(self, state: _State, residuals: Sequence[Array]) -> dict[str, Array]:
+        """``Σ_e Σ_k w_k (∂y_k/∂p)ᵀ z_k`` for given "residuals" ``z`` (one (K, m) array each).
+
+        The data-misfit gradient with the residuals replaced by ``z`` (no regularisation): with
+        ``z = ∂y·v`` (a forward sensitivity) this is the Gauss–Newton product ``JᵀWJ v`` of
+        :mod:`fmu_surrogate.identify.lm`.  One adjoint solve.
+        """
+        st = _State()
+        for k in _State.__slots__:
+            setattr(st, k, getattr(state, k))
+        st.fwds = [
+            _Forward(f.X, z, f.w, f.h, f.Phi, f.idx, f.uniform, 0.0, f.powers)
+            for f, z in zip(state.fwds, residuals)
+        ]
+        st.misfit = 0.0
+        return _finish(self._prep, st, NO_REGULARIZATION, self.wrt, True, self.gradient_kind)[1]
+
+    @property
+    def prepared(self) -> _Prepared:
+        """Per-experiment arrays that do not depend on the parameters (weights, held inputs)."""
+        return self._prep
+
 
 def evaluator_settings(
     experiments: Experiment | Sequence[Experiment],

@@ -596,7 +596,8 @@ def test_loop_backend_runs_the_same_iterates(short_data, monkeypatch):
     from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
 
     _, t, u, y = short_data
-    settings = {"learn": ("J", "R", "B"), "Q": np.eye(5), "max_iter": 3}
+    settings = {"learn": ("J", "R", "B"), "Q": np.eye(5), "max_iter": 3, "optimizer": "cg",
+                "init": "paper"}
     for mode in ("exact", "euler"):
         fast = LinearPHIdentifier(5, mode=mode, **settings).fit((t, u, y)).result_
         shim = types.SimpleNamespace(**vars(adjoint))

@@ -1,0 +1,123 @@
+"""Initial pH models from data: subspace identification, then the passive pH form.
+
+``init="subspace"`` of :class:`~fmu_surrogate.identify.linear_ph.LinearPHIdentifier`:
+:func:`~fmu_surrogate.identify.subspace.subspace_identify` (PO-MOESP, hold-aware least squares
+for B and x0) → :func:`~fmu_surrogate.identify.passivity.passive_realisation` (KYP Riccati,
+least-squares port matrix) → decoupled padding up to the requested order → state coordinates
+with the prescribed storage matrix (the fixed Q, or ``Q = I`` when Q is learned).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.passivity import (
+    PassiveModel,
+    pad_states,
+    passive_realisation,
+    to_storage,
+)
+from fmu_surrogate.identify.subspace import SubspaceModel, subspace_identify
+
+Array = NDArray[np.float64]
+
+#: Eigenvalues of the initial R below this fraction of the largest are lifted to it before
+#: factorising R = YYᵀ (a rank-deficient factor cannot grow to first order; see ph_manifold).
+SUBSPACE_R_FLOOR = 1e-10
+#: Eigenvalues of the initial R above this fraction of the largest count for its rank.
+R_RANK_RTOL = 1e-8
+
+
+def factor_rank(R: Array) -> int:
+    """Columns of the factor of R: the numerical rank of the initial R (at least 1).
+
+    The storage ``Q`` of the subspace model is the centre of the KYP solution set, whose R has
+    the largest rank among the pH forms of the model; directions in which R vanishes there
+    vanish for every pH form (lossless parts), so a factor with vanishing columns would only
+    slow the refinement down (it converges sublinearly to a rank-deficient R).
+    """
+    lam = np.linalg.eigvalsh(R)
+    return max(1, int(np.sum(lam > R_RANK_RTOL * max(float(lam[-1]), 1e-300))))
+
+
+@dataclass(frozen=True)
+class SubspaceInit:
+    """The subspace initial model and how it was obtained.
+
+    Attributes
+    ----------
+    values : dict of str to ndarray
+        ``J, R, Q, B, x0`` of the initial pH model.
+    subspace : SubspaceModel
+        Unstructured model and singular values (order selection).
+    passive : PassiveModel
+        pH form before the change of coordinates (passivity violation, δ, port change).
+    """
+
+    values: dict[str, Array]
+    subspace: SubspaceModel
+    passive: PassiveModel
+
+
+def subspace_applicable(names: tuple[str, ...], given: dict[str, Any]) -> str | None:
+    """Why the subspace initialisation cannot be used (None if it can).
+
+    It needs J, R and B learned from their defaults (an initial or fixed J, R or B fixes the state
+    coordinates, which the subspace model does not know), and x0 learned or zero.
+    """
+    for p in ("J", "R", "B"):
+        if p not in names:
+            return f"{p} is fixed"
+        if p in given:
+            return f"an initial value of {p} was given"
+    if "x0" not in names and "x0" in given and np.any(np.asarray(given["x0"]) != 0):
+        return "x0 is fixed at a nonzero value"
+    return None
+
+
+def data_problem(exps: list[Any]) -> str | None:
+    """Why the experiments do not suit the subspace method (None if they do): it needs uniform
+    grids with one step size."""
+    steps = []
+    for e in exps:
+        if not e.groups.uniform:
+            return "a time grid is not uniform"
+        steps.append(float(e.groups.h[0]))
+    if max(steps) - min(steps) > 1e-9 * max(steps):
+        return "the experiments have different sampling steps"
+    return None
+
+
+def subspace_initial_values(
+    exps: list[Any], n: int, names: tuple[str, ...], Q_fixed: Array, horizon: int | None
+) -> SubspaceInit:
+    """The initial pH model of order n from the experiments (see the module docstring).
+
+    Parameters
+    ----------
+    exps : list of Experiment
+        Uniformly sampled, with one step size.
+    n : int
+        Model order.
+    names : tuple of str
+        Learned parameters.
+    Q_fixed : ndarray, shape (n, n)
+        The storage matrix when Q is not learned.
+    horizon : int, optional
+        Hankel block rows (default: :func:`~fmu_surrogate.identify.subspace.default_horizon`).
+
+    Returns
+    -------
+    SubspaceInit
+    """
+    data = [(e.t, e.u, e.y, e.hold) for e in exps]
+    sm = subspace_identify(data, n, horizon=horizon, with_x0="x0" in names)
+    pm = pad_states(passive_realisation(sm.A, sm.B, sm.C, sm.x0), n)
+    target = np.eye(n) if "Q" in names else Q_fixed
+    pq = to_storage(pm, target)
+    values = {"J": pq.J, "R": pq.R, "Q": pq.Q, "B": pq.B, "x0": pq.x0}
+    return SubspaceInit(values, sm, pm)
