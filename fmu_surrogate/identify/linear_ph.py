@@ -81,7 +81,11 @@ class LinearPHIdentifier(PHEstimator):
     Parameters
     ----------
     n_states : int
-        Model order n (≥ 1); may differ from the true order (model reduction).
+        Model order n (≥ 1); may differ from the true order (model reduction).  When the
+        subspace method finds that the data determine only r < n states (singular values at
+        round-off), the refinement fits those r and the model is completed by n − r decoupled,
+        damped states without input (:func:`~fmu_surrogate.identify.linear_ph_init.pad_parameters`;
+        they do not change the output).
     learn : sequence of str
         Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
     J, R, Q, B, x0 : array_like, optional
@@ -343,6 +347,18 @@ class LinearPHIdentifier(PHEstimator):
         m = int(np.shape(exps[0].u)[1])
         t0 = time.perf_counter()
         fixed, init, used = self._values(n, m, names, exps)
+        sub = self.subspace_
+        r = sub.core["J"].shape[0] if sub is not None else n
+        Qf = fixed.get("Q", np.eye(n))
+        if sub is not None and r < n and self.rank_R is None:
+            from fmu_surrogate.identify.linear_ph_init import core_applicable
+
+            if core_applicable(names, Qf):
+                # the data determine r < n states: refine those, pad with decoupled states
+                init = {p: sub.core[p] for p in names}
+                fixed = {p: sub.core[p] for p in PARAMETER_NAMES if p not in names}
+                return self._fit(exps, r, m, names, fixed, init, used,
+                                 time.perf_counter() - t0, pad_to=n)
         return self._fit(exps, n, m, names, fixed, init, used, time.perf_counter() - t0)
 
     def fit_dataset(
@@ -396,6 +412,7 @@ class LinearPHIdentifier(PHEstimator):
         init: dict[str, Array],
         used: str,
         init_time: float,
+        pad_to: int | None = None,
     ) -> Any:
         from fmu_surrogate.identify.manifold_optimizers import make_manifold, run_first_order
 
@@ -465,6 +482,10 @@ class LinearPHIdentifier(PHEstimator):
         cpu = time.process_time() - c0
 
         params = obj.params(list(point))
+        if pad_to is not None:
+            from fmu_surrogate.identify.linear_ph_init import pad_parameters
+
+            params = pad_parameters(params, pad_to)
         J = params["J"]
         if "J" in names and not np.array_equal(J, -J.T):  # pragma: no cover - invariant
             raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")

@@ -51,7 +51,13 @@ class SubspaceInit:
     Attributes
     ----------
     values : dict of str to ndarray
-        ``J, R, Q, B, x0`` of the initial pH model.
+        ``J, R, Q, B, x0`` of the initial pH model (order n).
+    core : dict of str to ndarray
+        The same model before padding (order ``subspace.rank``), in coordinates with
+        ``Q = q I`` (``q`` = ``core_q``) — what the refinement fits when the data determine
+        fewer states than requested (the padded states stay decoupled).
+    core_q : float
+        Scale of the core model's storage matrix.
     subspace : SubspaceModel
         Unstructured model and singular values (order selection).
     passive : PassiveModel
@@ -61,6 +67,8 @@ class SubspaceInit:
     values: dict[str, Array]
     subspace: SubspaceModel
     passive: PassiveModel
+    core: dict[str, Array]
+    core_q: float
 
 
 def subspace_applicable(names: tuple[str, ...], given: dict[str, Any]) -> str | None:
@@ -116,8 +124,35 @@ def subspace_initial_values(
     """
     data = [(e.t, e.u, e.y, e.hold) for e in exps]
     sm = subspace_identify(data, n, horizon=horizon, with_x0="x0" in names)
-    pm = pad_states(passive_realisation(sm.A, sm.B, sm.C, sm.x0), n)
+    core = passive_realisation(sm.A, sm.B, sm.C, sm.x0)
+    pm = pad_states(core, n)
     target = np.eye(n) if "Q" in names else Q_fixed
     pq = to_storage(pm, target)
     values = {"J": pq.J, "R": pq.R, "Q": pq.Q, "B": pq.B, "x0": pq.x0}
-    return SubspaceInit(values, sm, pm)
+    q = 1.0 if "Q" in names else float(Q_fixed[0, 0])
+    pc = to_storage(core, q * np.eye(core.J.shape[0]))
+    core_values = {"J": pc.J, "R": pc.R, "Q": pc.Q, "B": pc.B, "x0": pc.x0}
+    return SubspaceInit(values, sm, pm, core_values, q)
+
+
+def pad_parameters(p: dict[str, Array], n: int) -> dict[str, Array]:
+    """Parameters of order r extended to order n by decoupled states (see ``pad_states``).
+
+    ``J`` zero-padded (bitwise skew), ``R`` with a damped block, ``Q`` with ``q I`` (``q`` the
+    core's storage scale), ``B`` and ``x0`` with zeros: the output is unchanged.
+    """
+    pm = PassiveModel(p["J"], p["R"], p["Q"], p["B"], p["x0"], 0.0, 0.0, 0.0)
+    out = pad_states(pm, n)
+    r = p["J"].shape[0]
+    Q = out.Q.copy()
+    Q[r:, r:] *= float(p["Q"][0, 0]) if r else 1.0
+    return {"J": out.J, "R": out.R, "Q": Q, "B": out.B, "x0": out.x0}
+
+
+def core_applicable(names: tuple[str, ...], Q_fixed: Array) -> bool:
+    """Whether the refinement may run on the identified states only: the fixed storage is a
+    multiple of the identity (padded states then stay decoupled in its coordinates)."""
+    if "Q" in names:
+        return True
+    q = Q_fixed[0, 0]
+    return bool(q > 0 and np.array_equal(Q_fixed, q * np.eye(Q_fixed.shape[0])))

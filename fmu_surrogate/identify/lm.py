@@ -57,6 +57,10 @@ from fmu_surrogate.identify.sensitivities import Coordinates, output_sensitiviti
 
 Array = NDArray[np.float64]
 
+#: Stop when the cost fell by less than STALL_FACTOR over the last STALL_WINDOW iterations: a
+#: slowly converging, poorly determined direction (measured: the held-out error then changes by
+#: less than a factor 3 in 30 more iterations).
+STALL_WINDOW, STALL_FACTOR = 20, 2.0
 #: Dense Jacobian when P · (2N)³ ≤ this (batched Fréchet derivatives) and P · rows ≤ _DENSE_ROWS.
 _DENSE_WORK = 4e9
 _DENSE_ROWS = 6e7
@@ -288,6 +292,14 @@ def levenberg_marquardt(
         costs.append(f)
         if callback is not None:
             callback(it, f, gn)
+        if it >= STALL_WINDOW and costs[-1 - STALL_WINDOW] < STALL_FACTOR * f:
+            reason = (f"stalled: the cost fell by less than a factor {STALL_FACTOR:g} over "
+                      f"{STALL_WINDOW} iterations")
+            gnorms.append(float(np.linalg.norm(pb.gradient(point))))
+            gn = gnorms[-1]
+            if dense:
+                sv = None
+            break
     if sv is None and dense and math.isfinite(f):
         sv = np.linalg.svd(pb.jacobian(point, pb.state(point)), compute_uv=False)
     return LMOutcome(point, costs, gnorms, it, reason, gn, sv, bool(dense))

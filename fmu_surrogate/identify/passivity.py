@@ -245,3 +245,4 @@ def pad_states(pm: PassiveModel, n: int) -> PassiveModel:
         pm.delta,
         pm.port_change,
     )
+

@@ -27,8 +27,9 @@ continuous time; steps 1–3 are the same PO-MOESP projection it uses (``subspac
 and step 4 is specific to the pH problem.  ``scripts/bench_adjoint.py`` runs ``nfoursid`` as the
 unstructured peer.
 
-Orders above the numerical rank of ``L₃₂`` (singular values below ``rank_rtol`` relative to the
-largest) cannot be identified from the data; the model is identified at the numerical rank
+Orders above the numerical rank of ``L₃₂`` (singular values at round-off, below ``rank_rtol``
+relative to the largest, or at the noise level, :func:`numerical_floor`) cannot be identified
+from the data; the model is identified at the numerical rank
 ``r`` and :mod:`~fmu_surrogate.identify.passivity` pads it with ``n − r`` decoupled, damped
 states without input (they do not change the output).
 """
@@ -46,6 +47,9 @@ Array = NDArray[np.float64]
 
 #: Singular values of L₃₂ below this fraction of the largest count as zero (numerical rank).
 RANK_RTOL = 1e-14
+#: Singular values within this factor of the noise level (median of the lower half) count as
+#: noise (see :func:`numerical_floor`).
+NOISE_FACTOR = 10.0
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,18 @@ def _observability(
     return U, s
 
 
+def numerical_floor(s: Array, rank_rtol: float = RANK_RTOL) -> float:
+    """Singular values at or below this carry no model information.
+
+    The larger of ``rank_rtol · s₁`` (round-off) and ``NOISE_FACTOR`` times the median of the
+    lower half of the singular values — the level that measurement noise gives all of them
+    (white noise spreads evenly over the directions; the system's part decays).
+    """
+    tail = s[s.size // 2 :]
+    noise = NOISE_FACTOR * float(np.median(tail)) if tail.size else 0.0
+    return max(rank_rtol * float(s[0]), noise)
+
+
 def _mirror_unstable(A: Array) -> Array:
     lam, V = np.linalg.eig(A)
     if np.all(lam.real < 0):
@@ -206,18 +222,17 @@ def subspace_identify(
     m = exps[0][1].shape[1]
     K_max = max(e[0].shape[0] for e in exps)
     i = default_horizon(order, m, K_max) if horizon is None else int(horizon)
-    if i * m <= order:
+    if i < 2:
         raise ValueError(
-            f"subspace initialisation: order {order} needs horizon·m > order, but the records "
-            f"allow at most horizon = {i} block rows with m = {m} ports; pass longer records, "
-            f"a smaller order, or init='paper'."
+            f"subspace initialisation: the records are too short for a Hankel horizon of 2 "
+            f"block rows ({K_max} samples); pass longer records or use init='paper'."
         )
     u_all = np.concatenate([e[1] for e in exps])
     y_all = np.concatenate([e[2] for e in exps])
     su = np.sqrt(np.mean(u_all**2, axis=0)) + 1e-300
     sy = np.sqrt(np.mean(y_all**2, axis=0)) + 1e-300
     U, s = _observability([(e[0], e[1], e[2]) for e in exps], i, su, sy)
-    rank = int(min(order, np.sum(s > rank_rtol * s[0]))) if s[0] > 0 else 0
+    rank = int(min(order, (i - 1) * m, np.sum(s > numerical_floor(s, rank_rtol))))
     rank = max(rank, 1)
     Gam = U[:, :rank] * np.sqrt(s[:rank])
     C = Gam[:m] * sy[:, None]

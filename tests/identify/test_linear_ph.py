@@ -198,7 +198,8 @@ def test_paper_algorithm_reproduces_paper_accuracy_in_euler_mode(data5):
     """Algorithm 1 as in the paper (CG, Armijo σ₀ = 1000, restart every 5, 100 iterations)."""
     _, t, u, y = data5
     est = LinearPHIdentifier(
-        5, learn=("J", "R", "B"), Q=np.eye(5), mode="euler", max_iter=100
+        5, learn=("J", "R", "B"), Q=np.eye(5), mode="euler", max_iter=100, optimizer="cg",
+        init="paper",
     ).fit((t, u, y))
     assert_ph_structure(est)
     err = np.max(np.abs(est.predict(t, u) - y))
