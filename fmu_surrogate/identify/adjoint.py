@@ -94,11 +94,11 @@ CG iteration and against the loop in ``scripts/bench_adjoint.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import eigh, expm, logm
+from numpy.typing import NDArray
+from scipy.linalg import expm
 
 from fmu_surrogate.identify.discretisation import (  # noqa: F401  (re-exported)
     _BLOCK_FRECHET_MAX,
@@ -129,6 +129,8 @@ from fmu_surrogate.identify.experiments import (  # noqa: F401  (re-exported)
     _check_time,
     _check_wrt,
     _group_values,
+    _log_q_value_grad,
+    _regularization,
     check_params,
     step_groups,
 )
@@ -139,51 +141,6 @@ from fmu_surrogate.identify.linear_recurrence import (
 )
 
 Array = NDArray[np.float64]
-
-
-# ---------------------------------------------------------------------------------------------
-# Regularisation
-# ---------------------------------------------------------------------------------------------
-def _log_q_value_grad(Q: Array, need_grad: bool) -> tuple[float, Array | None]:
-    """``½‖log Q‖²_F`` and its gradient ``Q⁻ᵀ (log Q)ᵀ`` (= Q⁻¹ log Q for symmetric Q)."""
-    if np.array_equal(Q, Q.T):
-        lam, U = eigh(Q)
-        if lam[0] <= 0:
-            raise ValueError(
-                f"the log Q regulariser needs Q ≻ 0, but its smallest eigenvalue is {lam[0]:.3e}; "
-                f"keep Q on the SPD manifold (or set log_q = 0)."
-            )
-        ll = np.log(lam)
-        val = 0.5 * float(ll @ ll)
-        grad = (U * (ll / lam)) @ U.T if need_grad else None
-        return val, grad
-    L = logm(Q)
-    if np.iscomplexobj(L):
-        L = L.real
-    val = 0.5 * float(np.sum(L * L))
-    grad = np.linalg.solve(Q.T, L.T) if need_grad else None
-    return val, grad
-
-
-def _regularization(
-    p: Mapping[str, Array], reg: Regularization, wrt: Sequence[str], need_grad: bool
-) -> tuple[float, dict[str, Array]]:
-    val = 0.0
-    grads: dict[str, Array] = {}
-    for k in wrt:
-        if reg.lam > 0:
-            ref = None if reg.reference is None else reg.reference.get(k)
-            d = p[k] - (0.0 if ref is None else np.asarray(ref, dtype=float).reshape(p[k].shape))
-            val += 0.5 * reg.lam * float(np.sum(d * d))
-            if need_grad:
-                grads[k] = reg.lam * d
-        if k == "Q" and reg.log_q > 0:
-            v, g = _log_q_value_grad(p["Q"], need_grad)
-            val += reg.log_q * v
-            if need_grad:
-                assert g is not None
-                grads[k] = grads.get(k, 0.0) + reg.log_q * g
-    return val, grads
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,119 +495,11 @@ def _check_gradient(gradient: str, mode: str) -> None:
         )
 
 
-# ---------------------------------------------------------------------------------------------
-# Cost and gradient (checked entry points)
-# ---------------------------------------------------------------------------------------------
-def cost(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: Mode = "exact",
-    reg: Regularization = NO_REGULARIZATION,
-    wrt: Sequence[str] = PARAMS,
-) -> float:
-    """Discrete cost ``Σ_e ½ Σ_k w_k |y_k − y_data,k|²`` + regularisation of the ``wrt`` params.
-
-    Parameters
-    ----------
-    params : dict
-        ``J, R, Q`` (n, n), ``B`` (n, m), optional ``x0`` (n,).
-    experiments : Experiment or sequence of Experiment
-    mode : {"exact", "euler"}
-    reg : Regularization
-    wrt : sequence of str
-        The fitted parameters (only these are regularised).
-
-    Returns
-    -------
-    float
-        The cost; ``inf`` if the simulation overflows.
-
-    See Also
-    --------
-    Evaluator : the same computation without per-call validation (optimiser inner loops).
-    """
-    val, _ = _evaluate(params, experiments, mode, reg, wrt, need_grad=False, gradient="exact")
-    return val
-
-
-def cost_and_gradient(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: Mode = "exact",
-    reg: Regularization = NO_REGULARIZATION,
-    wrt: Sequence[str] = PARAMS,
-    gradient: GradientKind = "exact",
-) -> tuple[float, dict[str, Array]]:
-    """Cost and its Euclidean gradient w.r.t. the parameters in ``wrt``.
-
-    Parameters
-    ----------
-    params, experiments, mode, reg, wrt
-        As in :func:`cost`.
-    gradient : {"exact", "paper"}
-        ``"exact"``: exact gradient of the discrete cost (discrete adjoint; both modes).
-        ``"paper"``: the paper's continuous adjoint discretised by explicit Euler with
-        left-endpoint quadrature (Euler mode only; O(h) away from the exact gradient).
-
-    Returns
-    -------
-    cost : float
-    grad : dict of str to ndarray
-        ``grad[k]`` has the shape of ``params[k]`` for each ``k`` in ``wrt`` (plain partial
-        derivatives, all entries independent).  NaN if the simulation overflows (cost ``inf``).
-    """
-    return _evaluate(params, experiments, mode, reg, wrt, need_grad=True, gradient=gradient)
-
-
-#: Single-entry cache of the last forward solve: an optimiser evaluates ``cost`` at the accepted
-#: line-search point and then ``cost_and_gradient`` at the same point; the second call reuses the
-#: state trajectories.  Keyed by the parameter bytes, the mode and the identities of the
-#: (immutable) experiments, which the entry keeps alive.
-_FORWARD_CACHE: list = [None]
-#: Single-entry cache of the prepared experiments (keyed by mode and experiment identities).
-_PREPARED_CACHE: list = [None]
-
-
-def clear_forward_cache() -> None:
-    """Drop the cached forward solve (e.g. to measure the cost of a cold evaluation)."""
-    _FORWARD_CACHE[0] = None
-
-
-def _prepared(exps: list[Experiment], mode: str) -> _Prepared:
-    key = (mode, tuple(id(e) for e in exps))
-    hit = _PREPARED_CACHE[0]
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    prep = _Prepared(exps, mode)
-    _PREPARED_CACHE[0] = (key, prep)  # prep.exps keeps the experiments (and their ids) alive
-    return prep
-
-
-def _forward_all(p: Mapping[str, Array], exps: list[Experiment], mode: str) -> tuple:
-    key = (mode, tuple(p[k].tobytes() for k in PARAMS), p["B"].shape, tuple(id(e) for e in exps))
-    hit = _FORWARD_CACHE[0]
-    if hit is not None and hit[0] == key:
-        return hit[2], hit[3]
-    prep = _prepared(exps, mode)
-    st = prep.forward(p["J"], p["R"], p["Q"], p["B"], p["x0"])
-    _FORWARD_CACHE[0] = (key, exps, prep, st)
-    return prep, st
-
-
-def _evaluate(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: str,
-    reg: Regularization,
-    wrt: Sequence[str],
-    need_grad: bool,
-    gradient: str,
-) -> tuple[float, dict[str, Array]]:
-    _check_mode(mode)
-    wrt = _check_wrt(wrt)
-    _check_gradient(gradient, mode)
-    p = check_params(params)
-    exps = _as_experiments(experiments, p["B"].shape[1])
-    with np.errstate(over="ignore", invalid="ignore"):
-        prep, st = _forward_all(p, exps, mode)
-        return _finish(prep, st, reg, wrt, need_grad, gradient)
+from fmu_surrogate.identify.adjoint_checked import (  # noqa: F401  (re-exported)
+    _FORWARD_CACHE,
+    _PREPARED_CACHE,
+    _evaluate,
+    clear_forward_cache,
+    cost,
+    cost_and_gradient,
+)

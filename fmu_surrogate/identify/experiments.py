@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import eigh, logm
 
 Array = NDArray[np.float64]
 Mode = Literal["exact", "euler"]
@@ -347,3 +348,48 @@ def hold_from_dataset(ds: object) -> str:
     """
     text = str(getattr(ds, "attrs", {}).get("input_interpolation", "")).strip().lower()
     return "zoh" if text.startswith("zero") else "linear"
+
+
+# ---------------------------------------------------------------------------------------------
+# Regularisation
+# ---------------------------------------------------------------------------------------------
+def _log_q_value_grad(Q: Array, need_grad: bool) -> tuple[float, Array | None]:
+    """``½‖log Q‖²_F`` and its gradient ``Q⁻ᵀ (log Q)ᵀ`` (= Q⁻¹ log Q for symmetric Q)."""
+    if np.array_equal(Q, Q.T):
+        lam, U = eigh(Q)
+        if lam[0] <= 0:
+            raise ValueError(
+                f"the log Q regulariser needs Q ≻ 0, but its smallest eigenvalue is {lam[0]:.3e}; "
+                f"keep Q on the SPD manifold (or set log_q = 0)."
+            )
+        ll = np.log(lam)
+        val = 0.5 * float(ll @ ll)
+        grad = (U * (ll / lam)) @ U.T if need_grad else None
+        return val, grad
+    L = logm(Q)
+    if np.iscomplexobj(L):
+        L = L.real
+    val = 0.5 * float(np.sum(L * L))
+    grad = np.linalg.solve(Q.T, L.T) if need_grad else None
+    return val, grad
+
+
+def _regularization(
+    p: Mapping[str, Array], reg: Regularization, wrt: Sequence[str], need_grad: bool
+) -> tuple[float, dict[str, Array]]:
+    val = 0.0
+    grads: dict[str, Array] = {}
+    for k in wrt:
+        if reg.lam > 0:
+            ref = None if reg.reference is None else reg.reference.get(k)
+            d = p[k] - (0.0 if ref is None else np.asarray(ref, dtype=float).reshape(p[k].shape))
+            val += 0.5 * reg.lam * float(np.sum(d * d))
+            if need_grad:
+                grads[k] = reg.lam * d
+        if k == "Q" and reg.log_q > 0:
+            v, g = _log_q_value_grad(p["Q"], need_grad)
+            val += reg.log_q * v
+            if need_grad:
+                assert g is not None
+                grads[k] = grads.get(k, 0.0) + reg.log_q * g
+    return val, grads
