@@ -3,8 +3,10 @@
 ``init="subspace"`` of :class:`~fmu_surrogate.identify.linear_ph.LinearPHIdentifier`:
 :func:`~fmu_surrogate.identify.subspace.subspace_identify` (PO-MOESP, hold-aware least squares
 for B and x0) → :func:`~fmu_surrogate.identify.passivity.passive_realisation` (KYP Riccati,
-least-squares port matrix) → decoupled padding up to the requested order → state coordinates
-with the prescribed storage matrix (the fixed Q, or ``Q = I`` when Q is learned).
+least-squares port matrix; if no positive definite storage exists — a non-minimal or unstable
+part, e.g. at an order the data hardly support — the order is lowered one state at a time) →
+decoupled padding up to the requested order → state coordinates with the prescribed storage
+matrix (the fixed Q, or ``Q = I`` when Q is learned).
 """
 
 from __future__ import annotations
@@ -124,7 +126,15 @@ def subspace_initial_values(
     """
     data = [(e.t, e.u, e.y, e.hold) for e in exps]
     sm = subspace_identify(data, n, horizon=horizon, with_x0="x0" in names)
-    core = passive_realisation(sm.A, sm.B, sm.C, sm.x0)
+    core = None
+    while core is None:
+        try:
+            core = passive_realisation(sm.A, sm.B, sm.C, sm.x0)
+        except ValueError:
+            # no positive definite storage: a non-minimal or unstable part; one state fewer
+            if sm.rank == 1:
+                raise
+            sm = subspace_identify(data, sm.rank - 1, horizon=sm.horizon, with_x0="x0" in names)
     pm = pad_states(core, n)
     target = np.eye(n) if "Q" in names else Q_fixed
     pq = to_storage(pm, target)

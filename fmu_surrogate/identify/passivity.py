@@ -128,6 +128,14 @@ def _riccati_storage(A: Array, B: Array, C: Array, delta: float) -> Array | None
     return X
 
 
+def _is_spd(X: Array) -> bool:
+    try:
+        np.linalg.cholesky(0.5 * (X + X.T))
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.all(np.isfinite(X)))
+
+
 def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel:
     """pH form ``(J, R, Q, B_pH)`` of a stable model (see the module docstring).
 
@@ -157,6 +165,8 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
         Y_min = _riccati_storage(A.T, C.T, B.T, delta)  # dual system: X_max = Y_min⁻¹
         if X_min is not None and Y_min is not None:
             X = 0.5 * (X_min + np.linalg.inv(Y_min))
+            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
+                X = X_min
             break
         delta *= 10.0
     if X is None:
@@ -166,6 +176,11 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
             "smaller order (see plot_order_selection()) or init='paper'."
         )
     X = 0.5 * (X + X.T)
+    if not _is_spd(X) or np.linalg.cond(X) > 1e12:
+        raise ValueError(
+            "subspace initialisation: the KYP storage matrix of the identified model is not "
+            "numerically positive definite (condition > 1e12); choose a smaller order."
+        )
     Q = X
     Qi = np.linalg.inv(Q)
     AQi = A @ Qi
