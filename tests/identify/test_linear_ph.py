@@ -494,6 +494,7 @@ def test_reproduction_script_quick(tmp_path):
             "PATH": "/usr/bin:/bin",
             "HOME": str(tmp_path),
             "MPLBACKEND": "Agg",
+            "PYTHONPATH": str(ROOT),  # the package of this checkout
         },
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -534,6 +535,7 @@ def test_bench_script_quick(tmp_path):
             "MKL_NUM_THREADS": "1",
             "PATH": "/usr/bin:/bin",
             "HOME": str(tmp_path),
+            "PYTHONPATH": str(ROOT),  # the package of this checkout
         },
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -548,6 +550,10 @@ def test_bench_script_quick(tmp_path):
             assert r["speedup_per_iteration"] > 0
             # the loop backend runs the same algorithm: same iterates up to round-off
             assert r["same_trajectory_max_rel_cost_diff"] < 1e-6
+    # time to accuracy: the default reaches 1e-6 relative training error on both problems
+    tta = json.loads(out.read_text())["time_to_accuracy"]
+    lm = [r for r in tta if r["method"] == "lm (default)"]
+    assert len(lm) == 2 and all(r["1e-06"] is not None for r in lm)  # measured 0.05 s each
 
 
 # ----------------------------------------------------------------- fast optimisation path
