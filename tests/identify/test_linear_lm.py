@@ -224,7 +224,7 @@ def test_zoh_data_fit_to_round_off_only_with_the_zoh_hold():
 def test_matrix_free_steps_reach_the_dense_accuracy(monkeypatch):
     # large models use CG on the damped normal equations with JᵀJv = adjoint(sensitivity(v));
     # forced here on a small one, it must converge like the dense SVD step
-    import fmu_surrogate.identify.lm as lm
+    from fmu_surrogate.identify import lm
 
     p = random_ph(9, 5, 2)
     exps = [experiment(p, s, K=401) for s in range(2)]
