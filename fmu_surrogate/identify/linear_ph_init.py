@@ -77,13 +77,18 @@ def subspace_applicable(names: tuple[str, ...], given: dict[str, Any]) -> str | 
     """Why the subspace initialisation cannot be used (None if it can).
 
     It needs J, R and B learned from their defaults (an initial or fixed J, R or B fixes the state
-    coordinates, which the subspace model does not know), and x0 learned or zero.
+    coordinates, which the subspace model does not know), no initial value of a learned Q or
+    x0 (same reason), and a fixed x0 only if it is zero.
     """
     for p in ("J", "R", "B"):
         if p not in names:
             return f"{p} is fixed"
         if p in given:
             return f"an initial value of {p} was given"
+    if "Q" in names and "Q" in given:
+        return "an initial value of Q was given"
+    if "x0" in names and "x0" in given:
+        return "an initial value of x0 was given"
     if "x0" not in names and "x0" in given and np.any(np.asarray(given["x0"]) != 0):
         return "x0 is fixed at a nonzero value"
     return None
