@@ -62,8 +62,9 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--order", type=int, help="linear: model order n")
     p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
                                    "(default J,R,Q,B)")
-    p.add_argument("--optimizer", default="trust_regions",
-                   help="linear: cg (the paper's), steepest, trust_regions (default)")
+    p.add_argument("--optimizer", default="lm",
+                   help="linear: lm (Levenberg-Marquardt, default), cg (the paper's), steepest, "
+                        "trust_regions")
     p.add_argument("--states", help="gp: comma-separated state variables x")
     p.add_argument("--derivatives",
                    help="gp: comma-separated derivative variables in the order of --states; "
@@ -148,8 +149,11 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     if len(outputs) != len(inputs):
         raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
+    from fmu_surrogate.identify.experiments import hold_from_dataset
+
     kw = {"progress": not args.quiet, "optimizer": args.optimizer,
-          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
+          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B"),
+          "input_hold": hold_from_dataset(ds)}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
     est = LinearPHIdentifier(args.order, **kw)

@@ -168,6 +168,7 @@ def bench_case(
         "Q": np.eye(n),
         "mode": mode,
         "optimizer": "cg",
+        "init": "paper",
         "initial_step": 1000.0,
         "restart_every": 5,
         "max_iter": iters,
@@ -254,6 +255,110 @@ def bench_case(
     return out
 
 
+# ------------------------------------------------------------------------- time to accuracy
+#: Relative training errors of the time-to-accuracy table.
+THRESHOLDS = (1e-2, 1e-4, 1e-6)
+
+
+def random_problem(seed: int = 10, n: int = 10, m: int = 2) -> tuple:
+    """Random pH system (R of rank n/2, slowest time constant > T) and its exact data, T = 2 s."""
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((n, n))
+    F = rng.standard_normal((n, n // 2)) * 0.5
+    G = rng.standard_normal((n, n))
+    p = {"J": U - U.T, "R": F @ F.T, "Q": G @ G.T / n + 0.3 * np.eye(n),
+         "B": rng.standard_normal((n, m)), "x0": np.zeros(n)}
+    t = np.linspace(0.0, 2.0, 1001)
+    f, ph = rng.uniform(0.2, 20.0, (m, 12)), rng.uniform(0.0, 6.0, (m, 12))
+    u = np.stack([np.sin(2 * np.pi * f[j][:, None] * t + ph[j][:, None]).sum(0)
+                  for j in range(m)], axis=1)
+    return t, u, exact_response(p, t, u)
+
+
+def _times_to(est: LinearPHIdentifier, y: np.ndarray, w: np.ndarray) -> dict:
+    """Seconds (initial model included) until the relative RMS training error
+    ``√(cost / ½Σw|y|²)`` first falls below each threshold; None if never."""
+    r = est.result_
+    c_y = 0.5 * float(w @ np.sum(y * y, axis=1))
+    rel = np.sqrt(np.maximum(np.array(r.cost_history), 0.0) / c_y)
+    stamps = np.concatenate([[0.0], np.array(r.iteration_time_s)])[: rel.size] + r.init_time_s
+    out = {}
+    for thr in THRESHOLDS:
+        hit = np.flatnonzero(rel[: stamps.size] <= thr)
+        out[f"{thr:g}"] = float(stamps[hit[0]]) if hit.size else None
+    out["final_rel_error"] = float(rel[-1])
+    out["total_s"] = r.init_time_s + r.time
+    return out
+
+
+def nfoursid_peer(t: np.ndarray, u: np.ndarray, y: np.ndarray, n: int) -> dict:
+    """Unstructured N4SID (``nfoursid``, discrete (A, B, C, D), zero initial state) at order n:
+    relative RMS training error and seconds."""
+    import pandas as pd
+    from nfoursid.nfoursid import NFourSID
+
+    t0 = time.perf_counter()
+    cols_u = [f"u{j}" for j in range(u.shape[1])]
+    cols_y = [f"y{j}" for j in range(y.shape[1])]
+    df = pd.DataFrame(np.hstack([u, y]), columns=cols_u + cols_y)
+    m4 = NFourSID(df, output_columns=cols_y, input_columns=cols_u,
+                  num_block_rows=max(2 * n // y.shape[1] + 1, 5))
+    m4.subspace_identification()
+    ss, _ = m4.system_identification(rank=n)
+    x = np.zeros(n)
+    yh = np.empty_like(y)
+    for k in range(t.size):
+        yh[k] = ss.c @ x + ss.d @ u[k]
+        x = ss.a @ x + ss.b @ u[k]
+    elapsed = time.perf_counter() - t0
+    rel = float(np.linalg.norm(yh - y) / np.linalg.norm(y))
+    return {"final_rel_error": rel, "total_s": elapsed}
+
+
+def time_to_accuracy(quick: bool, log: Callable[[str], None]) -> list[dict]:
+    """Seconds to 1e-2 / 1e-4 / 1e-6 relative training error: the paper's CG, trust regions
+    (both from the paper's guess, 100 iterations), the default (subspace + Levenberg–Marquardt);
+    nfoursid as the unstructured peer at the same order."""
+    t5 = np.linspace(0.0, 1.0, 1001)
+    u5 = u_train(t5)
+    problems = {
+        "paper n=5": (t5, u5, exact_response(reference_system(), t5, u5), 5),
+        "random n=10": (*random_problem(), 10),
+    }
+    iters = 10 if quick else 100
+    methods = {
+        "cg (paper)": {"init": "paper", "optimizer": "cg", "max_iter": iters},
+        "trust_regions": {"init": "paper", "optimizer": "trust_regions", "max_iter": iters},
+        "lm (default)": {},
+    }
+    rows = []
+    for pname, (t, u, y, n) in problems.items():
+        w = np.zeros(t.size)
+        h = np.diff(t)
+        w[:-1] += 0.5 * h
+        w[1:] += 0.5 * h
+        for mname, kw in methods.items():
+            log(f"  time to accuracy: {pname}, {mname}")
+            est = LinearPHIdentifier(n, learn=WRT, Q=np.eye(n), **kw).fit(t, u, y)
+            rows.append({"problem": pname, "method": mname, **_times_to(est, y, w)})
+        rows.append({"problem": pname, "method": "nfoursid (unstructured)",
+                     **dict.fromkeys(f"{x:g}" for x in THRESHOLDS),
+                     **nfoursid_peer(t, u, y, n)})
+    return rows
+
+
+def print_time_to_accuracy(rows: list[dict]) -> None:
+    head = " ".join(f"{'≤' + format(x, 'g'):>8s}" for x in THRESHOLDS)
+    print("\ntime to accuracy (s, relative RMS training error; fit J, R, B with Q = I)")
+    print(f"{'problem':12s} {'method':24s} {head} {'final':>9s} {'total s':>8s}")
+    for r in rows:
+        cells = " ".join(
+            f"{'—' if r[f'{x:g}'] is None else format(r[f'{x:g}'], '.3f'):>8s}" for x in THRESHOLDS
+        )
+        print(f"{r['problem']:12s} {r['method']:24s} {cells} {r['final_rel_error']:9.2e} "
+              f"{r['total_s']:8.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="few iterations and repeats (for tests)")
@@ -269,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
+    tta = time_to_accuracy(args.quick, log)
     rows = []
     for n in (5, 20, 100):
         for mode in ("euler", "exact"):
@@ -320,7 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         f"(authors' public code: ~{PAPER_CODE_S_PER_ITERATION_N5} s per iteration at n = 5, "
         f"dt = 1e-4 — context only)"
     )
+    print_time_to_accuracy(tta)
     res = {
+        "time_to_accuracy": tta,
         "settings": {
             "quick": args.quick,
             "iterations": iters,

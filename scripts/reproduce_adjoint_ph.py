@@ -232,12 +232,15 @@ def run_fit(t, u, y_data, y_clean, cv, settings: dict) -> tuple[dict, LinearPHId
 
 
 def variants(quick: bool, max_iter: int, tr_iter: int) -> dict[str, dict]:
-    base = {"optimizer": "cg", "max_iter": max_iter, "restart_every": 5, "initial_step": 1000.0}
+    base = {"optimizer": "cg", "max_iter": max_iter, "restart_every": 5, "initial_step": 1000.0,
+            "init": "paper"}
+    tr = {"optimizer": "trust_regions", "max_iter": tr_iter, "init": "paper"}
     return {
         "euler": dict(base, mode="euler"),
         "exact": dict(base, mode="exact"),
-        "exact_tr": {"optimizer": "trust_regions", "max_iter": tr_iter, "mode": "exact"},
-        "euler_tr": {"optimizer": "trust_regions", "max_iter": tr_iter, "mode": "euler"},
+        "exact_tr": dict(tr, mode="exact"),
+        "euler_tr": dict(tr, mode="euler"),
+        "lm": {"mode": "exact"},  # the default: subspace initial model + Levenberg–Marquardt
     }
 
 
@@ -320,12 +323,66 @@ def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> d
                 "mode": mode,
                 "max_iter": max_iter,
                 "seed": seed,
+                "optimizer": "cg",
+                "init": "paper",
             }
             r, _ = run_fit(t, u, y, y, None, settings)
             r["rel_err_before_pct"] = 100 * r["max_err_first"] / scale
             r["rel_err_after_pct"] = 100 * r["max_err_last"] / scale
             r["rel_err_after_exact_sim_pct"] = 100 * r["max_err_last_exact_sim"] / scale
             out[mode].append(r)
+    return out
+
+
+def msd_fmu_study(sizes: list[int], log) -> dict:
+    """Model reduction from the benchmark FMU's own data: the compiled ``msd_chain`` FMU
+    (co-simulation, inputs held over each step; DOPRI5 at tolerance 1e-12) harvested with the
+    paper's training input on [0, 1], dt = 1e-3; fitted with the defaults (subspace initial model,
+    Levenberg–Marquardt, exact zero-order-hold discretisation read from the dataset), J, R, B
+    with Q = I, at each size and at full order n = 100."""
+    import tempfile
+
+    from fmu_surrogate.benchmarks.build import benchmark_fmu
+    from fmu_surrogate.fmu import signals as sig
+    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.dataset import run_arrays
+
+    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
+    u = u_train(t)
+    names = ["F1", "F2", "v1", "v2"]
+    with tempfile.TemporaryDirectory() as tmp:
+        ds = harvest(benchmark_fmu("msd_chain"), Path(tmp) / "msd.nc",
+                     signals=[{"F1": sig.ArraySignal(t, u[:, 0]), "F2": sig.ArraySignal(t, u[:, 1])}],
+                     stop_time=T_END, step=DT, tolerance=1e-12, record=names, workers=1,
+                     progress=False)
+        ds = ds.load()
+    (tt, X), = run_arrays(ds, names)
+    y = X[:, 2:]
+    s = msd_chain(50)
+    from fmu_surrogate.identify.adjoint import simulate
+
+    y_zoh = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="zoh")[1]
+    y_lin = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="linear")[1]
+    scale = float(np.max(np.abs(y)))
+    out: dict = {
+        "input_interpolation": str(ds.attrs.get("input_interpolation")),
+        "true_model_zoh_vs_fmu_rel": float(np.max(np.abs(y_zoh - y)) / scale),
+        "true_model_linear_hold_vs_fmu_rel": float(np.max(np.abs(y_lin - y)) / scale),
+        "n": [], "rel_err_pct": [], "time_s": [], "identified_states": [], "iterations": [],
+        "stopping_reason": [], "structure": [],
+    }
+    for n in sorted(set(sizes) | {100}):
+        log(f"  msd (FMU data, zoh) n={n} lm ...")
+        t0 = time.perf_counter()
+        est = LinearPHIdentifier(n, learn=("J", "R", "B"), Q=np.eye(n)).fit_dataset(
+            ds, inputs=names[:2], outputs=names[2:])
+        out["time_s"].append(time.perf_counter() - t0)
+        out["n"].append(n)
+        out["rel_err_pct"].append(100 * est.errors(tt, X[:, :2], y).relative_max)
+        out["identified_states"].append(est.subspace_.subspace.rank)
+        out["iterations"].append(est.result_.n_iter)
+        out["stopping_reason"].append(est.result_.stopping_reason)
+        out["structure"].append(structure(est))
     return out
 
 
@@ -337,7 +394,7 @@ def _fmt(x) -> str:
 def print_tables(res: dict) -> None:
     syn, msd = res["synthetic"], res["msd"]
     print("\nReference check:", json.dumps(syn["reference_check"]))
-    cols = ("euler", "exact", "exact_tr", "euler_tr")
+    cols = ("euler", "exact", "exact_tr", "euler_tr", "lm")
     keys = (
         "cost_first",
         "cost_last",
@@ -369,16 +426,24 @@ def print_tables(res: dict) -> None:
                 f"{'':9s}{s:6s} {k:18s} {_fmt(PAPER['noise'][s][k]):>10s} "
                 + " ".join(f"{_fmt(v):>10s}" for v in row)
             )
-    print("\n[msd]  relative max output error after 100 iterations (%)")
-    print(f"  {'n':>5s} {'paper':>8s} {'euler':>8s} {'exact':>8s} {'before':>8s}")
+    fmu = res.get("msd_fmu")
+    print("\n[msd]  relative max output error (%): paper's CG after 100 iterations (euler, exact; "
+          "FOH data) and the default lm on the FMU's own ZOH data")
+    print(f"  {'n':>5s} {'paper':>8s} {'euler':>8s} {'exact':>8s} {'before':>8s} {'lm (FMU)':>10s}")
     for i, n in enumerate(msd["n"]):
         pi = PAPER["msd"]["n"].index(n) if n in PAPER["msd"]["n"] else None
         pv = PAPER["msd"]["rel_err_after_pct"][pi] if pi is not None else None
+        lm = fmu["rel_err_pct"][fmu["n"].index(n)] if fmu and n in fmu["n"] else None
         print(
             f"  {n:5d} {_fmt(pv):>8s} {msd['euler'][i]['rel_err_after_pct']:8.2f} "
             f"{msd['exact'][i]['rel_err_after_pct']:8.2f} "
-            f"{msd['exact'][i]['rel_err_before_pct']:8.0f}"
+            f"{msd['exact'][i]['rel_err_before_pct']:8.0f} {_fmt(lm):>10s}"
         )
+    if fmu:
+        print(f"  full order n = 100 (lm, FMU data): {_fmt(fmu['rel_err_pct'][fmu['n'].index(100)])}"
+              f" %; identified states {fmu['identified_states']}; true model with ZOH vs FMU "
+              f"{fmu['true_model_zoh_vs_fmu_rel']:.1e}, with linear hold "
+              f"{fmu['true_model_linear_hold_vs_fmu_rel']:.1e}")
 
 
 def figures(res: dict, fits: dict, out: Path) -> list[str]:
@@ -439,6 +504,10 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
     axes[1].plot(msd["n"], [r["rel_err_after_pct"] for r in msd["exact"]], "o-", label="exact")
     axes[1].plot(msd["n"], [r["rel_err_after_pct"] for r in msd["euler"]], "s-", label="euler")
     axes[1].plot(PAPER["msd"]["n"], PAPER["msd"]["rel_err_after_pct"], "k^--", label="paper")
+    if "msd_fmu" in res:
+        axes[1].plot(res["msd_fmu"]["n"], res["msd_fmu"]["rel_err_pct"], "d-",
+                     label="lm (FMU data)")
+    axes[1].set_yscale("log")
     axes[1].set_xlabel("model size n")
     axes[1].set_ylabel("relative max output error (%)")
     axes[1].legend(fontsize=7)
@@ -471,6 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     fits = syn.pop("_fits")
     log("mass-spring-damper chain")
     msd = msd_study(args.quick, max_iter, sizes, args.seed, log)
+    log("mass-spring-damper chain from the benchmark FMU (zero-order hold)")
+    msd_fmu = msd_fmu_study(sizes, log)
     res = {
         "settings": {
             "quick": args.quick,
@@ -485,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "synthetic": syn,
         "msd": msd,
+        "msd_fmu": msd_fmu,
         "paper": PAPER,
     }
     print_tables(res)

@@ -6,23 +6,8 @@ Model (docs/design.md §4, Günther–Jacob–Totzeck)::
 
     cost(w) = Σ_experiments ½ Σ_k w_k |y_k − y_data,k|²  +  regularisation
 
-Two discretisations (``mode``)
-------------------------------
-``"euler"`` — the paper's scheme, for reproduction.
-    Explicit Euler ``x_{k+1} = x_k + h_k (A x_k + B u_k)`` and left-endpoint quadrature:
-    weights ``w_k = h_k`` for ``k < K−1`` and ``w_{K−1} = 0``.
-
-``"exact"`` — exact discretisation for piecewise-linear (first-order hold) inputs.
-    With ``M = [[A h, B h, 0], [0, 0, I_m], [0, 0, 0]]`` (size ``n + 2m``),
-    ``expm(M) = [[Φ, Γ_a, Γ_b], [0, I, I], [0, 0, I]]`` where ``Φ = e^{Ah}``,
-    ``Γ_a = ∫₀ʰ e^{A(h−s)} B ds`` and ``Γ_b = ∫₀ʰ e^{A(h−s)} B (s/h) ds``; the solution for
-    ``u(t_k + s) = u_k + (s/h)(u_{k+1} − u_k)`` is exactly
-    ``x_{k+1} = Φ x_k + Γ0 u_k + Γ1 u_{k+1}`` with ``Γ0 = Γ_a − Γ_b``, ``Γ1 = Γ_b``.
-    The cost uses trapezoidal weights ``w_0 = h_0/2``, ``w_k = (h_{k−1} + h_k)/2``,
-    ``w_{K−1} = h_{K−2}/2`` on the sample points.  (The data are only known at the samples; the
-    trapezoidal rule is the natural O(h²) discrete L² norm of them.  Integrating the squared
-    *linearly interpolated* residual exactly would give the same order — the model output
-    between samples is not linear either — at the price of cross terms ``r_k·r_{k+1}``.)
+The discretisations (``mode``) are described in :mod:`fmu_surrogate.identify.discretisation`;
+the containers and checks live in :mod:`fmu_surrogate.identify.experiments`.
 
 Gradients (``cost_and_gradient``)
 ---------------------------------
@@ -109,569 +94,53 @@ CG iteration and against the loop in ``scripts/bench_adjoint.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import eigh, expm, expm_frechet, logm
+from numpy.typing import NDArray
+from scipy.linalg import expm
 
+from fmu_surrogate.identify.discretisation import (  # noqa: F401  (re-exported)
+    _BLOCK_FRECHET_MAX,
+    _expm_frechet_adjoint,
+    _foh_frechet_adjoint,
+    _Forward,
+    _forward,
+    _Plan,
+    _plan,
+    foh_block_matrix,
+    foh_matrices,
+    quadrature_weights,
+    simulate,
+)
+from fmu_surrogate.identify.experiments import (  # noqa: F401  (re-exported)
+    MODES,
+    NO_REGULARIZATION,
+    PARAMS,
+    STEP_RTOL,
+    Experiment,
+    GradientKind,
+    Mode,
+    Regularization,
+    StepGroups,
+    _as_experiments,
+    _check_mode,
+    _check_signal,
+    _check_time,
+    _check_wrt,
+    _group_values,
+    _log_q_value_grad,
+    _regularization,
+    check_params,
+    step_groups,
+)
 from fmu_surrogate.identify.linear_recurrence import (
     scan_constant,
     scan_powers,
     solve_adjoint_recurrence,
-    solve_linear_recurrence,
 )
 
 Array = NDArray[np.float64]
-Mode = Literal["exact", "euler"]
-GradientKind = Literal["exact", "paper"]
-
-#: Names of the identifiable parameters, in canonical order.
-PARAMS: tuple[str, ...] = ("J", "R", "Q", "B", "x0")
-MODES: tuple[str, ...] = ("exact", "euler")
-#: Step sizes that agree to this relative tolerance are treated as one step size.
-STEP_RTOL = 1e-9
-#: Block-matrix size up to which the Fréchet adjoint uses the 2×2 block exponential
-#: (batched; faster than scipy.linalg.expm_frechet for small matrices, measured).
-_BLOCK_FRECHET_MAX = 48
-
-
-# ---------------------------------------------------------------------------------------------
-# Data containers
-# ---------------------------------------------------------------------------------------------
-def _check_time(t: ArrayLike, name: str = "t") -> Array:
-    tt = np.array(t, dtype=float)
-    if tt.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of sample times, got shape {tt.shape}.")
-    if tt.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 sample times, got {tt.shape[0]}.")
-    if not np.all(np.isfinite(tt)):
-        raise ValueError(f"{name} contains NaN or Inf; remove or interpolate those samples.")
-    d = np.diff(tt)
-    if np.any(d <= 0):
-        k = int(np.argmax(d <= 0))
-        raise ValueError(
-            f"{name} must be strictly increasing, but {name}[{k + 1}] = {tt[k + 1]!r} <= "
-            f"{name}[{k}] = {tt[k]!r}; sort the samples and drop duplicate time points."
-        )
-    return tt
-
-
-def _check_signal(a: ArrayLike, K: int, name: str, m: int | None = None) -> Array:
-    arr = np.array(a, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] != K:
-        raise ValueError(
-            f"{name} must have shape (K, m) = ({K}, m) with one row per sample time, "
-            f"got shape {np.shape(a)}."
-        )
-    if arr.shape[1] < 1:
-        raise ValueError(f"{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
-    if m is not None and arr.shape[1] != m:
-        raise ValueError(
-            f"{name} has {arr.shape[1]} channels but the model has m = {m} ports (B is n×{m}); "
-            f"pass a ({K}, {m}) array."
-        )
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(
-            f"{name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
-            f"remove or interpolate those samples."
-        )
-    return arr
-
-
-@dataclass(frozen=True)
-class StepGroups:
-    """Distinct step sizes of a time grid.
-
-    Attributes
-    ----------
-    h : ndarray, shape (G,)
-        Representative step sizes (mean of each group).
-    index : ndarray of int, shape (K−1,)
-        Group of each step.
-    """
-
-    h: Array
-    index: NDArray[np.intp]
-
-    @property
-    def uniform(self) -> bool:
-        """Whether the grid has a single step size."""
-        return self.h.shape[0] == 1
-
-    @property
-    def steps(self) -> Array:
-        """Snapped step sizes ``h[index]``, shape (K−1,)."""
-        return self.h[self.index]
-
-
-def _group_values(h: Array, rtol: float) -> tuple[Array, NDArray[np.intp]]:
-    order = np.argsort(h, kind="stable")
-    hs = h[order]
-    brk = np.flatnonzero(np.diff(hs) > rtol * hs[1:]) + 1
-    labels_sorted = np.zeros(h.shape[0], dtype=np.intp)
-    labels_sorted[brk] = 1
-    labels_sorted = np.cumsum(labels_sorted)
-    G = int(labels_sorted[-1]) + 1 if h.shape[0] else 0
-    means = np.bincount(labels_sorted, weights=hs, minlength=G) / np.bincount(
-        labels_sorted, minlength=G
-    )
-    index = np.empty_like(labels_sorted)
-    index[order] = labels_sorted
-    return means, index
-
-
-def step_groups(t: ArrayLike, rtol: float = STEP_RTOL) -> StepGroups:
-    """Group the steps of a time grid by size (equal to ``rtol`` relative).
-
-    Parameters
-    ----------
-    t : array_like, shape (K,)
-        Strictly increasing sample times.
-    rtol : float
-        Relative tolerance under which two step sizes count as equal.
-    """
-    h = np.diff(np.asarray(t, dtype=float))
-    means, index = _group_values(h, rtol)
-    return StepGroups(means, index)
-
-
-@dataclass(frozen=True, eq=False)
-class Experiment:
-    """One experiment: inputs and measured outputs on its own time grid.
-
-    Parameters
-    ----------
-    t : ndarray, shape (K,)
-        Strictly increasing sample times (K ≥ 2).  Uniform grids are the fast path; a grid with
-        G distinct step sizes costs G matrix exponentials per evaluation (exact mode).
-    u : ndarray, shape (K, m)
-        Inputs at the sample times (interpreted as piecewise linear in exact mode, as
-        left-endpoint piecewise constant in Euler mode).  ``(K,)`` is accepted for m = 1.
-    y : ndarray, shape (K, m)
-        Measured outputs ``y = Bᵀ Q x`` (no feedthrough), same shape as ``u``.
-
-    Raises
-    ------
-    ValueError
-        Inconsistent shapes, NaN/Inf, or ``t`` not strictly increasing.
-    """
-
-    t: Array
-    u: Array
-    y: Array
-    groups: StepGroups = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        t = _check_time(self.t)
-        K = t.shape[0]
-        u = _check_signal(self.u, K, "u")
-        y = _check_signal(self.y, K, "y")
-        if y.shape != u.shape:
-            raise ValueError(
-                f"y must have the same shape as u (K, m) = {u.shape} — a pH port pairs each "
-                f"input with one output — got {y.shape}."
-            )
-        for a in (t, u, y):
-            a.setflags(write=False)
-        object.__setattr__(self, "t", t)
-        object.__setattr__(self, "u", u)
-        object.__setattr__(self, "y", y)
-        object.__setattr__(self, "groups", step_groups(t))
-
-    @classmethod
-    def from_arrays(cls, t: ArrayLike, u: ArrayLike, y: ArrayLike) -> Experiment:
-        """Validate and copy arrays into an :class:`Experiment` (see the class docstring)."""
-        return cls(t, u, y)  # type: ignore[arg-type]
-
-    @property
-    def n_samples(self) -> int:
-        """Number of sample times K."""
-        return self.t.shape[0]
-
-    @property
-    def n_ports(self) -> int:
-        """Number of ports m."""
-        return self.u.shape[1]
-
-
-@dataclass(frozen=True, eq=False)
-class Regularization:
-    """Regularisation added to the data misfit.
-
-    ``(lam/2) Σ_{p fitted} ‖p − reference[p]‖²_F + (log_q/2) ‖log Q‖²_F`` (the latter only
-    when Q is fitted).  Missing reference entries (or ``reference=None``) mean a zero
-    reference.  The paper uses ``log_q = 0.001``.
-
-    Parameters
-    ----------
-    lam : float
-        Weight λ ≥ 0 of the reference term.
-    reference : dict of str to ndarray, optional
-        Reference values ``w_ref`` keyed by parameter name.
-    log_q : float
-        Weight ≥ 0 of ``½‖log Q‖²_F``.
-    """
-
-    lam: float = 0.0
-    reference: Mapping[str, ArrayLike] | None = None
-    log_q: float = 0.0
-
-    def __post_init__(self) -> None:
-        for name in ("lam", "log_q"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ValueError(f"Regularization.{name} must be a finite number ≥ 0, got {v!r}.")
-        if self.reference is not None:
-            unknown = set(self.reference) - set(PARAMS)
-            if unknown:
-                raise ValueError(
-                    f"Regularization.reference has unknown keys {sorted(unknown)}; "
-                    f"allowed: {PARAMS}."
-                )
-
-
-#: The default: no regularisation.
-NO_REGULARIZATION = Regularization()
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation of parameters
-# ---------------------------------------------------------------------------------------------
-def check_params(params: Mapping[str, ArrayLike]) -> dict[str, Array]:
-    """Validate the model parameters and return float copies.
-
-    Parameters
-    ----------
-    params : dict
-        ``J, R, Q`` of shape (n, n), ``B`` of shape (n, m), optional ``x0`` of shape (n,)
-        (defaults to zero).  No structure is required here (the gradients are w.r.t. all
-        entries); only shapes and finiteness are checked.
-
-    Returns
-    -------
-    dict of str to ndarray
-        All five parameters.
-    """
-    missing = [k for k in ("J", "R", "Q", "B") if k not in params]
-    if missing:
-        raise ValueError(f"params is missing {missing}; pass a dict with keys {PARAMS}.")
-    unknown = set(params) - set(PARAMS)
-    if unknown:
-        raise ValueError(f"params has unknown keys {sorted(unknown)}; allowed: {PARAMS}.")
-    out: dict[str, Array] = {}
-    J = np.array(params["J"], dtype=float)
-    if J.ndim != 2 or J.shape[0] != J.shape[1]:
-        raise ValueError(f"J must be a square (n, n) matrix, got shape {J.shape}.")
-    n = J.shape[0]
-    if n < 1:
-        raise ValueError("the model order n must be at least 1 (J is 0×0).")
-    out["J"] = J
-    for k in ("R", "Q"):
-        a = np.array(params[k], dtype=float)
-        if a.shape != (n, n):
-            raise ValueError(f"{k} must have shape ({n}, {n}) to match J, got {a.shape}.")
-        out[k] = a
-    B = np.array(params["B"], dtype=float)
-    if B.ndim == 1:
-        B = B[:, None]
-    if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1:
-        raise ValueError(f"B must have shape ({n}, m) with m ≥ 1, got {np.shape(params['B'])}.")
-    out["B"] = B
-    x0 = np.zeros(n) if params.get("x0") is None else np.array(params["x0"], dtype=float)
-    if x0.shape != (n,):
-        x0 = x0.reshape(-1) if x0.size == n else x0
-        if x0.shape != (n,):
-            raise ValueError(f"x0 must have shape ({n},), got {np.shape(params['x0'])}.")
-    out["x0"] = x0
-    for k, a in out.items():
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"parameter {k} contains NaN or Inf; pass finite values.")
-    return out
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
-
-
-def _check_wrt(wrt: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(wrt, str):
-        wrt = (wrt,)
-    w = tuple(wrt)
-    bad = [k for k in w if k not in PARAMS]
-    if bad:
-        raise ValueError(f"wrt has unknown parameter names {bad}; choose from {PARAMS}.")
-    return w
-
-
-def _as_experiments(experiments: Experiment | Sequence[Experiment], m: int) -> list[Experiment]:
-    exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
-    if not exps:
-        raise ValueError("experiments is empty; pass at least one Experiment.")
-    for i, e in enumerate(exps):
-        if not isinstance(e, Experiment):
-            raise TypeError(
-                f"experiments[{i}] is a {type(e).__name__}; build it with Experiment.from_arrays."
-            )
-        if e.n_ports != m:
-            raise ValueError(
-                f"experiments[{i}] has {e.n_ports} ports but B is n×{m}; "
-                f"the model and the data must have the same number of ports."
-            )
-    return exps
-
-
-# ---------------------------------------------------------------------------------------------
-# Discretisation
-# ---------------------------------------------------------------------------------------------
-def quadrature_weights(h: Array, mode: str) -> Array:
-    """Cost weights ``w_k`` (shape (K,)) from the steps ``h`` (shape (K−1,)).
-
-    ``"euler"``: left endpoint (``w_k = h_k``, ``w_{K−1} = 0``); ``"exact"``: trapezoidal.
-    """
-    K = h.shape[0] + 1
-    w = np.zeros(K)
-    if mode == "euler":
-        w[:-1] = h
-    else:
-        w[:-1] += 0.5 * h
-        w[1:] += 0.5 * h
-    return w
-
-
-def foh_block_matrix(A: Array, B: Array, h: float | Array) -> Array:
-    """``M = [[A h, B h, 0], [0, 0, I], [0, 0, 0]]``; ``h`` of shape (G,) gives (G, N, N)."""
-    n, m = B.shape
-    hh = np.atleast_1d(np.asarray(h, dtype=float))
-    N = n + 2 * m
-    M = np.zeros((hh.shape[0], N, N))
-    M[:, :n, :n] = hh[:, None, None] * A
-    M[:, :n, n : n + m] = hh[:, None, None] * B
-    M[:, n : n + m, n + m :] = np.eye(m)
-    return M if np.ndim(h) else M[0]
-
-
-def foh_matrices(A: Array, B: Array, h: ArrayLike) -> tuple[Array, Array, Array, Array]:
-    """Exact first-order-hold discretisation.
-
-    Returns ``(Phi, Gamma0, Gamma1, E)`` for step sizes ``h`` (shape (G,)): ``Phi`` (G, n, n),
-    ``Gamma0``/``Gamma1`` (G, n, m) with ``x_{k+1} = Φ x_k + Γ0 u_k + Γ1 u_{k+1}`` and the
-    full exponentials ``E = expm(M)`` (G, N, N).
-    """
-    n, m = B.shape
-    M = foh_block_matrix(A, B, np.atleast_1d(np.asarray(h, dtype=float)))
-    E = expm(M)
-    Phi = E[:, :n, :n]
-    Ga = E[:, :n, n : n + m]
-    Gb = E[:, :n, n + m :]
-    return Phi, Ga - Gb, Gb, E
-
-
-def _expm_frechet_adjoint(M: Array, GE: Array) -> Array:
-    """``L_exp(M_gᵀ, GE_g)`` for stacks (G, N, N): the adjoint of the Fréchet derivative."""
-    G, N, _ = M.shape
-    MT = np.swapaxes(M, -1, -2)
-    if N <= _BLOCK_FRECHET_MAX:
-        big = np.zeros((G, 2 * N, 2 * N))
-        big[:, :N, :N] = MT
-        big[:, N:, N:] = MT
-        big[:, :N, N:] = GE
-        return expm(big)[:, :N, N:]
-    return np.stack([expm_frechet(MT[g], GE[g], compute_expm=False) for g in range(G)])
-
-
-def _foh_frechet_adjoint(M: Array, GEtop: Array, n: int) -> Array:
-    """Rows ``:n`` of ``L_exp(M_gᵀ, GE_g)`` when only the rows ``:n`` of ``GE_g`` are nonzero.
-
-    ``M = [[A h, B h, 0], [0, 0, I], [0, 0, 0]]`` is block upper triangular, so the rows ``:n``
-    of ``e^{s Mᵀ}`` are ``[e^{s (A h)ᵀ}, 0, 0]`` and
-    ``L_exp(Mᵀ, GE)[:n] = ∫₀¹ e^{s (Ah)ᵀ} GE[:n] e^{(1−s) Mᵀ} ds``: the top-right block of the
-    exponential of ``[[(Ah)ᵀ, GE[:n]], [0, Mᵀ]]`` (size n + N instead of 2N).
-
-    Parameters
-    ----------
-    M : ndarray, shape (G, N, N)
-    GEtop : ndarray, shape (G, n, N)
-
-    Returns
-    -------
-    ndarray, shape (G, n, N)
-    """
-    G, N, _ = M.shape
-    MT = np.swapaxes(M, -1, -2)
-    if n + N <= 2 * _BLOCK_FRECHET_MAX:
-        big = np.zeros((G, n + N, n + N))
-        big[:, :n, :n] = MT[:, :n, :n]
-        big[:, n:, n:] = MT
-        big[:, :n, n:] = GEtop
-        return expm(big)[:, :n, n:]
-    GE = np.zeros((G, N, N))
-    GE[:, :n] = GEtop
-    return np.stack([expm_frechet(MT[g], GE[g], compute_expm=False)[:n] for g in range(G)])
-
-
-@dataclass
-class _Plan:
-    """Global step sizes across experiments and, per experiment, their indices."""
-
-    h: Array  # (G,)
-    index: list[NDArray[np.intp]]  # per experiment, (K_e − 1,)
-
-
-def _plan(experiments: Sequence[Experiment]) -> _Plan:
-    if len(experiments) == 1:
-        g = experiments[0].groups
-        return _Plan(g.h, [g.index])
-    reps = np.concatenate([e.groups.h for e in experiments])
-    means, lab = _group_values(reps, STEP_RTOL)
-    idx = []
-    off = 0
-    for e in experiments:
-        G = e.groups.h.shape[0]
-        idx.append(lab[off : off + G][e.groups.index])
-        off += G
-    return _Plan(means, idx)
-
-
-@dataclass
-class _Forward:
-    X: Array  # (K, n)
-    r: Array  # (K, m) residual C x − y_data
-    w: Array  # (K,)
-    h: Array  # (K−1,) snapped steps
-    Phi: Array  # (n, n) if uniform, else a table (G, n, n) indexed by idx
-    idx: NDArray[np.intp]
-    uniform: bool
-    misfit: float
-    #: repeated squares of Φᵀ used by the forward scan (uniform grids; reused by the adjoint)
-    powers: Array | None = None
-
-
-def _forward(
-    A: Array,
-    B: Array,
-    C: Array,
-    x0: Array,
-    u: Array,
-    ydata: Array | None,
-    hs: Array,
-    idx: NDArray[np.intp],
-    mode: str,
-    disc: tuple[Array, Array, Array] | None,
-) -> _Forward:
-    n = A.shape[0]
-    g0 = int(idx[0])
-    uniform = bool(np.all(idx == g0))
-    h = hs[idx]
-    if mode == "euler":
-        I = np.eye(n)
-        Phi = I + hs[g0] * A if uniform else I + hs[:, None, None] * A  # table (G, n, n)
-        b = (u[:-1] @ B.T) * h[:, None]
-    else:
-        assert disc is not None
-        PhiG, G0, G1 = disc
-        if uniform:
-            Phi = PhiG[g0]
-            b = u[:-1] @ G0[g0].T + u[1:] @ G1[g0].T
-        else:
-            Phi = PhiG
-            b = np.einsum("kij,kj->ki", G0[idx], u[:-1]) + np.einsum("kij,kj->ki", G1[idx], u[1:])
-    X = solve_linear_recurrence(Phi, b, x0, None if uniform else idx)
-    Y = X @ C.T
-    w = quadrature_weights(h, mode)
-    if ydata is None:
-        return _Forward(X, Y, w, h, Phi, idx, uniform, 0.0)
-    r = Y - ydata
-    misfit = 0.5 * float(w @ np.einsum("ij,ij->i", r, r))
-    return _Forward(X, r, w, h, Phi, idx, uniform, misfit)
-
-
-def simulate(
-    params: Mapping[str, ArrayLike], t: ArrayLike, u: ArrayLike, mode: Mode = "exact"
-) -> tuple[Array, Array]:
-    """Simulate the discretised model.
-
-    Parameters
-    ----------
-    params : dict
-        ``J, R, Q`` (n, n), ``B`` (n, m), optional ``x0`` (n,).
-    t : array_like, shape (K,)
-        Strictly increasing sample times.
-    u : array_like, shape (K, m)
-        Inputs at the sample times.
-    mode : {"exact", "euler"}
-        Discretisation (see the module docstring).
-
-    Returns
-    -------
-    x : ndarray, shape (K, n)
-    y : ndarray, shape (K, m)
-        ``y = Bᵀ Q x``.
-    """
-    _check_mode(mode)
-    p = check_params(params)
-    tt = _check_time(t)
-    uu = _check_signal(u, tt.shape[0], "u", p["B"].shape[1])
-    g = step_groups(tt)
-    A = (p["J"] - p["R"]) @ p["Q"]
-    C = p["B"].T @ p["Q"]
-    disc = None
-    if mode == "exact":
-        disc = foh_matrices(A, p["B"], g.h)[:3]
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = _forward(A, p["B"], C, p["x0"], uu, None, g.h, g.index, mode, disc)
-    return f.X, f.r
-
-
-# ---------------------------------------------------------------------------------------------
-# Regularisation
-# ---------------------------------------------------------------------------------------------
-def _log_q_value_grad(Q: Array, need_grad: bool) -> tuple[float, Array | None]:
-    """``½‖log Q‖²_F`` and its gradient ``Q⁻ᵀ (log Q)ᵀ`` (= Q⁻¹ log Q for symmetric Q)."""
-    if np.array_equal(Q, Q.T):
-        lam, U = eigh(Q)
-        if lam[0] <= 0:
-            raise ValueError(
-                f"the log Q regulariser needs Q ≻ 0, but its smallest eigenvalue is {lam[0]:.3e}; "
-                f"keep Q on the SPD manifold (or set log_q = 0)."
-            )
-        ll = np.log(lam)
-        val = 0.5 * float(ll @ ll)
-        grad = (U * (ll / lam)) @ U.T if need_grad else None
-        return val, grad
-    L = logm(Q)
-    if np.iscomplexobj(L):
-        L = L.real
-    val = 0.5 * float(np.sum(L * L))
-    grad = np.linalg.solve(Q.T, L.T) if need_grad else None
-    return val, grad
-
-
-def _regularization(
-    p: Mapping[str, Array], reg: Regularization, wrt: Sequence[str], need_grad: bool
-) -> tuple[float, dict[str, Array]]:
-    val = 0.0
-    grads: dict[str, Array] = {}
-    for k in wrt:
-        if reg.lam > 0:
-            ref = None if reg.reference is None else reg.reference.get(k)
-            d = p[k] - (0.0 if ref is None else np.asarray(ref, dtype=float).reshape(p[k].shape))
-            val += 0.5 * reg.lam * float(np.sum(d * d))
-            if need_grad:
-                grads[k] = reg.lam * d
-        if k == "Q" and reg.log_q > 0:
-            v, g = _log_q_value_grad(p["Q"], need_grad)
-            val += reg.log_q * v
-            if need_grad:
-                assert g is not None
-                grads[k] = grads.get(k, 0.0) + reg.log_q * g
-    return val, grads
 
 
 # ---------------------------------------------------------------------------------------------
@@ -680,7 +149,7 @@ def _regularization(
 class _ExpData:
     """Per-experiment arrays of the evaluation, computed once per experiment set and mode."""
 
-    __slots__ = ("K", "V", "g0", "h", "idx", "u", "ul", "uniform", "w", "wcol", "y")
+    __slots__ = ("K", "V", "g0", "h", "hold", "idx", "u", "ul", "uniform", "w", "wcol", "y")
 
     def __init__(self, e: Experiment, idx: NDArray[np.intp], hs: Array, mode: str) -> None:
         self.K = e.n_samples
@@ -694,7 +163,14 @@ class _ExpData:
         self.ul = np.ascontiguousarray(e.u[:-1])
         # exact mode: b_k = Γ0 u_k + Γ1 u_{k+1} = Γ_a u_k + Γ_b (u_{k+1} − u_k), i.e. one product
         # V @ [Γ_a Γ_b]ᵀ with V = [u_k, u_{k+1} − u_k]; the same V gives G_Γa and G_Γb at once.
-        self.V = np.concatenate([e.u[:-1], e.u[1:] - e.u[:-1]], axis=1) if mode == "exact" else None
+        # zero-order hold: b_k = Γ_a u_k, the same product with the difference columns zero
+        self.hold = e.hold
+        if mode != "exact":
+            self.V = None
+        elif e.hold == "zoh":
+            self.V = np.concatenate([e.u[:-1], np.zeros_like(e.u[:-1])], axis=1)
+        else:
+            self.V = np.concatenate([e.u[:-1], e.u[1:] - e.u[:-1]], axis=1)
 
 
 class _State:
@@ -756,7 +232,7 @@ class _Prepared:
                 E = st.E
                 Gb = E[:, :n, n + m :]
                 disc = (E[:, :n, :n], E[:, :n, n : n + m] - Gb, Gb)
-            fwds.append(_forward(A, B, C, x0, d.u, d.y, hs, d.idx, self.mode, disc))
+            fwds.append(_forward(A, B, C, x0, d.u, d.y, hs, d.idx, self.mode, disc, d.hold))
         st.fwds = fwds
         st.misfit = fwds[0].misfit if len(fwds) == 1 else sum(f.misfit for f in fwds)
         return st
@@ -963,6 +439,28 @@ class Evaluator:
         """Cost and the gradients w.r.t. ``wrt`` at a :meth:`forward` state (adjoint solve)."""
         return _finish(self._prep, state, self.reg, self.wrt, True, self.gradient_kind)
 
+    def residual_gradient(self, state: _State, residuals: Sequence[Array]) -> dict[str, Array]:
+        """``Σ_e Σ_k w_k (∂y_k/∂p)ᵀ z_k`` for given "residuals" ``z`` (one (K, m) array each).
+
+        The data-misfit gradient with the residuals replaced by ``z`` (no regularisation): with
+        ``z = ∂y·v`` (a forward sensitivity) this is the Gauss–Newton product ``JᵀWJ v`` of
+        :mod:`fmu_surrogate.identify.lm`.  One adjoint solve.
+        """
+        st = _State()
+        for k in _State.__slots__:
+            setattr(st, k, getattr(state, k))
+        st.fwds = [
+            _Forward(f.X, z, f.w, f.h, f.Phi, f.idx, f.uniform, 0.0, f.powers)
+            for f, z in zip(state.fwds, residuals)
+        ]
+        st.misfit = 0.0
+        return _finish(self._prep, st, NO_REGULARIZATION, self.wrt, True, self.gradient_kind)[1]
+
+    @property
+    def prepared(self) -> _Prepared:
+        """Per-experiment arrays that do not depend on the parameters (weights, held inputs)."""
+        return self._prep
+
 
 def evaluator_settings(
     experiments: Experiment | Sequence[Experiment],
@@ -997,119 +495,11 @@ def _check_gradient(gradient: str, mode: str) -> None:
         )
 
 
-# ---------------------------------------------------------------------------------------------
-# Cost and gradient (checked entry points)
-# ---------------------------------------------------------------------------------------------
-def cost(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: Mode = "exact",
-    reg: Regularization = NO_REGULARIZATION,
-    wrt: Sequence[str] = PARAMS,
-) -> float:
-    """Discrete cost ``Σ_e ½ Σ_k w_k |y_k − y_data,k|²`` + regularisation of the ``wrt`` params.
-
-    Parameters
-    ----------
-    params : dict
-        ``J, R, Q`` (n, n), ``B`` (n, m), optional ``x0`` (n,).
-    experiments : Experiment or sequence of Experiment
-    mode : {"exact", "euler"}
-    reg : Regularization
-    wrt : sequence of str
-        The fitted parameters (only these are regularised).
-
-    Returns
-    -------
-    float
-        The cost; ``inf`` if the simulation overflows.
-
-    See Also
-    --------
-    Evaluator : the same computation without per-call validation (optimiser inner loops).
-    """
-    val, _ = _evaluate(params, experiments, mode, reg, wrt, need_grad=False, gradient="exact")
-    return val
-
-
-def cost_and_gradient(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: Mode = "exact",
-    reg: Regularization = NO_REGULARIZATION,
-    wrt: Sequence[str] = PARAMS,
-    gradient: GradientKind = "exact",
-) -> tuple[float, dict[str, Array]]:
-    """Cost and its Euclidean gradient w.r.t. the parameters in ``wrt``.
-
-    Parameters
-    ----------
-    params, experiments, mode, reg, wrt
-        As in :func:`cost`.
-    gradient : {"exact", "paper"}
-        ``"exact"``: exact gradient of the discrete cost (discrete adjoint; both modes).
-        ``"paper"``: the paper's continuous adjoint discretised by explicit Euler with
-        left-endpoint quadrature (Euler mode only; O(h) away from the exact gradient).
-
-    Returns
-    -------
-    cost : float
-    grad : dict of str to ndarray
-        ``grad[k]`` has the shape of ``params[k]`` for each ``k`` in ``wrt`` (plain partial
-        derivatives, all entries independent).  NaN if the simulation overflows (cost ``inf``).
-    """
-    return _evaluate(params, experiments, mode, reg, wrt, need_grad=True, gradient=gradient)
-
-
-#: Single-entry cache of the last forward solve: an optimiser evaluates ``cost`` at the accepted
-#: line-search point and then ``cost_and_gradient`` at the same point; the second call reuses the
-#: state trajectories.  Keyed by the parameter bytes, the mode and the identities of the
-#: (immutable) experiments, which the entry keeps alive.
-_FORWARD_CACHE: list = [None]
-#: Single-entry cache of the prepared experiments (keyed by mode and experiment identities).
-_PREPARED_CACHE: list = [None]
-
-
-def clear_forward_cache() -> None:
-    """Drop the cached forward solve (e.g. to measure the cost of a cold evaluation)."""
-    _FORWARD_CACHE[0] = None
-
-
-def _prepared(exps: list[Experiment], mode: str) -> _Prepared:
-    key = (mode, tuple(id(e) for e in exps))
-    hit = _PREPARED_CACHE[0]
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    prep = _Prepared(exps, mode)
-    _PREPARED_CACHE[0] = (key, prep)  # prep.exps keeps the experiments (and their ids) alive
-    return prep
-
-
-def _forward_all(p: Mapping[str, Array], exps: list[Experiment], mode: str) -> tuple:
-    key = (mode, tuple(p[k].tobytes() for k in PARAMS), p["B"].shape, tuple(id(e) for e in exps))
-    hit = _FORWARD_CACHE[0]
-    if hit is not None and hit[0] == key:
-        return hit[2], hit[3]
-    prep = _prepared(exps, mode)
-    st = prep.forward(p["J"], p["R"], p["Q"], p["B"], p["x0"])
-    _FORWARD_CACHE[0] = (key, exps, prep, st)
-    return prep, st
-
-
-def _evaluate(
-    params: Mapping[str, ArrayLike],
-    experiments: Experiment | Sequence[Experiment],
-    mode: str,
-    reg: Regularization,
-    wrt: Sequence[str],
-    need_grad: bool,
-    gradient: str,
-) -> tuple[float, dict[str, Array]]:
-    _check_mode(mode)
-    wrt = _check_wrt(wrt)
-    _check_gradient(gradient, mode)
-    p = check_params(params)
-    exps = _as_experiments(experiments, p["B"].shape[1])
-    with np.errstate(over="ignore", invalid="ignore"):
-        prep, st = _forward_all(p, exps, mode)
-        return _finish(prep, st, reg, wrt, need_grad, gradient)
+from fmu_surrogate.identify.adjoint_checked import (  # noqa: F401  (re-exported)
+    _FORWARD_CACHE,
+    _PREPARED_CACHE,
+    _evaluate,
+    clear_forward_cache,
+    cost,
+    cost_and_gradient,
+)

@@ -279,6 +279,11 @@ def _loop_forward(
     disc: tuple[Array, Array, Array] | None,
 ) -> tuple[Array, Array, list[Array], float]:
     """Per-step loop: states, residuals, transition matrices and the misfit of one experiment."""
+    if mode == "exact" and e.hold != "linear":
+        raise ValueError(
+            "the loop reference implements the exact mode for piecewise-linear inputs only; "
+            "use the vectorised cost_and_gradient for zero-order-hold experiments."
+        )
     u, yd = e.u, e.y
     K = e.n_samples
     n, m = B.shape
