@@ -111,9 +111,10 @@ def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dic
     names = ["F1", "F2", "v1", "v2"]
     (t, X), = run_arrays(ds, names, runs=[_run_with(ds, sets[0])])
     (th, Xh), = run_arrays(ds, names, runs=[_run_with(ds, sets[1])])
-    est = LinearPHIdentifier(MSD_ORDER, learn=("J", "R", "Q", "B"), optimizer="trust_regions",
-                             max_iter=20 if quick else 60)
-    est.fit([(t, X[:, :2], X[:, 2:])])
+    # the defaults: subspace start, Levenberg-Marquardt on the pH manifold; the dataset's input
+    # hold (zero-order hold of a co-simulation harvest) in the exact discretisation
+    est = LinearPHIdentifier(MSD_ORDER, learn=("J", "R", "Q", "B"), max_iter=20 if quick else 60)
+    est.fit_dataset(ds, inputs=names[:2], outputs=names[2:], runs=[_run_with(ds, sets[0])])
     y_fit = est.predict(t, X[:, :2])
     y_held = est.predict(th, Xh[:, :2])
     rel_train = float(np.abs(y_fit - X[:, 2:]).max() / np.abs(X[:, 2:]).max())
