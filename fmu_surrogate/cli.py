@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
         add(sp)
         sp.set_defaults(func=run)
 
+    from fmu_surrogate.identify.constraints import cli as dc
+
+    dp = sub.add_parser("discover", help="learn a component law's parameters and where they are "
+                                         "feasible from (failing) FMU runs")
+    dc.add_discover_arguments(dp)
+    dp.set_defaults(func=dc.discover_command)
+
     from fmu_surrogate.couple import cli as cc
 
     cp = sub.add_parser("couple", help="co-simulate a system (.ssp/.toml) on libcosim, energy per bond")

@@ -12,16 +12,31 @@ docs/design.md §6 (Matei, de Kleer and Minhas).  Modules:
 
 from __future__ import annotations
 
-from fmu_surrogate.identify.constraints.discovery import (
-    ConstraintDiscovery,
-    DiscoveryError,
-    DiscoveryResult,
-)
-from fmu_surrogate.identify.constraints.feasibility import (
-    GPFeasibility,
-    LogisticFeasibility,
-    MLPFeasibility,
-)
+import importlib
 
-__all__ = ["ConstraintDiscovery", "DiscoveryError", "DiscoveryResult", "GPFeasibility",
-           "LogisticFeasibility", "MLPFeasibility"]
+_LAZY = {
+    "ConstraintDiscovery": "fmu_surrogate.identify.constraints.discovery",
+    "DiscoveryError": "fmu_surrogate.identify.constraints.discovery",
+    "DiscoveryResult": "fmu_surrogate.identify.constraints.discovery",
+    "SearchSettings": "fmu_surrogate.identify.constraints.algorithms",
+    "LogisticFeasibility": "fmu_surrogate.identify.constraints.feasibility",
+    "GPFeasibility": "fmu_surrogate.identify.constraints.feasibility",
+    "MLPFeasibility": "fmu_surrogate.identify.constraints.feasibility",
+    "plot_feasibility": "fmu_surrogate.identify.constraints.plots",
+    "plot_progress": "fmu_surrogate.identify.constraints.plots",
+}
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'fmu_surrogate.identify.constraints' has no attribute "
+                             f"{name!r}")
+    return getattr(importlib.import_module(mod), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = list(_LAZY)

@@ -310,13 +310,11 @@ def run_algorithm1(search: Search, x0: np.ndarray, method: str,
     log2 = np.log2
     for k in range(s.outer):
         d1, d2 = delta_sequences(k, s.epsilon, s.lam)
-        model = search.model
-
         def g1(x: np.ndarray, d1: float = d1) -> float:  # q(w) - (1 - d1) >= 0
-            return float(model.predict_proba(x)[0] - (1.0 - d1))
+            return float(search.model.predict_proba(x)[0] - (1.0 - d1))
 
         def g2(x: np.ndarray, d2: float = d2) -> float:  # entropy constraint
-            q = model.predict_proba(x)
+            q = search.model.predict_proba(x)
             return float(-(1.0 - d2 + _neg_entropy(q, log2)[0]))
 
         cons = [{"type": "ineq", "fun": g1}, {"type": "ineq", "fun": g2}]

@@ -63,7 +63,8 @@ class DiscoveryResult:
         Why the search ended.
     history : dict of ndarray
         Per evaluation, in order: ``w`` (n, p), ``ok``, ``cost`` (J), ``error``,
-        ``best_cost`` (the lowest feasible J so far) and ``best_w`` (n, p, normalised); and
+        ``best_cost`` (the lowest feasible J so far), ``best_w`` (n, p, normalised) and
+        ``best_error`` (the average output error there); and
         ``objective``: the value of the algorithm's objective at each call (``J̃``, ``J'`` or
         the acquisition's target) as pairs (run, value), shape (m, 2).
     time : float
@@ -129,7 +130,8 @@ class ConstraintDiscovery(BaseEstimator):
     feasibility : {"logistic", "gp", "mlp"} or FeasibilityModel
         The model ``q``.
     max_runs : int
-        FMU simulations allowed.
+        FMU simulations allowed (distinct parameter vectors, counting those already in the
+        store of a resumed search).
     normalize : int, optional
         Index of the parameter that ``w`` is divided by in the result (a law invariant to
         scaling, as ``w1 i = w2 v² + w3 v³``).
@@ -297,7 +299,9 @@ class ConstraintDiscovery(BaseEstimator):
         trace = np.array(search.trace, dtype=float).reshape(-1, 2)
         history = {"w": W, "ok": ok, "cost": cost, "error": err,
                    "best_cost": np.where(np.isfinite(best), best, np.nan),
-                   "best_w": self._normalised(W[idx]), "objective": trace}
+                   "best_w": self._normalised(W[idx]),
+                   "best_error": np.where(np.isfinite(best), err[idx], np.nan),
+                   "objective": trace}
         for v in history.values():
             v.setflags(write=False)
         return DiscoveryResult(

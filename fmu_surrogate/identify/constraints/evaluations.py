@@ -1,16 +1,19 @@
 """The objective ``J(w)`` over an FMU and the store of its evaluations (docs/design.md §6).
 
-Every parameter vector ``w`` that is not in the cache becomes one run of a harvest
-(:func:`fmu_surrogate.harvest`): worker isolation, wall-clock timeout, failure classification
-with the FMU's own message.  A batch of vectors (a finite-difference gradient, a population, a
-design) is one harvest whose runs go to parallel workers.  Each batch is written as a harvest
-dataset ``DIR/batch-<hash>.nc``; the harvest's own run store makes a batch resumable after
-``kill -9``, and the finished batch files are the evaluation cache: a search started again on the
-same directory re-runs nothing (the optimisers are deterministic, so they ask for the same
-vectors, which are then read from the cache).
+Every parameter vector ``w`` that is not in the cache becomes one run of the harvest machinery:
+a campaign of the FMU validates the set-up, and its persistent isolated workers
+(:class:`~fmu_surrogate.fmu.runner.WorkerPool`: wall-clock timeout, crash isolation, failure
+classification with the FMU's own message) run the vectors; a batch of vectors (a
+finite-difference gradient, a population, a design) goes to parallel workers at once.  Each
+finished run is appended to a harvest run store (:class:`~fmu_surrogate.fmu.store.RunStore`,
+``DIR/runs.parts``: one CRC-checked record per run, a torn tail cut on reopening) together with
+its parameter vector, so a search killed with ``kill -9`` loses nothing that finished.  The
+store is the evaluation cache: a search started again on the same directory re-runs nothing
+(the optimisers are deterministic, so they ask for the same vectors, now read from the cache).
+:meth:`EvaluationStore.dataset` assembles the evaluations as a harvest dataset.
 
-The store keeps simulations, not costs: measured data can change between searches on the same
-directory; the cost is recomputed from the stored outputs.
+The store keeps simulations, not costs: the measured data may change between searches on the
+same directory; the cost is recomputed from the stored outputs.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from fmu_surrogate.errors import FmuSurrogateError
 
 __all__ = ["BudgetExhausted", "Evaluation", "EvaluationStore", "StoreDefinitionError"]
 
-_DEFINITION = "search.json"
-_ORDER = "order.jsonl"
 
 
 class StoreDefinitionError(FmuSurrogateError, ValueError):
@@ -107,7 +108,9 @@ class EvaluationStore:
         Where the evaluations are kept (default: a temporary directory, removed by
         :meth:`close`).
     max_runs : int, optional
-        Simulations allowed (cached vectors are free); beyond it :class:`BudgetExhausted`.
+        Distinct parameter vectors the store may hold (including those of earlier sessions on
+        the same directory, so that a resumed search stops where the uninterrupted one would);
+        beyond it :class:`BudgetExhausted`.
     on_run : callable, optional
         Called with each new :class:`Evaluation` (progress bars).
     """
@@ -157,10 +160,8 @@ class EvaluationStore:
         self._order: list[bytes] = []  # first-evaluation order of the vectors
         self._w: dict[bytes, np.ndarray] = {}
         self._pos: dict[bytes, int] = {}
-        self._datasets: list[Any] = []  # the batch datasets, in evaluation order
         self.n_runs = 0  # simulations of this session (not the cached ones)
-        self._check_definition()
-        self._load()
+        self._open_store()
 
     # ------------------------------------------------------------------ persistence
     def _definition(self) -> dict[str, Any]:
@@ -171,64 +172,46 @@ class EvaluationStore:
                 "inputs": {k: s.describe() for k, s in sorted(self.inputs.items())},
                 "timeout": self.timeout}
 
-    def _check_definition(self) -> None:
-        path = self.directory / _DEFINITION
+    def _open_store(self) -> None:
+        from fmu_surrogate.fmu.campaign import Campaign
+        from fmu_surrogate.fmu.store import RunStore, StoreMismatchError
+
+        self._campaign = Campaign(self.fmu, [self.inputs] if self.inputs else None,
+                                  [dict.fromkeys(self.parameters, 0.0)],
+                                  stop_time=self.stop_time, step=self.step, record=self.outputs)
+        self._cfg = self._campaign.runner_config()
         text = json.dumps(self._definition(), sort_keys=True, default=float)
-        if path.is_file():
-            old = json.loads(path.read_text())
-            if old != json.loads(text):
-                raise StoreDefinitionError(
-                    f"{self.directory} holds the evaluations of a different set-up (FMU, "
-                    f"parameters, outputs, experiment or inputs differ); use another directory "
-                    f"or delete this one.")
-        else:
-            path.write_text(text)
+        manifest = {**json.loads(text), "campaign_hash": hashlib.sha256(text.encode()).hexdigest(),
+                    "n_columns": self._cfg.n_columns, "time": {"n": int(self.time.size)}}
+        try:
+            self._store = RunStore.open(self.directory / "runs.parts", manifest)
+        except StoreMismatchError:
+            raise StoreDefinitionError(
+                f"{self.directory} holds the evaluations of a different set-up (FMU, parameters, "
+                f"outputs, experiment or inputs differ); use another directory or delete this "
+                f"one.") from None
+        self._pool = None
+        for header, data in self._store.read():
+            self._add(header, data, count=False)
 
-    def _batch_files(self) -> list[Path]:
-        order = self.directory / _ORDER
-        names: list[str] = []
-        if order.is_file():
-            for line in order.read_text().splitlines():
-                try:
-                    names.append(json.loads(line))
-                except json.JSONDecodeError:  # a line cut by a kill: its batch is found below
-                    pass
-        listed = set(names)
-        rest = sorted(p.name for p in self.directory.glob("batch-*.nc") if p.name not in listed)
-        return [self.directory / n for n in [*names, *rest] if (self.directory / n).is_file()]
-
-    def _load(self) -> None:
-        from fmu_surrogate.fmu.dataset import load_dataset
-
-        for path in self._batch_files():
-            self._ingest(load_dataset(path), count=False)
-
-    def _ingest(self, ds: Any, count: bool) -> list[bytes]:
-        from fmu_surrogate.fmu.dataset import run_arrays
-
-        keys = []
-        self._datasets.append(ds)
-        n = ds.sizes["run"]
-        W = np.column_stack([np.asarray(ds[f"param:{p}"].values, dtype=float)
-                             for p in self.parameters]).reshape(n, len(self.parameters))
-        arrays = run_arrays(ds, self.outputs, only_ok=False)
-        for i in range(n):
-            k = _key(W[i])
-            keys.append(k)
-            if k in self._sims:
-                continue
-            ok = str(ds["status"].values[i]) == "ok"
-            Y = arrays[i][1] if ok else None
-            self._sims[k] = (ok, str(ds["failure_kind"].values[i]), str(ds["message"].values[i]),
-                             float(ds["wall_time"].values[i]), Y)
-            self._w[k] = W[i].copy()
-            self._pos[k] = len(self._order)
-            self._order.append(k)
-            if count:
-                self.n_runs += 1
-                if self.on_run is not None:
-                    self.on_run(self._evaluation(k))
-        return keys
+    def _add(self, header: dict[str, Any], data: np.ndarray, count: bool) -> None:
+        w = np.asarray(header["w"], dtype=float)
+        k = _key(w)
+        if k in self._sims:
+            return
+        ok = not header.get("kind")
+        Y = None
+        if ok:
+            Y = np.column_stack([data[:, self._cfg.columns[n][0]] for n in self.outputs])
+        self._sims[k] = (ok, str(header.get("kind", "")), str(header.get("message", "")),
+                         float(header.get("wall", float("nan"))), Y)
+        self._w[k] = w
+        self._pos[k] = len(self._order)
+        self._order.append(k)
+        if count:
+            self.n_runs += 1
+            if self.on_run is not None:
+                self.on_run(self._evaluation(k))
 
     # ------------------------------------------------------------------ evaluation
     def _evaluation(self, k: bytes) -> Evaluation:
@@ -285,8 +268,8 @@ class EvaluationStore:
             if k not in self._sims:
                 todo.setdefault(k, w)
         exhausted = False
-        if self.max_runs is not None and len(todo) > self.max_runs - self.n_runs:
-            keep = max(0, self.max_runs - self.n_runs)
+        if self.max_runs is not None and len(todo) > self.max_runs - len(self._order):
+            keep = max(0, self.max_runs - len(self._order))
             todo = dict(list(todo.items())[:keep])
             exhausted = True
         if todo:
@@ -296,21 +279,25 @@ class EvaluationStore:
         return [self._evaluation(_key(w)) for w in W]
 
     def _simulate(self, W: np.ndarray) -> None:
-        from fmu_surrogate.fmu.campaign import harvest
+        from fmu_surrogate.fmu.runner import RunSpec, WorkerPool
 
-        h = hashlib.sha256(W.tobytes()).hexdigest()[:20]
-        name = f"batch-{h}.nc"
-        ds = harvest(self.fmu, self.directory / name,
-                     signals=[self.inputs] if self.inputs else None,
-                     parameters=[dict(zip(self.parameters, map(float, w))) for w in W],
-                     stop_time=self.stop_time, step=self.step, record=self.outputs,
-                     workers=min(self.workers or os.cpu_count() or 1, len(W)),
-                     timeout=self.timeout, progress=False, complevel=0)
-        with open(self.directory / _ORDER, "a") as f:
-            f.write(json.dumps(name) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        self._ingest(ds, count=True)
+        if self._pool is None:
+            n = self.workers or os.cpu_count() or 1
+            self._pool = WorkerPool(self._cfg, workers=n, timeout=self.timeout)
+        first = len(self._order)
+        specs = [RunSpec(first + i, dict(zip(self.parameters, map(float, w))), 0)
+                 for i, w in enumerate(W)]
+        by_index = {s.index: w for s, w in zip(specs, W)}
+        results: dict[int, Any] = {}
+
+        def on_result(r: Any) -> None:
+            header = {**r.store_header(), "w": by_index[r.index].tolist()}
+            self._store.append(header, r.data)  # on disk before anything else happens
+            results[r.index] = (header, np.array(r.data))
+
+        self._pool.run(specs, on_result)
+        for i in sorted(results):  # evaluation order = request order, not completion order
+            self._add(*results[i], count=True)
 
     # ------------------------------------------------------------------ results
     def evaluations(self) -> list[Evaluation]:
@@ -329,19 +316,16 @@ class EvaluationStore:
         """
         import xarray as xr
 
-        from fmu_surrogate.fmu.dataset import dataset_to_records, records_to_dataset
+        from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
-        records = {}
-        for batch in self._datasets:
-            for r in dataset_to_records(batch):
-                k = _key(np.array([r.params[p] for p in self.parameters]))
-                records.setdefault(k, r)
         ordered = []
         for i, k in enumerate(self._order):
-            r = records[k]
-            ordered.append(type(r)(index=i, params=r.params, signals=r.signals, status=r.status,
-                                   failure_kind=r.failure_kind, message=r.message,
-                                   values=r.values, wall_time=r.wall_time))
+            ok, kind, message, wall, Y = self._sims[k]
+            values = {n: Y[:, j] for j, n in enumerate(self.outputs)} if ok else {}
+            ordered.append(RunRecord(index=i, params=dict(zip(self.parameters, self._w[k])),
+                                     signals={n: s.describe() for n, s in self.inputs.items()},
+                                     status="ok" if ok else "failed", failure_kind=kind,
+                                     message=message, values=values, wall_time=wall))
         if not ordered:
             raise ValueError("no evaluations yet; run a search first.")
         ds = records_to_dataset(ordered, self.time, self.info, self.outputs,
@@ -358,7 +342,11 @@ class EvaluationStore:
         return ds
 
     def close(self) -> None:
-        """Remove the temporary directory (if the store made one)."""
+        """Stop the workers, close the run store, remove the temporary directory (if any)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        self._store.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -264,7 +264,13 @@ class GPFeasibility(FeasibilityModel):
             self._updates, self._n_at_fit = 0, X.shape[0]
         else:
             self.clf_ = GaussianProcessClassifier(self.clf_.kernel_, optimizer=None)
-        self.clf_.fit(X, y)
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings():  # a hyperparameter at its bound is not an error here
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.clf_.fit(X, y)
 
     def _proba_scaled(self, X: np.ndarray) -> np.ndarray:
         return self.clf_.predict_proba(X)[:, 1]

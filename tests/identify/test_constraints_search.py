@@ -1,0 +1,125 @@
+"""Constraint discovery searches on cheap FMUs (docs/design.md §6): failures are data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fmu_surrogate as fs
+from fmu_surrogate.identify.constraints.evaluations import EvaluationStore
+from fmu_surrogate.testing.fmus import build_halfplane
+
+T = np.arange(21) * 0.05  # the halfplane FMU's default grid: y = a t + b t²
+
+
+@pytest.fixture(scope="module")
+def halfplane(tmp_path_factory):
+    return build_halfplane(tmp_path_factory.mktemp("fmus"))
+
+
+def _data(a, b):
+    return a * T + b * T**2
+
+
+def test_failures_are_labelled_and_the_search_goes_on(halfplane):
+    # the true law lies 0.2 inside the infeasible half-plane a + b < 0
+    cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=3,
+                                optimizer="Nelder-Mead", max_runs=60, workers=2)
+    r = cd.fit(_data(3.0, -2.8), [2.0, 1.0], progress=False)
+    ds = r.evaluations
+    W = np.column_stack([ds["param:a"].values, ds["param:b"].values])
+    ok = ds["status"].values == "ok"
+    assert r.n_runs == 60 and ds.sizes["run"] == 60  # the budget, every vector once
+    assert len({tuple(w) for w in W}) == 60
+    # the FMU's own labels: failed exactly on the infeasible half-plane
+    np.testing.assert_array_equal(ok, W.sum(axis=1) >= 0)
+    assert r.n_failed == (~ok).sum() >= 2  # measured 2 (runs 42 and 46)
+    failed = fs.failed_runs(ds)
+    assert set(failed["failure_kind"]) == {"error_status"}
+    assert all("infeasible parameters: a + b =" in m for m in failed["message"])
+    assert np.flatnonzero(~ok)[0] < 55  # the search went on after its first failure
+    # measured |w - (3, -2.8)| = 0.035 after 60 runs
+    np.testing.assert_allclose(r.w, [3.0, -2.8], atol=0.1)
+    np.testing.assert_allclose(ds["J"].values[ok].min(), r.cost)
+    assert np.isnan(ds["J"].values[~ok]).all()
+
+
+def test_crash_and_hang_never_end_the_search(halfplane):
+    # start next to the crash (a > 10) and hang (b > 10) regions: the initial simplex of
+    # Nelder-Mead steps into both
+    cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=3,
+                                optimizer="Nelder-Mead", max_runs=40, workers=2, timeout=0.5)
+    r = cd.fit(_data(9.5, 9.4), [9.8, 9.6], progress=False)
+    failed = fs.failed_runs(r.evaluations)
+    assert {"crash", "timeout"} <= set(failed["failure_kind"])
+    assert any("SIGSEGV" in m for m in failed["message"])
+    assert r.n_runs == 40
+    # measured |w - (9.5, 9.4)| = 7.5e-3 after 40 runs
+    np.testing.assert_allclose(r.w, [9.5, 9.4], atol=0.02)
+
+
+SCRIPT = """
+import numpy as np, fmu_surrogate as fs
+T = np.arange(21) * 0.05
+cd = fs.ConstraintDiscovery({fmu!r}, ["a", "b"], ["y"], algorithm=3, optimizer="Nelder-Mead",
+                            max_runs=400, workers=2)
+cd.fit(3.0 * T - 2.8 * T**2, [2.0, 1.0], out={out!r}, progress=False)
+"""
+
+
+def _search(halfplane, out):
+    cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=3,
+                                optimizer="Nelder-Mead", max_runs=400, workers=2)
+    return cd.fit(_data(3.0, -2.8), [2.0, 1.0], out=out, progress=False)
+
+
+def test_killed_search_resumes_without_rerunning(halfplane, tmp_path):
+    out = tmp_path / "evals"
+    code = textwrap.dedent(SCRIPT.format(fmu=str(halfplane), out=str(out)))
+    env = dict(os.environ, PYTHONPATH=str(Path(fs.__file__).parents[1]))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    runs = out / "runs.parts" / "runs.bin"
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60 and proc.poll() is None:
+        if runs.is_file() and runs.stat().st_size > 20_000:  # some 40 runs stored
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = EvaluationStore(halfplane, ["a", "b"], ["y"], np.zeros((21, 1)), directory=out)
+    n_before = len(before.evaluations())
+    before.close()
+    assert 10 <= n_before < 400
+    r = _search(halfplane, out)
+    # the resumed search replays the killed one from the cache: only new vectors run, and it
+    # ends where an uninterrupted search ends
+    W = r.history["w"]
+    assert len({tuple(w) for w in W}) == r.n_evaluations == W.shape[0]
+    assert r.n_runs == r.n_evaluations - n_before  # measured 362 - ~40
+    reference = _search(halfplane, tmp_path / "reference")
+    np.testing.assert_array_equal(reference.history["w"], W)
+    np.testing.assert_array_equal(reference.history["ok"], r.history["ok"])
+    assert _search(halfplane, out).n_runs == 0  # a finished search runs nothing again
+
+
+def test_bad_settings_are_named(halfplane):
+    with pytest.raises(ValueError, match="Algorithm 1 solves constrained problems"):
+        fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=1,
+                               optimizer="Powell").fit(_data(1, 0), [1, 0], progress=False)
+    with pytest.raises(ValueError, match="x0 must be 2 finite numbers"):
+        fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"]).fit(_data(1, 0), [1.0],
+                                                                 progress=False)
+    with pytest.raises(ValueError, match=r"must be \(N, len\(outputs\)\) = \(21, 1\)"):
+        fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"]).fit(np.zeros(5), [1, 0],
+                                                                 progress=False)
+    with pytest.raises(ValueError, match="needs bounds"):
+        fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm="bo").fit(
+            _data(1, 0), [1, 0], progress=False)
