@@ -71,7 +71,7 @@ def test_prior_before_both_labels_and_bad_input():
     m = LogisticFeasibility()
     assert m.predict_proba([[0.0, 0.0]])[0] == 0.5  # the paper's q_0 = 0.5
     m.fit([[0.0, 0.0], [1.0, 1.0]], [1, 1])
-    assert m.predict_proba([[5.0, 5.0]])[0] == pytest.approx(3 / 4)  # Laplace: (2 + 1)/(2 + 2)
+    assert m.predict_proba([[5.0, 5.0]])[0] == 0.5  # one label only: still q_0
     with pytest.raises(FeasibilityError, match="no boundary"):
         m.decision_boundary()
     with pytest.raises(FeasibilityError, match="one label 0/1"):

@@ -43,7 +43,7 @@ def constrained_ei(mu: np.ndarray, sd: np.ndarray, best: float, q: np.ndarray) -
 
 
 def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int = 0,
-                 n_candidates: int = 4000) -> str:
+                 n_candidates: int = 2000) -> str:
     """Constrained-EI Bayesian optimisation until the run budget is used; returns the reason.
 
     Parameters
@@ -98,7 +98,7 @@ def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int =
                 kernel = (ConstantKernel(1.0, (1e-3, 1e3))
                           * Matern(np.full(d, 0.3), (1e-3, 1e1), nu=2.5)
                           + WhiteKernel(1e-4, (1e-8, 1e-1)))
-                gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=2,
+                gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=1,
                                               random_state=seed)
                 gp.fit(U[ok], y)
                 ub = U[ok][np.argmin(y)]

@@ -11,8 +11,9 @@ the online use of the paper's Algorithm 3), ``predict_proba(W)`` — and built o
 * :class:`MLPFeasibility` — a small neural classifier (two tanh layers, logistic output).
 
 Until both labels have been seen a model cannot separate anything; it then predicts the
-Laplace-smoothed fraction of feasible runs, ``(n_ok + 1) / (n + 2)`` — 0.5 with no data, the
-paper's ``q_0``.  Inputs are standardised by the data (scale only for the logistic model without
+paper's ``q_0 = 0.5`` everywhere (a constant: an estimate that drifted with every new run, such
+as the fraction of feasible runs, would make the online objective of Algorithm 3 change between
+calls at the same point and stall line searches).  Inputs are standardised by the data (scale only for the logistic model without
 intercept, so its hyperplane keeps passing through the origin).
 """
 
@@ -125,9 +126,7 @@ class FeasibilityModel(BaseEstimator):
         """
         W, _ = self._check(W)
         if not self.separable_:
-            n = self.y_.size if hasattr(self, "y_") else 0
-            k = self.y_.sum() if n else 0.0
-            return np.full(W.shape[0], (k + 1.0) / (n + 2.0))
+            return np.full(W.shape[0], 0.5)
         p = self._proba_scaled((W - self.mean_) / self.scale_)
         return np.clip(p, _CLIP, 1.0 - _CLIP)
 
