@@ -41,13 +41,15 @@ def test_failures_are_labelled_and_the_search_goes_on(halfplane):
     assert len({tuple(w) for w in W}) == 60
     # the FMU's own labels: failed exactly on the infeasible half-plane
     np.testing.assert_array_equal(ok, W.sum(axis=1) >= 0)
-    assert r.n_failed == (~ok).sum() >= 2  # measured 2 (runs 42 and 46)
+    assert r.n_failed == (~ok).sum() >= 2  # measured 2 (runs 15 and 38)
     failed = fs.failed_runs(ds)
     assert set(failed["failure_kind"]) == {"error_status"}
     assert all("infeasible parameters: a + b =" in m for m in failed["message"])
     assert np.flatnonzero(~ok)[0] < 55  # the search went on after its first failure
-    # measured |w - (3, -2.8)| = 0.035 after 60 runs
-    np.testing.assert_allclose(r.w, [3.0, -2.8], atol=0.1)
+    # the barrier -log q keeps the answer on the feasible side of the learned boundary:
+    # measured w = (2.847, -2.610), 0.19 from the truth, a + b = 0.237 > 0.2 after 60 runs
+    np.testing.assert_allclose(r.w, [3.0, -2.8], atol=0.3)
+    assert r.w.sum() > 0.2
     np.testing.assert_allclose(ds["J"].values[ok].min(), r.cost)
     assert np.isnan(ds["J"].values[~ok]).all()
 
@@ -70,14 +72,14 @@ SCRIPT = """
 import numpy as np, fmu_surrogate as fs
 T = np.arange(21) * 0.05
 cd = fs.ConstraintDiscovery({fmu!r}, ["a", "b"], ["y"], algorithm=3, optimizer="Nelder-Mead",
-                            max_runs=400, workers=2)
+                            max_runs=150, workers=2)
 cd.fit(3.0 * T - 2.8 * T**2, [2.0, 1.0], out={out!r}, progress=False)
 """
 
 
 def _search(halfplane, out):
     cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=3,
-                                optimizer="Nelder-Mead", max_runs=400, workers=2)
+                                optimizer="Nelder-Mead", max_runs=150, workers=2)
     return cd.fit(_data(3.0, -2.8), [2.0, 1.0], out=out, progress=False)
 
 
@@ -89,7 +91,7 @@ def test_killed_search_resumes_without_rerunning(halfplane, tmp_path):
     runs = out / "runs.parts" / "runs.bin"
     t0 = time.monotonic()
     while time.monotonic() - t0 < 60 and proc.poll() is None:
-        if runs.is_file() and runs.stat().st_size > 20_000:  # some 40 runs stored
+        if runs.is_file() and runs.stat().st_size > 15_000:  # some 30 runs stored
             break
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
@@ -97,13 +99,13 @@ def test_killed_search_resumes_without_rerunning(halfplane, tmp_path):
     before = EvaluationStore(halfplane, ["a", "b"], ["y"], np.zeros((21, 1)), directory=out)
     n_before = len(before.evaluations())
     before.close()
-    assert 10 <= n_before < 400
+    assert 10 <= n_before < 150
     r = _search(halfplane, out)
     # the resumed search replays the killed one from the cache: only new vectors run, and it
     # ends where an uninterrupted search ends
     W = r.history["w"]
     assert len({tuple(w) for w in W}) == r.n_evaluations == W.shape[0]
-    assert r.n_runs == r.n_evaluations - n_before  # measured 362 - ~40
+    assert r.n_runs == r.n_evaluations - n_before
     reference = _search(halfplane, tmp_path / "reference")
     np.testing.assert_array_equal(reference.history["w"], W)
     np.testing.assert_array_equal(reference.history["ok"], r.history["ok"])

@@ -63,7 +63,10 @@ def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int =
     -------
     str
     """
+    import warnings
+
     from scipy.stats import qmc
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
@@ -100,7 +103,9 @@ def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int =
                           + WhiteKernel(1e-4, (1e-8, 1e-1)))
                 gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=1,
                                               random_state=seed)
-                gp.fit(U[ok], y)
+                with warnings.catch_warnings():  # hyperparameters at a bound are fine here
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    gp.fit(U[ok], y)
                 ub = U[ok][np.argmin(y)]
                 local = np.clip(ub + rng.normal(0.0, 0.03, (n_candidates, d)), 0.0, 1.0)
                 cand = np.vstack([cand, local])
