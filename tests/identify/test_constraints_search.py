@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -125,3 +126,26 @@ def test_bad_settings_are_named(halfplane):
     with pytest.raises(ValueError, match="needs bounds"):
         fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm="bo").fit(
             _data(1, 0), [1, 0], progress=False)
+
+
+def test_discover_command(halfplane, tmp_path, capsys):
+    from fmu_surrogate.cli import main
+
+    data = tmp_path / "measured.nc"
+    fs.harvest(halfplane, data, parameters=[{"a": 3.0, "b": -2.8}], record=["y"],
+               progress=False)
+    out = tmp_path / "result.json"
+    assert main(["discover", str(halfplane), "--data", str(data), "--param", "a", "--param", "b",
+                 "--x0", "2,1", "--max-runs", "60", "--workers", "2", "-q", "-o", str(out)]) == 0
+    d = json.loads(out.read_text())
+    text = capsys.readouterr().out
+    assert "FMU runs: 60 this call, 60 evaluations, 2 failed" in text
+    # the same search as test_failures_are_labelled_and_the_search_goes_on, from the file
+    np.testing.assert_allclose(d["w"], [2.847061, -2.609967], atol=1e-5)
+    assert d["outputs"] == ["y"] and d["n_failed"] == 2
+    beta = np.array(d["feasibility_boundary"]["beta"])
+    assert beta[0] > 0 and beta[1] > 0  # feasible towards a + b > 0
+    assert (tmp_path / "result.json.evals" / "runs.parts" / "runs.bin").is_file()
+    assert main(["discover", str(halfplane), "--data", str(data), "--param", "a", "--param", "b",
+                 "--x0", "2", "-o", str(out)]) == 2  # one line, exit status 2
+    assert "--x0 has 1 values; give one per --param (2)" in capsys.readouterr().err

@@ -84,6 +84,8 @@ def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int =
         return (W[:, free] - lo[free]) / (hi[free] - lo[free])
 
     x0 = np.where(free, x0, lo)
+    kernel = (ConstantKernel(1.0, (1e-3, 1e3)) * Matern(np.full(d, 0.3), (1e-3, 1e1), nu=2.5)
+              + WhiteKernel(1e-4, (1e-8, 1e-1)))
     design = np.vstack([x0, to_w(qmc.LatinHypercube(d=d, seed=seed).random(2 * d + 1))])
     try:
         evs = search.evaluate(design)
@@ -98,14 +100,11 @@ def run_bayesopt(search: Search, x0: np.ndarray, bounds: np.ndarray, seed: int =
             cand = rng.random((n_candidates, d))
             if ok.any():
                 y = np.log(np.array([e.cost for e in evs])[ok])
-                kernel = (ConstantKernel(1.0, (1e-3, 1e3))
-                          * Matern(np.full(d, 0.3), (1e-3, 1e1), nu=2.5)
-                          + WhiteKernel(1e-4, (1e-8, 1e-1)))
-                gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=1,
-                                              random_state=seed)
+                gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=seed)
                 with warnings.catch_warnings():  # hyperparameters at a bound are fine here
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     gp.fit(U[ok], y)
+                kernel = gp.kernel_  # warm start of the next fit's hyperparameters
                 ub = U[ok][np.argmin(y)]
                 local = np.clip(ub + rng.normal(0.0, 0.03, (n_candidates, d)), 0.0, 1.0)
                 cand = np.vstack([cand, local])
