@@ -146,6 +146,8 @@ def test_discover_command(halfplane, tmp_path, capsys):
     beta = np.array(d["feasibility_boundary"]["beta"])
     assert beta[0] > 0 and beta[1] > 0  # feasible towards a + b > 0
     assert (tmp_path / "result.json.evals" / "runs.parts" / "runs.bin").is_file()
+    evals = fs.load_dataset(d["evaluations"])  # every evaluation as a harvest dataset
+    assert evals.sizes["run"] == 60 and (evals["status"].values == "failed").sum() == 2
     assert main(["discover", str(halfplane), "--data", str(data), "--param", "a", "--param", "b",
                  "--x0", "2", "-o", str(out)]) == 2  # one line, exit status 2
     assert "--x0 has 1 values; give one per --param (2)" in capsys.readouterr().err

@@ -19,7 +19,7 @@ batch the feasibility model is held fixed and updated afterwards with the whole 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,8 @@ class SearchSettings:
         ``ε`` and ``λ`` of the sequences ``δ_{k,1}``, ``δ_{k,2}`` (Algorithm 1).
     outer : int
         Outer iterations of Algorithm 1.
+    inner_maxiter : int
+        Iteration limit of each inner (constrained) problem of Algorithm 1.
     maxiter, maxfev : int
         Iteration and function-evaluation limits passed to the optimiser (per inner problem in
         Algorithm 1).
@@ -73,6 +75,7 @@ class SearchSettings:
     epsilon: float = 1e-7
     lam: float = 0.8
     outer: int = 25
+    inner_maxiter: int = 300
     maxiter: int = 1000
     maxfev: int = 1500
     tol: float = 1e-16
@@ -319,7 +322,7 @@ def run_algorithm1(search: Search, x0: np.ndarray, method: str,
 
         cons = [{"type": "ineq", "fun": g1}, {"type": "ineq", "fun": g2}]
         try:
-            res = _minimize(method, f, grad, w, s, cons)
+            res = _minimize(method, f, grad, w, replace(s, maxiter=s.inner_maxiter), cons)
         except BudgetExhausted as exc:
             search.retrain()
             return f"{exc} (outer iteration {k + 1} of {s.outer})"

@@ -106,7 +106,7 @@ def discover_command(args: argparse.Namespace) -> int:
     int
         Exit status 0.
     """
-    from fmu_surrogate.fmu.dataset import fmu_variables, load_dataset
+    from fmu_surrogate.fmu.dataset import fmu_variables, load_dataset, save_dataset
     from fmu_surrogate.fmu.model import open_fmu
     from fmu_surrogate.identify.constraints.discovery import ConstraintDiscovery
 
@@ -151,6 +151,8 @@ def discover_command(args: argparse.Namespace) -> int:
         summary["feasibility_boundary"] = {"beta": beta.tolist(), "b": b}
     except FmuSurrogateError:
         pass
+    save_dataset(r.evaluations, store / "evaluations.nc")
+    summary["evaluations"] = str(store / "evaluations.nc")
     out.write_text(json.dumps(summary, indent=1))
     width = max(len(p) for p in params)
     print(f"constraint discovery, algorithm {r.algorithm}: {r.stopping_reason}")
@@ -161,5 +163,5 @@ def discover_command(args: argparse.Namespace) -> int:
     print(f"  J = {r.cost:.4g}, average output error = {r.error:.4g}")
     print(f"  FMU runs: {r.n_runs} this call, {r.n_evaluations} evaluations, "
           f"{r.n_failed} failed")
-    print(f"wrote {out} (evaluations in {store})")
+    print(f"wrote {out} (evaluations: {store / 'evaluations.nc'})")
     return 0
