@@ -6,10 +6,12 @@ paper), with the feasibility of ``w`` learned from the runs that fail in the FMU
 
 * Algorithm 3 (λ₁ = 1, λ₂ = 0.1, logistic q) with the paper's seven scipy optimisers from
   ``w = (0.1, 0.1, 0.1)`` — Table I next to the paper's (w normalised by w1, average absolute
-  output error, FMU runs, failed runs, runs until w3/w1 is within 3 % of 0.01);
+  output error, FMU runs, failed runs, runs until w3/w1 is within 3 % of 0.01), once with a
+  single optimiser run as in the paper and once restarting the optimiser from the best point
+  when it stops early (``SearchSettings.restarts``);
 * Algorithm 1 (25 outer iterations, δ sequences with ε = 1e-7, λ = 0.8) with COBYLA and SLSQP;
 * the Bayesian-optimisation variant (GP of log J, constrained EI with the feasibility
-  probability) in the box w1 = 1, w2 ∈ [−0.02, 0.02], w3 ∈ [−0.01, 0.03];
+  probability) in the box w1 = 1, w2 ∈ [−0.02, 0.02], w3 ∈ [−0.01, 0.03], 100 runs;
 * figures: feasible/infeasible points with the learned separating plane, best cost vs runs.
 
 Usage::
@@ -46,6 +48,7 @@ X0 = [0.1, 0.1, 0.1]  # the paper's initial point
 W3_TRUE = cauer.TRUE_LAW[2] / cauer.TRUE_LAW[0]
 TOL_W3 = 0.03  # "within 3 % of 0.01"
 BO_BOUNDS = [(1.0, 1.0), (-0.02, 0.02), (-0.01, 0.03)]
+RESTARTS = 10  # second Table I: optimisers restarted from the best point while budget remains
 
 
 def measured(fmu, stop: float, step: float) -> tuple[np.ndarray, dict]:
@@ -107,9 +110,10 @@ def main(argv: list[str] | None = None) -> dict:
     fmu = fs.benchmark_fmu("cauer")
     y, signals = measured(fmu, stop, step)
     error_target = min(e for _, e in PAPER.values())  # the paper's best average error
-    settings = SearchSettings()
 
     bo_runs = min(max_runs, 20 if args.quick else 100)  # the target for the best method
+
+    settings = SearchSettings()
 
     def search(algorithm, optimizer, runs=max_runs, **kw):
         cd = fs.ConstraintDiscovery(fmu, ["w1", "w2", "w3"], ["v_R4"], inputs=signals,
@@ -120,11 +124,15 @@ def main(argv: list[str] | None = None) -> dict:
 
     t0 = time.perf_counter()
     results, rows = {}, []
-    for name in PAPER:
-        r = search(3, name)
-        results[f"Alg. 3 {name}"] = r
-        rows.append(row(f"Alg. 3 {name}", r, name, error_target))
-        print(f"  Alg. 3 {name}: {r.n_evaluations} runs, {r.time:.1f} s", file=sys.stderr)
+    for restarts in (0, RESTARTS):
+        settings = SearchSettings(restarts=restarts)
+        for name in PAPER:
+            label = f"Alg. 3 {name}" + (" +restarts" if restarts else "")
+            r = search(3, name)
+            results[label] = r
+            rows.append(row(label, r, name, error_target))
+            print(f"  {label}: {r.n_evaluations} runs, {r.time:.1f} s", file=sys.stderr)
+    settings = SearchSettings()
     for name in ("COBYLA", "SLSQP"):
         r = search(1, name)
         results[f"Alg. 1 {name}"] = r
@@ -141,11 +149,21 @@ def main(argv: list[str] | None = None) -> dict:
     print("avg err = mean |v_R4 - v_R4,measured| [V] at the best feasible point; 'to 3%' = FMU "
           f"runs until w3/w1 is within 3 % of 0.01 with avg err <= {error_target:.3g}.\n")
     print_table(rows)
-    paper_rows = [x for x in rows if x["method"].startswith("Alg. 3")]
-    n_ok = sum(abs(x["w3_rel_error"]) <= TOL_W3 for x in paper_rows)
+    n_ok = {}
+    for tag, keep in (("single run", lambda m: not m.endswith("+restarts")),
+                      ("with restarts", lambda m: m.endswith("+restarts"))):
+        sel = [x for x in rows if x["method"].startswith("Alg. 3") and keep(x["method"])]
+        n_ok[tag] = {"w3": sum(abs(x["w3_rel_error"]) <= TOL_W3 for x in sel),
+                     "w3_and_error": sum(abs(x["w3_rel_error"]) <= TOL_W3
+                                         and x["average_output_error"] <= x["paper_error"]
+                                         for x in sel)}
     reached = [x for x in rows if x["runs_to_paper_accuracy"] is not None]
     best = min(reached, key=lambda x: x["runs_to_paper_accuracy"]) if reached else None
-    print(f"\nAlgorithm 3: w3/w1 within 3 % for {n_ok} of {len(paper_rows)} optimisers.")
+    for tag, n in n_ok.items():
+        print(f"\nAlgorithm 3 ({tag}): w3/w1 within 3 % for {n['w3']} of {len(PAPER)} optimisers, "
+              f"{n['w3_and_error']} of them also with an average error at or below the paper's.",
+              end="")
+    print()
     if best is not None:
         print(f"Fewest FMU runs to the paper's accuracy: {best['method']} "
               f"({best['runs_to_paper_accuracy']} runs).")
@@ -173,6 +191,7 @@ def main(argv: list[str] | None = None) -> dict:
                               "error_definition": "mean absolute output error [V]",
                               "error_target": error_target},
                "rows": rows, "n_within_3_percent_alg3": n_ok,
+               "restarts": RESTARTS,
                "fewest_runs_to_paper_accuracy": best["method"] if best else None,
                "seconds": time.perf_counter() - t0}
     if args.json:

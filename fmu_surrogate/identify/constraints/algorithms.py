@@ -66,6 +66,11 @@ class SearchSettings:
         ``xtol = ftol`` of the optimiser.
     fd_step : float
         Forward-difference step of the batched gradient.
+    restarts : int
+        Algorithms 2 and 3: when the optimiser stops by itself before the run budget is used
+        (a failed line search, a collapsed simplex), start it again from the best feasible point
+        found so far, at most this many times and only while that point keeps improving.
+        0 is the paper's single optimiser run.
     """
 
     lambda1: float = 1.0
@@ -80,6 +85,7 @@ class SearchSettings:
     maxfev: int = 1500
     tol: float = 1e-16
     fd_step: float = 1e-4
+    restarts: int = 0
 
 
 def delta_sequences(k: int, epsilon: float = 1e-7, lam: float = 0.8) -> tuple[float, float]:
@@ -239,6 +245,29 @@ def _minimize(method: str, f: Callable, grad: Callable, x0: np.ndarray, s: Searc
     return minimize(f, x0, method=method, jac=jac, options=opts, **kw)
 
 
+def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int) -> str:
+    f, grad = search.objective(algorithm)
+    x, best = np.asarray(x0, dtype=float), np.inf
+    reasons = []
+    for attempt in range(search.s.restarts + 1):
+        try:
+            res = _minimize(method, f, grad, x, search.s)
+        except BudgetExhausted as exc:
+            reasons.append(str(exc))
+            break
+        reasons.append(f"{method}: {res.message}")
+        evs = [e for e in search.store.evaluations() if e.ok]
+        if not evs:
+            break
+        e = min(evs, key=lambda e: e.cost)
+        if not e.cost < best:  # the restart found nothing better: stop
+            break
+        x, best = e.w, e.cost
+    if len(reasons) > 1:
+        return f"{reasons[-1]} (after {len(reasons) - 1} restarts from the best point)"
+    return reasons[0]
+
+
 def run_algorithm3(search: Search, x0: np.ndarray, method: str) -> str:
     """Algorithm 3 (``J'``, ``q`` updated after every simulation); returns the stopping reason.
 
@@ -255,12 +284,7 @@ def run_algorithm3(search: Search, x0: np.ndarray, method: str) -> str:
     -------
     str
     """
-    f, grad = search.objective(3)
-    try:
-        res = _minimize(method, f, grad, x0, search.s)
-    except BudgetExhausted as exc:
-        return str(exc)
-    return f"{method}: {res.message}"
+    return _run_restarting(search, x0, method, 3)
 
 
 def run_algorithm2(search: Search, x0: np.ndarray, method: str) -> str:
@@ -279,12 +303,7 @@ def run_algorithm2(search: Search, x0: np.ndarray, method: str) -> str:
     -------
     str
     """
-    f, grad = search.objective(2)
-    try:
-        res = _minimize(method, f, grad, x0, search.s)
-    except BudgetExhausted as exc:
-        return str(exc)
-    return f"{method}: {res.message}"
+    return _run_restarting(search, x0, method, 2)
 
 
 def run_algorithm1(search: Search, x0: np.ndarray, method: str,

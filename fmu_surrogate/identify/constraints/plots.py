@@ -126,9 +126,11 @@ def plot_progress(results: dict[str, Any], *, target: float | None = None,
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, r in results.items():
+    styles = ("-", "--", ":", "-.")
+    for k, (label, r) in enumerate(results.items()):
         best = r.history["best_cost"]
-        ax.semilogy(np.arange(1, best.size + 1), best, label=f"{label} ({r.n_failed} failed)")
+        ax.semilogy(np.arange(1, best.size + 1), best, ls=styles[(k // 10) % 4],
+                    label=f"{label} ({r.n_failed} failed)")
     if target is not None:
         ax.axhline(target, color="k", ls="--", lw=1, label="target")
     ax.set_xlabel("FMU runs (distinct parameter vectors)")
