@@ -13,7 +13,9 @@
 
 Gradient-based optimisers get a forward-difference gradient (step ``fd_step``, the paper's
 ``eps = 1e-4``) whose ``p + 1`` points are evaluated as one batch in parallel workers; within a
-batch the feasibility model is held fixed and updated afterwards with the whole batch.
+batch the feasibility model is held fixed and updated afterwards with the whole batch.  At an
+infeasible centre the cost is ``−log p̃`` (plus the barrier), which needs no simulation, so
+its difference quotient runs nothing.
 """
 
 from __future__ import annotations
@@ -215,6 +217,13 @@ class Search:
             w = np.asarray(w, dtype=float)
             h = self.s.fd_step
             W = np.vstack([w, w + h * np.eye(w.size)])
+            if not self.evaluate(w[None, :])[0].ok:
+                # an infeasible centre costs -log p~ (+ the barrier): smooth functions that
+                # need no simulation, so the difference quotient runs nothing
+                v = -np.log(bump_feasibility(W, self.infeasible, self.s.sigma, self.s.mu))
+                if algorithm == 3:
+                    v = v + self.barrier(W)
+                return (v[1:] - v[0]) / h
             v = values(W)
             return (v[1:] - v[0]) / h
 
