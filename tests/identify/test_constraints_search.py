@@ -69,6 +69,24 @@ def test_crash_and_hang_never_end_the_search(halfplane):
     np.testing.assert_allclose(r.w, [9.5, 9.4], atol=0.02)
 
 
+def test_gradient_batches_and_no_runs_around_an_infeasible_centre(halfplane):
+    # Algorithm 2 with BFGS from an infeasible start (a + b < 0)
+    cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=2, optimizer="BFGS",
+                                max_runs=60, workers=2)
+    r = cd.fit(_data(3.0, -2.8), [-1.0, 0.5], progress=False)
+    W, ok = r.history["w"], r.history["ok"]
+    assert not ok[0] and r.n_failed == 1
+    evaluated = {tuple(w) for w in W}
+    h = 1e-4  # the paper's finite-difference step
+    # forward differences: the centre and its p = 2 neighbours, evaluated as one batch
+    fd = [i for i in range(len(W)) if (W[i, 0] + h, W[i, 1]) in evaluated]
+    assert len(fd) >= 10 and all(ok[i] for i in fd)  # measured 20 gradients, none at a failure
+    # the gradient at the failed start came from -log p~ alone and led into the feasible half
+    assert W[1].sum() > 0
+    # measured |w - (3, -2.8)| = 1.1e-4 after 60 runs
+    np.testing.assert_allclose(r.w, [3.0, -2.8], atol=1e-3)
+
+
 SCRIPT = """
 import numpy as np, fmu_surrogate as fs
 T = np.arange(21) * 0.05
