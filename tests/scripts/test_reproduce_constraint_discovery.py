@@ -20,8 +20,9 @@ def test_quick_run_writes_table_i_and_figures(tmp_path):
     rows = {r["method"]: r for r in d["rows"]}
     assert list(rows) == [*(f"Alg. 3 {k}" for k in mod.PAPER),
                           *(f"Alg. 3 {k} +restarts" for k in mod.PAPER),
-                          "Alg. 1 COBYLA", "Alg. 1 SLSQP", "BO (EI x q, logistic)",
-                          "BO (EI x q, gp)"]
+                          "Alg. 1 COBYLA", "Alg. 1 SLSQP",
+                          *(f"BO {box} (EI x q, {m})" for box in ("w1 = 1", "3-D box")
+                            for m in ("logistic", "gp"))]
     for name, (w, err) in mod.PAPER.items():  # the paper's Table I next to ours
         assert rows[f"Alg. 3 {name}"]["paper_w"] == w and rows[f"Alg. 3 {name}"]["paper_error"] == err
     for r in d["rows"]:
