@@ -89,18 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
         add(sp)
         sp.set_defaults(func=run)
 
+    from fmu_surrogate.couple import cli as cc
+
+    cp = sub.add_parser("couple", help="co-simulate a system (.ssp/.toml) on libcosim, energy per bond")
+    cc.add_couple_arguments(cp)
+    cp.set_defaults(func=cc.couple_command)
+
     from fmu_surrogate.identify.constraints import cli as dc
 
     dp = sub.add_parser("discover", help="learn a component law's parameters and where they are "
                                          "feasible from (failing) FMU runs")
     dc.add_discover_arguments(dp)
     dp.set_defaults(func=dc.discover_command)
-
-    from fmu_surrogate.couple import cli as cc
-
-    cp = sub.add_parser("couple", help="co-simulate a system (.ssp/.toml) on libcosim, energy per bond")
-    cc.add_couple_arguments(cp)
-    cp.set_defaults(func=cc.couple_command)
 
     b = sub.add_parser("benchmarks", help="the bundled benchmark systems")
     bsub = b.add_subparsers(dest="benchmarks_command", required=True, metavar="ACTION")
