@@ -87,6 +87,31 @@ def test_gradient_batches_and_no_runs_around_an_infeasible_centre(halfplane):
     np.testing.assert_allclose(r.w, [3.0, -2.8], atol=1e-3)
 
 
+def test_population_generations_run_as_parallel_batches(halfplane, monkeypatch):
+    sizes = []
+    simulate = EvaluationStore._simulate
+
+    def spy(self, W):
+        sizes.append(len(W))
+        return simulate(self, W)
+
+    monkeypatch.setattr(EvaluationStore, "_simulate", spy)
+    cd = fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"], algorithm=3,
+                                optimizer="differential-evolution", max_runs=120, workers=2,
+                                bounds=[(-3.0, 5.0), (-4.0, 4.0)])
+    r = cd.fit(_data(3.0, -2.8), [2.0, 1.0], progress=False)
+    # scipy's population of 15 p = 30 vectors per generation, one batch each; later generations
+    # repeat some vectors (clipped to the box), which the cache does not run again (measured
+    # batches 30, 30, 28, 29 and the 3 the budget left)
+    assert sizes[0] == 30 and max(sizes) == 30 and len(sizes) >= 4
+    assert sum(sizes) == r.n_evaluations == 120
+    assert r.n_failed == int((r.history["w"].sum(axis=1) < 0).sum()) > 10  # measured 34
+    with pytest.raises(ValueError, match="needs algorithm 2 or 3 and bounds"):
+        fs.ConstraintDiscovery(halfplane, ["a", "b"], ["y"],
+                               optimizer="differential-evolution").fit(_data(1, 0), [1, 0],
+                                                                       progress=False)
+
+
 SCRIPT = """
 import numpy as np, fmu_surrogate as fs
 T = np.arange(21) * 0.05

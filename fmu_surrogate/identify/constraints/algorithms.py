@@ -33,7 +33,7 @@ from fmu_surrogate.identify.constraints.evaluations import (
 )
 from fmu_surrogate.identify.constraints.feasibility import FeasibilityModel
 
-__all__ = ["GRADIENT_OPTIMIZERS", "OPTIMIZERS", "Search", "SearchSettings", "bump_feasibility",
+__all__ = ["GRADIENT_OPTIMIZERS", "OPTIMIZERS", "POPULATION_OPTIMIZERS", "Search", "SearchSettings", "bump_feasibility",
            "delta_sequences", "run_algorithm1", "run_algorithm2", "run_algorithm3"]
 
 #: scipy.optimize.minimize methods (lower case -> scipy's name).
@@ -41,6 +41,8 @@ OPTIMIZERS = {"cobyla": "COBYLA", "slsqp": "SLSQP", "powell": "Powell",
               "nelder-mead": "Nelder-Mead", "bfgs": "BFGS", "cg": "CG", "l-bfgs-b": "L-BFGS-B"}
 #: Methods that use a gradient (given to them as a batched finite difference).
 GRADIENT_OPTIMIZERS = {"SLSQP", "BFGS", "CG", "L-BFGS-B"}
+#: Population optimisers (need bounds; each generation is one parallel batch).
+POPULATION_OPTIMIZERS = {"differential-evolution": "differential_evolution"}
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ class Search:
             v = values(W)
             return (v[1:] - v[0]) / h
 
+        self._values = values
         return f, grad
 
 
@@ -254,7 +257,28 @@ def _minimize(method: str, f: Callable, grad: Callable, x0: np.ndarray, s: Searc
     return minimize(f, x0, method=method, jac=jac, options=opts, **kw)
 
 
-def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int) -> str:
+def _run_population(search: Search, x0: np.ndarray, algorithm: int,
+                    bounds: np.ndarray | None, seed: int) -> str:
+    """scipy's differential evolution, one generation per batch (``vectorized=True``)."""
+    from scipy.optimize import differential_evolution
+
+    if bounds is None:
+        raise ValueError("differential evolution needs bounds=[(low, high), ...] per parameter.")
+    search.objective(algorithm)
+    try:
+        res = differential_evolution(lambda X: search._values(np.asarray(X).T), bounds,
+                                     vectorized=True, updating="deferred", polish=False,
+                                     maxiter=search.s.maxiter, x0=np.clip(x0, *bounds.T),
+                                     seed=seed)
+    except BudgetExhausted as exc:
+        return str(exc)
+    return f"differential evolution: {res.message}"
+
+
+def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int,
+                    bounds: np.ndarray | None = None, seed: int = 0) -> str:
+    if method == "differential_evolution":
+        return _run_population(search, x0, algorithm, bounds, seed)
     f, grad = search.objective(algorithm)
     x, best = np.asarray(x0, dtype=float), np.inf
     reasons = []
@@ -277,7 +301,8 @@ def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int)
     return reasons[0]
 
 
-def run_algorithm3(search: Search, x0: np.ndarray, method: str) -> str:
+def run_algorithm3(search: Search, x0: np.ndarray, method: str,
+                   bounds: np.ndarray | None = None, seed: int = 0) -> str:
     """Algorithm 3 (``J'``, ``q`` updated after every simulation); returns the stopping reason.
 
     Parameters
@@ -287,16 +312,22 @@ def run_algorithm3(search: Search, x0: np.ndarray, method: str) -> str:
     x0 : ndarray
         Initial parameters.
     method : str
-        scipy method name.
+        scipy method name, or ``"differential_evolution"`` (a population optimiser: each
+        generation is one batch of parallel runs).
+    bounds : ndarray, shape (p, 2), optional
+        Search box (differential evolution only).
+    seed : int
+        Seed of differential evolution.
 
     Returns
     -------
     str
     """
-    return _run_restarting(search, x0, method, 3)
+    return _run_restarting(search, x0, method, 3, bounds, seed)
 
 
-def run_algorithm2(search: Search, x0: np.ndarray, method: str) -> str:
+def run_algorithm2(search: Search, x0: np.ndarray, method: str,
+                   bounds: np.ndarray | None = None, seed: int = 0) -> str:
     """Minimise Algorithm 2's ``J̃`` (failures cost ``−log p̃``); returns the stopping reason.
 
     Parameters
@@ -306,13 +337,18 @@ def run_algorithm2(search: Search, x0: np.ndarray, method: str) -> str:
     x0 : ndarray
         Initial parameters.
     method : str
-        scipy method name.
+        scipy method name, or ``"differential_evolution"`` (a population optimiser: each
+        generation is one batch of parallel runs).
+    bounds : ndarray, shape (p, 2), optional
+        Search box (differential evolution only).
+    seed : int
+        Seed of differential evolution.
 
     Returns
     -------
     str
     """
-    return _run_restarting(search, x0, method, 2)
+    return _run_restarting(search, x0, method, 2, bounds, seed)
 
 
 def run_algorithm1(search: Search, x0: np.ndarray, method: str,

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.identify.constraints.algorithms import (
     OPTIMIZERS,
+    POPULATION_OPTIMIZERS,
     Search,
     SearchSettings,
     run_algorithm1,
@@ -126,7 +127,8 @@ class ConstraintDiscovery(BaseEstimator):
         ``log J`` and constrained expected improvement ``EI · q`` (needs ``bounds``).
     optimizer : str
         scipy method: COBYLA, SLSQP, Powell, Nelder-Mead, BFGS, CG, L-BFGS-B (case-insensitive;
-        Algorithm 1 needs COBYLA or SLSQP).  Ignored by ``"bo"``.
+        Algorithm 1 needs COBYLA or SLSQP), or ``"differential-evolution"`` (Algorithms 2 and 3
+        with ``bounds``: each generation is one batch of parallel runs).  Ignored by ``"bo"``.
     feasibility : {"logistic", "gp", "mlp"} or FeasibilityModel
         The model ``q``.
     max_runs : int
@@ -140,11 +142,12 @@ class ConstraintDiscovery(BaseEstimator):
     timeout : float
         Wall-clock limit per simulation (s).
     bounds : sequence of (low, high), optional
-        Search box (``"bo"``; a parameter with ``low == high`` is held fixed).
+        Search box of ``"bo"`` (a parameter with ``low == high`` is held fixed) and of
+        differential evolution.
     settings : SearchSettings, optional
         Constants of the algorithms (default: the paper's).
     random_state : int
-        Seed (``"bo"``).
+        Seed (``"bo"``, differential evolution).
     """
 
     def __init__(self, fmu: str | os.PathLike, parameters: Sequence[str], outputs: Sequence[str],
@@ -175,9 +178,14 @@ class ConstraintDiscovery(BaseEstimator):
     def _method(self) -> str:
         key = str(self.optimizer).lower().replace("_", "-")
         key = {"nelder": "nelder-mead", "lbfgs": "l-bfgs-b", "l-bfgs": "l-bfgs-b"}.get(key, key)
+        if key in POPULATION_OPTIMIZERS:
+            if str(self.algorithm) not in ("2", "3") or self.bounds is None:
+                raise DiscoveryError("optimizer 'differential-evolution' needs algorithm 2 or 3 "
+                                     "and bounds=[(low, high)] per parameter.")
+            return POPULATION_OPTIMIZERS[key]
         if key not in OPTIMIZERS:
             raise DiscoveryError(f"optimizer {self.optimizer!r} is not supported; choose one of "
-                                 f"{', '.join(OPTIMIZERS.values())}.")
+                                 f"{', '.join(OPTIMIZERS.values())} or differential-evolution.")
         method = OPTIMIZERS[key]
         if str(self.algorithm) == "1" and method not in ("COBYLA", "SLSQP"):
             raise DiscoveryError(f"Algorithm 1 solves constrained problems: use optimizer "
@@ -253,10 +261,10 @@ class ConstraintDiscovery(BaseEstimator):
                             self.settings or SearchSettings())
             if algorithm == "1":
                 reason = run_algorithm1(search, x0, method)
-            elif algorithm == "2":
-                reason = run_algorithm2(search, x0, method)
-            elif algorithm == "3":
-                reason = run_algorithm3(search, x0, method)
+            elif algorithm in ("2", "3"):
+                run = run_algorithm2 if algorithm == "2" else run_algorithm3
+                bounds = None if self.bounds is None else np.asarray(self.bounds, dtype=float)
+                reason = run(search, x0, method, bounds, self.random_state)
             else:
                 from fmu_surrogate.identify.constraints.bayesopt import run_bayesopt
 
