@@ -52,11 +52,12 @@ def add_discover_arguments(p: argparse.ArgumentParser) -> None:
                    help="1: constrained sequence; 2: bump cost; 3: barrier heuristic (default); "
                         "bo: Bayesian optimisation (needs --bounds)")
     p.add_argument("--optimizer", default="nelder-mead",
-                   help="cobyla, slsqp, powell, nelder-mead (default), bfgs, cg, l-bfgs-b")
+                   help="cobyla, slsqp, powell, nelder-mead (default), bfgs, cg, l-bfgs-b, "
+                        "differential-evolution (needs --bounds)")
     p.add_argument("--feasibility", default="logistic", choices=("logistic", "gp", "mlp"),
                    help="feasibility model q(w) (default logistic)")
-    p.add_argument("--bounds", help="bo: LOW:HIGH per parameter, comma-separated "
-                                    "(e.g. 1:1,-0.02:0.02,-0.01:0.03)")
+    p.add_argument("--bounds", help="bo, differential-evolution: LOW:HIGH per parameter, "
+                                    "comma-separated (e.g. 1:1,-0.02:0.02,-0.01:0.03)")
     p.add_argument("--normalize", help="report w divided by this parameter (a scale-invariant "
                                        "law)")
     p.add_argument("--max-runs", type=int, default=300, help="FMU runs allowed (default 300)")
