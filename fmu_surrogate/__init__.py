@@ -66,6 +66,7 @@ _LAZY: dict[str, str] = {
     "CandidateLibrary": "fmu_surrogate.identify.library",
     "polynomial_library": "fmu_surrogate.identify.library",
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
+    "ConstraintDiscovery": "fmu_surrogate.identify.constraints.discovery",
     # coupled systems
     "couple": "fmu_surrogate.couple:",
 }
@@ -87,6 +88,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.fmu.errors import FMUError as FMUError
     from fmu_surrogate.fmu.model import open_fmu as open_fmu
     from fmu_surrogate.identify.base import NotFittedError as NotFittedError
+    from fmu_surrogate.identify.constraints.discovery import (
+        ConstraintDiscovery as ConstraintDiscovery,
+    )
     from fmu_surrogate.identify.derivatives import estimate_derivatives as estimate_derivatives
     from fmu_surrogate.identify.gp_effort import GPEffortIdentifier as GPEffortIdentifier
     from fmu_surrogate.identify.gp_rvm import GPRVM as GPRVM

@@ -101,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_couple_arguments(cp)
     cp.set_defaults(func=cc.couple_command)
 
+    from fmu_surrogate.identify.constraints import cli as dc
+
+    dp = sub.add_parser("discover", help="learn a component law's parameters and where they are "
+                                         "feasible from (failing) FMU runs")
+    dc.add_discover_arguments(dp)
+    dp.set_defaults(func=dc.discover_command)
+
     b = sub.add_parser("benchmarks", help="the bundled benchmark systems")
     bsub = b.add_subparsers(dest="benchmarks_command", required=True, metavar="ACTION")
     bb = bsub.add_parser("build", help="compile the benchmark FMUs into DIR (cached)")
