@@ -108,7 +108,7 @@ class GPRVM(RVM, PHEstimator):
         """
         t0 = time.perf_counter()
         Phi = _design(self, Phi, library)
-        Phi, y = _validate(Phi, y)
+        Phi, y = _validate(self, Phi, y)
         N, K = Phi.shape
         X = _gp_input(gp_inputs, N)
         scale = unit_scales(Phi)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,15 @@ class RVMInputError(FmuSurrogateError, ValueError):
     """The design matrix or target given to a sparse Bayesian fit is malformed."""
 
 
+class RVMInputTypeError(FmuSurrogateError, TypeError):
+    """Input of a type the regression cannot use (sparse matrices, objects that are not numbers)."""
+
+
+def _input_error(exc: Exception, what: str) -> Exception:
+    cls = RVMInputTypeError if isinstance(exc, TypeError) else RVMInputError
+    return cls(f"{exc} ({what})")
+
+
 @dataclass(frozen=True)
 class RVMResult(FitResult):
     """Fit record of :class:`RVM`; ``cost_history`` is the log marginal likelihood per iteration.
@@ -43,18 +53,31 @@ class RVMResult(FitResult):
     n_active: int = 0
 
 
-def _validate(Phi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    Phi = np.asarray(Phi, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if Phi.ndim != 2:
-        raise RVMInputError(f"Phi must be 2-D (N, K); got shape {Phi.shape}.")
-    if y.ndim != 1 or y.shape[0] != Phi.shape[0]:
-        raise RVMInputError(f"y must have shape ({Phi.shape[0]},) like Phi's rows; got {y.shape}.")
-    if Phi.shape[0] < 2:
-        raise RVMInputError("at least 2 samples are needed to estimate a noise variance.")
-    if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(y))):
-        raise RVMInputError("Phi or y contains NaN or inf; drop or fill those samples first.")
-    return Phi, y
+def _validate(est: Any, Phi: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``Phi (N, K)`` and ``y (N,)`` as float arrays, checked as scikit-learn checks regressors.
+
+    Sets ``n_features_in_``.  Sparse, complex, empty, NaN/inf and single-sample input is refused
+    with scikit-learn's own message (the one its estimator checks expect) plus what to do.
+    """
+    from sklearn.utils.validation import validate_data
+
+    try:
+        return validate_data(est, Phi, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+    except (ValueError, TypeError) as exc:
+        raise _input_error(exc, "fit takes Phi (N, K) candidate terms and y (N,) targets; at "
+                                "least 2 finite samples are needed to estimate a noise "
+                                "variance.") from exc
+
+
+def _validate_predict(est: Any, Phi: Any) -> np.ndarray:
+    """``Phi (M, K)`` for :meth:`RVM.predict`, with the K terms the estimator was fitted on."""
+    from sklearn.utils.validation import validate_data
+
+    try:
+        return validate_data(est, Phi, dtype=np.float64, reset=False)
+    except (ValueError, TypeError) as exc:
+        raise _input_error(exc, f"predict takes Phi (M, {est.coef_.shape[0]}) of the fitted "
+                                f"candidate terms.") from exc
 
 
 def _design(est, Phi, library) -> np.ndarray:
@@ -166,7 +189,7 @@ class RVM(PHEstimator):
         """
         t0 = time.perf_counter()
         Phi = _design(self, Phi, library)
-        Phi, y = _validate(Phi, y)
+        Phi, y = _validate(self, Phi, y)
         N, K = Phi.shape
         scale = unit_scales(Phi)
         P = Phi / scale
@@ -282,9 +305,7 @@ class RVM(PHEstimator):
             Only if ``return_std``.
         """
         self._check_fitted()
-        Phi = np.asarray(Phi, dtype=float)
-        if Phi.ndim != 2 or Phi.shape[1] != self.coef_.shape[0]:
-            raise RVMInputError(f"Phi must have shape (M, {self.coef_.shape[0]}); got {Phi.shape}.")
+        Phi = _validate_predict(self, Phi)
         mean = Phi @ self.coef_
         if not return_std:
             return mean

@@ -44,7 +44,34 @@ def _linear_case():
     return est, ((t, u, y),), fs.LinearPH
 
 
-CASES = {"GPEffortIdentifier": _gp_case, "LinearPHIdentifier": _linear_case}
+def _law_data():
+    """An acceleration law ÿ = u − 0.5 ẏ − 4 y − y³ sampled at random states (small noise)."""
+    rng = np.random.default_rng(0)
+    y, ydot, u = rng.uniform(-1, 1, (3, 200))
+    Phi = np.column_stack([u, ydot, y, y ** 3])
+    acc = u - 0.5 * ydot - 4 * y - y ** 3 + 1e-3 * rng.standard_normal(200)
+    return Phi, acc, y
+
+
+_LAW_NAMES = ["u", "ydot", "y", "y^3"]
+_LAW_PORTS = {"force": "u", "velocity": "ydot", "position": "y"}
+
+
+def _rvm_case():
+    Phi, acc, _ = _law_data()
+    return fs.RVM(names=_LAW_NAMES, max_iter=50), (Phi, acc), fs.PHDAE
+
+
+def _gprvm_case():
+    Phi, acc, y = _law_data()
+    return fs.GPRVM(names=_LAW_NAMES, max_iter=5, n_inducing=10), (Phi, acc, y[:, None]), fs.PHDAE
+
+
+CASES = {"GPEffortIdentifier": _gp_case, "LinearPHIdentifier": _linear_case, "RVM": _rvm_case,
+         "GPRVM": _gprvm_case}
+#: keyword arguments of ``to_surrogate`` where the estimator needs them (a discovered law names
+#: its force, velocity and position terms)
+SURROGATE_KWARGS = {"RVM": _LAW_PORTS, "GPRVM": _LAW_PORTS}
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -70,10 +97,14 @@ def test_clone_and_params_round_trip(case):
         est.set_params(no_such_setting=1)
 
 
+def _to_surrogate(est):
+    return est.to_surrogate(**SURROGATE_KWARGS.get(type(est).__name__, {}))
+
+
 def test_not_fitted_before_fit(case):
     est, _, _ = case
     with pytest.raises(NotFittedError, match="not fitted"):
-        est.to_surrogate()
+        _to_surrogate(est)
 
 
 def test_fit_returns_self_with_frozen_result_and_surrogate(case):
@@ -84,7 +115,7 @@ def test_fit_returns_self_with_frozen_result_and_surrogate(case):
     assert len(est.result_.stopping_reason) > 0
     with pytest.raises(FrozenInstanceError):
         est.result_.n_iter = 0
-    assert isinstance(est.to_surrogate(), kind)
+    assert isinstance(_to_surrogate(est), kind)
     # fitting learns nothing into the settings
     assert all(not k.endswith("_") for k in est.get_params())
 
@@ -120,3 +151,19 @@ def test_sklearn_unfitted_check(case):
         return
     sk.check_estimators_unfitted(type(est).__name__, est)
 
+
+
+@pytest.mark.parametrize("make", [lambda: fs.RVM(),
+                                  lambda: fs.GPRVM(max_iter=5, n_inducing=10)],
+                         ids=["RVM", "GPRVM"])
+def test_regressors_pass_every_sklearn_check(make):
+    """RVM and GP-RVM fit ``(Phi, y)`` tables, so all of scikit-learn's checks apply (41 of them:
+    data types, NaN, sparse and complex input, empty data, n_features_in_, fit idempotence, ...)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = sk.check_estimator(make(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert len(results) >= 40 and failed == []
