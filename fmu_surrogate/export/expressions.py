@@ -43,9 +43,11 @@ from fmu_surrogate.export.program import (
     mul,
     sub,
 )
+from fmu_surrogate.export.term_expressions import term_effort
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.kernel_effort import KernelEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort
+from fmu_surrogate.ph.term_effort import TermEffort
 
 Array = NDArray[np.float64]
 
@@ -141,6 +143,8 @@ def _effort_has_h(effort: Any) -> bool:
         return True
     if isinstance(effort, KernelEffort):
         return effort.has_hamiltonian
+    if isinstance(effort, TermEffort):
+        return True
     if isinstance(effort, CompositeEffort):
         return all(h is not None and _own_hamiltonian(h, p) and _effort_has_h(p)
                    for p, h in zip(effort.parts, effort.hamiltonians))
@@ -151,12 +155,12 @@ def _check_kind(effort: Any) -> None:
     if isinstance(effort, CompositeEffort):
         for p in effort.parts:
             _check_kind(p)
-    elif not isinstance(effort, (LinearEffort, KernelEffort)):
+    elif not isinstance(effort, (LinearEffort, KernelEffort, TermEffort)):
         raise UnsupportedEffortError(
             f"cannot export an effort of kind {type(effort).__name__!r}: the exporters write "
-            f"equations for LinearEffort, KernelEffort and CompositeEffort only; identify the "
-            f"surrogate with a linear or GP method, or add a translation for this kind to "
-            f"fmu_surrogate.export.expressions.")
+            f"equations for LinearEffort, KernelEffort, TermEffort and CompositeEffort only; "
+            f"identify the surrogate with a linear, GP or law-discovery method, or add a "
+            f"translation for this kind to fmu_surrogate.export.expressions.")
 
 
 def _linear(e: LinearEffort, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
@@ -344,6 +348,8 @@ def _emit(effort: Any, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
         return _kernel(effort, xs, b, P, pre, which)
     if isinstance(effort, CompositeEffort):
         return _composite(effort, xs, b, P, pre, which)
+    if isinstance(effort, TermEffort):
+        return term_effort(effort, xs, b, P, pre, which)
     raise AssertionError("unreachable: _check_kind admits only known kinds")
 
 
@@ -362,7 +368,7 @@ def _effort_and_h(system: Any) -> tuple[Any, int, bool]:
     _check_kind(effort)
     if isinstance(effort, LinearEffort):
         n = effort.Q.shape[0]
-    elif isinstance(effort, KernelEffort):
+    elif isinstance(effort, (KernelEffort, TermEffort)):
         n = effort.n_states
     else:
         n = int(effort.offsets[-1])
@@ -412,6 +418,9 @@ def _describe(effort: Any) -> str:
         return "CompositeEffort(" + ", ".join(_describe(p) for p in effort.parts) + ")"
     if isinstance(effort, LinearEffort):
         return f"LinearEffort(n={effort.Q.shape[0]})"
+    if isinstance(effort, TermEffort):
+        return (f"TermEffort(n={effort.n_states}, "
+                f"{sum(len(ts) for ts in effort.terms)} terms)")
     return repr(effort)
 
 

@@ -23,6 +23,7 @@ from fmu_surrogate.ph import (
     KernelEffort,
     LinearEffort,
     LinearPH,
+    TermEffort,
     interconnect,
 )
 
@@ -73,13 +74,33 @@ def composite_with_h():
     return CompositeEffort([lin, kh], [4, 5], [lin.hamiltonian, kh.hamiltonian])
 
 
+def terms(seed=7, N=25):
+    """A discovered law's effort: every term kind, a gaussian discrepancy of N centres."""
+    r = _rng(seed)
+    k = [{"kind": "power", "exponent": 0, "coef": 0.3},
+         {"kind": "power", "exponent": 1, "coef": 10.0},
+         {"kind": "power", "exponent": 3, "coef": -2.5},
+         {"kind": "sin", "coef": 1.2}, {"kind": "cos", "coef": -0.4},
+         {"kind": "gaussian", "centers": r.uniform(-2, 2, N), "weights": r.normal(size=N),
+          "length_scale": 0.6}]
+    return TermEffort([k, [{"kind": "power", "exponent": 1, "coef": 1 / 1.7}],
+                       [{"kind": "power", "exponent": 2, "coef": 0.9}]])
+
+
+def composite_with_terms():
+    te, lin = terms(), linear(n=2, singular=False)
+    return CompositeEffort([te, lin], [3, 2], [te.hamiltonian, lin.hamiltonian])
+
+
 EFFORTS = {
+    "terms": terms,
     "linear": linear,
     "kernel": kernel,
     "kernel_h": lambda: kernel(h=True),
     "kernel_h_constraint": lambda: kernel(h=True, constraint=True),
     "composite": composite,
     "composite_h": composite_with_h,
+    "composite_terms": composite_with_terms,
 }
 
 
@@ -188,6 +209,14 @@ def test_c_loops_over_embedded_arrays_instead_of_unrolling():
     assert [b.replace("500", "10") for b in _function_bodies(big)] == _function_bodies(small)
     assert "for (int i = 0; i < 500; ++i)" in big
     assert "static const double eff_centres[1500]" in big
+
+
+def test_gaussian_terms_are_loops_over_their_centres():
+    small, big = effort_c_source(terms(N=10)), effort_c_source(terms(N=300))
+    assert [b.replace("300", "10") for b in _function_bodies(big)] == _function_bodies(small)
+    # one loop each in z, dz and H; H integrates the kernels with erf
+    assert big.count("for (int i = 0; i < 300; ++i)") == 3 and "erf(" in big
+    assert "static const double eff_x1_t6_centres[300]" in big
 
 
 def test_c_arrays_round_trip_exactly():
