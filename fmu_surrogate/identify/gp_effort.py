@@ -598,10 +598,10 @@ class GPEffortIdentifier(PHEstimator):
 
     def _predict(self, x, return_cov, mean_fn, cov_fn, known_map=None):
         xs, single = self._points(x)
-        mu, sd, ys = self._scales
+        _, _, ys = self._scales
         m = mean_fn(xs) * ys
         if self._known is not None:  # the known part is exact: it adds to the mean only
-            k = self._known(xs * sd + mu)
+            k = self._known(np.atleast_2d(np.asarray(x, dtype=float)))
             m = m + (k if known_map is None else k @ known_map.T)
         if not return_cov:
             return m[0] if single else m

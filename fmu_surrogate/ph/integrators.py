@@ -466,14 +466,18 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         xi = xk + nodes[:, None] * delta
     else:
         xi = np.where(mask_a, xn, xk) + nodes[:, None] * np.where(mask_a, 0.0, delta)
-    zb = weights @ eff(xi)
+    # the new node is evaluated together with the quadrature points (one call: the cost of a
+    # learned effort at a few points is mostly per call)
+    pts = xi if mask_a is None else np.vstack([xi, xn[None, :]])
+    zs = eff(pts)
+    zb = weights @ zs[: xi.shape[0]]
     F = E @ delta - h * (T @ zb + B @ ubar)
     if mask_a is not None:  # higher index: the algebraic rows hold at the new node
-        zn = eff(xn[None, :])[0]
-        F[rows_a] = (T @ zn + B @ u_next)[rows_a]
+        F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
     if not jacobian:
         return F, None, zb
-    Jz = eff.jacobian(xi)                       # (q, n, n)
+    Jall = eff.jacobian(pts)
+    Jz = Jall[: xi.shape[0]]                    # (q, n, n)
     if mask_a is None:
         dzb = np.tensordot(weights * nodes, Jz, axes=1)
     else:
@@ -481,7 +485,7 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         dzb = np.einsum("q,qij,qj->ij", weights, Jz, dxi)
     Jac = E - h * (T @ dzb)
     if mask_a is not None:
-        Jac[rows_a] = (T @ eff.jacobian(xn[None, :])[0])[rows_a]
+        Jac[rows_a] = (T @ Jall[-1])[rows_a]
     return F, Jac, zb
 
 
