@@ -602,8 +602,16 @@ def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array
         x[cols_a] += dx
         if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x))):
             return x
+    Jaa = (T @ eff.jacobian(x0[None, :])[0])[np.ix_(rows_a, cols_a)]
+    cond = np.linalg.cond(Jaa)
+    hint = "" if cond < 1e3 else (
+        f" Their Jacobian with respect to the algebraic states is ill-conditioned at x0 "
+        f"(condition number {cond:.1e}): the algebraic rows barely determine the algebraic "
+        f"states — typical of a learned effort that expresses a differential effort through "
+        f"algebraic states where they coincide on the data; give the algebraic efforts as "
+        f"known parts and the differential ones as functions of the differential states.")
     raise ConvergenceError("the algebraic equations have no solution near x0 at t_0; pass a "
-                           "consistent initial state.")
+                           "consistent initial state." + hint)
 
 
 def _trajectory(system: PHDAE, t: Array, U: Array, ubar: Array, X: Array, Zbar: Array,
