@@ -91,18 +91,20 @@ class Index1ODE:
         self.cd = np.setdiff1d(np.arange(E.shape[0]), self.ca)
         self.Edd = E[np.ix_(self.rd, self.cd)]
         self.xa = None
+        self.calls = 0
 
     def full_state(self, xd, u):
         x = np.zeros(self.s.n_states)
         x[self.cd] = xd
         x[self.ca] = 0.0 if self.xa is None else self.xa
-        for _ in range(20):
+        for _ in range(10):
             r = (self.T @ self.s.effort(x) + self.s.B @ u)[self.ra]
             Ja = (self.T @ self.s.effort_jacobian(x))[np.ix_(self.ra, self.ca)]
             dx = np.linalg.solve(Ja, -r)
             x[self.ca] += dx
-            if np.abs(dx).max() <= 1e-14 * (1.0 + np.abs(x).max()):
+            if np.abs(dx).max() <= 1e-12 * (1.0 + np.abs(x).max()):
                 break
+        self.calls += 1
         self.xa = x[self.ca].copy()
         return x
 
