@@ -703,6 +703,9 @@ class GPEffortIdentifier(PHEstimator):
     def kernel_effort(self) -> KernelEffort:
         """The posterior-mean effort as an explicit :class:`KernelEffort` (original units).
 
+        With ``known_effort`` this is the learned part only; the surrogate's effort adds
+        ``known_effort_`` to it (:meth:`to_surrogate`).
+
         The model works in standardised units ``x̂ = (x − μ)/σ``, ``ẑ = z/s_y``; the expansion is
         mapped back exactly: ``ℓ = ℓ̂ σ``, ``W = s_y Ŵ``; for the Hamiltonian part
         ``H(x) = s_y Ĥ(x̂)``, i.e. ``V = s_y σ_d ⊙ V̂``, ``a = s_y â / σ_d`` (the standardised
