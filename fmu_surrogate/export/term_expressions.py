@@ -5,6 +5,12 @@
   :mod:`fmu_surrogate.ph.term_effort` — powers as products of the state, ``sin``/``cos`` and,
   for a ``gaussian`` term, one loop over its embedded centres and weights (``erf`` for ``H``;
   the constants ``erf(−cⱼ/√2ℓ)`` embedded as an array, computed as the Python class does).
+* :class:`~fmu_surrogate.ph.PolynomialEffort` (known effort parts): each term
+  ``coefficient · Πⱼ xⱼ^eⱼ`` written out (powers as products; known parts are a few terms), its
+  Jacobian term by term in the order the class accumulates it; no Hamiltonian.
+* :class:`~fmu_surrogate.ph.PartlyKnownEffort`: the learned part's programs (any translatable
+  effort, e.g. a GP's kernel expansion with its loops) plus the known polynomial; ``H`` is the
+  learned part's ``H̄``.
 
 Each function returns what :func:`fmu_surrogate.export.expressions.effort_expressions` asks of
 one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacobian rows
@@ -13,7 +19,7 @@ one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacob
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +42,7 @@ from fmu_surrogate.export.program import (
     sub,
 )
 
-__all__ = ["term_effort"]
+__all__ = ["partly_known_effort", "polynomial_effort", "term_effort"]
 
 
 def _power(s: Expr, k: int) -> Expr:
@@ -123,3 +129,70 @@ def term_effort(e: Any, xs: Sequence[Expr], b: Builder, P: Any, pre: str, which:
     if which == "H":
         return add(*per_state)
     return [[per_state[r] if r == c else Num(0.0) for c in range(n)] for r in range(n)]
+
+
+def _monomial(xs: Sequence[Expr], exponents: Any, coef: float) -> Expr:
+    """``(Πⱼ xⱼ^eⱼ) · coef`` (factors in increasing ``j``, as the Python class multiplies)."""
+    return mul(*(_power(xs[j], int(k)) for j, k in enumerate(exponents) if k), Num(coef))
+
+
+def polynomial_effort(e: Any, xs: Sequence[Expr], which: str) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.PolynomialEffort`.
+
+    Parameters
+    ----------
+    e : PolynomialEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    which : {"z", "dz"}
+        What to return (a polynomial effort has no Hamiltonian).
+
+    Returns
+    -------
+    list of Expr or list of list of Expr
+        ``z`` or ``∂z/∂x``.
+    """
+    n = len(xs)
+    if which == "z":
+        z: list[list[Expr]] = [[] for _ in range(n)]
+        for t, i in enumerate(e.components):
+            z[int(i)].append(_monomial(xs, e.exponents[t], float(e.coefficients[t])))
+        return [add(*zi) for zi in z]
+    dz: list[list[list[Expr]]] = [[[] for _ in range(n)] for _ in range(n)]
+    for t, k in zip(*np.nonzero(e.exponents)):
+        dexp = e.exponents[t].copy()
+        dexp[k] -= 1
+        c = e.exponents[t, k] * e.coefficients[t]
+        dz[int(e.components[t])][int(k)].append(_monomial(xs, dexp, float(c)))
+    return [[add(*entry) for entry in row] for row in dz]
+
+
+def partly_known_effort(e: Any, xs: Sequence[Expr], which: str,
+                        learned: Callable[[Any, str], Any]) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.PartlyKnownEffort`.
+
+    Parameters
+    ----------
+    e : PartlyKnownEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    which : {"z", "dz", "H"}
+        What to return.
+    learned : callable
+        ``learned(effort, which)``: the expressions of the learned part (the translation of
+        its own kind).
+
+    Returns
+    -------
+    list of Expr, list of list of Expr, or Expr
+        ``z_learned + z_known``, ``∂z_learned/∂x + ∂z_known/∂x`` or the learned part's ``H̄``.
+    """
+    out = learned(e.learned, which)
+    if which == "H":
+        return out
+    known = polynomial_effort(e.known, xs, which)
+    if which == "z":
+        return [add(a, k) for a, k in zip(out, known)]
+    return [[add(a, k) for a, k in zip(ra, rk)] for ra, rk in zip(out, known)]

@@ -9,9 +9,10 @@ from scipy.integrate import solve_ivp
 import fmu_surrogate as fs
 from fmu_surrogate.benchmarks import duffing
 from fmu_surrogate.export import export_fmu
+from fmu_surrogate.export.expressions import effort_c_source
 from fmu_surrogate.export.modelica import modelica_model
 from fmu_surrogate.identify.library import polynomial_library
-from fmu_surrogate.ph import TermEffort
+from fmu_surrogate.ph import TermEffort, load, save
 from tests.export import _modelica_check as mc
 
 DT = duffing.DEFAULT_DT
@@ -110,3 +111,9 @@ def test_law_modelica_equations_and_functions(law):
     # kernel sums stay loops over the embedded centres
     text = modelica_model(system, "DuffingLaw")
     assert text.count("for i in 1:60 loop") == 3 and "Modelica.Math.Special.erf(" in text
+
+
+def test_law_saved_and_loaded_exports_the_same_equations(law, tmp_path):
+    back = load(save(law["system"], tmp_path / "law.json"))
+    assert modelica_model(back, "DuffingLaw") == modelica_model(law["system"], "DuffingLaw")
+    assert effort_c_source(back) == effort_c_source(law["system"])

@@ -23,6 +23,8 @@ from fmu_surrogate.ph import (
     KernelEffort,
     LinearEffort,
     LinearPH,
+    PartlyKnownEffort,
+    PolynomialEffort,
     TermEffort,
     interconnect,
 )
@@ -87,6 +89,19 @@ def terms(seed=7, N=25):
                        [{"kind": "power", "exponent": 2, "coef": 0.9}]])
 
 
+def polynomial(n=5):
+    """Known parts: identities, a constraint row l² − q1² − q2², a force −2 q λ, a cubic."""
+    return PolynomialEffort.from_terms(n, {1: "identity",
+                                           4: [(1.0, {}), (-1.0, {0: 2}), (-1.0, {1: 2})],
+                                           2: [(-2.0, {0: 1, 4: 1}), (0.7, {2: 3, 3: 1})],
+                                           3: [(-2.0, {1: 1, 4: 1})]})
+
+
+def partly_known():
+    """A GP effort with a Hamiltonian on (0, 2, 3) plus the known polynomial parts."""
+    return PartlyKnownEffort(kernel(h=True, constraint=True), polynomial())
+
+
 def composite_with_terms():
     te, lin = terms(), linear(n=2, singular=False)
     return CompositeEffort([te, lin], [3, 2], [te.hamiltonian, lin.hamiltonian])
@@ -101,6 +116,9 @@ EFFORTS = {
     "composite": composite,
     "composite_h": composite_with_h,
     "composite_terms": composite_with_terms,
+    "polynomial": polynomial,
+    "partly_known": partly_known,
+    "partly_known_no_h": lambda: PartlyKnownEffort(kernel(n=5), polynomial()),
 }
 
 
@@ -109,7 +127,7 @@ def _n(effort):
 
 
 def _has_h(name):
-    return name not in ("kernel", "composite")
+    return name not in ("kernel", "composite", "polynomial", "partly_known_no_h")
 
 
 def _rel(a, b):
