@@ -342,6 +342,14 @@ class Evaluator:
             raise ValueError(f"unknown function {fname!r}")
         return self.run_function(fn, args)
 
+    def call_at(self, fname: str, x: Any) -> Any:
+        """Call the model's function ``fname`` at state ``x`` with the model's parameters as
+        its other inputs (by name)."""
+        fn = self.cls.classes[fname]
+        rest = [self.params[c.name] for c in fn.components.values()
+                if c.prefix == "input" and c.name != "x"]
+        return self.call(fname, [x, *rest], {})
+
     def run_function(self, fn: ClassDef, args: list) -> Any:
         ins = [c for c in fn.components.values() if c.prefix == "input"]
         outs = [c for c in fn.components.values() if c.prefix == "output"]

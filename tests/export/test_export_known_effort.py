@@ -95,15 +95,9 @@ def test_rc_modelica_evaluates_to_the_effort_and_hamiltonian(rc):
     cls = mc.model(text)
     ev = mc.Evaluator(cls)
 
-    def args(fn):
-        return [ev.params[c.name] for c in cls.classes[fn].components.values()
-                if c.prefix == "input" and c.name != "x"]
-
     x = np.array([[1.7, 0.9, -0.4], [0.3, 1.2, 0.5]])
     for xm in x:
-        z = ev.call("effort", [xm, *args("effort")], {})
-        dz = ev.call("effortJacobian", [xm, *args("effortJacobian")], {})
-        H = ev.call("hamiltonian", [xm, *args("hamiltonian")], {})
+        z, dz, H = (ev.call_at(f, xm) for f in ("effort", "effortJacobian", "hamiltonian"))
         # an identified expansion (weights of ~1e5 cancelling), summed in the text's order and
         # with distances as differences: measured 4.6e-10 (z), 7.1e-9 (dz), 5.3e-11 (H)
         # relative to numpy's evaluation by the ph object
