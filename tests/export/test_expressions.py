@@ -90,7 +90,10 @@ def terms(seed=7, N=25):
 
 
 def polynomial(n=5):
-    """Known parts: identities, a constraint row l² − q1² − q2², a force −2 q λ, a cubic."""
+    """Known parts: identities, a constraint row l² − q1² − q2², a force −2 q λ, a cubic
+    (n = 5), or the identity on x2 (n = 2)."""
+    if n == 2:
+        return PolynomialEffort.from_terms(2, {1: "identity"})
     return PolynomialEffort.from_terms(n, {1: "identity",
                                            4: [(1.0, {}), (-1.0, {0: 2}), (-1.0, {1: 2})],
                                            2: [(-2.0, {0: 1, 4: 1}), (0.7, {2: 3, 3: 1})],
@@ -276,6 +279,8 @@ def test_unknown_effort_kinds_are_named():
         effort_expressions(inner)
     with pytest.raises(TypeError):  # also the builtin it is
         effort_expressions(_Strange())
+    with pytest.raises(UnsupportedEffortError, match="'_Strange'"):  # a learned part
+        effort_expressions(PartlyKnownEffort(_Strange(), polynomial(2)))
 
 
 def test_bad_input_gives_clear_errors():
