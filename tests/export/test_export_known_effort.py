@@ -119,7 +119,9 @@ def test_rc_saved_and_loaded_exports_the_same_equations(rc, tmp_path):
 
 def test_rc_fmi3_co_simulation_and_model_exchange(rc):
     from fmpy import simulate_fmu
+    from fmpy.validation import validate_fmu
 
+    assert validate_fmu(str(rc["fmu"])) == [] and validate_fmu(str(rc["fmu3"])) == []
     system, name = rc["system"], rc["system"].input_names[0]
     u = rc_network.input_signal(T, 0.8, 1.7)
     F2, _ = _fmpy(rc["fmu"], u, name, {"x1": 2.0}, stop=301)

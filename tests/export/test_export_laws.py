@@ -51,7 +51,9 @@ def test_the_law_has_every_kind_of_part(law):
 @pytest.mark.parametrize("key", ["fmi2", "fmi3"])
 def test_law_fmu_reproduces_simulate_and_the_duffing_fmu(law, key):
     from fmpy import simulate_fmu
+    from fmpy.validation import validate_fmu
 
+    assert validate_fmu(str(law[key])) == []
     t, Y, system = law["t"], law["Y"], law["system"]
     sig = np.zeros(t.size, dtype=[("time", float), ("u", float)])
     sig["time"], sig["u"] = t, Y[:, 0]
