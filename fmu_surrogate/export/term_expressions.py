@@ -51,7 +51,10 @@ def _power(s: Expr, k: int) -> Expr:
 
 
 def _gaussian(t: dict, s: Expr, b: Builder, P: Any, name: str, which: str) -> Expr:
-    """A ``gaussian`` term's value, slope or primitive: one loop over its centres."""
+    """A ``gaussian`` term's value, slope or primitive: one loop over its centres (an empty
+    term adds exactly zero, as in the Python class)."""
+    if t["centers"].size == 0:
+        return Num(0.0)
     c = P.add(f"{name}_centres", t["centers"], "the centres of a gaussian term")
     w = P.add(f"{name}_weights", t["weights"], "the weights of a gaussian term")
     ell = float(t["length_scale"])

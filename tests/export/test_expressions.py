@@ -86,7 +86,8 @@ def terms(seed=7, N=25):
          {"kind": "gaussian", "centers": r.uniform(-2, 2, N), "weights": r.normal(size=N),
           "length_scale": 0.6}]
     return TermEffort([k, [{"kind": "power", "exponent": 1, "coef": 1 / 1.7}],
-                       [{"kind": "power", "exponent": 2, "coef": 0.9}]])
+                       [{"kind": "power", "exponent": 2, "coef": 0.9},
+                        {"kind": "gaussian", "centers": [], "weights": [], "length_scale": 1.0}]])
 
 
 def polynomial(n=5):
