@@ -94,3 +94,17 @@ def euler_data(
     x = np.column_stack([q, p, lam])
     xdot = np.column_stack([qdot, pdot, np.zeros_like(t)])
     return Trajectory(t, x, xdot, u[:, None])
+
+
+def known_effort(l: float = 1.0, constraint_force: bool = True) -> dict[int, list]:
+    """What is known of the effort a priori, from the constraint ``g(q) = qᵀq − l²``.
+
+    ``z5 = −g(q) = l² − q1² − q2²`` and, with ``constraint_force``, the constraint force
+    ``−(∂g/∂q)ᵀ λ = (−2 q1 λ, −2 q2 λ)`` in ``z_q`` (the GP then learns only ``∇U`` and
+    ``M⁻¹p``); as ``known_effort`` of :class:`~fmu_surrogate.identify.GPEffortIdentifier`.
+    """
+    known: dict[int, list] = {4: [(l**2, {}), (-1.0, {0: 2}), (-1.0, {1: 2})]}
+    if constraint_force:
+        known[0] = [(-2.0, {0: 1, 4: 1})]
+        known[1] = [(-2.0, {1: 1, 4: 1})]
+    return known

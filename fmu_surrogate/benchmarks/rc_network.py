@@ -85,3 +85,9 @@ def euler_data(
     x = np.column_stack([x1, u, x1dot])
     xdot = np.column_stack([x1dot, np.zeros_like(t), np.zeros_like(t)])
     return Trajectory(t, x, xdot, u[:, None])
+
+
+def known_effort() -> dict[int, str]:
+    """What is known of the effort a priori: the algebraic efforts ``z2 = x2``, ``z3 = x3``
+    (``known_effort`` of :class:`~fmu_surrogate.identify.GPEffortIdentifier`)."""
+    return {1: "identity", 2: "identity"}

@@ -43,9 +43,16 @@ from fmu_surrogate.export.program import (
     mul,
     sub,
 )
+from fmu_surrogate.export.term_expressions import (
+    partly_known_effort,
+    polynomial_effort,
+    term_effort,
+)
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.kernel_effort import KernelEffort
+from fmu_surrogate.ph.known_effort import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort
+from fmu_surrogate.ph.term_effort import TermEffort
 
 Array = NDArray[np.float64]
 
@@ -141,6 +148,10 @@ def _effort_has_h(effort: Any) -> bool:
         return True
     if isinstance(effort, KernelEffort):
         return effort.has_hamiltonian
+    if isinstance(effort, TermEffort):
+        return True
+    if isinstance(effort, PartlyKnownEffort):
+        return _effort_has_h(effort.learned)
     if isinstance(effort, CompositeEffort):
         return all(h is not None and _own_hamiltonian(h, p) and _effort_has_h(p)
                    for p, h in zip(effort.parts, effort.hamiltonians))
@@ -151,11 +162,14 @@ def _check_kind(effort: Any) -> None:
     if isinstance(effort, CompositeEffort):
         for p in effort.parts:
             _check_kind(p)
-    elif not isinstance(effort, (LinearEffort, KernelEffort)):
+    elif isinstance(effort, PartlyKnownEffort):
+        _check_kind(effort.learned)
+    elif not isinstance(effort, (LinearEffort, KernelEffort, TermEffort, PolynomialEffort)):
         raise UnsupportedEffortError(
             f"cannot export an effort of kind {type(effort).__name__!r}: the exporters write "
-            f"equations for LinearEffort, KernelEffort and CompositeEffort only; identify the "
-            f"surrogate with a linear or GP method, or add a translation for this kind to "
+            f"equations for LinearEffort, KernelEffort, TermEffort, PolynomialEffort, "
+            f"PartlyKnownEffort and CompositeEffort only; identify the surrogate with a linear, "
+            f"GP or law-discovery method, or add a translation for this kind to "
             f"fmu_surrogate.export.expressions.")
 
 
@@ -344,6 +358,13 @@ def _emit(effort: Any, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
         return _kernel(effort, xs, b, P, pre, which)
     if isinstance(effort, CompositeEffort):
         return _composite(effort, xs, b, P, pre, which)
+    if isinstance(effort, TermEffort):
+        return term_effort(effort, xs, b, P, pre, which)
+    if isinstance(effort, PolynomialEffort):
+        return polynomial_effort(effort, xs, which)
+    if isinstance(effort, PartlyKnownEffort):
+        return partly_known_effort(effort, xs, which,
+                                   lambda part, w: _emit(part, xs, b, P, pre, w))
     raise AssertionError("unreachable: _check_kind admits only known kinds")
 
 
@@ -362,7 +383,7 @@ def _effort_and_h(system: Any) -> tuple[Any, int, bool]:
     _check_kind(effort)
     if isinstance(effort, LinearEffort):
         n = effort.Q.shape[0]
-    elif isinstance(effort, KernelEffort):
+    elif isinstance(effort, (KernelEffort, TermEffort, PolynomialEffort, PartlyKnownEffort)):
         n = effort.n_states
     else:
         n = int(effort.offsets[-1])
@@ -412,6 +433,11 @@ def _describe(effort: Any) -> str:
         return "CompositeEffort(" + ", ".join(_describe(p) for p in effort.parts) + ")"
     if isinstance(effort, LinearEffort):
         return f"LinearEffort(n={effort.Q.shape[0]})"
+    if isinstance(effort, TermEffort):
+        return (f"TermEffort(n={effort.n_states}, "
+                f"{sum(len(ts) for ts in effort.terms)} terms)")
+    if isinstance(effort, PartlyKnownEffort):
+        return f"PartlyKnownEffort({_describe(effort.learned)} + {effort.known!r})"
     return repr(effort)
 
 

@@ -14,7 +14,7 @@ matrix exponential of ``[[A, B], [0, 0]] h`` by scaling and squaring with the de
 approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
 of a step come from Van Loan's block exponential (``c/dense.h``).
 
-Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort`` or
+Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``TermEffort`` or
 ``CompositeEffort``) step with the scheme of
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
 and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps

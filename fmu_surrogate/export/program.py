@@ -4,7 +4,8 @@
 
 Expressions are numbers, state components ``x[j]``, temporaries, elements of named constant
 arrays (``centres[i, j]`` with ``i`` the loop index or a fixed index) and the operations
-``+ - * /``, negation and ``exp``.  :func:`evaluate` runs a program with numpy (loops vectorised
+``+ - * /``, negation and the functions ``exp``, ``sin``, ``cos`` and ``erf`` (C99's and
+Modelica's).  :func:`evaluate` runs a program with numpy (loops vectorised
 over their index); :mod:`fmu_surrogate.export.render` writes it as C or as a Modelica function.
 """
 
@@ -16,11 +17,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import special
 
 Array = NDArray[np.float64]
 
-__all__ = ["LOOP", "Builder", "Let", "Loop", "Num", "Op", "Par", "Program", "State", "Tmp",
-           "add", "as_expr", "evaluate", "exp", "mul", "sub"]
+__all__ = ["FUNCTIONS", "LOOP", "Builder", "Let", "Loop", "Num", "Op", "Par", "Program", "State",
+           "Tmp", "add", "as_expr", "cos", "erf", "evaluate", "exp", "mul", "sin", "sub"]
 
 # -- the expression representation ---------------------------------------------------------------
 class Expr:
@@ -91,7 +93,8 @@ class Par(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Op(Expr):
-    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/``, unary ``exp``."""
+    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/``, or one of the unary
+    :data:`FUNCTIONS`."""
 
     op: str
     args: tuple[Expr, ...]
@@ -167,6 +170,26 @@ def exp(a: Expr) -> Expr:
     return Op("exp", (a,))
 
 
+def sin(a: Expr) -> Expr:
+    """``sin(a)``."""
+    return Op("sin", (a,))
+
+
+def cos(a: Expr) -> Expr:
+    """``cos(a)``."""
+    return Op("cos", (a,))
+
+
+def erf(a: Expr) -> Expr:
+    """The error function ``erf(a)``."""
+    return Op("erf", (a,))
+
+
+#: the unary functions of the expressions and their numpy evaluations
+FUNCTIONS: dict[str, Callable[[Any], Any]] = {"exp": np.exp, "sin": np.sin, "cos": np.cos,
+                                               "erf": special.erf}
+
+
 # -- building programs -------------------------------------------------------------------------
 @dataclass
 class Builder:
@@ -219,8 +242,8 @@ def _value(e: Expr, env: dict[str, Any], x: Array, params: dict[str, Array]) -> 
         return out
     if e.op == "/":
         return vals[0] / vals[1]
-    if e.op == "exp":
-        return np.exp(vals[0])
+    if e.op in FUNCTIONS:
+        return FUNCTIONS[e.op](vals[0])
     raise ValueError(f"unknown operation {e.op!r}")
 
 

@@ -33,43 +33,51 @@ def _neg(e: Expr) -> Expr | None:
     return None
 
 
-def _expr(e: Expr, leaf: Callable[[Expr], str], first: bool = True) -> str:
+#: names of the unary functions in C99 (``<math.h>``) and in Modelica (language and MSL)
+C_FUNCTIONS = {"exp": "exp", "sin": "sin", "cos": "cos", "erf": "erf"}
+MODELICA_FUNCTIONS = {"exp": "exp", "sin": "sin", "cos": "cos",
+                      "erf": "Modelica.Math.Special.erf"}
+
+
+def _expr(e: Expr, leaf: Callable[[Expr], str], first: bool = True,
+          fns: dict[str, str] = C_FUNCTIONS) -> str:
     """Infix text valid in C and Modelica (unary minus only where Modelica allows it: at the
-    start of a sum, else in parentheses); evaluation order as the tree says."""
+    start of a sum, else in parentheses); evaluation order as the tree says; ``fns`` names the
+    unary functions."""
     if isinstance(e, Num):
         s = number(e.value)
         return s if first or not s.startswith("-") else f"({s})"
     if not isinstance(e, Op):
         return leaf(e)
-    if e.op == "exp":
-        return f"exp({_expr(e.args[0], leaf)})"
+    if e.op in fns:
+        return f"{fns[e.op]}({_expr(e.args[0], leaf, True, fns)})"
     if e.op == "+":
-        out = _expr(e.args[0], leaf)
+        out = _expr(e.args[0], leaf, True, fns)
         for a in e.args[1:]:
             b = _neg(a)
             if b is not None:
-                out += " - " + _factor(b, leaf)
+                out += " - " + _factor(b, leaf, fns)
             elif isinstance(a, Num) and a.value < 0:
                 out += " - " + number(-a.value)
             else:
-                out += " + " + _expr(a, leaf, False)
+                out += " + " + _expr(a, leaf, False, fns)
         return out if first else f"({out})"
     b = _neg(e)
     if b is not None:
-        s = "-" + _factor(b, leaf)
+        s = "-" + _factor(b, leaf, fns)
         return s if first else f"({s})"
     if e.op == "*":
-        return "*".join(_factor(a, leaf) for a in e.args)
+        return "*".join(_factor(a, leaf, fns) for a in e.args)
     num, den = e.args
-    den_s = _expr(den, leaf, False)
+    den_s = _expr(den, leaf, False, fns)
     if isinstance(den, Op) and den.op in "*/":
         den_s = f"({den_s})"
-    return f"{_factor(num, leaf)}/{den_s}"
+    return f"{_factor(num, leaf, fns)}/{den_s}"
 
 
-def _factor(e: Expr, leaf: Callable[[Expr], str]) -> str:
+def _factor(e: Expr, leaf: Callable[[Expr], str], fns: dict[str, str]) -> str:
     """``e`` as an operand of ``*`` or ``/``: sums, quotients and negations in parentheses."""
-    s = _expr(e, leaf, False)
+    s = _expr(e, leaf, False, fns)
     return f"({s})" if isinstance(e, Op) and e.op == "/" else s
 
 
@@ -220,6 +228,10 @@ def render_modelica_function(prog: Program, name: str, output: str, params: dict
         Text of an ``annotation(...)`` of the function, if any.
     """
     leaf = _mo_leaf(names)
+
+    def mo(e: Expr) -> str:
+        return _expr(e, leaf, True, MODELICA_FUNCTIONS)
+
     decl = [f"    input Real x[{n}] \"State\";"]
     decl += [f"    input Real {names[p]}{_mo_dims(params[p].shape)};" for p in used_params(prog)]
     decl.append(f"    output Real {output}{_mo_dims(prog.shape)};")
@@ -227,19 +239,19 @@ def render_modelica_function(prog: Program, name: str, output: str, params: dict
     for st in prog.statements:
         if isinstance(st, Let):
             temps.append(st.name)
-            body.append(f"    {st.name} := {_expr(st.expr, leaf)};")
+            body.append(f"    {st.name} := {mo(st.expr)};")
             continue
         temps += [s for s, _ in st.sums] + [b.name for b in st.body]
         body += [f"    {s} := 0;" for s, _ in st.sums]
         body.append(f"    for i in 1:{st.count} loop")
-        body += [f"      {b.name} := {_expr(b.expr, leaf)};" for b in st.body]
-        body += [f"      {s} := {_expr(Op('+', (Tmp(s), e)), leaf)};" for s, e in st.sums]
+        body += [f"      {b.name} := {mo(b.expr)};" for b in st.body]
+        body += [f"      {s} := {mo(Op('+', (Tmp(s), e)))};" for s, e in st.sums]
         body.append("    end for;")
     shape = prog.shape
     for k, e in enumerate(prog.outputs):
         idx = np.unravel_index(k, shape) if shape else ()
         sub = f"[{', '.join(str(int(j) + 1) for j in idx)}]" if shape else ""
-        body.append(f"    {output}{sub} := {_expr(e, leaf)};")
+        body.append(f"    {output}{sub} := {mo(e)};")
     lines = [f"  function {name} \"{comment}\""] + decl
     if temps:
         lines += ["  protected"] + [f"    Real {t};" for t in temps]

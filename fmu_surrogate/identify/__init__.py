@@ -17,6 +17,7 @@ _LAZY = {
     "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
     "kron_mll": "fmu_surrogate.identify.kronecker_gp",
     "HamiltonianEffortGP": "fmu_surrogate.identify.gp_hamiltonian",
+    "farthest_point_subset": "fmu_surrogate.identify.sampling",
     # derivative data from trajectories
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
     # adjoint-based identification of linear pH systems

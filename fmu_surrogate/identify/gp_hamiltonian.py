@@ -135,6 +135,11 @@ class HamiltonianEffortGP(torch.nn.Module):
     algebraic_shift : array_like (n_a,), optional
         Added to ``x_a`` inside the linear kernel of ``Φ(x_d) x_a`` (undoes the estimator's
         centring, so that the term is linear, not affine, in the original ``x_a``).
+    h_scales : int
+        Number of Gaussian components of the kernel of ``H``.
+    algebraic_learned : array_like of bool (n_a,), optional
+        Which algebraic efforts the GP models (default all); the others have zero prior mean
+        and variance (rows/columns of ``K_a`` masked), their values being known to the caller.
     """
 
     def __init__(
@@ -154,6 +159,7 @@ class HamiltonianEffortGP(torch.nn.Module):
         constraint_force: bool = False,
         algebraic_shift=None,
         h_scales: int = 1,
+        algebraic_learned=None,
     ) -> None:
         super().__init__()
         T = np.asarray(T, float)
@@ -174,6 +180,8 @@ class HamiltonianEffortGP(torch.nn.Module):
         self.noise_floor = float(noise_floor)
         sh = np.zeros(na) if algebraic_shift is None else np.asarray(algebraic_shift, float)
         self.register_buffer("a_shift", tt(sh))
+        am = np.ones(na) if algebraic_learned is None else np.asarray(algebraic_learned, bool)
+        self.register_buffer("a_mask", tt(am.astype(float)))
         self.constraint_force = bool(constraint_force) and na > 0
         gen = torch.Generator().manual_seed(int(seed))
         ls0 = np.broadcast_to(np.asarray(init_lengthscale, float), (n,))
@@ -230,8 +238,9 @@ class HamiltonianEffortGP(torch.nn.Module):
         return torch.exp(self.raw_c_lengthscale).expand(self.nd)
 
     def task_covariance_a(self) -> torch.Tensor:
-        """``K_a`` (n_a, n_a)."""
-        return self.task_factor @ self.task_factor.T + torch.diag(torch.exp(self.raw_task_diag))
+        """``K_a`` (n_a, n_a), masked to the learned algebraic efforts."""
+        K = self.task_factor @ self.task_factor.T + torch.diag(torch.exp(self.raw_task_diag))
+        return K * self.a_mask[:, None] * self.a_mask[None, :]
 
     def c_covariance(self) -> torch.Tensor:
         """``K_c`` (n_d, n_d) of the constraint-force columns."""
@@ -246,7 +255,7 @@ class HamiltonianEffortGP(torch.nn.Module):
         """Prior mean of ``z`` (constant), (n,)."""
         z = torch.zeros(self.n, dtype=self.T.dtype)
         z = z.index_put((self._d,), self.M @ self.h_linear)
-        return z.index_put((self._a,), self.mean_a)
+        return z.index_put((self._a,), self.mean_a * self.a_mask)
 
     # -- covariances ---------------------------------------------------------------------------
     def _c_kernel(self, X1: torch.Tensor, X2: torch.Tensor) -> torch.Tensor:

@@ -242,6 +242,10 @@ class TransformedMultitaskGP(torch.nn.Module):
     seed : int
         Seed of the small random initial ``F`` (a zero ``F`` is a saddle of the likelihood).
     dtype : torch.dtype
+    learned : array_like of bool, shape (n,), optional
+        Components of ``z`` the GP models (default all); the others have zero prior variance
+        and mean — rows and columns of ``K_T`` and entries of ``c`` are masked to zero (their
+        values are known and were subtracted from the targets by the caller).
     """
 
     def __init__(
@@ -259,11 +263,14 @@ class TransformedMultitaskGP(torch.nn.Module):
         init_noise: float = 1e-2,
         seed: int = 0,
         dtype: torch.dtype = torch.float64,
+        learned=None,
     ) -> None:
         super().__init__()
         T = torch.as_tensor(np.asarray(T, dtype=float), dtype=dtype)
         D, n = T.shape
         self.register_buffer("T", T)
+        mask = np.ones(n) if learned is None else np.asarray(learned, dtype=bool).astype(float)
+        self.register_buffer("task_mask", torch.as_tensor(mask, dtype=dtype))
         self.noise_floor = float(noise_floor)
         r = n if task_rank is None else int(task_rank)
         gen = torch.Generator().manual_seed(int(seed))
@@ -297,9 +304,14 @@ class TransformedMultitaskGP(torch.nn.Module):
         """Length scale(s), shape (n,) or (1,)."""
         return torch.exp(self.raw_lengthscale)
 
+    def prior_mean(self) -> torch.Tensor:
+        """Prior mean ``c`` of ``z`` (``mean_z``, zero on components not learned), shape (n,)."""
+        return self.mean_z * self.task_mask
+
     def task_covariance(self) -> torch.Tensor:
-        """``K_T = F Fᵀ + diag(d)``, shape (n, n)."""
-        return self.task_factor @ self.task_factor.T + torch.diag(torch.exp(self.raw_task_diag))
+        """``K_T = F Fᵀ + diag(d)`` (masked to the learned components), shape (n, n)."""
+        K = self.task_factor @ self.task_factor.T + torch.diag(torch.exp(self.raw_task_diag))
+        return K * self.task_mask[:, None] * self.task_mask[None, :]
 
     def transformed_task_covariance(self) -> torch.Tensor:
         """``B = T K_T Tᵀ``, shape (D, D) (symmetrised)."""
@@ -316,7 +328,7 @@ class TransformedMultitaskGP(torch.nn.Module):
         """Log marginal likelihood of (N, D) targets ``Y`` at (N, n) inputs ``X``."""
         K = rbf(X, X, self.lengthscale())
         return kron_mll(
-            K, self.transformed_task_covariance(), self.noise(), Y - self.T @ self.mean_z
+            K, self.transformed_task_covariance(), self.noise(), Y - self.T @ self.prior_mean()
         )
 
     def posterior(self, X: torch.Tensor, Y: torch.Tensor) -> KroneckerPosterior:
@@ -327,13 +339,13 @@ class TransformedMultitaskGP(torch.nn.Module):
             Bm = self.transformed_task_covariance()
             s = self.noise()
             eig = kron_eig(K, Bm, s)
-            A = eig.solve(Y - self.T @ self.mean_z)
+            A = eig.solve(Y - self.T @ self.prior_mean())
             return KroneckerPosterior(
                 X=X.numpy().copy(),
                 lengthscale=np.broadcast_to(ls.numpy(), (X.shape[1],)).copy(),
                 T=self.T.numpy().copy(),
                 K_T=self.task_covariance().numpy().copy(),
-                mean_z=self.mean_z.detach().numpy().copy(),
+                mean_z=self.prior_mean().detach().numpy().copy(),
                 noise=s.numpy().copy(),
                 A=A.numpy(),
                 lam_x=eig.lam_x.numpy(),

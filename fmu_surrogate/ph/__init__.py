@@ -6,6 +6,7 @@ from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, sa
 from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
 from fmu_surrogate.ph.kernel_effort import KernelEffort
+from fmu_surrogate.ph.known_effort import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.structure import (
     StructureError,
     check_psd,
@@ -24,6 +25,8 @@ __all__ = [
     "KernelEffort",
     "LinearEffort",
     "LinearPH",
+    "PartlyKnownEffort",
+    "PolynomialEffort",
     "PowerBalance",
     "StructureError",
     "SurrogateFileError",

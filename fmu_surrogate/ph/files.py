@@ -41,6 +41,7 @@ import numpy as np
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.kernel_effort import KernelEffort
+from fmu_surrogate.ph.known_effort import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 from fmu_surrogate.ph.term_effort import TermEffort
 
@@ -107,6 +108,24 @@ register_effort("kernel", KernelEffort, KernelEffort.to_dict, KernelEffort.from_
 register_effort("linear", LinearEffort, LinearEffort.to_dict, LinearEffort.from_dict)
 register_effort("composite", CompositeEffort, _composite_to_dict, _composite_from_dict)
 register_effort("terms", TermEffort, TermEffort.to_dict, TermEffort.from_dict)
+
+
+def _partly_known_to_dict(e: PartlyKnownEffort) -> dict:
+    kind, data = _effort_codec(e.learned)
+    return {"learned": {"kind": kind, "data": data}, "known": e.known.to_dict()}
+
+
+def _partly_known_from_dict(d: dict) -> PartlyKnownEffort:
+    codec = _EFFORTS.get(d["learned"]["kind"])
+    if codec is None:
+        raise ValueError(f"unknown effort kind {d['learned']['kind']!r} of the learned part")
+    return PartlyKnownEffort(codec[2](d["learned"]["data"]), PolynomialEffort.from_dict(d["known"]))
+
+
+register_effort("polynomial", PolynomialEffort, PolynomialEffort.to_dict,
+                PolynomialEffort.from_dict)
+register_effort("partly_known", PartlyKnownEffort, _partly_known_to_dict,
+                _partly_known_from_dict)
 
 
 def _schema() -> dict:

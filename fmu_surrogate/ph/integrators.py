@@ -40,7 +40,17 @@ Algebraic states (zero columns of ``E``):
   algebraic rows are enforced at the new node, ``[(J − R) z(x_{k+1}) + B u_{k+1}]_a = 0``.  This is
   index reduction by projection onto the constraint manifold at every step (the SHAKE
   construction of constrained mechanics): the constraint holds at every node to the Newton
-  tolerance, without drift; the reported multiplier at ``t_{k+1}`` is the step's value.
+  tolerance, without drift.  The step's multiplier is a mean over the step (for a symmetric
+  scheme ``λ(t_k + h/2) + O(h²)``), not the value at a node, and it lags an input that jumps at
+  the nodes; so the *reported* algebraic states at every node are the node values of the
+  hidden constraint instead: with ``c(x) = [(J − R) z(x) + B u]_a`` and the flow ``v(x)``
+  (``E_d v_d = [(J − R) z + B u]_d``, ``v_a = 0``), ``c₁ = (∂c/∂x) v`` if it depends on the
+  algebraic states (index 2), else ``c₂ = (∂c₁/∂x) v`` (index 3, e.g. the pendulum's
+  acceleration-level constraint), solved for the algebraic states at the node with the node's
+  input (``∂c₁/∂x · v`` by a central difference along ``v``, the input's own rate ``u̇`` is
+  not included — exact for held inputs and for inputs that do not enter ``c₁``, such as forces
+  on a mechanical system).  The energy balance uses the steps' multipliers; ``H`` does not
+  depend on the algebraic states.
 """
 
 from __future__ import annotations
@@ -437,6 +447,9 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         X[k + 1] = xn
         Zbar[k] = zb
         x_prev = xk
+    if high_index:
+        hidden = _HiddenConstraint(eff, T, E, B, rows_a, cols_a, X[0])
+        X = hidden.node_states(X, U, tol, max_newton)
     return X, Zbar, its
 
 
@@ -453,14 +466,18 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         xi = xk + nodes[:, None] * delta
     else:
         xi = np.where(mask_a, xn, xk) + nodes[:, None] * np.where(mask_a, 0.0, delta)
-    zb = weights @ eff(xi)
+    # the new node is evaluated together with the quadrature points (one call: the cost of a
+    # learned effort at a few points is mostly per call)
+    pts = xi if mask_a is None else np.vstack([xi, xn[None, :]])
+    zs = eff(pts)
+    zb = weights @ zs[: xi.shape[0]]
     F = E @ delta - h * (T @ zb + B @ ubar)
     if mask_a is not None:  # higher index: the algebraic rows hold at the new node
-        zn = eff(xn[None, :])[0]
-        F[rows_a] = (T @ zn + B @ u_next)[rows_a]
+        F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
     if not jacobian:
         return F, None, zb
-    Jz = eff.jacobian(xi)                       # (q, n, n)
+    Jall = eff.jacobian(pts)
+    Jz = Jall[: xi.shape[0]]                    # (q, n, n)
     if mask_a is None:
         dzb = np.tensordot(weights * nodes, Jz, axes=1)
     else:
@@ -468,7 +485,7 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         dzb = np.einsum("q,qij,qj->ij", weights, Jz, dxi)
     Jac = E - h * (T @ dzb)
     if mask_a is not None:
-        Jac[rows_a] = (T @ eff.jacobian(xn[None, :])[0])[rows_a]
+        Jac[rows_a] = (T @ Jall[-1])[rows_a]
     return F, Jac, zb
 
 
@@ -478,6 +495,8 @@ RCOND = 1e-9
 _FLOOR = 1e-11
 #: a Newton residual that stalls below this fraction of the step's terms is at round-off level
 _STALL = 1e-8
+#: (∂c/∂x_d)(∂v_d/∂x_a) with singular values above this fraction of its scale: index 2
+_INDEX2 = 1e-3
 
 
 def _solve(A: Array, b: Array) -> Array:
@@ -495,6 +514,70 @@ def _solve(A: Array, b: Array) -> Array:
     except np.linalg.LinAlgError:
         pass
     return np.linalg.lstsq(A, b, rcond=RCOND)[0]
+
+
+class _HiddenConstraint:
+    """The hidden constraint of a higher-index system and its solution for the algebraic states
+    at the nodes (module doc); vectorised over the nodes."""
+
+    def __init__(self, eff: _Effort, T: Array, E: Array, B: Array, rows_a: Array,
+                 cols_a: Array, x0: Array) -> None:
+        n = E.shape[0]
+        self.eff, self.T, self.B, self.rows_a, self.cols_a = eff, T, B, rows_a, cols_a
+        self.rows_d = np.setdiff1d(np.arange(n), rows_a)
+        self.cols_d = np.setdiff1d(np.arange(n), cols_a)
+        self.E_d_pinv = np.linalg.pinv(E[np.ix_(self.rows_d, self.cols_d)])
+        # index 2 when c₁ depends on x_a: (∂c/∂x_d)(∂v_d/∂x_a) regular (decided once, at x0,
+        # with a loose threshold — a learned effort is not structurally exact)
+        TJ = T @ eff.jacobian(x0[None, :])[0]
+        G = TJ[np.ix_(rows_a, self.cols_d)]
+        Ha = self.E_d_pinv @ TJ[np.ix_(self.rows_d, cols_a)]
+        sv = np.linalg.svd(G @ Ha, compute_uv=False)
+        scale = np.linalg.norm(G, 2) * np.linalg.norm(Ha, 2)
+        self.constraint = self._c1 if sv.min() > _INDEX2 * scale else self._c2
+
+    def _flow(self, X: Array, U: Array) -> Array:
+        F = self.eff(X) @ self.T.T + (U @ self.B.T if self.B.size else 0.0)
+        V = np.zeros_like(X)
+        V[:, self.cols_d] = F[:, self.rows_d] @ self.E_d_pinv.T
+        return V
+
+    def _c1(self, X: Array, U: Array) -> Array:
+        Jz = self.eff.jacobian(X)
+        return np.einsum("ij,njk,nk->ni", self.T[self.rows_a], Jz, self._flow(X, U))
+
+    def _c2(self, X: Array, U: Array) -> Array:
+        V = self._flow(X, U)
+        # O(ε²) truncation ≈ 1e-8 relative; a smaller ε amplifies the noise of an effort
+        # Jacobian taken by differences
+        eps = (1e-4 * (1.0 + np.abs(X).max(axis=1))
+               / np.maximum(np.abs(V).max(axis=1), 1e-300))[:, None]
+        return (self._c1(X + eps * V, U) - self._c1(X - eps * V, U)) / (2.0 * eps)
+
+    def _jac_a(self, c, X: Array, U: Array, c0: Array) -> Array:
+        """``∂c/∂x_a`` (N, n_a, n_a) by forward differences (exact when c is affine in x_a —
+        constraint forces — else a chord slope; Newton then converges linearly to the root)."""
+        out = np.empty((X.shape[0], self.rows_a.size, self.cols_a.size))
+        for j, col in enumerate(self.cols_a):
+            d = 1e-3 * (1.0 + np.abs(X[:, col]))
+            Xe = X.copy()
+            Xe[:, col] += d
+            out[:, :, j] = (c(Xe, U) - c0) / d[:, None]
+        return out
+
+    def node_states(self, X: Array, U: Array, tol: float, max_newton: int) -> Array:
+        """``X`` with the algebraic states solved from ``c₁ = 0`` (index 2) or ``c₂ = 0``."""
+        c = self.constraint
+        X = X.copy()
+        c0 = c(X, U)
+        Ja_inv = np.linalg.pinv(self._jac_a(c, X, U, c0), rcond=RCOND)
+        for _ in range(max_newton):
+            dx = -np.einsum("nij,nj->ni", Ja_inv, c0)
+            X[:, self.cols_a] += dx
+            if np.abs(dx).max() <= 1e3 * tol * (1.0 + np.abs(X[:, self.cols_a]).max()):
+                break
+            c0 = c(X, U)
+        return X
 
 
 def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array,
@@ -519,8 +602,16 @@ def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array
         x[cols_a] += dx
         if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x))):
             return x
+    Jaa = (T @ eff.jacobian(x0[None, :])[0])[np.ix_(rows_a, cols_a)]
+    cond = np.linalg.cond(Jaa)
+    hint = "" if cond < 1e3 else (
+        f" Their Jacobian with respect to the algebraic states is ill-conditioned at x0 "
+        f"(condition number {cond:.1e}): the algebraic rows barely determine the algebraic "
+        f"states — typical of a learned effort that expresses a differential effort through "
+        f"algebraic states where they coincide on the data; give the algebraic efforts as "
+        f"known parts and the differential ones as functions of the differential states.")
     raise ConvergenceError("the algebraic equations have no solution near x0 at t_0; pass a "
-                           "consistent initial state.")
+                           "consistent initial state." + hint)
 
 
 def _trajectory(system: PHDAE, t: Array, U: Array, ubar: Array, X: Array, Zbar: Array,

@@ -19,9 +19,12 @@ import numpy as np
 from arpeggio import EOF, ParserPython
 from arpeggio import NonTerminal as _ArpNode
 from modelicalang import v3_5
+from scipy.special import erf
 
 _S = v3_5.Syntax
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# the functions generated models call: Modelica's built-in ones and the MSL's erf
+_FUNCTIONS = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "Modelica.Math.Special.erf": erf}
 _INPUT_TYPES = {"Modelica.Blocks.Interfaces.RealInput"}
 _OUTPUT_TYPES = {"Modelica.Blocks.Interfaces.RealOutput"}
 
@@ -330,14 +333,22 @@ class Evaluator:
         return val
 
     def call(self, fname: str, args: list, env: dict[str, Any]) -> Any:
-        if fname == "exp":
-            return np.exp(args[0])
+        if fname in _FUNCTIONS:
+            return _FUNCTIONS[fname](args[0])
         if fname == "transpose":
             return np.asarray(args[0]).T
         fn = self.cls.classes.get(fname)
         if fn is None or fn.kind != "function":
             raise ValueError(f"unknown function {fname!r}")
         return self.run_function(fn, args)
+
+    def call_at(self, fname: str, x: Any) -> Any:
+        """Call the model's function ``fname`` at state ``x`` with the model's parameters as
+        its other inputs (by name)."""
+        fn = self.cls.classes[fname]
+        rest = [self.params[c.name] for c in fn.components.values()
+                if c.prefix == "input" and c.name != "x"]
+        return self.call(fname, [x, *rest], {})
 
     def run_function(self, fn: ClassDef, args: list) -> Any:
         ins = [c for c in fn.components.values() if c.prefix == "input"]

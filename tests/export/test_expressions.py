@@ -23,6 +23,9 @@ from fmu_surrogate.ph import (
     KernelEffort,
     LinearEffort,
     LinearPH,
+    PartlyKnownEffort,
+    PolynomialEffort,
+    TermEffort,
     interconnect,
 )
 
@@ -73,13 +76,53 @@ def composite_with_h():
     return CompositeEffort([lin, kh], [4, 5], [lin.hamiltonian, kh.hamiltonian])
 
 
+def terms(seed=7, N=25):
+    """A discovered law's effort: every term kind, a gaussian discrepancy of N centres."""
+    r = _rng(seed)
+    k = [{"kind": "power", "exponent": 0, "coef": 0.3},
+         {"kind": "power", "exponent": 1, "coef": 10.0},
+         {"kind": "power", "exponent": 3, "coef": -2.5},
+         {"kind": "sin", "coef": 1.2}, {"kind": "cos", "coef": -0.4},
+         {"kind": "gaussian", "centers": r.uniform(-2, 2, N), "weights": r.normal(size=N),
+          "length_scale": 0.6}]
+    return TermEffort([k, [{"kind": "power", "exponent": 1, "coef": 1 / 1.7}],
+                       [{"kind": "power", "exponent": 2, "coef": 0.9},
+                        {"kind": "gaussian", "centers": [], "weights": [], "length_scale": 1.0}]])
+
+
+def polynomial(n=5):
+    """Known parts: identities, a constraint row l² − q1² − q2², a force −2 q λ, a cubic
+    (n = 5), or the identity on x2 (n = 2)."""
+    if n == 2:
+        return PolynomialEffort.from_terms(2, {1: "identity"})
+    return PolynomialEffort.from_terms(n, {1: "identity",
+                                           4: [(1.0, {}), (-1.0, {0: 2}), (-1.0, {1: 2})],
+                                           2: [(-2.0, {0: 1, 4: 1}), (0.7, {2: 3, 3: 1})],
+                                           3: [(-2.0, {1: 1, 4: 1})]})
+
+
+def partly_known():
+    """A GP effort with a Hamiltonian on (0, 2, 3) plus the known polynomial parts."""
+    return PartlyKnownEffort(kernel(h=True, constraint=True), polynomial())
+
+
+def composite_with_terms():
+    te, lin = terms(), linear(n=2, singular=False)
+    return CompositeEffort([te, lin], [3, 2], [te.hamiltonian, lin.hamiltonian])
+
+
 EFFORTS = {
+    "terms": terms,
     "linear": linear,
     "kernel": kernel,
     "kernel_h": lambda: kernel(h=True),
     "kernel_h_constraint": lambda: kernel(h=True, constraint=True),
     "composite": composite,
     "composite_h": composite_with_h,
+    "composite_terms": composite_with_terms,
+    "polynomial": polynomial,
+    "partly_known": partly_known,
+    "partly_known_no_h": lambda: PartlyKnownEffort(kernel(n=5), polynomial()),
 }
 
 
@@ -88,7 +131,7 @@ def _n(effort):
 
 
 def _has_h(name):
-    return name not in ("kernel", "composite")
+    return name not in ("kernel", "composite", "polynomial", "partly_known_no_h")
 
 
 def _rel(a, b):
@@ -190,6 +233,14 @@ def test_c_loops_over_embedded_arrays_instead_of_unrolling():
     assert "static const double eff_centres[1500]" in big
 
 
+def test_gaussian_terms_are_loops_over_their_centres():
+    small, big = effort_c_source(terms(N=10)), effort_c_source(terms(N=300))
+    assert [b.replace("300", "10") for b in _function_bodies(big)] == _function_bodies(small)
+    # one loop each in z, dz and H; H integrates the kernels with erf
+    assert big.count("for (int i = 0; i < 300; ++i)") == 3 and "erf(" in big
+    assert "static const double eff_x1_t6_centres[300]" in big
+
+
 def test_c_arrays_round_trip_exactly():
     eff = kernel(seed=6, N=30, n=3, h=False)
     eff.X[0, 0] = 0.1 + 0.2  # 0.30000000000000004: needs all 17 digits
@@ -229,6 +280,8 @@ def test_unknown_effort_kinds_are_named():
         effort_expressions(inner)
     with pytest.raises(TypeError):  # also the builtin it is
         effort_expressions(_Strange())
+    with pytest.raises(UnsupportedEffortError, match="'_Strange'"):  # a learned part
+        effort_expressions(PartlyKnownEffort(_Strange(), polynomial(2)))
 
 
 def test_bad_input_gives_clear_errors():

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fmu_surrogate.benchmarks import rc_network
 from fmu_surrogate.export.expressions import ExportError, UnsupportedEffortError
 from fmu_surrogate.export.modelica import (
     KEYWORDS,
@@ -16,7 +17,16 @@ from fmu_surrogate.export.modelica import (
     modelica_identifier,
     modelica_model,
 )
-from fmu_surrogate.ph import PHDAE, KernelEffort, LinearPH, interconnect, save
+from fmu_surrogate.ph import (
+    PHDAE,
+    KernelEffort,
+    LinearPH,
+    PartlyKnownEffort,
+    PolynomialEffort,
+    TermEffort,
+    interconnect,
+    save,
+)
 from tests.export import _modelica_check as mc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,7 +89,33 @@ def closed():
     return interconnect([osc, osc], [[0.0, 1.0], [-1.0, 0.0]], [[0], [0]])
 
 
+def law():
+    """A discovered mechanical law m q̈ + c q̇ + k(q) = F: every term kind in k, H exact."""
+    r = _rng(8)
+    k = [{"kind": "power", "exponent": 1, "coef": 10.0},
+         {"kind": "power", "exponent": 3, "coef": 1e2}, {"kind": "sin", "coef": 0.5},
+         {"kind": "cos", "coef": 0.2},
+         {"kind": "gaussian", "centers": r.uniform(-1, 1, 12), "weights": r.normal(size=12),
+          "length_scale": 0.3}]
+    te = TermEffort([k, [{"kind": "power", "exponent": 1, "coef": 1 / 1.5}]])
+    return PHDAE(np.eye(2), [[0, 1], [-1, 0]], np.diag([0.0, 0.2]), [[0.0], [1.0]], te,
+                 hamiltonian=te.hamiltonian, input_names=["F"], output_names=["v"])
+
+
+def rc_known():
+    """The RC network's index-1 structure: a GP Hamiltonian of x1, known z2 = x2, z3 = x3."""
+    r = _rng(9)
+    ke = KernelEffort(r.uniform(0.5, 3.0, size=(6, 3)), np.zeros((6, 3)), 1.0,
+                      differential=[0], h_weights=0.3 * r.normal(size=(6, 1)),
+                      h_lengthscale=[1.2], h_linear=[1.0])
+    eff = PartlyKnownEffort(ke, PolynomialEffort.from_terms(3, rc_network.known_effort()))
+    return PHDAE(**rc_network.matrices(), effort=eff, hamiltonian=eff.hamiltonian,
+                 input_names=["u"], output_names=["y"])
+
+
 SYSTEMS = {
+    "law": law,
+    "rc_known": rc_known,
     "linear": lambda: linear_ph(input_names=["F 1", "end"], output_names=["v.1", "x"]),
     "linear_dae": lambda: linear_ph(E=np.diag([1.0, 2.0, 0.0, 0.0])),
     "kernel_dae": kernel_dae,
@@ -146,7 +182,7 @@ def test_model_is_balanced_and_its_equations_hold(name):
         assert not mc.function_unused(fn) - allowed, fn.name
 
 
-@pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled"])
+@pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled", "law", "rc_known"])
 def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
     system = SYSTEMS[name]()
     cls = mc.model(modelica_model(system, "M"))

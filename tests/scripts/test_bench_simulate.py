@@ -18,7 +18,8 @@ def test_quick_table(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     ours = [r for r in rows if r["solver"].startswith("ph.simulate")]
     theirs = [r for r in rows if r["solver"].startswith("solve_ivp")]
-    assert len(ours) == 3 and len(theirs) == 6
+    assert len(ours) == 4 and len(theirs) == 8
+    assert [r["problem"] for r in ours][-1] == "GP RC surrogate"
     # structure preservation: round-off only for ours (measured ≤ 1e-13) ...
     assert all(r["energy_residual_relative"] <= 1e-12 for r in ours)
     # ... while an rtol-1e-8 general-purpose solver leaves a visible residual (measured ≥ 1e-9)
