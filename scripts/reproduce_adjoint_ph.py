@@ -568,6 +568,24 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
         )
         fig.savefig(files[-1], dpi=120)
         plt.close(fig)
+    # noise study: spread over the realisations, the paper's single numbers as markers
+    ns = res.get("noise_study")
+    if ns:
+        sig = list(ns["sigma"])
+        fig, axes = plt.subplots(1, len(sig), figsize=(3.6 * len(sig), 3.2), squeeze=False)
+        for ax, s in zip(axes[0], sig):
+            cell = ns["sigma"][s]
+            ax.boxplot([cell[c]["max_err_last"]["values"] for c in cell], tick_labels=list(cell))
+            ax.axhline(PAPER["noise"][s]["max_err_last"], color="k", ls="--", lw=1, label="paper")
+            ax.set_yscale("log")
+            ax.set_title(f"σ = {s} ({ns['seeds']} realisations)")
+            ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+        axes[0][0].set_ylabel("max training error vs noise-free output")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        files.append(str(out / "adjoint_ph_noise_study.png"))
+        fig.savefig(files[-1], dpi=120)
+        plt.close(fig)
     # msd
     msd = res["msd"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
