@@ -272,90 +272,14 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
                 fixed = {p: sub.core[p] for p in PARAMETER_NAMES if p not in names}
                 self._fit(exps, r, m, names, fixed, init, used, time.perf_counter() - t0,
                           pad_to=n)
-                if self._noisy(sub):
-                    self._second_start(exps, r, m, names, fixed, n)
-                if self._refine_all(sub):
-                    self._refine_completed(exps, n, m, names, r, used)
+                from fmu_surrogate.identify import linear_ph_noise as noisy
+
+                if noisy.noisy(sub):
+                    noisy.second_start(self, exps, r, m, names, fixed, n)
+                if noisy.refine_all(self, sub):
+                    noisy.refine_completed(self, exps, n, m, names, r, used)
                 return self
         return self._fit(exps, n, m, names, fixed, init, used, time.perf_counter() - t0)
-
-    @staticmethod
-    def _noisy(sub: Any) -> bool:
-        from fmu_surrogate.identify.subspace import noise_limited
-
-        return noise_limited(sub.subspace.singular_values)
-
-    def _refine_all(self, sub: Any) -> bool:
-        return self._noisy(sub) if self.complete == "auto" else self.complete == "refine"
-
-    def _second_start(
-        self, exps: list[Any], r: int, m: int, names: tuple[str, ...],
-        fixed: dict[str, Array], n: int,
-    ) -> None:
-        """Noisy data: the r states also from the paper's guess; the lower cost wins.
-
-        A subspace model from noisy data can start the refinement in the basin of a degenerate
-        minimum (measured on the paper's n = 5 problem, σ = 0.05: a state with eigenvalue 2e5,
-        cost 14× the noise level, in one of 20 realisations, depending on round-off)."""
-        keep = (self.system_, self.x0_, self.result_)
-        guess = paper_initial_guess(r, m, self.seed)
-        init = {q: guess[q] for q in names}
-        self._fit(exps, r, m, names, fixed, init, "paper", keep[2].init_time_s, pad_to=n)
-        if not self.result_.final_cost < keep[2].final_cost:
-            self.system_, self.x0_, self.result_ = keep
-
-    def _refine_completed(
-        self, exps: list[Any], n: int, m: int, names: tuple[str, ...], r: int, used: str
-    ) -> None:
-        """Refine all n states from the padded fit of r states (``complete``).
-
-        Regularised toward the padded model ``w_ref`` with ``(λ/2)‖w − w_ref‖²``, λ chosen by
-        generalised cross-validation ``GCV(λ) = RSS / (1 − df/N)²`` (``df = Σ s²/(s² + λ)``
-        from the Jacobian's singular values s at the fit, N residuals) over ``λ = 0`` and
-        ``s₁² · 10⁻⁶ … 10⁰``; the padded model is kept when no fit has a dense Jacobian.
-        """
-        from dataclasses import replace
-
-        from fmu_surrogate.identify.linear_ph_init import coupled_start
-
-        sys0, x00, first = self.system_, self.x0_, self.result_
-        ref = {"J": sys0.J, "R": sys0.R, "Q": sys0.Q, "B": sys0.B, "x0": x00}
-        p = coupled_start(ref, r, 1e-2 * float(np.max(np.abs(sys0.B))), self.seed)
-        init = {q: p[q] for q in names}
-        fixed = {q: p[q] for q in PARAMETER_NAMES if q not in names}
-        sv0 = first.jacobian_singular_values
-        if not sv0:
-            return
-        rows = sum(e.y.size for e in exps)
-        best = None
-        for lam in (0.0,) + tuple(sv0[0] ** 2 * 10.0**k for k in range(-6, 1)):
-            self._fit(exps, n, m, names, fixed, init, used, first.init_time_s + first.time,
-                      reg=(lam, {q: ref[q] for q in names}))
-            res = self.result_
-            sv = np.asarray(res.jacobian_singular_values)
-            if not sv.size:
-                break
-            prm = {"J": self.system_.J, "R": self.system_.R, "Q": self.system_.Q,
-                   "B": self.system_.B, "x0": self.x0_}
-            penalty = 0.5 * lam * sum(float(np.sum((prm[q] - ref[q]) ** 2)) for q in names)
-            rss = 2.0 * max(res.final_cost - penalty, 0.0)
-            df = float(np.sum(sv**2 / (sv**2 + lam))) if lam > 0 else float(res.jacobian_rank)
-            gcv = rss / max(1.0 - df / rows, 1e-12) ** 2
-            if best is None or gcv < best[0]:
-                best = (gcv, lam, self.system_, self.x0_, res)
-        if best is None:
-            self.system_, self.x0_, self.result_ = sys0, x00, first
-            return
-        _, lam, self.system_, self.x0_, res = best
-        self.result_ = replace(
-            res,
-            cost_history=first.cost_history + res.cost_history[1:],
-            gradient_norm_history=first.gradient_norm_history + res.gradient_norm_history[1:],
-            n_iter=first.n_iter + res.n_iter,
-            time=first.time + res.time,
-            stopping_reason=(f"{res.stopping_reason} (all {n} states after {r}, regularised "
-                             f"toward the padded model, λ = {lam:.3g} by GCV)"),
-        )
 
     def fit_dataset(
         self,
