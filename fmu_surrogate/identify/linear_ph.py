@@ -18,7 +18,8 @@ The pieces, one job per module: :mod:`~fmu_surrogate.identify.experiments` (data
 :mod:`~fmu_surrogate.identify.adjoint` (cost and adjoint gradients),
 :mod:`~fmu_surrogate.identify.sensitivities` (forward sensitivities, tangent coordinates),
 :mod:`~fmu_surrogate.identify.ph_manifold` (the product manifold, structure by construction, the
-objective), :mod:`~fmu_surrogate.identify.linear_ph_report` (result and figures).
+objective), :mod:`~fmu_surrogate.identify.linear_ph_report` (result and figures),
+:mod:`~fmu_surrogate.identify.linear_ph_noise` (noisy data: completion of the order by GCV).
 
 Discretisations (``mode``): ``"euler"`` is the paper's explicit Euler scheme with left-endpoint
 quadrature (reproduction), ``"exact"`` the exact discretisation with the input held between
