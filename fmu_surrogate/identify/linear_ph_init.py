@@ -171,3 +171,22 @@ def core_applicable(names: tuple[str, ...], Q_fixed: Array) -> bool:
         return True
     q = Q_fixed[0, 0]
     return bool(q > 0 and np.array_equal(Q_fixed, q * np.eye(Q_fixed.shape[0])))
+
+
+def coupled_start(p: dict[str, Array], r: int, scale: float, seed: int) -> dict[str, Array]:
+    """The padded model of order n with its added states weakly coupled to the first r.
+
+    At the padded model the added states are decoupled and unobservable: the output does not
+    depend on their couplings to first order (a stationary point of the cost in those
+    directions).  Couplings ``J[:r, r:] = −J[r:, :r]ᵀ`` and input columns ``B[r:]`` of size
+    ``scale`` (normal random numbers, ``seed``) give the refinement a descent direction into
+    them; J stays bitwise skew.
+    """
+    rng = np.random.default_rng(seed)
+    n = p["J"].shape[0]
+    J, B = p["J"].copy(), p["B"].copy()
+    c = scale * rng.standard_normal((r, n - r))
+    J[:r, r:] += c
+    J[r:, :r] = -J[:r, r:].T
+    B[r:] += scale * rng.standard_normal((n - r, B.shape[1]))
+    return dict(p, J=J, B=B)

@@ -21,6 +21,7 @@ OPTIMIZERS = ("lm", "cg", "steepest", "trust_regions", "pymanopt_cg")
 LINE_SEARCHES = ("armijo", "backtracking")
 INITS = ("subspace", "paper")
 HOLDS = ("linear", "zoh")
+COMPLETIONS = ("auto", "pad", "refine")
 _MODES, _OPTIMIZERS, _LINE_SEARCHES, _INITS, _HOLDS = MODES, OPTIMIZERS, LINE_SEARCHES, INITS, HOLDS
 
 
@@ -67,6 +68,8 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
         raise ValueError(f"init must be one of {_INITS}, got {self.init!r}.")
     if self.input_hold is not None and self.input_hold not in _HOLDS:
         raise ValueError(f"input_hold must be None or one of {_HOLDS}, got {self.input_hold!r}.")
+    if self.complete not in COMPLETIONS:
+        raise ValueError(f"complete must be one of {COMPLETIONS}, got {self.complete!r}.")
     if self.reg_lambda > 0 and not self.reference:
         raise ValueError("reg_lambda > 0 needs `reference` values (a dict like {'Q': Q_ref}).")
     return int(n), tuple(p for p in PARAMETER_NAMES if p in names)

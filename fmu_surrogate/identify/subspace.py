@@ -148,6 +148,12 @@ def numerical_floor(s: Array, rank_rtol: float = RANK_RTOL) -> float:
     return max(rank_rtol * float(s[0]), noise)
 
 
+def noise_limited(s: Array, rank_rtol: float = RANK_RTOL) -> bool:
+    """Whether :func:`numerical_floor` is set by the noise level rather than by round-off."""
+    tail = s[s.size // 2 :]
+    return bool(tail.size and NOISE_FACTOR * float(np.median(tail)) > rank_rtol * float(s[0]))
+
+
 def _mirror_unstable(A: Array) -> Array:
     lam, V = np.linalg.eig(A)
     if np.all(lam.real < 0):
