@@ -277,6 +277,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
                 if noisy.noisy(sub):
                     noisy.second_start(self, exps, r, m, names, fixed, n)
+                elif self.complete == "auto" and self.optimizer == "lm":
+                    from fmu_surrogate.identify.linear_ph_grow import grow
+
+                    grow(self, exps, r, m, names, n, Qf, used)
                 if noisy.refine_all(self, sub):
                     noisy.refine_completed(self, exps, n, m, names, r, used)
                 return self
@@ -335,6 +339,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         init_time: float,
         pad_to: int | None = None,
         reg: tuple[float, dict[str, Array]] | None = None,
+        tol: float | None = None,
     ) -> Any:
         from fmu_surrogate.identify.manifold_optimizers import make_manifold, run_first_order
 
@@ -387,7 +392,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
                     out = levenberg_marquardt(
                         obj, manifold, Coordinates(names, n, m, k), x_init,
-                        max_iter=int(self.max_iter), tol=float(self.tol),
+                        max_iter=int(self.max_iter),
+                        tol=float(self.tol if tol is None else tol),
                         max_time=self.max_time, callback=callback,
                     )
                     point, costs, gnorms = out.point, tuple(out.cost_history), tuple(

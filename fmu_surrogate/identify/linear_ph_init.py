@@ -108,7 +108,8 @@ def data_problem(exps: list[Any]) -> str | None:
 
 
 def subspace_initial_values(
-    exps: list[Any], n: int, names: tuple[str, ...], Q_fixed: Array, horizon: int | None
+    exps: list[Any], n: int, names: tuple[str, ...], Q_fixed: Array, horizon: int | None,
+    rank: int | None = None,
 ) -> SubspaceInit:
     """The initial pH model of order n from the experiments (see the module docstring).
 
@@ -124,13 +125,16 @@ def subspace_initial_values(
         The storage matrix when Q is not learned.
     horizon : int, optional
         Hankel block rows (default: :func:`~fmu_surrogate.identify.subspace.default_horizon`).
+    rank : int, optional
+        States to identify whatever the numerical rank (see
+        :func:`~fmu_surrogate.identify.subspace.subspace_identify`).
 
     Returns
     -------
     SubspaceInit
     """
     data = [(e.t, e.u, e.y, e.hold) for e in exps]
-    sm = subspace_identify(data, n, horizon=horizon, with_x0="x0" in names)
+    sm = subspace_identify(data, n, horizon=horizon, with_x0="x0" in names, rank=rank)
     core = None
     while core is None:
         try:

@@ -197,6 +197,7 @@ def subspace_identify(
     horizon: int | None = None,
     with_x0: bool = True,
     rank_rtol: float = RANK_RTOL,
+    rank: int | None = None,
 ) -> SubspaceModel:
     """PO-MOESP identification of a continuous-time ``(A, B, C)`` from several experiments.
 
@@ -213,6 +214,9 @@ def subspace_identify(
         Estimate one initial state shared by the experiments (else x0 = 0).
     rank_rtol : float
         Relative threshold of the numerical rank (see the module docstring).
+    rank : int, optional
+        Identify this many states whatever the numerical rank (directions below it included;
+        at most ``(i − 1) m``).
 
     Returns
     -------
@@ -238,8 +242,9 @@ def subspace_identify(
     su = np.sqrt(np.mean(u_all**2, axis=0)) + 1e-300
     sy = np.sqrt(np.mean(y_all**2, axis=0)) + 1e-300
     U, s = _observability([(e[0], e[1], e[2]) for e in exps], i, su, sy)
-    rank = int(min(order, (i - 1) * m, np.sum(s > numerical_floor(s, rank_rtol))))
-    rank = max(rank, 1)
+    if rank is None:
+        rank = int(min(order, np.sum(s > numerical_floor(s, rank_rtol))))
+    rank = max(min(int(rank), (i - 1) * m), 1)
     Gam = U[:, :rank] * np.sqrt(s[:rank])
     C = Gam[:m] * sy[:, None]
     Ad = lstsq(Gam[:-m], Gam[m:])[0]
