@@ -133,9 +133,11 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         and adds decoupled damped states; ``"refine"`` then refines all n states from that
         model, its added states weakly coupled; ``"auto"`` refines when r was limited by the
         noise level of the data (the added states then lower the error: median max error on
-        the paper's n = 5 problem at σ = 0.01 halved, measured) and pads when it was limited by
-        round-off (exact data, no information left).  Needs Q learned or fixed to a multiple
-        of the identity.
+        the paper's n = 5 problem at σ = 0.01 halved, measured); when round-off limited r
+        (exact data) it also refines r + 1, r + 2, … states from subspace models taking the
+        directions below the cut, kept while each lowers the cost 4×
+        (:mod:`~fmu_surrogate.identify.linear_ph_grow`; optimizer ``"lm"``), and pads the rest.
+        Needs Q learned or fixed to a multiple of the identity.
     max_time : float, optional
         Wall-time budget in seconds.
     seed : int

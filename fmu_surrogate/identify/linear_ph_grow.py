@@ -34,7 +34,19 @@ GROW_FLOOR = 1e-11
 
 def relative_residual(cost: float, exps: list[Any]) -> float:
     """RMS output residual relative to the RMS output, from the cost ``½ Σ w |r|²``
-    (trapezoidal weights; the Euler weights differ from them by O(h))."""
+    (trapezoidal weights; the Euler weights differ from them by O(h)).
+
+    Parameters
+    ----------
+    cost : float
+        Final cost of a fit.
+    exps : list of Experiment
+        The training experiments.
+
+    Returns
+    -------
+    float
+    """
     energy = sum(float(np.trapezoid(np.sum(e.y**2, axis=1), e.t)) for e in exps)
     return float(np.sqrt(2.0 * max(cost, 0.0) / max(energy, 1e-300)))
 
@@ -43,7 +55,28 @@ def grow(
     est: Any, exps: list[Any], r: int, m: int, names: tuple[str, ...], n: int,
     Q_fixed: Array, used: str,
 ) -> None:
-    """Refine r + 1, r + 2, … states while each lowers the cost by ``GROW_FACTOR``."""
+    """Refine r + 1, r + 2, … states while each lowers the cost by ``GROW_FACTOR``.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+        Fitted with r states padded to n; its ``system_``, ``x0_``, ``result_`` are replaced by
+        the best fit.
+    exps : list of Experiment
+        The training experiments.
+    r : int
+        States above round-off in the subspace step.
+    m : int
+        Number of ports.
+    names : tuple of str
+        Learned parameters.
+    n : int
+        Requested order.
+    Q_fixed : ndarray, shape (n, n)
+        Storage matrix when Q is not learned (a multiple of the identity).
+    used : str
+        Initialisation label of the fit.
+    """
     best = (est.system_, est.x0_, est.result_)
     first = best[2]
     k = r
