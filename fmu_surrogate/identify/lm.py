@@ -35,7 +35,7 @@ Levenberg–Marquardt algorithm for nonlinear least-squares minimization*, 2012)
 along the velocity ``v`` (one extra forward solve and sensitivity, one adjoint solve), and the
 step ``v + a`` is taken when ``2‖a‖ ≤ ACC_RATIO ‖v‖`` (else the damping grows).  The fit stops
 when the cost stalls again.  Measured on the MSD chain with eight states from its FMU's data:
-relative error 3.3e-8 where the plain solver stalls, 2.5e-9 after 52 more iterations (0.5 s).
+relative error ≈ 3e-8 where the plain solver stalls, 2.5e-9 after 52 more iterations (0.9 s).
 
 Regularisation
 --------------
