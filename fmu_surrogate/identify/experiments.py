@@ -329,6 +329,23 @@ def _as_experiments(experiments: Experiment | Sequence[Experiment], m: int) -> l
     return exps
 
 
+def _check_inputs(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: str,
+    wrt: Sequence[str],
+) -> tuple[dict[str, Array], list[Experiment], tuple[str, ...]]:
+    """Validate the arguments shared by every cost/gradient entry point.
+
+    Returns the checked parameters, experiments and ``wrt`` (in the order validated: mode,
+    ``wrt``, parameters, experiments against the number of ports of ``B``).
+    """
+    _check_mode(mode)
+    wrt_checked = _check_wrt(wrt)
+    p = check_params(params)
+    return p, _as_experiments(experiments, p["B"].shape[1]), wrt_checked
+
+
 def hold_from_dataset(ds: object) -> str:
     """The input hold of a harvested dataset, from its ``input_interpolation`` attribute.
 
