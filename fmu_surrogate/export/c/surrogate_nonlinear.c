@@ -55,21 +55,17 @@ static void matvec(const double *M, int r, int cc, const double *v, double *out)
     }
 }
 
-/*
- * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
- * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
- */
-static int svd_solve(int n, const double *A, const double *b, double *x)
+/* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
+   orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
+   rotations; returns the largest s[j]. */
+static double jacobi_columns(int n, double *U, double *V, double *s)
 {
-    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
-    double *V, *s, smax = 0.0;
+    double smax = 0.0;
     int i, j, p, q, sweep, rotated = 1;
-    if (!U) return 1;
-    V = U + n * n;
-    s = V + n * n;
-    memcpy(U, A, sizeof(double) * (size_t)(n * n));
-    for (i = 0; i < n * n; i++) V[i] = 0.0;
-    for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    if (V) {
+        for (i = 0; i < n * n; i++) V[i] = 0.0;
+        for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    }
     for (sweep = 0; sweep < 80 && rotated; sweep++) {
         rotated = 0;
         for (p = 0; p < n - 1; p++)
@@ -88,11 +84,13 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
                 si = co * t;
                 for (i = 0; i < n; i++) {
                     const double up = U[i * n + p], uq = U[i * n + q];
-                    const double vp = V[i * n + p], vq = V[i * n + q];
                     U[i * n + p] = co * up - si * uq;
                     U[i * n + q] = si * up + co * uq;
-                    V[i * n + p] = co * vp - si * vq;
-                    V[i * n + q] = si * vp + co * vq;
+                    if (V) {
+                        const double vp = V[i * n + p], vq = V[i * n + q];
+                        V[i * n + p] = co * vp - si * vq;
+                        V[i * n + q] = si * vp + co * vq;
+                    }
                 }
             }
     }
@@ -102,6 +100,23 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
         s[j] = sqrt(acc);
         if (s[j] > smax) smax = s[j];
     }
+    return smax;
+}
+
+/*
+ * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
+ * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
+ */
+static int svd_solve(int n, const double *A, const double *b, double *x)
+{
+    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    double *V, *s, smax;
+    int i, j;
+    if (!U) return 1;
+    V = U + n * n;
+    s = V + n * n;
+    memcpy(U, A, sizeof(double) * (size_t)(n * n));
+    smax = jacobi_columns(n, U, V, s);
     for (i = 0; i < n; i++) x[i] = 0.0;
     for (j = 0; j < n; j++) {
         double c = 0.0;
@@ -117,39 +132,11 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
 /* Numerical rank as numpy.linalg.matrix_rank (tolerance smax * n * eps); k x k matrix. */
 static int rank_of(int k, const double *A)
 {
-    double *U = (double *)malloc(sizeof(double) * (size_t)(k * k)), smax = 0.0, s[SUR_NA_ALLOC];
-    int i, j, p, q, sweep, rotated = 1, r = 0;
+    double *U = (double *)malloc(sizeof(double) * (size_t)(k * k)), smax, s[SUR_NA_ALLOC];
+    int j, r = 0;
     if (!U) return -1;
     memcpy(U, A, sizeof(double) * (size_t)(k * k));
-    for (sweep = 0; sweep < 80 && rotated; sweep++) {
-        rotated = 0;
-        for (p = 0; p < k - 1; p++)
-            for (q = p + 1; q < k; q++) {
-                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
-                for (i = 0; i < k; i++) {
-                    al += U[i * k + p] * U[i * k + p];
-                    be += U[i * k + q] * U[i * k + q];
-                    ga += U[i * k + p] * U[i * k + q];
-                }
-                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
-                rotated = 1;
-                ze = (be - al) / (2.0 * ga);
-                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
-                co = 1.0 / sqrt(1.0 + t * t);
-                si = co * t;
-                for (i = 0; i < k; i++) {
-                    const double up = U[i * k + p], uq = U[i * k + q];
-                    U[i * k + p] = co * up - si * uq;
-                    U[i * k + q] = si * up + co * uq;
-                }
-            }
-    }
-    for (j = 0; j < k; j++) {
-        double acc = 0.0;
-        for (i = 0; i < k; i++) acc += U[i * k + j] * U[i * k + j];
-        s[j] = sqrt(acc);
-        if (s[j] > smax) smax = s[j];
-    }
+    smax = jacobi_columns(k, U, NULL, s);
     for (j = 0; j < k; j++)
         if (s[j] > smax * k * DBL_EPSILON) r++;
     free(U);
