@@ -157,6 +157,23 @@ static void bu(const double *u, double *out)
     }
 }
 
+#if SUR_NA > 0
+/* Jaa = (T dz/dx)[algebraic rows, algebraic columns] at x (SUR_NA x SUR_NA); Jz receives
+   dz/dx (NX x NX). */
+static void algebraic_jacobian(const double *x, double *Jz, double *Jaa)
+{
+    int i, j, k;
+    eff_dz(x, Jz);
+    for (i = 0; i < SUR_NA; i++)
+        for (j = 0; j < SUR_NA; j++) {
+            double acc = 0.0;
+            for (k = 0; k < NX; k++)
+                acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
+            Jaa[i * SUR_NA + j] = acc;
+        }
+}
+#endif
+
 /* Solve the algebraic rows for the algebraic states at input u (index 1); 0 on success. */
 static int consistent(ModelInstance *c, double *x, const double *u)
 {
@@ -164,7 +181,7 @@ static int consistent(ModelInstance *c, double *x, const double *u)
     double z[NX], tz[NX], b[NX], r[SUR_NA], dx[SUR_NA], best_x[NX];
     double *Jz = c->sur_jz, Jaa[SUR_NA * SUR_NA];
     double best = INFINITY, prev = INFINITY;
-    int it, i, j, k;
+    int it, i;
     memcpy(best_x, x, sizeof best_x);
     bu(u, b);
     for (it = 0; it < SUR_MAX_NEWTON; it++) {
@@ -183,14 +200,7 @@ static int consistent(ModelInstance *c, double *x, const double *u)
             return 0;
         }
         prev = rn;
-        eff_dz(x, Jz);
-        for (i = 0; i < SUR_NA; i++)
-            for (j = 0; j < SUR_NA; j++) {
-                double acc = 0.0;
-                for (k = 0; k < NX; k++)
-                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
-                Jaa[i * SUR_NA + j] = acc;
-            }
+        algebraic_jacobian(x, Jz, Jaa);
         for (i = 0; i < SUR_NA; i++) r[i] = -r[i];
         if (svd_solve(SUR_NA, Jaa, r, dx)) return 1;
         for (i = 0; i < SUR_NA; i++) x[SUR_COLS_A[i]] += dx[i];
@@ -209,15 +219,7 @@ fmi2Status model_initialize(ModelInstance *c)
 #if SUR_NA > 0
     {
         double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];
-        int i, j, k;
-        eff_dz(x, Jz);
-        for (i = 0; i < SUR_NA; i++)
-            for (j = 0; j < SUR_NA; j++) {
-                double acc = 0.0;
-                for (k = 0; k < NX; k++)
-                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
-                blk[i * SUR_NA + j] = acc;
-            }
+        algebraic_jacobian(x, Jz, blk);
         if (rank_of(SUR_NA, blk) < SUR_NA)
             return model_fail(c, "the algebraic equations cannot be solved for the algebraic "
                                  "states at the initial state (a DAE of index > 1, or a "
