@@ -44,17 +44,6 @@ static double amax(const double *v, int n)
     return m;
 }
 
-/* out = M v for an r x c row-major M */
-static void matvec(const double *M, int r, int cc, const double *v, double *out)
-{
-    int i, j;
-    for (i = 0; i < r; i++) {
-        double acc = 0.0;
-        for (j = 0; j < cc; j++) acc += M[i * cc + j] * v[j];
-        out[i] = acc;
-    }
-}
-
 /* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
    orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
    rotations; returns the largest s[j]. */
@@ -147,15 +136,7 @@ static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
 static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
 
 /* B u (length NX) */
-static void bu(const double *u, double *out)
-{
-    int i, j;
-    for (i = 0; i < NX; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NU; j++) acc += SUR_B[i * SUR_BS + j] * u[j];
-        out[i] = acc;
-    }
-}
+static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, u, out); }
 
 #if SUR_NA > 0
 /* Jaa = (T dz/dx)[algebraic rows, algebraic columns] at x (SUR_NA x SUR_NA); Jz receives
@@ -187,7 +168,7 @@ static int consistent(ModelInstance *c, double *x, const double *u)
     for (it = 0; it < SUR_MAX_NEWTON; it++) {
         double rn, scale;
         eff_z(x, z);
-        matvec(SUR_T, NX, NX, z, tz);
+        dn_matvec(NX, NX, NX, SUR_T, z, tz);
         for (i = 0; i < SUR_NA; i++) r[i] = tz[SUR_ROWS_A[i]] + b[SUR_ROWS_A[i]];
         rn = amax(r, SUR_NA);
         if (rn < best) {
@@ -245,7 +226,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
 #endif
     eff_z(x, z);
-    matvec(SUR_T, NX, NX, z, f);
+    dn_matvec(NX, NX, NX, SUR_T, z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
     /* E_dd x_d' = f_d (SUR_EINV: the inverse of E restricted to the differential rows/states) */
@@ -256,7 +237,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
     {
         double rz[NX], d = 0.0, s = 0.0;
-        matvec(SUR_R, NX, NX, z, rz);
+        dn_matvec(NX, NX, NX, SUR_R, z, rz);
         for (i = 0; i < NX; i++) d += z[i] * rz[i];
         for (j = 0; j < NU; j++) {
             double y = 0.0;
@@ -298,7 +279,7 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
             for (i = 0; i < NX * NX; i++) dzb[i] += SUR_WEIGHTS[q] * SUR_NODES[q] * Jz[i];
         }
     }
-    matvec(SUR_T, NX, NX, zb, tzb);
+    dn_matvec(NX, NX, NX, SUR_T, zb, tzb);
     for (i = 0; i < NX; i++) {
         double acc = 0.0;
         for (j = 0; j < NX; j++) acc += SUR_E[i * NX + j] * delta[j];
@@ -338,8 +319,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             memcpy(best_zb, zb, sizeof zb);
         }
         for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
-        matvec(SUR_E, NX, NX, dx, ed);
-        matvec(SUR_T, NX, NX, zb, tz);
+        dn_matvec(NX, NX, NX, SUR_E, dx, ed);
+        dn_matvec(NX, NX, NX, SUR_T, zb, tz);
         scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
         if (it > 3 && (fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
             best <= STALL * (scale + 1e-300)) {
@@ -367,7 +348,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     {
         double rz[NX], d = 0.0, s = 0.0;
         int j;
-        matvec(SUR_R, NX, NX, zb, rz);
+        dn_matvec(NX, NX, NX, SUR_R, zb, rz);
         for (i = 0; i < NX; i++) d += zb[i] * rz[i];
         for (j = 0; j < NU; j++) {
             double y = 0.0;
@@ -430,8 +411,8 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
     }
     eff_z(x, z);
     eff_dz(x, Jz);
-    matvec(Jz, NX, NX, dxs, dz);           /* dz = Jz dx */
-    matvec(SUR_T, NX, NX, dz, tdz);
+    dn_matvec(NX, NX, NX, Jz, dxs, dz);           /* dz = Jz dx */
+    dn_matvec(NX, NX, NX, SUR_T, dz, tdz);
     {
         double b[NX];
         bu(dus, b);
@@ -454,7 +435,7 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
 #endif
         } else if (un == VR_der_energy_dissipated) { /* d(z'Rz) = 2 z' R dz */
             double rz[NX];
-            matvec(SUR_R, NX, NX, z, rz);
+            dn_matvec(NX, NX, NX, SUR_R, z, rz);
             for (l = 0; l < NX; l++) acc += 2.0 * rz[l] * dz[l];
         } else if (un == VR_der_energy_supplied) { /* d(y'u) = (B' dz)' u + (B' z)' du */
             for (j = 0; j < NU; j++)
