@@ -522,11 +522,9 @@ def print_tables(res: dict) -> None:
 
 
 def figures(res: dict, fits: dict, out: Path) -> list[str]:
-    import matplotlib
+    from fmu_surrogate._mpl import finish, pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out.mkdir(parents=True, exist_ok=True)
     files = []
     syn = res["synthetic"]
@@ -541,10 +539,8 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
         ax.set_xlabel("iteration")
     axes[0][0].set_ylabel("cost")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
     files.append(str(out / "adjoint_ph_cost_histories.png"))
-    fig.savefig(files[-1], dpi=120)
-    plt.close(fig)
+    finish(fig, files[-1])
     # output fits and cross-validation (jrb)
     for kind in ("train", "cv"):
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
@@ -562,12 +558,10 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
             "J, R, B fit (Q = I): "
             + ("training input" if kind == "train" else "cross-validation input")
         )
-        fig.tight_layout()
         files.append(
             str(out / f"adjoint_ph_{'output_fit' if kind == 'train' else 'cross_validation'}.png")
         )
-        fig.savefig(files[-1], dpi=120)
-        plt.close(fig)
+        finish(fig, files[-1])
     # noise study: spread over the realisations, the paper's single numbers as markers
     ns = res.get("noise_study")
     if ns:
@@ -582,10 +576,8 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
             ax.tick_params(axis="x", labelrotation=30, labelsize=7)
         axes[0][0].set_ylabel("max training error vs noise-free output")
         axes[0][0].legend(fontsize=7)
-        fig.tight_layout()
         files.append(str(out / "adjoint_ph_noise_study.png"))
-        fig.savefig(files[-1], dpi=120)
-        plt.close(fig)
+        finish(fig, files[-1])
     # msd
     msd = res["msd"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -604,10 +596,8 @@ def figures(res: dict, fits: dict, out: Path) -> list[str]:
     axes[1].set_xlabel("model size n")
     axes[1].set_ylabel("relative max output error (%)")
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
     files.append(str(out / "adjoint_ph_msd.png"))
-    fig.savefig(files[-1], dpi=120)
-    plt.close(fig)
+    finish(fig, files[-1])
     return files
 
 

@@ -169,6 +169,21 @@ class ModelSpec:
         byname = {v.name: v for v in self.variables}
         return [(byname[v.derivative], v) for v in self.variables if v.derivative is not None]
 
+    def initial_unknowns(self) -> list[Var]:
+        """The variables listed as initial unknowns (FMI 2.0 ``<InitialUnknowns>``, FMI 3.0
+        ``<InitialUnknown>``), in declaration order."""
+        states = self.states()
+        state_names = {s.name for s, _ in states}
+        der_names = {d.name for _, d in states}
+        return [
+            v
+            for v in self.variables
+            if (v.causality == "output" and v.initial_ in ("approx", "calculated"))
+            or v.causality == "calculatedParameter"
+            or (v.name in state_names and v.initial_ in ("approx", "calculated"))
+            or v.name in der_names
+        ]
+
     @property
     def guid(self) -> str:
         """Deterministic GUID derived from the specification."""
@@ -181,7 +196,6 @@ class ModelSpec:
         vr = self.value_references()
         index = {v.name: k + 1 for k, v in enumerate(self.variables)}
         states = self.states()
-        e = self.experiment
         a = quoteattr
         dd = ' providesDirectionalDerivative="true"' if self.directional_derivatives else ""
         out = [
@@ -216,31 +230,13 @@ class ModelSpec:
             "    </SourceFiles>",
             "  </CoSimulation>",
         ]
-        units = sorted({v.unit for v in self.variables if v.unit})
-        if units:
-            out.append("  <UnitDefinitions>")
-            out += [f"    <Unit name={a(u)}/>" for u in units]
-            out.append("  </UnitDefinitions>")
-        out.append("  <LogCategories>")
-        out += [f"    <Category name={a(n)} description={a(d)}/>" for n, d in LOG_CATEGORIES]
-        out.append("  </LogCategories>")
-        exp = f'  <DefaultExperiment startTime="{_num(e.start)}" stopTime="{_num(e.stop)}"'
-        if e.step is not None:
-            exp += f' stepSize="{_num(e.step)}"'
-        if e.tolerance is not None:
-            exp += f' tolerance="{_num(e.tolerance)}"'
-        out.append(exp + "/>")
+        out += xml_units_logs_experiment(self)
         out.append("  <ModelVariables>")
         for v in self.variables:
-            attrs = f"name={a(v.name)} valueReference=\"{vr[v.name]}\""
-            if v.description:
-                attrs += f" description={a(v.description)}"
-            attrs += f' causality="{v.causality}" variability="{v.variability}"'
-            if v.initial_ is not None:
-                attrs += f' initial="{v.initial_}"'
+            attrs = xml_variable_attributes(v, vr)
             type_attrs = ""
             if v.start is not None and v.initial_ != "calculated":
-                type_attrs += f' start="{_value(v)}"'
+                type_attrs += f' start="{start_text(v)}"'
             if v.unit:
                 type_attrs += f" unit={a(v.unit)}"
             if v.derivative is not None:
@@ -259,16 +255,7 @@ class ModelSpec:
             out.append("    <Derivatives>")
             out += [f'      <Unknown index="{index[d.name]}"/>' for _, d in states]
             out.append("    </Derivatives>")
-        state_names = {s.name for s, _ in states}
-        der_names = {d.name for _, d in states}
-        initial_unknowns = [
-            v
-            for v in self.variables
-            if (v.causality == "output" and v.initial_ in ("approx", "calculated"))
-            or v.causality == "calculatedParameter"
-            or (v.name in state_names and v.initial_ in ("approx", "calculated"))
-            or v.name in der_names
-        ]
+        initial_unknowns = self.initial_unknowns()
         if initial_unknowns:
             out.append("    <InitialUnknowns>")
             out += [f'      <Unknown index="{index[v.name]}"/>' for v in initial_unknowns]
@@ -325,6 +312,66 @@ class ModelSpec:
         return "\n".join(lines)
 
 
+def xml_units_logs_experiment(spec: ModelSpec, *, tolerance: bool = True) -> list[str]:
+    """``<UnitDefinitions>``, ``<LogCategories>`` and ``<DefaultExperiment>`` lines (FMI 2.0 and
+    3.0 alike).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The model.
+    tolerance : bool
+        Write the experiment's tolerance (when it has one).
+
+    Returns
+    -------
+    list of str
+    """
+    a = quoteattr
+    e = spec.experiment
+    out = []
+    units = sorted({v.unit for v in spec.variables if v.unit})
+    if units:
+        out.append("  <UnitDefinitions>")
+        out += [f"    <Unit name={a(u)}/>" for u in units]
+        out.append("  </UnitDefinitions>")
+    out.append("  <LogCategories>")
+    out += [f"    <Category name={a(n)} description={a(d)}/>" for n, d in LOG_CATEGORIES]
+    out.append("  </LogCategories>")
+    exp = f'  <DefaultExperiment startTime="{_num(e.start)}" stopTime="{_num(e.stop)}"'
+    if e.step is not None:
+        exp += f' stepSize="{_num(e.step)}"'
+    if tolerance and e.tolerance is not None:
+        exp += f' tolerance="{_num(e.tolerance)}"'
+    out.append(exp + "/>")
+    return out
+
+
+def xml_variable_attributes(v: Var, vr: dict[str, int]) -> str:
+    """``name``, ``valueReference``, ``description``, ``causality``, ``variability`` and
+    ``initial`` attributes of a model variable (FMI 2.0 and 3.0 alike).
+
+    Parameters
+    ----------
+    v : Var
+        The variable.
+    vr : dict of str to int
+        Value references by name (:meth:`ModelSpec.value_references`).
+
+    Returns
+    -------
+    str
+    """
+    a = quoteattr
+    attrs = f"name={a(v.name)} valueReference=\"{vr[v.name]}\""
+    if v.description:
+        attrs += f" description={a(v.description)}"
+    attrs += f' causality="{v.causality}" variability="{v.variability}"'
+    if v.initial_ is not None:
+        attrs += f' initial="{v.initial_}"'
+    return attrs
+
+
 def _access(v: Var) -> int:
     if v.causality == "input" or (v.causality == "parameter" and v.variability == "tunable"):
         return _ALWAYS
@@ -340,7 +387,8 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-def _value(v: Var) -> str:
+def start_text(v: Var) -> str:
+    """The ``start`` attribute value of ``v`` (``true``/``false``, an integer or a float)."""
     if v.type == "Boolean":
         return "true" if v.start else "false"
     if v.type == "Integer":

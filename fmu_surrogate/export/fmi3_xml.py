@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
-from fmu_surrogate.benchmarks.model_description import LOG_CATEGORIES, ModelSpec
+from fmu_surrogate.benchmarks.model_description import (
+    ModelSpec,
+    start_text,
+    xml_units_logs_experiment,
+    xml_variable_attributes,
+)
 
 __all__ = ["model_description_xml3"]
 
 _TYPES = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean"}
-
-
-def _num(x: float) -> str:
-    return repr(float(x))
 
 
 def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> str:
@@ -39,7 +40,6 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
     vr_time = len(spec.variables)
     dd = ' providesDirectionalDerivatives="true"' if spec.directional_derivatives else ""
     state_ = ' canGetAndSetFMUState="true" canSerializeFMUState="true"'
-    e = spec.experiment
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         "<fmiModelDescription",
@@ -55,34 +55,16 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
                    f' needsCompletedIntegratorStep="false"{state_}{dd}/>')
     out.append(f"  <CoSimulation modelIdentifier={a(spec.identifier)}"
                f' canHandleVariableCommunicationStepSize="true"{state_}{dd}/>')
-    units = sorted({v.unit for v in spec.variables if v.unit})
-    if units:
-        out.append("  <UnitDefinitions>")
-        out += [f"    <Unit name={a(u)}/>" for u in units]
-        out.append("  </UnitDefinitions>")
-    out.append("  <LogCategories>")
-    out += [f"    <Category name={a(n)} description={a(d)}/>" for n, d in LOG_CATEGORIES]
-    out.append("  </LogCategories>")
-    exp = f'  <DefaultExperiment startTime="{_num(e.start)}" stopTime="{_num(e.stop)}"'
-    if e.step is not None:
-        exp += f' stepSize="{_num(e.step)}"'
-    out.append(exp + "/>")
+    out += xml_units_logs_experiment(spec, tolerance=False)
     out.append("  <ModelVariables>")
     out.append(f'    <Float64 name="time" valueReference="{vr_time}" causality="independent"'
                ' variability="continuous" description="simulation time"/>')
     for v in spec.variables:
-        attrs = f"name={a(v.name)} valueReference=\"{vr[v.name]}\""
-        if v.description:
-            attrs += f" description={a(v.description)}"
-        attrs += f' causality="{v.causality}" variability="{v.variability}"'
-        if v.initial_ is not None:
-            attrs += f' initial="{v.initial_}"'
+        attrs = xml_variable_attributes(v, vr)
         if v.unit:
             attrs += f" unit={a(v.unit)}"
         if v.start is not None and v.initial_ != "calculated":
-            start = ("true" if v.start else "false") if v.type == "Boolean" else (
-                str(int(v.start)) if v.type == "Integer" else _num(v.start))
-            attrs += f' start="{start}"'
+            attrs += f' start="{start_text(v)}"'
         if v.derivative is not None:
             attrs += f' derivative="{vr[v.derivative]}"'
         out.append(f"    <{_TYPES[v.type]} {attrs}/>")
@@ -92,13 +74,8 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
     out += [f'    <Output valueReference="{vr[v.name]}"/>' for v in spec.variables
             if v.causality == "output"]
     out += [f'    <ContinuousStateDerivative valueReference="{vr[d.name]}"/>' for _, d in states]
-    state_names = {s.name for s, _ in states}
-    der_names = {d.name for _, d in states}
-    for v in spec.variables:
-        if ((v.causality == "output" and v.initial_ in ("approx", "calculated"))
-                or v.causality == "calculatedParameter" or v.name in der_names
-                or (v.name in state_names and v.initial_ in ("approx", "calculated"))):
-            out.append(f'    <InitialUnknown valueReference="{vr[v.name]}"/>')
+    out += [f'    <InitialUnknown valueReference="{vr[v.name]}"/>'
+            for v in spec.initial_unknowns()]
     out.append("  </ModelStructure>")
     out.append("</fmiModelDescription>")
     return "\n".join(out) + "\n"

@@ -166,6 +166,17 @@ class Backend(Protocol):
         """Free the instance and delete the extracted files."""
 
 
+def _opened_info(fmu_path: str | os.PathLike, info: Any) -> Any:
+    """The FMU's :class:`~fmu_surrogate.fmu.model.FMUInfo` (read from ``fmu_path`` unless given),
+    checked to have a binary for this platform (what every backend's ``open`` needs first)."""
+    if info is None:
+        from fmu_surrogate.fmu.model import open_fmu
+
+        info = open_fmu(fmu_path)
+    info.require_binary()
+    return info
+
+
 def _column_layout(variables: Sequence[Any]) -> tuple[dict[str, tuple[int, tuple]], int]:
     cols, c = {}, 0
     for v in variables:

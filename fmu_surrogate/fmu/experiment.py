@@ -4,7 +4,7 @@ parameter sets and the recorded variables (errors name the problem and the fix).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -85,23 +85,33 @@ def _settable(v) -> bool:
             or (v.initial in ("exact", "approx") and v.variability != "constant"))
 
 
+def _mappings(value: Any, error: type[Exception], not_a_list: str,
+              not_a_dict: str) -> Iterator[Mapping]:
+    """The dicts of ``value`` (``None``: none; one dict: itself), each checked to be a mapping.
+
+    ``not_a_list`` and ``not_a_dict`` are the error messages as :meth:`str.format` templates
+    with the fields ``type`` (and ``i``, the position).
+    """
+    if value is None:
+        value = []
+    elif isinstance(value, Mapping):
+        value = [value]
+    elif not isinstance(value, (list, tuple)):
+        raise error(not_a_list.format(type=type(value).__name__))
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise error(not_a_dict.format(i=i, type=type(item).__name__))
+        yield item
+
+
 def _normalise_signals(signals: Any) -> list[dict]:
     from fmu_surrogate.fmu.signals import Constant, Signal
 
-    if signals is None:
-        sets: list[Any] = [{}]
-    elif isinstance(signals, Mapping):
-        sets = [signals]
-    elif isinstance(signals, (list, tuple)):
-        sets = list(signals) or [{}]
-    else:
-        raise SignalError(f"signals must be a dict {{input name: Signal}} or a list of such dicts, "
-                          f"got {type(signals).__name__}.")
     out = []
-    for i, s in enumerate(sets):
-        if not isinstance(s, Mapping):
-            raise SignalError(f"signals[{i}] must be a dict {{input name: Signal}}, got "
-                              f"{type(s).__name__}.")
+    for s in _mappings(signals, SignalError,
+                       "signals must be a dict {{input name: Signal}} or a list of such dicts, "
+                       "got {type}.",
+                       "signals[{i}] must be a dict {{input name: Signal}}, got {type}."):
         d = {}
         for name, sig in s.items():
             if isinstance(sig, (int, float)) and not isinstance(sig, bool):
@@ -112,22 +122,16 @@ def _normalise_signals(signals: Any) -> list[dict]:
                                   f"arrays in ArraySignal(t, values).")
             d[str(name)] = sig
         out.append(d)
-    return out
+    return out or [{}]
 
 
 def _normalise_parameters(parameters: Any) -> list[dict]:
-    if parameters is None:
-        return [{}]
-    if isinstance(parameters, Mapping):
-        parameters = [parameters]
-    if not isinstance(parameters, (list, tuple)):
-        raise ExperimentError(f"parameters must be a list of dicts {{name: value}} (one per run), "
-                              f"got {type(parameters).__name__}; see fmu_surrogate.fmu.plans.")
     out = []
-    for i, p in enumerate(parameters):
-        if not isinstance(p, Mapping):
-            raise ExperimentError(f"parameters[{i}] must be a dict {{name: value}}, got "
-                                  f"{type(p).__name__}.")
+    for i, p in enumerate(_mappings(
+            parameters, ExperimentError,
+            "parameters must be a list of dicts {{name: value}} (one per run), got {type}; see "
+            "fmu_surrogate.fmu.plans.",
+            "parameters[{i}] must be a dict {{name: value}}, got {type}.")):
         d = {}
         for k, v in p.items():
             if isinstance(v, (bool, np.bool_)):

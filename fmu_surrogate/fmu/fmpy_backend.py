@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.backend_api import BoundedLog, LogSink, RunOutput
+from fmu_surrogate.fmu.backend_api import BoundedLog, LogSink, RunOutput, _opened_info
 from fmu_surrogate.fmu.fmpy_cs import (
     _FMI2_GET,
     _FMI2_STATUS_BOOL,
@@ -91,12 +91,7 @@ class FmpyBackend:
         from fmpy import extract
         from fmpy.model_description import read_model_description
 
-        if info is None:
-            from fmu_surrogate.fmu.model import open_fmu
-
-            info = open_fmu(fmu_path)
-        info.require_binary()
-        self.info = info
+        self.info = info = _opened_info(fmu_path, info)
         self.fmi3 = str(info.fmi_version).startswith("3")
         if self.interface == "cs" or (self.interface == "auto" and info.supports_cs):
             if not info.supports_cs:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.backend_api import RunOutput, _column_layout
+from fmu_surrogate.fmu.backend_api import RunOutput, _column_layout, _opened_info
 
 __all__ = ["PyFMIBackend"]
 
@@ -34,12 +34,7 @@ class PyFMIBackend:
     def open(self, fmu_path: str | os.PathLike, info: Any = None) -> None:
         import pyfmi
 
-        if info is None:
-            from fmu_surrogate.fmu.model import open_fmu
-
-            info = open_fmu(fmu_path)
-        info.require_binary()
-        self.info = info
+        self.info = info = _opened_info(fmu_path, info)
         kind = "CS" if (self.interface == "cs" or (self.interface == "auto" and info.supports_cs)) \
             else "ME"
         self.kind = kind.lower()

@@ -124,6 +124,7 @@ from fmu_surrogate.identify.experiments import (  # noqa: F401  (re-exported)
     Regularization,
     StepGroups,
     _as_experiments,
+    _check_inputs,
     _check_mode,
     _check_signal,
     _check_time,

@@ -20,10 +20,8 @@ from fmu_surrogate.identify.experiments import (
     GradientKind,
     Mode,
     Regularization,
-    _as_experiments,
+    _check_inputs,
     _check_mode,
-    _check_wrt,
-    check_params,
 )
 
 Array = NDArray[np.float64]
@@ -144,10 +142,8 @@ def _evaluate(
     gradient: str,
 ) -> tuple[float, dict[str, Array]]:
     _check_mode(mode)
-    wrt = _check_wrt(wrt)
     _core()._check_gradient(gradient, mode)
-    p = check_params(params)
-    exps = _as_experiments(experiments, p["B"].shape[1])
+    p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
     with np.errstate(over="ignore", invalid="ignore"):
         prep, st = _forward_all(p, exps, mode)
         return _core()._finish(prep, st, reg, wrt, need_grad, gradient)

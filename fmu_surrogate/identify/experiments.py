@@ -30,44 +30,50 @@ HOLDS: tuple[str, ...] = ("linear", "zoh")
 STEP_RTOL = 1e-9
 
 
-def _check_time(t: ArrayLike, name: str = "t") -> Array:
+def _check_time(t: ArrayLike, name: str = "t", where: str = "") -> Array:
+    """Strictly increasing finite 1-D time grid; errors start with ``where: `` when given."""
+    at = f"{where}: " if where else ""
     tt = np.array(t, dtype=float)
     if tt.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of sample times, got shape {tt.shape}.")
+        raise ValueError(f"{at}{name} must be a 1-D array of sample times, got shape {tt.shape}.")
     if tt.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 sample times, got {tt.shape[0]}.")
+        raise ValueError(f"{at}{name} needs at least 2 sample times, got {tt.shape[0]}.")
     if not np.all(np.isfinite(tt)):
-        raise ValueError(f"{name} contains NaN or Inf; remove or interpolate those samples.")
+        raise ValueError(f"{at}{name} contains NaN or Inf; remove or interpolate those samples.")
     d = np.diff(tt)
     if np.any(d <= 0):
         k = int(np.argmax(d <= 0))
         raise ValueError(
-            f"{name} must be strictly increasing, but {name}[{k + 1}] = {tt[k + 1]!r} <= "
+            f"{at}{name} must be strictly increasing, but {name}[{k + 1}] = {tt[k + 1]!r} <= "
             f"{name}[{k}] = {tt[k]!r}; sort the samples and drop duplicate time points."
         )
     return tt
 
 
-def _check_signal(a: ArrayLike, K: int, name: str, m: int | None = None) -> Array:
+def _check_signal(
+    a: ArrayLike, K: int, name: str, m: int | None = None, where: str = ""
+) -> Array:
+    """Finite (K, m) signal, a 1-D one as one channel; errors start with ``where: `` if given."""
+    at = f"{where}: " if where else ""
     arr = np.array(a, dtype=float)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != K:
         raise ValueError(
-            f"{name} must have shape (K, m) = ({K}, m) with one row per sample time, "
-            f"got shape {np.shape(a)}."
+            f"{at}{name} must have shape (K, m) = ({K}, m) with K = len(t) rows (one per "
+            f"sample time), got shape {np.shape(a)}."
         )
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
+        raise ValueError(f"{at}{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
     if m is not None and arr.shape[1] != m:
         raise ValueError(
-            f"{name} has {arr.shape[1]} channels but the model has m = {m} ports (B is n×{m}); "
-            f"pass a ({K}, {m}) array."
+            f"{at}{name} has {arr.shape[1]} channels but the model has m = {m} ports "
+            f"(B is n×{m}); pass a ({K}, {m}) array."
         )
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
-            f"{name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
+            f"{at}{name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
             f"remove or interpolate those samples."
         )
     return arr
@@ -327,6 +333,23 @@ def _as_experiments(experiments: Experiment | Sequence[Experiment], m: int) -> l
                 f"the model and the data must have the same number of ports."
             )
     return exps
+
+
+def _check_inputs(
+    params: Mapping[str, ArrayLike],
+    experiments: Experiment | Sequence[Experiment],
+    mode: str,
+    wrt: Sequence[str],
+) -> tuple[dict[str, Array], list[Experiment], tuple[str, ...]]:
+    """Validate the arguments shared by every cost/gradient entry point.
+
+    Returns the checked parameters, experiments and ``wrt`` (in the order validated: mode,
+    ``wrt``, parameters, experiments against the number of ports of ``B``).
+    """
+    _check_mode(mode)
+    wrt_checked = _check_wrt(wrt)
+    p = check_params(params)
+    return p, _as_experiments(experiments, p["B"].shape[1]), wrt_checked
 
 
 def hold_from_dataset(ds: object) -> str:

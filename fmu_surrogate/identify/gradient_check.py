@@ -30,13 +30,12 @@ from fmu_surrogate.identify.adjoint import (
     GradientKind,
     Mode,
     Regularization,
-    _as_experiments,
+    _check_gradient,
+    _check_inputs,
     _check_mode,
-    _check_wrt,
     _expm_frechet_adjoint,
     _plan,
     _regularization,
-    check_params,
     evaluator_settings,
     foh_block_matrix,
     foh_matrices,
@@ -212,10 +211,7 @@ def autograd_cost_and_gradient(
     """
     import torch
 
-    _check_mode(mode)
-    wrt = _check_wrt(wrt)
-    p = check_params(params)
-    exps = _as_experiments(experiments, p["B"].shape[1])
+    p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
     pt = {k: torch.tensor(v, dtype=torch.float64, requires_grad=k in wrt) for k, v in p.items()}
     total = _torch_cost(pt, exps, mode, reg, wrt)
     leaves = [pt[k] for k in wrt]
@@ -321,11 +317,8 @@ def loop_cost(
     """Reference implementation of :func:`~fmu_surrogate.identify.adjoint.cost` with a
     per-time-step Python loop (same discretisation and matrix exponentials); bench baseline
     for the line-search evaluations."""
-    _check_mode(mode)
-    wrt = _check_wrt(wrt)
-    p = check_params(params)
+    p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
     J, R, Q, B, x0 = (p[k] for k in PARAMS)
-    exps = _as_experiments(experiments, B.shape[1])
     plan = _plan(exps)
     A = (J - R) @ Q
     C = B.T @ Q
@@ -353,13 +346,10 @@ def loop_cost_and_gradient(
     independent check of the vectorised code.  Same arguments and return value.
     """
     _check_mode(mode)
-    wrt = _check_wrt(wrt)
-    if gradient == "paper" and mode != "euler":
-        raise ValueError("gradient='paper' exists only for mode='euler'.")
-    p = check_params(params)
+    _check_gradient(gradient, mode)
+    p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
     J, R, Q, B, x0 = (p[k] for k in PARAMS)
     n, m = B.shape
-    exps = _as_experiments(experiments, m)
     plan = _plan(exps)
     JR = J - R
     A = JR @ Q

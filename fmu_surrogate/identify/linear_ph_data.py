@@ -7,49 +7,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.identify.experiments import _check_signal, _check_time
+
 Array = NDArray[np.float64]
-
-
-def _as_time_grid(t: ArrayLike, where: str) -> Array:
-    a = np.asarray(t, dtype=float)
-    if a.ndim != 1:
-        raise ValueError(f"{where}: t must be a 1-D array of time points, got shape {a.shape}.")
-    if a.size < 2:
-        raise ValueError(f"{where}: t needs at least 2 time points, got {a.size}.")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{where}: t contains NaN or Inf; pass finite time points.")
-    if not np.all(np.diff(a) > 0):
-        k = int(np.argmax(~(np.diff(a) > 0)))
-        raise ValueError(
-            f"{where}: time grid must be strictly increasing, but t[{k + 1}] = {a[k + 1]!r} "
-            f"<= t[{k}] = {a[k]!r}. Sort the samples and drop duplicate time points."
-        )
-    return a
-
-
-def _as_signal(v: ArrayLike, K: int, name: str, where: str) -> Array:
-    a = np.asarray(v, dtype=float)
-    if a.ndim == 1:
-        a = a[:, None]
-    if a.ndim != 2 or a.shape[0] != K:
-        raise ValueError(
-            f"{where}: {name} must have shape (K, m) with K = len(t) = {K} rows, got {np.shape(v)}."
-        )
-    if not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise ValueError(
-            f"{where}: {name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
-            f"remove or interpolate the missing samples."
-        )
-    return a
 
 
 def _validate_triplet(
     t: ArrayLike, u: ArrayLike, y: ArrayLike, where: str
 ) -> tuple[Array, Array, Array]:
-    tt = _as_time_grid(t, where)
-    uu = _as_signal(u, tt.size, "u", where)
-    yy = _as_signal(y, tt.size, "y", where)
+    tt = _check_time(t, where=where)
+    uu = _check_signal(u, tt.size, "u", where=where)
+    yy = _check_signal(y, tt.size, "y", where=where)
     if uu.shape[1] != yy.shape[1]:
         raise ValueError(
             f"{where}: a pH system has as many outputs as inputs (y = Bᵀ Q x), but u has "

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.ph.system import _as_2d
+
 Array = NDArray[np.float64]
 
 FORMAT = "fmu_surrogate.kernel_effort"
@@ -225,7 +227,7 @@ class KernelEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         if not self.has_constraint_force:
             g = np.zeros((len(a), 0 if self.differential is None else self.differential.size))
         else:
@@ -240,16 +242,6 @@ class KernelEffort:
         return Kc, lin
 
     # -- evaluation ----------------------------------------------------------------------------
-    def _points(self, x: ArrayLike) -> tuple[Array, bool]:
-        a = np.asarray(x, dtype=float)
-        single = a.ndim == 1
-        a = np.atleast_2d(a)
-        if a.ndim != 2 or a.shape[1] != self.n_states:
-            raise ValueError(
-                f"x must have shape (M, {self.n_states}) or ({self.n_states},), got {np.shape(x)}."
-            )
-        return a, single
-
     def _h_terms(self, xd: Array, k: int) -> tuple[Array, Array, Array, Array]:
         """Component ``k``: kernel ``K`` (M, N), ``S = rᵀv`` (M, N), ``1/ℓ²`` and ``V``."""
         Xd = self.X[:, self.differential]
@@ -269,7 +261,7 @@ class KernelEffort:
             States.
         """
         self._need_h()
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         xd = a[:, self.differential]
         Xd = self.X[:, self.differential]
         g = np.broadcast_to(self.h_linear, xd.shape).copy()
@@ -288,7 +280,7 @@ class KernelEffort:
             States.
         """
         self._need_h()
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         xd = a[:, self.differential]
         h = xd @ self.h_linear + self.h_offset
         for k in range(self.h_weights.shape[0]):
@@ -298,7 +290,7 @@ class KernelEffort:
 
     def __call__(self, x: ArrayLike) -> Array:
         """``z(x)``: (M, n) -> (M, n), (n,) -> (n,)."""
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         z = gaussian_kernel(a, self.X, self.lengthscale) @ self.weights + self.offset
         if self.differential is not None:
             g = self.hamiltonian_gradient(a)
@@ -315,7 +307,7 @@ class KernelEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         out = np.concatenate([self._jac(a[i : i + _CHUNK]) for i in range(0, len(a), _CHUNK)])
         return out[0] if single else out
 

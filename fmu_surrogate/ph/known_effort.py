@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.ph.system import _as_2d
+
 Array = NDArray[np.float64]
 
 __all__ = ["PartlyKnownEffort", "PolynomialEffort"]
@@ -161,18 +163,9 @@ class PolynomialEffort:
         """Sorted indices of the components that have at least one term."""
         return np.unique(self.components)
 
-    def _points(self, x: ArrayLike) -> tuple[Array, bool]:
-        a = np.asarray(x, dtype=float)
-        single = a.ndim == 1
-        a = np.atleast_2d(a)
-        if a.ndim != 2 or a.shape[1] != self.n_states:
-            raise ValueError(f"x must have shape (M, {self.n_states}) or ({self.n_states},), "
-                             f"got {np.shape(x)}.")
-        return a, single
-
     def __call__(self, x: ArrayLike) -> Array:
         """``z(x)``: (M, n) -> (M, n), (n,) -> (n,)."""
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         z = np.zeros_like(a)
         vals = _monomials(a, self.exponents) * self.coefficients
         np.add.at(z.T, self.components, vals.T)
@@ -186,7 +179,7 @@ class PolynomialEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = self._points(x)
+        a, single = _as_2d(x, self.n_states, "x")
         rows, cols, c, dexp = self._d_terms
         J = np.zeros((a.shape[0], self.n_states, self.n_states))
         vals = _monomials(a, dexp) * c  # (M, number of derivative terms)

@@ -1,22 +1,12 @@
 """The paper's dense transformed multi-task GP in scripts/bench_gp.py against a NumPy reference."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_gp.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_gp", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+def bench(load_script):
+    return load_script("bench_gp")
 
 
 def test_random_problem_has_ph_structure(bench):

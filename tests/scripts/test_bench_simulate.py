@@ -1,18 +1,10 @@
 """scripts/bench_simulate.py --quick: the table's energy residuals tell the schemes apart."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_simulate.py"
 
 
-def test_quick_table(tmp_path):
-    spec = importlib.util.spec_from_file_location("bench_simulate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+def test_quick_table(tmp_path, load_script):
+    mod = load_script("bench_simulate")
     out = tmp_path / "b.json"
     assert mod.main(["--quick", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]

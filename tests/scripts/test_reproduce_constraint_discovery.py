@@ -1,18 +1,12 @@
 """Smoke test of scripts/reproduce_constraint_discovery.py --quick: the table and figures."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_constraint_discovery.py"
 
-
-def test_quick_run_writes_table_i_and_figures(tmp_path):
-    spec = importlib.util.spec_from_file_location("reproduce_constraint_discovery", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def test_quick_run_writes_table_i_and_figures(tmp_path, load_script):
+    mod = load_script("reproduce_constraint_discovery")
     out = tmp_path / "figs"
     mod.main(["--quick", "--max-runs", "15", "--out", str(out), "--json",
               str(tmp_path / "r.json")])

@@ -1,22 +1,14 @@
 """The --quick run of scripts/reproduce_gp_ph_dae.py produces sensible numbers and figures."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_gp_ph_dae.py"
-
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("reproduce_gp_ph_dae", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
+def quick(tmp_path_factory, load_script):
+    mod = load_script("reproduce_gp_ph_dae")
     out = tmp_path_factory.mktemp("repro")
     js = out / "results.json"
     assert mod.main(["--quick", "--out", str(out), "--json", str(js), "--no-progress"]) == 0

@@ -1,21 +1,13 @@
 """The --quick run of scripts/reproduce_gp_rvm.py produces sensible numbers and figures."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_gp_rvm.py"
-
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory, benchmark_fmus):
-    spec = importlib.util.spec_from_file_location("reproduce_gp_rvm", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+def quick(tmp_path_factory, benchmark_fmus, load_script):
+    mod = load_script("reproduce_gp_rvm")
     out = tmp_path_factory.mktemp("repro")
     js = out / "results.json"
     # a folder without the Silverbox files: part (c) is skipped with a message

@@ -1,18 +1,10 @@
 """scripts/reproduce_gp_simulation.py --quick: harvest, fit, simulate and report run end to end."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_gp_simulation.py"
 
 
-def test_quick_run_reports_errors_and_energy(tmp_path):
-    spec = importlib.util.spec_from_file_location("reproduce_gp_simulation", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+def test_quick_run_reports_errors_and_energy(tmp_path, load_script):
+    mod = load_script("reproduce_gp_simulation")
     js = tmp_path / "r.json"
     assert mod.main(["--quick", "--out", str(tmp_path), "--json", str(js), "--no-progress"]) == 0
     res = json.loads(js.read_text())

@@ -14,6 +14,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* out = M v for the r x c block of a row-major M with row stride ld; out may not alias v. */
+static void dn_matvec(int r, int c, int ld, const double *M, const double *v, double *out)
+{
+    int i, j;
+    for (i = 0; i < r; i++) {
+        double acc = 0.0;
+        for (j = 0; j < c; j++) acc += M[i * ld + j] * v[j];
+        out[i] = acc;
+    }
+}
+
+/* w' P w for an n x n row-major P. */
+static double dn_quad(int n, const double *P, const double *w)
+{
+    double s = 0.0;
+    int i, j;
+    for (i = 0; i < n; i++) {
+        double acc = 0.0;
+        for (j = 0; j < n; j++) acc += P[i * n + j] * w[j];
+        s += w[i] * acc;
+    }
+    return s;
+}
+
 /* C = A B (n x n); C may not alias A or B. */
 static void dn_mul(int n, const double *A, const double *B, double *C)
 {

@@ -25,31 +25,16 @@
 static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
 static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
 
-static double hamiltonian(const double *x)
-{
-    double h = 0.0;
-    int i, j;
-    for (i = 0; i < NX; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NX; j++) acc += SUR_HM[i * NX + j] * x[j];
-        h += x[i] * acc;
-    }
-    return 0.5 * h;
-}
+static double hamiltonian(const double *x) { return 0.5 * dn_quad(NX, SUR_HM, x); }
 
 /* w' P w for w = (x, u). */
 static double quad_w(const double *P, const double *x, const double *u)
 {
-    double w[NW], s = 0.0;
-    int i, j;
+    double w[NW];
+    int i;
     for (i = 0; i < NX; i++) w[i] = x[i];
     for (i = 0; i < NU; i++) w[NX + i] = u[i];
-    for (i = 0; i < NW; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NW; j++) acc += P[i * NW + j] * w[j];
-        s += w[i] * acc;
-    }
-    return s;
+    return dn_quad(NW, P, w);
 }
 
 fmi2Status model_initialize(ModelInstance *c)

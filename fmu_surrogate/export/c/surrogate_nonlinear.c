@@ -44,32 +44,17 @@ static double amax(const double *v, int n)
     return m;
 }
 
-/* out = M v for an r x c row-major M */
-static void matvec(const double *M, int r, int cc, const double *v, double *out)
+/* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
+   orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
+   rotations; returns the largest s[j]. */
+static double jacobi_columns(int n, double *U, double *V, double *s)
 {
-    int i, j;
-    for (i = 0; i < r; i++) {
-        double acc = 0.0;
-        for (j = 0; j < cc; j++) acc += M[i * cc + j] * v[j];
-        out[i] = acc;
-    }
-}
-
-/*
- * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
- * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
- */
-static int svd_solve(int n, const double *A, const double *b, double *x)
-{
-    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
-    double *V, *s, smax = 0.0;
+    double smax = 0.0;
     int i, j, p, q, sweep, rotated = 1;
-    if (!U) return 1;
-    V = U + n * n;
-    s = V + n * n;
-    memcpy(U, A, sizeof(double) * (size_t)(n * n));
-    for (i = 0; i < n * n; i++) V[i] = 0.0;
-    for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    if (V) {
+        for (i = 0; i < n * n; i++) V[i] = 0.0;
+        for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    }
     for (sweep = 0; sweep < 80 && rotated; sweep++) {
         rotated = 0;
         for (p = 0; p < n - 1; p++)
@@ -88,11 +73,13 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
                 si = co * t;
                 for (i = 0; i < n; i++) {
                     const double up = U[i * n + p], uq = U[i * n + q];
-                    const double vp = V[i * n + p], vq = V[i * n + q];
                     U[i * n + p] = co * up - si * uq;
                     U[i * n + q] = si * up + co * uq;
-                    V[i * n + p] = co * vp - si * vq;
-                    V[i * n + q] = si * vp + co * vq;
+                    if (V) {
+                        const double vp = V[i * n + p], vq = V[i * n + q];
+                        V[i * n + p] = co * vp - si * vq;
+                        V[i * n + q] = si * vp + co * vq;
+                    }
                 }
             }
     }
@@ -102,6 +89,23 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
         s[j] = sqrt(acc);
         if (s[j] > smax) smax = s[j];
     }
+    return smax;
+}
+
+/*
+ * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
+ * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
+ */
+static int svd_solve(int n, const double *A, const double *b, double *x)
+{
+    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    double *V, *s, smax;
+    int i, j;
+    if (!U) return 1;
+    V = U + n * n;
+    s = V + n * n;
+    memcpy(U, A, sizeof(double) * (size_t)(n * n));
+    smax = jacobi_columns(n, U, V, s);
     for (i = 0; i < n; i++) x[i] = 0.0;
     for (j = 0; j < n; j++) {
         double c = 0.0;
@@ -117,39 +121,11 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
 /* Numerical rank as numpy.linalg.matrix_rank (tolerance smax * n * eps); k x k matrix. */
 static int rank_of(int k, const double *A)
 {
-    double *U = (double *)malloc(sizeof(double) * (size_t)(k * k)), smax = 0.0, s[SUR_NA_ALLOC];
-    int i, j, p, q, sweep, rotated = 1, r = 0;
+    double *U = (double *)malloc(sizeof(double) * (size_t)(k * k)), smax, s[SUR_NA_ALLOC];
+    int j, r = 0;
     if (!U) return -1;
     memcpy(U, A, sizeof(double) * (size_t)(k * k));
-    for (sweep = 0; sweep < 80 && rotated; sweep++) {
-        rotated = 0;
-        for (p = 0; p < k - 1; p++)
-            for (q = p + 1; q < k; q++) {
-                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
-                for (i = 0; i < k; i++) {
-                    al += U[i * k + p] * U[i * k + p];
-                    be += U[i * k + q] * U[i * k + q];
-                    ga += U[i * k + p] * U[i * k + q];
-                }
-                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
-                rotated = 1;
-                ze = (be - al) / (2.0 * ga);
-                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
-                co = 1.0 / sqrt(1.0 + t * t);
-                si = co * t;
-                for (i = 0; i < k; i++) {
-                    const double up = U[i * k + p], uq = U[i * k + q];
-                    U[i * k + p] = co * up - si * uq;
-                    U[i * k + q] = si * up + co * uq;
-                }
-            }
-    }
-    for (j = 0; j < k; j++) {
-        double acc = 0.0;
-        for (i = 0; i < k; i++) acc += U[i * k + j] * U[i * k + j];
-        s[j] = sqrt(acc);
-        if (s[j] > smax) smax = s[j];
-    }
+    smax = jacobi_columns(k, U, NULL, s);
     for (j = 0; j < k; j++)
         if (s[j] > smax * k * DBL_EPSILON) r++;
     free(U);
@@ -160,15 +136,24 @@ static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
 static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
 
 /* B u (length NX) */
-static void bu(const double *u, double *out)
+static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, u, out); }
+
+#if SUR_NA > 0
+/* Jaa = (T dz/dx)[algebraic rows, algebraic columns] at x (SUR_NA x SUR_NA); Jz receives
+   dz/dx (NX x NX). */
+static void algebraic_jacobian(const double *x, double *Jz, double *Jaa)
 {
-    int i, j;
-    for (i = 0; i < NX; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NU; j++) acc += SUR_B[i * SUR_BS + j] * u[j];
-        out[i] = acc;
-    }
+    int i, j, k;
+    eff_dz(x, Jz);
+    for (i = 0; i < SUR_NA; i++)
+        for (j = 0; j < SUR_NA; j++) {
+            double acc = 0.0;
+            for (k = 0; k < NX; k++)
+                acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
+            Jaa[i * SUR_NA + j] = acc;
+        }
 }
+#endif
 
 /* Solve the algebraic rows for the algebraic states at input u (index 1); 0 on success. */
 static int consistent(ModelInstance *c, double *x, const double *u)
@@ -177,13 +162,13 @@ static int consistent(ModelInstance *c, double *x, const double *u)
     double z[NX], tz[NX], b[NX], r[SUR_NA], dx[SUR_NA], best_x[NX];
     double *Jz = c->sur_jz, Jaa[SUR_NA * SUR_NA];
     double best = INFINITY, prev = INFINITY;
-    int it, i, j, k;
+    int it, i;
     memcpy(best_x, x, sizeof best_x);
     bu(u, b);
     for (it = 0; it < SUR_MAX_NEWTON; it++) {
         double rn, scale;
         eff_z(x, z);
-        matvec(SUR_T, NX, NX, z, tz);
+        dn_matvec(NX, NX, NX, SUR_T, z, tz);
         for (i = 0; i < SUR_NA; i++) r[i] = tz[SUR_ROWS_A[i]] + b[SUR_ROWS_A[i]];
         rn = amax(r, SUR_NA);
         if (rn < best) {
@@ -196,14 +181,7 @@ static int consistent(ModelInstance *c, double *x, const double *u)
             return 0;
         }
         prev = rn;
-        eff_dz(x, Jz);
-        for (i = 0; i < SUR_NA; i++)
-            for (j = 0; j < SUR_NA; j++) {
-                double acc = 0.0;
-                for (k = 0; k < NX; k++)
-                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
-                Jaa[i * SUR_NA + j] = acc;
-            }
+        algebraic_jacobian(x, Jz, Jaa);
         for (i = 0; i < SUR_NA; i++) r[i] = -r[i];
         if (svd_solve(SUR_NA, Jaa, r, dx)) return 1;
         for (i = 0; i < SUR_NA; i++) x[SUR_COLS_A[i]] += dx[i];
@@ -222,15 +200,7 @@ fmi2Status model_initialize(ModelInstance *c)
 #if SUR_NA > 0
     {
         double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];
-        int i, j, k;
-        eff_dz(x, Jz);
-        for (i = 0; i < SUR_NA; i++)
-            for (j = 0; j < SUR_NA; j++) {
-                double acc = 0.0;
-                for (k = 0; k < NX; k++)
-                    acc += SUR_T[SUR_ROWS_A[i] * NX + k] * Jz[k * NX + SUR_COLS_A[j]];
-                blk[i * SUR_NA + j] = acc;
-            }
+        algebraic_jacobian(x, Jz, blk);
         if (rank_of(SUR_NA, blk) < SUR_NA)
             return model_fail(c, "the algebraic equations cannot be solved for the algebraic "
                                  "states at the initial state (a DAE of index > 1, or a "
@@ -256,7 +226,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
 #endif
     eff_z(x, z);
-    matvec(SUR_T, NX, NX, z, f);
+    dn_matvec(NX, NX, NX, SUR_T, z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
     /* E_dd x_d' = f_d (SUR_EINV: the inverse of E restricted to the differential rows/states) */
@@ -267,7 +237,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
     {
         double rz[NX], d = 0.0, s = 0.0;
-        matvec(SUR_R, NX, NX, z, rz);
+        dn_matvec(NX, NX, NX, SUR_R, z, rz);
         for (i = 0; i < NX; i++) d += z[i] * rz[i];
         for (j = 0; j < NU; j++) {
             double y = 0.0;
@@ -309,7 +279,7 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
             for (i = 0; i < NX * NX; i++) dzb[i] += SUR_WEIGHTS[q] * SUR_NODES[q] * Jz[i];
         }
     }
-    matvec(SUR_T, NX, NX, zb, tzb);
+    dn_matvec(NX, NX, NX, SUR_T, zb, tzb);
     for (i = 0; i < NX; i++) {
         double acc = 0.0;
         for (j = 0; j < NX; j++) acc += SUR_E[i * NX + j] * delta[j];
@@ -349,8 +319,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             memcpy(best_zb, zb, sizeof zb);
         }
         for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
-        matvec(SUR_E, NX, NX, dx, ed);
-        matvec(SUR_T, NX, NX, zb, tz);
+        dn_matvec(NX, NX, NX, SUR_E, dx, ed);
+        dn_matvec(NX, NX, NX, SUR_T, zb, tz);
         scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
         if (it > 3 && (fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
             best <= STALL * (scale + 1e-300)) {
@@ -378,7 +348,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     {
         double rz[NX], d = 0.0, s = 0.0;
         int j;
-        matvec(SUR_R, NX, NX, zb, rz);
+        dn_matvec(NX, NX, NX, SUR_R, zb, rz);
         for (i = 0; i < NX; i++) d += zb[i] * rz[i];
         for (j = 0; j < NU; j++) {
             double y = 0.0;
@@ -441,8 +411,8 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
     }
     eff_z(x, z);
     eff_dz(x, Jz);
-    matvec(Jz, NX, NX, dxs, dz);           /* dz = Jz dx */
-    matvec(SUR_T, NX, NX, dz, tdz);
+    dn_matvec(NX, NX, NX, Jz, dxs, dz);           /* dz = Jz dx */
+    dn_matvec(NX, NX, NX, SUR_T, dz, tdz);
     {
         double b[NX];
         bu(dus, b);
@@ -465,7 +435,7 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
 #endif
         } else if (un == VR_der_energy_dissipated) { /* d(z'Rz) = 2 z' R dz */
             double rz[NX];
-            matvec(SUR_R, NX, NX, z, rz);
+            dn_matvec(NX, NX, NX, SUR_R, z, rz);
             for (l = 0; l < NX; l++) acc += 2.0 * rz[l] * dz[l];
         } else if (un == VR_der_energy_supplied) { /* d(y'u) = (B' dz)' u + (B' z)' du */
             for (j = 0; j < NU; j++)

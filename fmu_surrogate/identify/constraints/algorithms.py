@@ -34,7 +34,7 @@ from fmu_surrogate.identify.constraints.evaluations import (
 from fmu_surrogate.identify.constraints.feasibility import FeasibilityModel
 
 __all__ = ["GRADIENT_OPTIMIZERS", "OPTIMIZERS", "POPULATION_OPTIMIZERS", "Search", "SearchSettings", "bump_feasibility",
-           "delta_sequences", "run_algorithm1", "run_algorithm2", "run_algorithm3"]
+           "delta_sequences", "run_algorithm1", "run_restarting"]
 
 #: scipy.optimize.minimize methods (lower case -> scipy's name).
 OPTIMIZERS = {"cobyla": "COBYLA", "slsqp": "SLSQP", "powell": "Powell",
@@ -275,8 +275,35 @@ def _run_population(search: Search, x0: np.ndarray, algorithm: int,
     return f"differential evolution: {res.message}"
 
 
-def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int,
-                    bounds: np.ndarray | None = None, seed: int = 0) -> str:
+def run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int,
+                   bounds: np.ndarray | None = None, seed: int = 0) -> str:
+    """Algorithm 2 or 3 by an unconstrained optimiser, restarted from the best point while that
+    improves; returns the stopping reason.
+
+    Parameters
+    ----------
+    search : Search
+        The shared state.
+    x0 : ndarray
+        Initial parameters.
+    method : str
+        scipy method name, or ``"differential_evolution"`` (a population optimiser: each
+        generation is one batch of parallel runs).
+    algorithm : {2, 3}
+        2: minimise Algorithm 2's ``J̃`` (failures cost ``−log p̃``); 3: Algorithm 3's ``J'``
+        with ``q`` updated after every simulation.
+    bounds : ndarray, shape (p, 2), optional
+        Search box (differential evolution only).
+    seed : int
+        Seed of differential evolution.
+
+    Returns
+    -------
+    str
+    """
+    if algorithm not in (2, 3):
+        raise ValueError(f"algorithm must be 2 or 3, got {algorithm!r}; Algorithm 1 is "
+                         "run_algorithm1.")
     if method == "differential_evolution":
         return _run_population(search, x0, algorithm, bounds, seed)
     f, grad = search.objective(algorithm)
@@ -299,56 +326,6 @@ def _run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int,
     if len(reasons) > 1:
         return f"{reasons[-1]} (after {len(reasons) - 1} restarts from the best point)"
     return reasons[0]
-
-
-def run_algorithm3(search: Search, x0: np.ndarray, method: str,
-                   bounds: np.ndarray | None = None, seed: int = 0) -> str:
-    """Algorithm 3 (``J'``, ``q`` updated after every simulation); returns the stopping reason.
-
-    Parameters
-    ----------
-    search : Search
-        The shared state.
-    x0 : ndarray
-        Initial parameters.
-    method : str
-        scipy method name, or ``"differential_evolution"`` (a population optimiser: each
-        generation is one batch of parallel runs).
-    bounds : ndarray, shape (p, 2), optional
-        Search box (differential evolution only).
-    seed : int
-        Seed of differential evolution.
-
-    Returns
-    -------
-    str
-    """
-    return _run_restarting(search, x0, method, 3, bounds, seed)
-
-
-def run_algorithm2(search: Search, x0: np.ndarray, method: str,
-                   bounds: np.ndarray | None = None, seed: int = 0) -> str:
-    """Minimise Algorithm 2's ``J̃`` (failures cost ``−log p̃``); returns the stopping reason.
-
-    Parameters
-    ----------
-    search : Search
-        The shared state.
-    x0 : ndarray
-        Initial parameters.
-    method : str
-        scipy method name, or ``"differential_evolution"`` (a population optimiser: each
-        generation is one batch of parallel runs).
-    bounds : ndarray, shape (p, 2), optional
-        Search box (differential evolution only).
-    seed : int
-        Seed of differential evolution.
-
-    Returns
-    -------
-    str
-    """
-    return _run_restarting(search, x0, method, 2, bounds, seed)
 
 
 def run_algorithm1(search: Search, x0: np.ndarray, method: str,

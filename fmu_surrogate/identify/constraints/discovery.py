@@ -21,8 +21,7 @@ from fmu_surrogate.identify.constraints.algorithms import (
     Search,
     SearchSettings,
     run_algorithm1,
-    run_algorithm2,
-    run_algorithm3,
+    run_restarting,
 )
 from fmu_surrogate.identify.constraints.evaluations import EvaluationStore
 from fmu_surrogate.identify.constraints.feasibility import FeasibilityModel, make_feasibility
@@ -262,9 +261,9 @@ class ConstraintDiscovery(BaseEstimator):
             if algorithm == "1":
                 reason = run_algorithm1(search, x0, method)
             elif algorithm in ("2", "3"):
-                run = run_algorithm2 if algorithm == "2" else run_algorithm3
                 bounds = None if self.bounds is None else np.asarray(self.bounds, dtype=float)
-                reason = run(search, x0, method, bounds, self.random_state)
+                reason = run_restarting(search, x0, method, int(algorithm), bounds,
+                                        self.random_state)
             else:
                 from fmu_surrogate.identify.constraints.bayesopt import run_bayesopt
 
