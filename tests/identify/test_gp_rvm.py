@@ -28,7 +28,7 @@ def test_polynomial_case_drops_x5_and_removes_rvm_bias():
     a_gp, a_rvm = [], []
     for k in range(20):
         P, y, x = _case(k)
-        m = GPRVM().fit(P, y, x)
+        m = GPRVM(min_gain=0.0).fit(P, y, x)  # the paper's rule
         drop += not m.active_[1]
         within += abs(m.coef_[0] - 5) < 2 * np.sqrt(m.coef_cov_[0, 0])
         a_gp.append(m.coef_[0])
@@ -36,6 +36,19 @@ def test_polynomial_case_drops_x5_and_removes_rvm_bias():
         assert m.n_iter_ < 200
     assert drop >= 17 and within >= 17
     assert abs(np.mean(a_gp) - 5) < 1.0 < abs(np.mean(a_rvm) - 5)
+
+
+@pytest.mark.slow
+def test_default_entry_threshold_drops_x5_more_often():
+    # the default min_gain = 0.5 on the same 20 data sets: measured x^5 dropped in 19/20 (95/100
+    # over all of them in scripts/reproduce_gp_rvm.py) and a within ±2σ in 18/20
+    drop = within = 0
+    for k in range(20):
+        P, y, x = _case(k)
+        m = GPRVM().fit(P, y, x)
+        drop += not m.active_[1]
+        within += abs(m.coef_[0] - 5) < 2 * np.sqrt(m.coef_cov_[0, 0])
+    assert drop >= 19 and within >= 17
 
 
 def test_gp_input_errors_and_no_gp():
@@ -75,12 +88,12 @@ def test_duffing_scenarios_remove_the_bias_of_m_and_c(scenario):
     gp, rvm, zeros, zeros_gain = [], [], 0, 0
     for k in range(10):
         P, y, x = _duffing(scenario, k)
-        m = GPRVM().fit(P, y, x)
+        m = GPRVM(min_gain=0.0).fit(P, y, x)  # the paper's rule
         gp.append(_m_c(m.coef_))
         rvm.append(_m_c(RVM().fit(P, y).coef_))
         if scenario == 2:
             zeros += bool(np.all(m.coef_[2:] == 0.0))
-            zeros_gain += bool(np.all(GPRVM(min_gain=0.5).fit(P, y, x).coef_[2:] == 0.0))
+            zeros_gain += bool(np.all(GPRVM().fit(P, y, x).coef_[2:] == 0.0))  # default 0.5
     bias = lambda v: np.mean(np.abs(np.array(v) / [1.0, duffing.PARAMS["c"]] - 1), axis=0)
     # measured GP-RVM 0.061 % / 0.245 % in both scenarios (paper: 0.03 % / 0.21 %); the issue's
     # criterion m <= 0.1 %, c <= 0.5 %
