@@ -44,16 +44,11 @@ def surrogate_fmu(path: str | os.PathLike, cache_dir: str | os.PathLike | None =
 
     Raises
     ------
-    CouplingError
-        The export layer is not available.
+    fmu_surrogate.export.expressions.ExportError
+        The surrogate cannot be exported (NaN data, an effort kind without a C translation).
     """
-    try:
-        from fmu_surrogate.export import export_fmu
-    except ImportError as exc:
-        raise CouplingError("co-simulating a surrogate JSON needs fmu_surrogate.export.export_fmu, "
-                            "which this installation lacks; export the surrogate to an FMU first "
-                            "or use algorithm='monolithic'.") from exc
     from fmu_surrogate.benchmarks.build import default_cache_dir
+    from fmu_surrogate.export import export_fmu
     from fmu_surrogate.ph import load
 
     path = Path(path)
