@@ -56,6 +56,12 @@ from fmu_surrogate.ph import LinearPH
 
 Array = NDArray[np.float64]
 
+#: BLAS threads during a fit.  The fit's dense products are thin (rows × a few hundred
+#: coordinates) and small (n × n exponentials), where threads cost more than they gain: measured
+#: on 2 cores, one thread against two — n = 5 from 10⁴ noisy samples 6 s against 13 s wall
+#: (5 s against 24 s CPU), the MSD chain at full order from its FMU's data 2.4 s against 5.3 s.
+BLAS_THREADS = 1
+
 __all__ = ["PARAMETER_NAMES", "LinearPHFit", "LinearPHIdentifier", "paper_initial_guess"]
 
 # names kept importable from here
@@ -260,6 +266,12 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
                 raise TypeError("fit(t, u, y) needs both u and y (or pass a list of experiments).")
             experiments = [(experiments, u, y)]
         exps = _to_experiments(experiments, self.input_hold or "linear")
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+            return self._fit_experiments(exps, n, names)
+
+    def _fit_experiments(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
         m = int(np.shape(exps[0].u)[1])
         t0 = time.perf_counter()
         fixed, init, used = self._values(n, m, names, exps)

@@ -63,3 +63,46 @@ def test_complete_is_validated(data):
     t, u, y = data
     with pytest.raises(ValueError, match="complete must be one of"):
         LinearPHIdentifier(5, complete="grow").fit(t, u, y)
+
+
+def test_noisy_fit_stops_at_the_noise_level_without_losing_accuracy(data, monkeypatch):
+    # σ = 0.05, one Levenberg–Marquardt run from the paper's guess: once the residual is noise,
+    # the fit stops after NOISE_WINDOW steps that move the parameters by far less than their
+    # standard error; without the rule it runs on until the stall window (20 iterations) ends
+    # it, at the same model
+    from fmu_surrogate.identify import lm
+
+    t, u, y = data
+    yn = y + 0.05 * np.random.default_rng(1000).standard_normal(y.shape)
+    fits = []
+    for tol in (lm.NOISE_TOL, 0.0):
+        monkeypatch.setattr(lm, "NOISE_TOL", tol)
+        est = LinearPHIdentifier(5, Q=np.eye(5), init="paper").fit(t, u, yn)  # one LM run
+        fits.append((est.result_, float(np.max(np.abs(est.predict(t, u) - y)))))
+    (res, err), (res0, err0) = fits
+    assert res.stopping_reason.startswith("converged to the noise level")
+    assert res.n_iter < res0.n_iter and res0.n_iter >= lm.STALL_WINDOW
+    # measured: 37 against 43 iterations (1.1 s against 2.0 s), max error 4.8e-3 against 4.9e-3,
+    # costs equal to 1e-5 relative: the noise level is 1e-2 relative per residual, so a cost
+    # within 1e-4 relative is statistically the same fit
+    assert abs(err - err0) <= 0.05 * err0
+    assert res.final_cost <= res0.final_cost * (1 + 1e-4)
+
+
+def test_authors_sampling_meets_the_papers_noise_table():
+    # The published noise table comes from the authors' code, which samples every 1e-4 s
+    # (10⁴ noisy samples per output; the paper's text says 1e-3).  At that sampling the default
+    # estimator's max training error against the noise-free output, σ = 0.05, realisations
+    # 1000 and 1001: measured 3.5e-3 and 1.8e-3 (20 realisations: median in the reproduction
+    # JSON); the paper's single realisation 3.66e-3.
+    t = np.arange(10001) * 1e-4
+    u = np.stack([scs.chirp(t, 3.0, 1.0, 20.0), np.sin(6 * np.pi * t)], axis=-1)
+    y = simulate(paper_system(), t, u, hold="linear")[1]
+    err = []
+    for k in range(2):
+        yn = y + 0.05 * np.random.default_rng(1000 + k).standard_normal(y.shape)
+        est = LinearPHIdentifier(5, Q=np.eye(5)).fit(t, u, yn)
+        err.append(float(np.max(np.abs(est.predict(t, u) - y))))
+        s = est.system_
+        assert np.array_equal(s.J, -s.J.T) and np.linalg.eigvalsh(s.R).min() >= -1e-12
+    assert np.median(err) <= 3.66e-3
