@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -83,14 +84,17 @@ def _fmpy_runs(fmu: Path, sets: list[dict], stop: float, step: float,
     t = np.arange(0.0, stop + step / 2, step)
     outs = []
     fmu = Path(extract(str(fmu)))
-    t0 = time.perf_counter()
-    for s in sets:
-        u = np.zeros(t.size, dtype=[("time", float), ("F1", float), ("F2", float)])
-        u["time"], u["F1"], u["F2"] = t, s["F1"](t), s["F2"](t)
-        r = simulate_fmu(str(fmu), stop_time=stop, output_interval=step, input=u,
-                         output=["v1", "v2"], **_FMPY_INTERFACE[interface])
-        outs.append(np.column_stack([r["v1"], r["v2"]]))
-    return time.perf_counter() - t0, outs
+    try:
+        t0 = time.perf_counter()
+        for s in sets:
+            u = np.zeros(t.size, dtype=[("time", float), ("F1", float), ("F2", float)])
+            u["time"], u["F1"], u["F2"] = t, s["F1"](t), s["F2"](t)
+            r = simulate_fmu(str(fmu), stop_time=stop, output_interval=step, input=u,
+                             output=["v1", "v2"], **_FMPY_INTERFACE[interface])
+            outs.append(np.column_stack([r["v1"], r["v2"]]))
+        return time.perf_counter() - t0, outs
+    finally:
+        shutil.rmtree(fmu, ignore_errors=True)
 
 
 _FMPY_INTERFACE = {"cs": {"fmi_type": "CoSimulation"},
@@ -128,7 +132,9 @@ def _loop_runs(fmu: Path, sets: list[dict], stop: float, step: float,
         fmu_.terminate()
         fmu_.freeInstance()
         outs.append(np.array(y))
-    return time.perf_counter() - t0, outs
+    elapsed = time.perf_counter() - t0
+    shutil.rmtree(d, ignore_errors=True)
+    return elapsed, outs
 
 
 def _harvest_runs(fmu: Path, sets: list[dict], stop: float, step: float,

@@ -45,6 +45,7 @@ import argparse
 import inspect
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -146,7 +147,9 @@ class Bench:
                     fmu.doStep(tl[i], h)
             fmu.terminate()
         fmu.freeInstance()
-        return {"wall": time.perf_counter() - t0}
+        wall = time.perf_counter() - t0
+        shutil.rmtree(unzip, ignore_errors=True)
+        return {"wall": wall}
 
     def campaign(self, workers: int, values=None) -> dict:
         from fmu_surrogate.fmu.campaign import Campaign

@@ -125,6 +125,25 @@ def _float(el: ET.Element) -> float:
     raise CouplingError(f"parameter {el.get('name')!r}: only Real, Integer and Boolean values are read.")
 
 
+def _process_folder() -> str:
+    """A folder for the FMUs of an SSP archive, removed when this process exits.
+
+    The returned :class:`System` refers to the files, so they must live as long as the process
+    may run it; named ``<pid>-ssp-…`` under the package's temporary parent, a folder of a process
+    killed with SIGKILL goes at the next harvest or pool start
+    (:func:`~fmu_surrogate.fmu.tempdirs.remove_stale`).
+    """
+    import atexit
+
+    from fmu_surrogate.fmu.tempdirs import parents
+
+    parent = parents()[0]
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix=f"{os.getpid()}-ssp-", dir=parent)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = None) -> System:
     """Read an SSP 1.0 archive (or an unpacked ``SystemStructure.ssd``) into a :class:`System`.
 
@@ -133,7 +152,8 @@ def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = No
     path : path
         ``.ssp`` archive or ``.ssd`` file (FMU sources relative to it).
     extract_dir : path, optional
-        Where the archive's FMUs are unpacked (default: a new temporary folder).
+        Where the archive's FMUs are unpacked (default: a temporary folder removed when the
+        process exits).
 
     Raises
     ------
@@ -147,7 +167,7 @@ def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = No
         try:
             with zipfile.ZipFile(path) as zf:
                 xml = zf.read("SystemStructure.ssd")
-                base = Path(extract_dir or tempfile.mkdtemp(prefix="fmu-surrogate-ssp-"))
+                base = Path(extract_dir or _process_folder())
                 for n in zf.namelist():
                     if n.startswith("resources/") and not n.endswith("/"):
                         out = (base / n).resolve()

@@ -123,8 +123,14 @@ class WorkerPool:
         self._n_time = int(np.asarray(config.time).shape[0])
         self._n_col = config.n_columns
         scratch_bytes = self._n_time * self._n_col * 8 * self.n_workers
-        self._tmp = tempfile.TemporaryDirectory(
-            prefix="run-", dir=scratch_dir or _default_scratch_dir(scratch_bytes))
+        folder, prefix = scratch_dir or _default_scratch_dir(scratch_bytes), "run-"
+        if folder is None:  # outside a harvest: under the package's parent, named by our pid
+            from fmu_surrogate.fmu.tempdirs import parents, remove_stale
+
+            remove_stale()  # pools and harvests of processes killed with SIGKILL
+            folder, prefix = parents()[0], f"{os.getpid()}-run-"
+            folder.mkdir(parents=True, exist_ok=True)
+        self._tmp = tempfile.TemporaryDirectory(prefix=prefix, dir=folder)
         self._time = np.asarray(config.time, dtype=float)
         self.respawns = 0
         self.forked = 0  # workers made by fork (the others were spawned)
@@ -151,7 +157,8 @@ class WorkerPool:
         Lets the caller prepare other things while the workers load the FMU.
         """
         if not self._workers:
-            self._workers = [self._spawn(i) for i in range(self.n_workers)]
+            for i in range(self.n_workers):  # each recorded at once: terminate() finds it
+                self._workers.append(self._spawn(i))
 
     def start(self) -> None:
         """Start the workers (if not launched yet) and wait until they have instantiated the FMU.

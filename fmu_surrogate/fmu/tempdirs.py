@@ -8,7 +8,11 @@ scratch).  :func:`harvest_space` creates it, exports its path to the worker proc
 SIGTERM (what ``kill``, container stops and batch schedulers send), which it turns into an
 exception for the time of the harvest.  A worker that crashes leaves its files inside the
 harvest's folder, so they go with it.  A process killed with SIGKILL cannot clean up: the next
-harvest removes the folders whose process is gone (:func:`remove_stale`).
+harvest removes the folders whose process is gone (:func:`remove_stale`).  Worker processes
+point ``TMPDIR`` at that folder too, so the temporary files of the libraries they load go with
+it; outside a harvest (constraint discovery, ``run_isolated``, Dask tasks) they use their pool's
+own folder ``<parent>/<pid>-run-<random>``, which the pool removes when it closes and
+:func:`remove_stale` when its process was killed.
 """
 
 from __future__ import annotations

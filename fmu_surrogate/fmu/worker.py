@@ -173,6 +173,26 @@ class _BoundedEcho:
             pass
 
 
+def _keep_temporary_files_in(pool_folder: str) -> None:  # pragma: no cover - in the worker
+    """Send every temporary file of this worker where its parent removes it.
+
+    Inside a harvest that is the harvest's folder; otherwise the pool's own folder, which
+    :meth:`WorkerPool.close` deletes.  The extracted FMU goes there
+    (:func:`~fmu_surrogate.fmu.tempdirs.scratch_root`), and so do the temporary files of the
+    libraries the worker loads (libcosim's extracted FMUs, fmpy's), through ``TMPDIR``: a worker
+    killed by a crashing or hanging FMU cannot clean up after itself.
+    """
+    import tempfile
+
+    from fmu_surrogate.fmu.tempdirs import ENV, scratch_root
+
+    if not os.environ.get(ENV):
+        os.environ[ENV] = pool_folder
+    folder = scratch_root() or pool_folder
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = folder
+
+
 def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # pragma: no cover
     """The worker loop: open the FMU, then execute batches of runs until told to stop.
 
@@ -184,6 +204,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     from fmu_surrogate.fmu.backends import get_backend
     from fmu_surrogate.fmu.store_records import encode_record
 
+    _keep_temporary_files_in(os.path.dirname(scratch_path))
     err_fd = 2
     echo = _BoundedEcho(err_fd)
 

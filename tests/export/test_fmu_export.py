@@ -151,12 +151,14 @@ def test_model_description_validates_and_carries_names(fmus):
 
 
 def _instantiated(fmu, fmi_type="CoSimulation"):
-    from fmpy import extract, read_model_description
+    from fmpy import read_model_description
     from fmpy.fmi2 import FMU2Model, FMU2Slave
+
+    from tests.export._unzip import extracted
 
     md = read_model_description(str(fmu))
     cls = FMU2Slave if fmi_type == "CoSimulation" else FMU2Model
-    inst = cls(guid=md.guid, unzipDirectory=extract(str(fmu)),
+    inst = cls(guid=md.guid, unzipDirectory=extracted(fmu),
                modelIdentifier=md.coSimulation.modelIdentifier, instanceName="t")
     inst.instantiate()
     inst.setupExperiment(startTime=0.0)
@@ -281,12 +283,14 @@ def test_bad_surrogates_are_refused(system, tmp_path):
 
 
 def test_fmi3_state_round_trip_and_directional_derivatives(system, fmus):
-    from fmpy import extract, read_model_description
+    from fmpy import read_model_description
     from fmpy.fmi3 import FMU3Slave
+
+    from tests.export._unzip import extracted
 
     f = str(fmus[3])
     md = read_model_description(f)
-    inst = FMU3Slave(guid=md.guid, unzipDirectory=extract(f),
+    inst = FMU3Slave(guid=md.guid, unzipDirectory=extracted(f),
                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="t3")
     inst.instantiate()
     vr = {v.name: v.valueReference for v in md.modelVariables}

@@ -136,12 +136,14 @@ def test_index1_model_exchange_solves_the_algebraic_part(fmus):
 def test_directional_derivatives_of_a_kernel_surrogate(fmus):
     from ctypes import POINTER, c_double
 
-    from fmpy import extract, read_model_description
+    from fmpy import read_model_description
     from fmpy.fmi2 import FMU2Model
+
+    from tests.export._unzip import extracted
 
     f = str(fmus["ode"])
     md = read_model_description(f)
-    inst = FMU2Model(guid=md.guid, unzipDirectory=extract(f),
+    inst = FMU2Model(guid=md.guid, unzipDirectory=extracted(f),
                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="d")
     inst.instantiate()
     inst.setupExperiment(startTime=0.0)
@@ -184,12 +186,14 @@ def test_nonexportable_nonlinear_surrogates_are_refused(tmp_path):
 
 def test_fmu_state_keeps_the_scheme_history(fmus):
     """The Newton predictor extrapolates from the previous step: it is part of the FMU state."""
-    from fmpy import extract, read_model_description
+    from fmpy import read_model_description
     from fmpy.fmi2 import FMU2Slave
+
+    from tests.export._unzip import extracted
 
     f = str(fmus["ode"])
     md = read_model_description(f)
-    inst = FMU2Slave(guid=md.guid, unzipDirectory=extract(f),
+    inst = FMU2Slave(guid=md.guid, unzipDirectory=extracted(f),
                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="s")
     inst.instantiate()
     inst.setupExperiment(startTime=0.0)

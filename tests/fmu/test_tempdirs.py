@@ -49,7 +49,7 @@ def test_harvests_that_crash_time_out_or_raise_leave_nothing(faulty_fmu, tmp_pat
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 128 + signal.SIGTERM),
                                          (signal.SIGINT, 130)])
 def test_sigterm_and_sigint_remove_the_harvest_folder(faulty_fmu, tmp_path, sig, status):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONFAULTHANDLER="1")
     cmd = [sys.executable, "-m", "fmu_surrogate.cli", "harvest", str(faulty_fmu), "-o",
            str(tmp_path / "out.nc"), "--param", "mode=3,3", "--timeout", "60", "--workers", "2",
            "-q"]
@@ -65,7 +65,13 @@ def test_sigterm_and_sigint_remove_the_harvest_folder(faulty_fmu, tmp_path, sig,
         pytest.fail("the harvest did not start")
     time.sleep(0.3)
     proc.send_signal(sig)
-    proc.communicate(timeout=30)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # show where it stuck: faulthandler dumps on SIGABRT
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=30)
+        pytest.fail(f"the harvest did not end 30 s after {sig!r}; its threads:\n"
+                    f"{err.decode(errors='replace')[-6000:]}")
     assert proc.returncode == status
     assert root.is_dir() and not list(root.iterdir())
     assert not _ours(proc.pid)
@@ -85,3 +91,38 @@ def test_stale_folders_of_dead_processes_are_removed(tmp_path, monkeypatch):
     alive.mkdir()
     assert remove_stale() >= 1
     assert not stale.exists() and alive.exists()
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_worker_pools_outside_a_harvest_leave_nothing(faulty_fmu, tmp_path, monkeypatch,
+                                                      start_method):
+    # Outside a harvest (constraint discovery, run_isolated, Dask tasks) workers extract the
+    # FMU into the pool's folder, and TMPDIR points there for the libraries they load: workers
+    # killed by a segfault or a hang cannot clean up, the pool's close removes it all.
+    import numpy as np
+
+    from fmu_surrogate.fmu.model import open_fmu
+    from fmu_surrogate.fmu.runner import RunnerConfig, RunSpec, WorkerPool
+    from fmu_surrogate.fmu.signals import Constant
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.delenv("FMU_SURROGATE_TMP", raising=False)
+    t = np.linspace(0.0, 1.0, 11)
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), t, ("x",), ({"u": Constant(0.0)},))
+    specs = [RunSpec(i, {"mode": m}) for i, m in enumerate((0, 1, 3, 2, 0))]
+    seen: list[str] = []
+
+    def look(r) -> None:  # while the pool runs, its folder holds the extracted FMUs
+        seen.extend(p.name for p in tmp.rglob("fmu-surrogate-fmu-*"))
+
+    results = {}
+    with WorkerPool(cfg, workers=2, timeout=0.5, start_method=start_method) as pool:
+        pool.run(specs, lambda r: (results.__setitem__(r.index, r), look(r)))
+    results = [results[i] for i in range(len(specs))]
+    assert [r.failure_kind for r in results] == ["", "crash", "timeout", "crash", ""]
+    assert seen  # the check below is not vacuous
+    left = [p for p in tmp.rglob("*") if p != tmp / "fmu-surrogate"]  # the (empty) parent stays
+    assert not left, [str(p) for p in left]
