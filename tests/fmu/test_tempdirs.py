@@ -53,7 +53,10 @@ def test_sigterm_and_sigint_remove_the_harvest_folder(faulty_fmu, tmp_path, sig,
     cmd = [sys.executable, "-m", "fmu_surrogate.cli", "harvest", str(faulty_fmu), "-o",
            str(tmp_path / "out.nc"), "--param", "mode=3,3", "--timeout", "60", "--workers", "2",
            "-q"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # as from a terminal: a test runner started in the background (CI) ignores SIGINT, and a
+    # process that starts with SIGINT ignored keeps ignoring it (Python then installs no handler)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     root = tmp_path / "fmu-surrogate"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the workers have extracted the FMU
