@@ -50,13 +50,15 @@ def test_harvests_that_crash_time_out_or_raise_leave_nothing(faulty_fmu, tmp_pat
                                          (signal.SIGINT, 130)])
 def test_sigterm_and_sigint_remove_the_harvest_folder(faulty_fmu, tmp_path, sig, status):
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONFAULTHANDLER="1")
-    cmd = [sys.executable, "-m", "fmu_surrogate.cli", "harvest", str(faulty_fmu), "-o",
+    # the CLI as from a terminal, where Ctrl-C raises KeyboardInterrupt: a test runner started
+    # in the background (CI) ignores SIGINT, its children inherit that, and Python then installs
+    # no handler, so the handler is installed here before the CLI's main runs
+    cli = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+           "from fmu_surrogate.cli import main; sys.exit(main(sys.argv[1:]))")
+    cmd = [sys.executable, "-c", cli, "harvest", str(faulty_fmu), "-o",
            str(tmp_path / "out.nc"), "--param", "mode=3,3", "--timeout", "60", "--workers", "2",
            "-q"]
-    # as from a terminal: a test runner started in the background (CI) ignores SIGINT, and a
-    # process that starts with SIGINT ignored keeps ignoring it (Python then installs no handler)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     root = tmp_path / "fmu-surrogate"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the workers have extracted the FMU
