@@ -81,6 +81,7 @@ def refine_completed(
 
     # the padded model itself is the candidate λ = ∞ (its r states' identifiable directions)
     best = (gcv(first.final_cost, first.jacobian_rank), math.inf, sys0, x00, first)
+    scored = False
     for lam in (0.0,) + tuple(sv0[0] ** 2 * 10.0**k for k in range(-6, 1)):
         est._fit(exps, n, m, names, fixed, init, used, first.init_time_s + first.time,
                   reg=(lam, {q: ref[q] for q in names}))
@@ -94,13 +95,15 @@ def refine_completed(
         penalty = 0.5 * lam * sum(float(np.sum((fit[q] - ref[q]) ** 2)) for q in names)
         df = float(np.sum(sv**2 / (sv**2 + lam))) if lam > 0 else float(res.jacobian_rank)
         score = gcv(res.final_cost - penalty, df)
+        scored = True
         if score < best[0]:
             best = (score, lam, est.system_, est.x0_, res)
     _, lam, est.system_, est.x0_, res = best
     if math.isinf(lam):
+        why = ("the padded model has the lowest GCV among the refinements of all states"
+               if scored else "no refinement of all states had a dense Jacobian for GCV")
         est.result_ = replace(first, stopping_reason=(
-            f"{first.stopping_reason} ({r} states padded to {n}: the padded model has the "
-            "lowest GCV among the refinements of all states)"))
+            f"{first.stopping_reason} ({r} states padded to {n}: {why})"))
         return
     est.result_ = replace(
         res,

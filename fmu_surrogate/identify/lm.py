@@ -351,24 +351,21 @@ def levenberg_marquardt(
         costs.append(f)
         if callback is not None:
             callback(it, f, gn)
-        if it >= NOISE_WINDOW and costs[-1 - NOISE_WINDOW] - f < NOISE_TOL * f / rows:
-            reason = (f"converged to the noise level: the cost fell by less than {NOISE_TOL:g}"
-                      f" · cost/rows over {NOISE_WINDOW} iterations")
-            gnorms.append(float(np.linalg.norm(pb.gradient(point))))
-            gn = gnorms[-1]
-            if dense:
-                sv = None
-            break
+        stop = None
         since = it - (accel_from or 0)
-        if since >= STALL_WINDOW and costs[-1 - STALL_WINDOW] < STALL_FACTOR * f:
+        if it >= NOISE_WINDOW and costs[-1 - NOISE_WINDOW] - f < NOISE_TOL * f / rows:
+            stop = (f"converged to the noise level: the cost fell by less than {NOISE_TOL:g}"
+                    f" · cost/rows over {NOISE_WINDOW} iterations")
+        elif since >= STALL_WINDOW and costs[-1 - STALL_WINDOW] < STALL_FACTOR * f:
             if dense and accel_from is None and acceleration:
                 accel_from = it
                 continue
-            reason = (f"stalled: the cost fell by less than a factor {STALL_FACTOR:g} over "
-                      f"{STALL_WINDOW} iterations")
+            stop = (f"stalled: the cost fell by less than a factor {STALL_FACTOR:g} over "
+                    f"{STALL_WINDOW} iterations")
             if accel_from is not None:
-                reason += f" (with geodesic acceleration from iteration {accel_from})"
-
+                stop += f" (with geodesic acceleration from iteration {accel_from})"
+        if stop is not None:  # the gradient and singular values at the final point
+            reason = stop
             gnorms.append(float(np.linalg.norm(pb.gradient(point))))
             gn = gnorms[-1]
             if dense:
