@@ -261,7 +261,7 @@ def variants(quick: bool, max_iter: int, tr_iter: int) -> dict[str, dict]:
 
 
 def synthetic_studies(quick: bool, max_iter: int, tr_iter: int, seed: int, log) -> dict:
-    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
+    t = time_grid(DT)
     true = reference_system()
     u, uc = u_train(t), u_test(t)
     y = exact_response(true, t, u)
@@ -405,7 +405,7 @@ def _summary(v: list[float]) -> dict:
 
 
 def msd_study(quick: bool, max_iter: int, sizes: list[int], seed: int, log) -> dict:
-    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
+    t = time_grid(DT)
     sys_ = msd_chain(50)
     true = {"J": sys_.J, "R": sys_.R, "Q": sys_.Q, "B": sys_.B, "x0": np.zeros(100)}
     u = u_train(t)
@@ -446,7 +446,7 @@ def msd_fmu_study(sizes: list[int], log) -> dict:
     from fmu_surrogate.fmu.campaign import harvest
     from fmu_surrogate.fmu.dataset import run_arrays
 
-    t = np.linspace(0.0, T_END, round(T_END / DT) + 1)
+    t = time_grid(DT)
     u = u_train(t)
     names = ["F1", "F2", "v1", "v2"]
     with tempfile.TemporaryDirectory() as tmp:
