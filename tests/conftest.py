@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,15 @@ def benchmark_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         cache = tmp_path_factory.mktemp("benchmark-fmus")
     return build_benchmarks(cache)
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def private_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder that is this process's and its children's temporary directory
+    (``tempfile.tempdir`` and ``TMPDIR``), outside any harvest: what is left in it is a leak."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.delenv("FMU_SURROGATE_TMP", raising=False)
+    return tmp

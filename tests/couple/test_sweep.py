@@ -86,16 +86,11 @@ def test_crash_hang_and_fmu_error_are_recorded_and_the_other_runs_finish(system_
     assert ds.attrs["fmu_name"] == "system" and ds.attrs["algorithm"] == "fixed"
 
 
-def test_crashing_sweep_runs_leave_no_libcosim_files(system_factory, faulty_path, tmp_path,
-                                                     monkeypatch):
+def test_crashing_sweep_runs_leave_no_libcosim_files(system_factory, faulty_path,
+                                                     private_tmpdir):
     # libcosim extracts every FMU into its own folder under TMPDIR and cannot remove it when a
     # component crashes its process; the sweep's workers point TMPDIR into the harvest folder
-    import tempfile
-
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    monkeypatch.setenv("TMPDIR", str(tmp))
+    tmp = private_tmpdir
     s = _with_faulty(system_factory(), faulty_path)
     ds = sweep(s, [{"bad.mode": 1}, {"bad.mode": 0}], 1.0, 0.1, workers=1, progress=False)
     assert list(ds.failure_kind.values) == ["crash", ""]

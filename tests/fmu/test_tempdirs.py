@@ -99,7 +99,7 @@ def test_stale_folders_of_dead_processes_are_removed(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
-def test_worker_pools_outside_a_harvest_leave_nothing(faulty_fmu, tmp_path, monkeypatch,
+def test_worker_pools_outside_a_harvest_leave_nothing(faulty_fmu, private_tmpdir,
                                                       start_method):
     # Outside a harvest (constraint discovery, run_isolated, Dask tasks) workers extract the
     # FMU into the pool's folder, and TMPDIR points there for the libraries they load: workers
@@ -110,11 +110,7 @@ def test_worker_pools_outside_a_harvest_leave_nothing(faulty_fmu, tmp_path, monk
     from fmu_surrogate.fmu.runner import RunnerConfig, RunSpec, WorkerPool
     from fmu_surrogate.fmu.signals import Constant
 
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.delenv("FMU_SURROGATE_TMP", raising=False)
+    tmp = private_tmpdir
     t = np.linspace(0.0, 1.0, 11)
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), t, ("x",), ({"u": Constant(0.0)},))
     specs = [RunSpec(i, {"mode": m}) for i, m in enumerate((0, 1, 3, 2, 0))]
