@@ -29,11 +29,11 @@ _LAZY: dict[str, str] = {
     "StructureError": "fmu_surrogate.ph.structure",
     "NotFittedError": "fmu_surrogate.identify.base",
     # harvesting
-    "open_fmu": "fmu_surrogate.fmu.model",
-    "harvest": "fmu_surrogate.fmu.campaign",
-    "HarvestSession": "fmu_surrogate.fmu.campaign",
+    "open_fmu": "fmu_surrogate.fmu.model.loading",
+    "harvest": "fmu_surrogate.fmu.campaigns.campaign",
+    "HarvestSession": "fmu_surrogate.fmu.campaigns.campaign",
     "signals": "fmu_surrogate.fmu.signals:",
-    "plans": "fmu_surrogate.fmu.plans:",
+    "plans": "fmu_surrogate.fmu.campaigns.plans:",
     "load_dataset": "fmu_surrogate.fmu.dataset",
     "run_arrays": "fmu_surrogate.fmu.dataset",
     "runs_table": "fmu_surrogate.fmu.dataset",
@@ -42,8 +42,8 @@ _LAZY: dict[str, str] = {
     # port-Hamiltonian systems
     "PHDAE": "fmu_surrogate.ph.system",
     "LinearPH": "fmu_surrogate.ph.system",
-    "KernelEffort": "fmu_surrogate.ph.kernel_effort",
-    "TermEffort": "fmu_surrogate.ph.term_effort",
+    "KernelEffort": "fmu_surrogate.ph.efforts.kernel",
+    "TermEffort": "fmu_surrogate.ph.efforts.term",
     # pH systems: files, coupling, simulation
     "ph": "fmu_surrogate.ph:",
     "save": "fmu_surrogate.ph.files",
@@ -56,15 +56,15 @@ _LAZY: dict[str, str] = {
     "validate": "fmu_surrogate.validation",
     "assert_surrogate_matches": "fmu_surrogate.testing.surrogates",
     # export
-    "export_fmu": "fmu_surrogate.export.fmu_export",
+    "export_fmu": "fmu_surrogate.export.fmi.fmu_export",
     "export_modelica": "fmu_surrogate.export.modelica",
     # identification
-    "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
-    "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
-    "RVM": "fmu_surrogate.identify.rvm",
-    "GPRVM": "fmu_surrogate.identify.gp_rvm",
-    "CandidateLibrary": "fmu_surrogate.identify.library",
-    "polynomial_library": "fmu_surrogate.identify.library",
+    "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
+    "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
+    "RVM": "fmu_surrogate.identify.laws.rvm",
+    "GPRVM": "fmu_surrogate.identify.laws.gp_rvm",
+    "CandidateLibrary": "fmu_surrogate.identify.laws.library",
+    "polynomial_library": "fmu_surrogate.identify.laws.library",
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
     "ConstraintDiscovery": "fmu_surrogate.identify.constraints.discovery",
     # coupled systems
@@ -75,40 +75,40 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate import ph as ph
     from fmu_surrogate.benchmarks.build import benchmark_fmu as benchmark_fmu
     from fmu_surrogate.errors import FmuSurrogateError as FmuSurrogateError
-    from fmu_surrogate.export.fmu_export import export_fmu as export_fmu
+    from fmu_surrogate.export.fmi.fmu_export import export_fmu as export_fmu
     from fmu_surrogate.export.modelica import export_modelica as export_modelica
-    from fmu_surrogate.fmu import plans as plans
     from fmu_surrogate.fmu import signals as signals
-    from fmu_surrogate.fmu.campaign import HarvestSession as HarvestSession
-    from fmu_surrogate.fmu.campaign import harvest as harvest
+    from fmu_surrogate.fmu.campaigns import plans as plans
+    from fmu_surrogate.fmu.campaigns.campaign import HarvestSession as HarvestSession
+    from fmu_surrogate.fmu.campaigns.campaign import harvest as harvest
     from fmu_surrogate.fmu.dataset import failed_runs as failed_runs
     from fmu_surrogate.fmu.dataset import load_dataset as load_dataset
     from fmu_surrogate.fmu.dataset import run_arrays as run_arrays
     from fmu_surrogate.fmu.dataset import runs_table as runs_table
     from fmu_surrogate.fmu.errors import FMUError as FMUError
-    from fmu_surrogate.fmu.model import open_fmu as open_fmu
+    from fmu_surrogate.fmu.model.loading import open_fmu as open_fmu
     from fmu_surrogate.identify.base import NotFittedError as NotFittedError
     from fmu_surrogate.identify.constraints.discovery import (
         ConstraintDiscovery as ConstraintDiscovery,
     )
     from fmu_surrogate.identify.derivatives import estimate_derivatives as estimate_derivatives
-    from fmu_surrogate.identify.gp_effort import GPEffortIdentifier as GPEffortIdentifier
-    from fmu_surrogate.identify.gp_rvm import GPRVM as GPRVM
-    from fmu_surrogate.identify.library import CandidateLibrary as CandidateLibrary
-    from fmu_surrogate.identify.library import polynomial_library as polynomial_library
-    from fmu_surrogate.identify.linear_ph import LinearPHIdentifier as LinearPHIdentifier
-    from fmu_surrogate.identify.rvm import RVM as RVM
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier as GPEffortIdentifier
+    from fmu_surrogate.identify.laws.gp_rvm import GPRVM as GPRVM
+    from fmu_surrogate.identify.laws.library import CandidateLibrary as CandidateLibrary
+    from fmu_surrogate.identify.laws.library import polynomial_library as polynomial_library
+    from fmu_surrogate.identify.laws.rvm import RVM as RVM
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier as LinearPHIdentifier
+    from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort
+    from fmu_surrogate.ph.efforts.term import TermEffort as TermEffort
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save
     from fmu_surrogate.ph.integrators import simulate as simulate
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
-    from fmu_surrogate.ph.kernel_effort import KernelEffort as KernelEffort
     from fmu_surrogate.ph.structure import StructureError as StructureError
     from fmu_surrogate.ph.system import PHDAE as PHDAE
     from fmu_surrogate.ph.system import LinearPH as LinearPH
     from fmu_surrogate.ph.system import with_names as with_names
-    from fmu_surrogate.ph.term_effort import TermEffort as TermEffort
     from fmu_surrogate.testing.surrogates import (
         assert_surrogate_matches as assert_surrogate_matches,
     )

@@ -37,8 +37,8 @@ MSD_ORDER = 10
 
 def _campaigns(quick: bool) -> dict[str, dict[str, Any]]:
     """Campaign settings per benchmark: signals, parameter plan, experiment."""
-    from fmu_surrogate.fmu import plans
     from fmu_surrogate.fmu import signals as sig
+    from fmu_surrogate.fmu.campaigns import plans
 
     t_rc = np.linspace(0.0, 10 * np.pi, 3001)
     t_pd = np.linspace(0.0, 10.0 if quick else 30.0, 3001)
@@ -95,7 +95,7 @@ _PLOTTED = {
 
 def _run_with(ds: Any, signals: dict[str, Any], **params: float) -> int:
     """Label of the run with the signal set ``signals`` and the given parameter values."""
-    from fmu_surrogate.fmu.dataset_schema import _param_var
+    from fmu_surrogate.fmu.dataset.schema import _param_var
 
     text = json.dumps({k: v.describe() for k, v in signals.items()}, sort_keys=True)
     sel = np.asarray([str(v) == text for v in ds["signal"].values])
@@ -107,7 +107,7 @@ def _run_with(ds: Any, signals: dict[str, Any], **params: float) -> int:
 def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dict[str, Any]]:
     """Reduced linear pH model of the chain from run 0; accuracy on held-out run 1."""
     from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.linear_ph import LinearPHIdentifier
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.plots import plot_comparison
 
     names = ["F1", "F2", "v1", "v2"]
@@ -141,7 +141,7 @@ def _identify_rc(ds: Any, sets: list, quick: bool) -> tuple[Any, dict[str, Any]]
     """GP effort of the RC network from the training run; effort RMSE on the held-out run."""
     from fmu_surrogate.benchmarks import rc_network
     from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.gp_effort import GPEffortIdentifier
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
     names = ["x1", "x2", "x3", "der(x1)", "u"]
     (t, X), = run_arrays(ds, names, runs=[_run_with(ds, sets[0], G=1.0)])
@@ -251,7 +251,7 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
         coupled energy balance, seconds.
     """
     from fmu_surrogate.benchmarks.build import build_benchmarks
-    from fmu_surrogate.fmu.campaign import harvest, summarize
+    from fmu_surrogate.fmu.campaigns.campaign import harvest, summarize
     from fmu_surrogate.ph import save, with_names
     from fmu_surrogate.plots import plot_dataset, plot_feasibility
     from fmu_surrogate.validation import validate

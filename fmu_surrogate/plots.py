@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fmu_surrogate._mpl import finish as _finish
-from fmu_surrogate._mpl import pyplot as _pyplot
+from fmu_surrogate.figures import finish as _finish
+from fmu_surrogate.figures import pyplot as _pyplot
 
 __all__ = ["plot_comparison", "plot_dataset", "plot_feasibility", "plot_surrogate"]
 
@@ -47,7 +47,7 @@ def run_labels(ds: Any) -> list[str]:
         ``"G=0.5"``, ``"w2=-0.01, w3=0.02"``...; failed runs get ``" (failed: kind)"``.
     """
     from fmu_surrogate.fmu.dataset import parameter_names
-    from fmu_surrogate.fmu.dataset_schema import STATUS_OK, _param_var
+    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, _param_var
 
     params = parameter_names(ds)
     labels = []
@@ -221,7 +221,7 @@ def plot_feasibility(
     -------
     matplotlib.figure.Figure
     """
-    from fmu_surrogate.fmu.dataset_schema import STATUS_OK, _param_var
+    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, _param_var
 
     plt = _pyplot()
     ok = np.array([str(s) == STATUS_OK for s in ds["status"].values])

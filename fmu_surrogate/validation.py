@@ -167,7 +167,7 @@ def _port_names(system: Any, kind: str, count: int) -> list[str]:
 
 def _surrogate_ports(kind: str, sur: Any) -> tuple[list[str], list[str], list[str]]:
     if kind == "fmu":
-        from fmu_surrogate.fmu.model import open_fmu
+        from fmu_surrogate.fmu.model.loading import open_fmu
 
         info = open_fmu(sur)
         ins = [v.name for v in info.variables if v.causality == "input"]
@@ -229,9 +229,9 @@ def validate(
         A port that is not a variable of the reference FMU, or a run that failed (with the
         FMU's reason).
     """
-    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.campaigns.campaign import harvest
     from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
-    from fmu_surrogate.fmu.model import open_fmu
+    from fmu_surrogate.fmu.model.loading import open_fmu
 
     if not (rtol >= 0 and atol >= 0):
         raise ValidationError(f"rtol and atol must be >= 0, got rtol={rtol!r}, atol={atol!r}.")
@@ -301,7 +301,7 @@ def validate(
 
 
 def _array_signal(t: np.ndarray, v: np.ndarray) -> Any:
-    from fmu_surrogate.fmu.signals import ArraySignal
+    from fmu_surrogate.fmu.signals.standard import ArraySignal
 
     return ArraySignal(t, v)
 

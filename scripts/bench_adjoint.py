@@ -4,7 +4,7 @@
 For model sizes n = 5, 20, 100 and both discretisations (``euler``, ``exact``) this measures
 
 * seconds per cost evaluation and per cost-and-gradient evaluation (cold: a new forward solve
-  every time) on the optimiser's fast path (:class:`fmu_surrogate.identify.adjoint.Evaluator`,
+  every time) on the optimiser's fast path (:class:`fmu_surrogate.identify.linear.model.adjoint.Evaluator`,
   validated once) and, for reference, through the checked public functions,
 * seconds per iteration of the paper's Algorithm 1 (Riemannian CG, Armijo with first trial 1000,
   halving, restart every 5) over a ``--iterations``-iteration fit (default 100, the paper's
@@ -13,9 +13,9 @@ For model sizes n = 5, 20, 100 and both discretisations (``euler``, ``exact``) t
 and, in the same run, the baseline: *the same algorithm* (same :class:`LinearPHIdentifier`,
 same optimiser and line search, same iterates) with cost and gradient computed by the
 per-time-step Python loop reference implementation
-(:class:`fmu_surrogate.identify.gradient_check.LoopEvaluator`:
-:func:`~fmu_surrogate.identify.gradient_check.loop_cost` per line-search trial,
-:func:`~fmu_surrogate.identify.gradient_check.loop_cost_and_gradient` per gradient), at n = 5
+(:class:`fmu_surrogate.identify.linear.model.gradient_check.LoopEvaluator`:
+:func:`~fmu_surrogate.identify.linear.model.gradient_check.loop_cost` per line-search trial,
+:func:`~fmu_surrogate.identify.linear.model.gradient_check.loop_cost_and_gradient` per gradient), at n = 5
 and n = 20.  The ratio of the times per iteration is the speed-up (issue target: ≥ 50×).  Both
 fits start from the same point and take the same number of iterations; their cost histories are
 compared to confirm that they follow the same trajectory.  On this ill-conditioned problem CG
@@ -58,8 +58,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reproduce_adjoint_ph import exact_response, reference_system, u_train
 
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
-from fmu_surrogate.identify import adjoint, gradient_check, linear_ph
-from fmu_surrogate.identify.linear_ph import LinearPHIdentifier, paper_initial_guess
+from fmu_surrogate.identify.linear import estimator as linear_ph
+from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier, paper_initial_guess
+from fmu_surrogate.identify.linear.model import adjoint, gradient_check
 
 #: The authors' public implementation (per-time-step loops, dt = 1e-4): 1.7 s per iteration at
 #: n = 5.  Context only; not measured here.

@@ -84,7 +84,7 @@ def model_time(fmu: Path, step: float, n_steps: int, reps: int, workdir: Path) -
     """Best wall time (s) of reset + init + ``n_steps`` doSteps inside the FMU (C driver)."""
     from fmpy import extract, platform, read_model_description
 
-    from fmu_surrogate.fmu.compile import fmi_include_dir
+    from fmu_surrogate.fmu.model.compile import fmi_include_dir
 
     exe = workdir / "driver"
     if not exe.exists():

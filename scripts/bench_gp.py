@@ -4,7 +4,7 @@
 For N ∈ {256, 512, 1024, 2048} training points and D ∈ {3, 5} tasks (= state dimension) this
 times one optimiser step (negative log marginal likelihood + gradient + Adam update) of
 
-(a) ``fmu_surrogate.identify.gp_effort.GPEffortIdentifier`` — our Kronecker-structured fast path,
+(a) ``fmu_surrogate.identify.gp.effort.GPEffortIdentifier`` — our Kronecker-structured fast path,
     measured as the slope of the fit time over the number of Adam steps, and its total for 200
     steps;
 (b) the paper's construction (zaspel-guenther §3.4), written here: a GPyTorch ``ExactGP`` whose
@@ -277,14 +277,14 @@ def dense_reference(
 # --------------------------------------------------------------------------- (a) ours
 def _ours_available() -> bool:
     try:
-        from fmu_surrogate.identify.gp_effort import GPEffortIdentifier  # noqa: F401
+        from fmu_surrogate.identify.gp.effort import GPEffortIdentifier  # noqa: F401
     except ImportError:
         return False
     return True
 
 
 def _fit_ours(problem: Problem, n_iter: int, seed: int = 0):
-    from fmu_surrogate.identify.gp_effort import GPEffortIdentifier
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
     D = problem.X.shape[1]
     est = GPEffortIdentifier(

@@ -63,7 +63,7 @@ NAMES = {"a": "a_simulate_fmu", "b": "b_hand_loop", "c": "c_campaign_1_worker",
 
 
 def _signal():
-    from fmu_surrogate.fmu.signals import Chirp
+    from fmu_surrogate.fmu.signals.standard import Chirp
 
     return Chirp(f0=0.5, f1=5.0, t1=STOP, amplitude=0.5, offset=1.0)  # > 0 for rc_network
 
@@ -75,8 +75,8 @@ def get_fmu(model: str, workdir: Path) -> tuple[Path, str, str, list[str]]:
 
         return build_faulty(workdir), "k", "u", ["u", "x", "der(x)"]
     from fmu_surrogate.benchmarks.build import benchmark_fmu
-    from fmu_surrogate.fmu.campaign import default_record
-    from fmu_surrogate.fmu.model import open_fmu
+    from fmu_surrogate.fmu.campaigns.campaign import default_record
+    from fmu_surrogate.fmu.model.loading import open_fmu
 
     path = benchmark_fmu(model)
     info = open_fmu(path)
@@ -152,7 +152,7 @@ class Bench:
         return {"wall": wall}
 
     def campaign(self, workers: int, values=None) -> dict:
-        from fmu_surrogate.fmu.campaign import Campaign
+        from fmu_surrogate.fmu.campaigns.campaign import Campaign
 
         values = self.values if values is None else values
         out = self.workdir / f"bench-{workers}.nc"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Reproduce the studies of Günther, Jacob & Totzeck (adjoint-based identification of linear pH
-systems; docs/design.md §4) with :class:`fmu_surrogate.identify.linear_ph.LinearPHIdentifier`.
+systems; docs/design.md §4) with :class:`fmu_surrogate.identify.linear.estimator.LinearPHIdentifier`.
 
 Studies (each in the paper's Euler mode and in the exact mode, with the paper's Algorithm 1:
 Riemannian CG, Armijo search with first trial 1000, restart every 5 iterations, 100 iterations;
@@ -36,7 +36,7 @@ here independently of the fitting code, and checked against ``scipy.integrate.so
 at rtol 1e-12) — never from the fitting scheme.  The JSON also reports how far that output is from
 the response to the *continuous* analytic input (the input-interpolation floor of dt = 1e-3).
 
-Initial guess: docs/design.md §4 (:func:`~fmu_surrogate.identify.linear_ph.paper_initial_guess`):
+Initial guess: docs/design.md §4 (:func:`~fmu_surrogate.identify.linear.estimator.paper_initial_guess`):
 B = diag(1, 3) leading block, Q = I, R = diag(1, 1, 0, …) (zero eigenvalues lifted to 1e-2 for the
 factor, see the identifier's docstring), J with upper entries from U[−1, 1] (seed 0), x0 = 0.
 
@@ -63,7 +63,7 @@ import scipy.linalg as sla
 import scipy.signal as scs
 
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
-from fmu_surrogate.identify.linear_ph import LinearPHIdentifier
+from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
 #: Numbers reported in the paper (Günther, Jacob & Totzeck), for the side-by-side table.
 PAPER = {
@@ -443,7 +443,7 @@ def msd_fmu_study(sizes: list[int], log) -> dict:
 
     from fmu_surrogate.benchmarks.build import benchmark_fmu
     from fmu_surrogate.fmu import signals as sig
-    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.campaigns.campaign import harvest
     from fmu_surrogate.fmu.dataset import run_arrays
 
     t = time_grid(DT)
@@ -458,7 +458,7 @@ def msd_fmu_study(sizes: list[int], log) -> dict:
     (tt, X), = run_arrays(ds, names)
     y = X[:, 2:]
     s = msd_chain(50)
-    from fmu_surrogate.identify.adjoint import simulate
+    from fmu_surrogate.identify.linear.model.adjoint import simulate
 
     y_zoh = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="zoh")[1]
     y_lin = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="linear")[1]
@@ -560,7 +560,7 @@ def print_tables(res: dict) -> None:
 
 
 def figures(res: dict, fits: dict, out: Path) -> list[str]:
-    from fmu_surrogate._mpl import finish, pyplot
+    from fmu_surrogate.figures import finish, pyplot
 
     plt = pyplot()
     out.mkdir(parents=True, exist_ok=True)

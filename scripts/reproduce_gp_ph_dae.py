@@ -10,7 +10,7 @@ Data sources
     per state fitted to the full trajectory and differentiated (§4.4), pendulum by finite
     differences (§4.5).
     ``fmu`` — harvested from the benchmark FMUs (FMI 2.0 co-simulation, same inputs, same output
-    grid) with :func:`fmu_surrogate.fmu.campaign.harvest`; derivatives are the ``der(·)``
+    grid) with :func:`fmu_surrogate.fmu.campaigns.campaign.harvest`; derivatives are the ``der(·)``
     variables the FMUs export (the usual harvesting case).  Skipped with a note when the FMU layer
     is not available.
 
@@ -150,9 +150,9 @@ FMU_NAMES = {
 def fmu_case(system: str, workdir: Path) -> Case:
     """Data harvested from the benchmark FMU with the paper's input and output grid."""
     from fmu_surrogate.benchmarks.build import benchmark_fmu
-    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.campaigns.campaign import harvest
     from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.fmu.signals import ArraySignal
+    from fmu_surrogate.fmu.signals.standard import ArraySignal
 
     mod = _module(system)
     M = mod.matrices()
@@ -202,7 +202,7 @@ def variant_options(system: str, variant: str) -> dict:
     """
     import inspect
 
-    from fmu_surrogate.identify.gp_effort import GPEffortIdentifier
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
     if variant != "hamiltonian":
         return {}
@@ -214,7 +214,7 @@ def variant_options(system: str, variant: str) -> dict:
 
 def fit(case: Case, idx: np.ndarray, xdot: np.ndarray, variant: str, n_iter: int, seed: int):
     """``GPEffortIdentifier`` on the samples ``idx`` with derivative rows ``xdot`` (len(idx), n)."""
-    from fmu_surrogate.identify.gp_effort import GPEffortIdentifier
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
     M = case.matrices
     est = GPEffortIdentifier(**M, max_iter=n_iter, seed=seed,

@@ -53,7 +53,7 @@ import numpy as np
 from sklearn.linear_model import ARDRegression
 
 import fmu_surrogate as fs
-from fmu_surrogate import _mpl
+from fmu_surrogate import figures as _mpl
 from fmu_surrogate.benchmarks import duffing
 from fmu_surrogate.identify.derivatives import finite_differences
 

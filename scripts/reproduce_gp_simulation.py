@@ -122,7 +122,7 @@ def simulate_case(surrogate, t: np.ndarray, X: np.ndarray, n_states: int) -> dic
 
 
 def plot(results: dict, runs: dict, path: Path) -> None:
-    from fmu_surrogate._mpl import finish, pyplot
+    from fmu_surrogate.figures import finish, pyplot
 
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharey=True)

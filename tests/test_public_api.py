@@ -37,8 +37,8 @@ def test_harvest_names_do_not_import_torch():
 
 
 def test_package_errors_share_one_base_and_keep_their_builtins():
-    from fmu_surrogate.fmu.compile import FMUBuildError
     from fmu_surrogate.fmu.errors import DatasetError, UnknownVariableError
+    from fmu_surrogate.fmu.model.compile import FMUBuildError
 
     for cls, builtin in [
         (fs.FMUError, Exception),

@@ -3,7 +3,7 @@
 The C sources live in ``fmu_surrogate/benchmarks/c`` (a shared framework plus one file of
 equations per model); the model descriptions and the C header with the value references are
 generated from the Python specs in :mod:`fmu_surrogate.benchmarks.specs`.  Compilation goes
-through :func:`fmu_surrogate.fmu.compile.build_fmu`, so builds are cached on the content of all
+through :func:`fmu_surrogate.fmu.model.compile.build_fmu`, so builds are cached on the content of all
 inputs: an FMU is recompiled only when a source, the spec or the compiler changes.
 
 Example
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fmu_surrogate.benchmarks import specs
-from fmu_surrogate.benchmarks.model_description import ModelSpec
-from fmu_surrogate.fmu.compile import FMUBuildError, build_fmu, cached_hash
+from fmu_surrogate.export.fmi.model_description import ModelSpec
+from fmu_surrogate.fmu.model.compile import FMUBuildError, build_fmu, cached_hash
 
 #: Folder of the C sources shipped with the package.
 C_DIR = Path(__file__).parent / "c"

@@ -1,6 +1,6 @@
 """Variable lists of the benchmark FMUs (the one place that defines them).
 
-Each ``*_spec`` function returns the :class:`~fmu_surrogate.benchmarks.model_description.ModelSpec`
+Each ``*_spec`` function returns the :class:`~fmu_surrogate.export.fmi.model_description.ModelSpec`
 of one FMU; its C file in ``c/`` uses the generated ``VR_<symbol>`` names.  Every FMU also has the
 co-simulation integrator settings of :func:`solver_variables`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
-from fmu_surrogate.benchmarks.model_description import Experiment, ModelSpec, Var
+from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
 #: of a sensible size; the paper uses N = 50, the reference model of §4 N = 50/100 cells).

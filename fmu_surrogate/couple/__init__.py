@@ -8,7 +8,7 @@
 ...                   out="sweep.nc")                 # isolated workers, resumable, run × time
 """
 
-from fmu_surrogate.couple.cli import load_system
+from fmu_surrogate.couple.descriptions import load_system
 from fmu_surrogate.couple.running import ALGORITHMS, ECCO_DEFAULTS, bond_energy, run
 from fmu_surrogate.couple.ssp import read_ssp, write_ssp
 from fmu_surrogate.couple.surrogates import surrogate_component, surrogate_fmu

@@ -28,11 +28,11 @@ from fmu_surrogate.benchmarks.build import (
     benchmark_fmu,
     default_cache_dir,
 )
-from fmu_surrogate.benchmarks.model_description import Experiment, ModelSpec, Var
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables
 from fmu_surrogate.couple.system import Component, Connection, PowerBond, System
-from fmu_surrogate.fmu.compile import build_fmu
+from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
+from fmu_surrogate.fmu.model.compile import build_fmu
 from fmu_surrogate.ph import LinearPH
 
 __all__ = [

@@ -131,11 +131,11 @@ def _process_folder() -> str:
     The returned :class:`System` refers to the files, so they must live as long as the process
     may run it; named ``<pid>-ssp-…`` under the package's temporary parent, a folder of a process
     killed with SIGKILL goes at the next harvest or pool start
-    (:func:`~fmu_surrogate.fmu.tempdirs.remove_stale`).
+    (:func:`~fmu_surrogate.fmu.runner.tempdirs.remove_stale`).
     """
     import atexit
 
-    from fmu_surrogate.fmu.tempdirs import parents
+    from fmu_surrogate.fmu.runner.tempdirs import parents
 
     parent = parents()[0]
     parent.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ def surrogate_fmu(path: str | os.PathLike, cache_dir: str | os.PathLike | None =
 
     Raises
     ------
-    fmu_surrogate.export.expressions.ExportError
+    fmu_surrogate.export.expressions.effort.ExportError
         The surrogate cannot be exported (NaN data, an effort kind without a C translation).
     """
     from fmu_surrogate.benchmarks.build import default_cache_dir

@@ -6,7 +6,7 @@ One run per parameter set, every run in an isolated worker process with a wall-c
 ``"error_status"`` with libcosim's message; the others go on), finished runs on disk at once,
 resume after an interruption (even ``kill -9``) without running the finished runs again, and the
 option to run on a Dask cluster — exactly as :func:`fmu_surrogate.harvest`
-(:class:`~fmu_surrogate.fmu.campaign.Campaign` with the target of
+(:class:`~fmu_surrogate.fmu.campaigns.campaign.Campaign` with the target of
 :mod:`fmu_surrogate.couple.system_backend`).
 
 The result is one dataset in the harvest format: dims run × time on the grid
@@ -78,11 +78,11 @@ def sweep(system: System | str | os.PathLike, parameter_sets: Sequence[Mapping[s
     CouplingError
         An invalid system, algorithm or parameter name (before any run).
     """
-    from fmu_surrogate.couple.cli import load_system
+    from fmu_surrogate.couple.descriptions import load_system
     from fmu_surrogate.couple.system_backend import prepare_system, system_target, with_parameters
     from fmu_surrogate.couple.toml_form import write_toml
-    from fmu_surrogate.fmu.campaign import Campaign
-    from fmu_surrogate.fmu.tempdirs import harvest_space
+    from fmu_surrogate.fmu.campaigns.campaign import Campaign
+    from fmu_surrogate.fmu.runner.tempdirs import harvest_space
 
     sets = [dict(p) for p in parameter_sets]
     if not sets:

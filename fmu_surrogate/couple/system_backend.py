@@ -1,7 +1,7 @@
 """A coupled system as a target of the harvest campaign machinery.
 
 :func:`system_target` describes a system file (SSP or TOML) as a
-:class:`~fmu_surrogate.fmu.targets.Target`: its settable variables are the parameters and inputs
+:class:`~fmu_surrogate.fmu.campaigns.targets.Target`: its settable variables are the parameters and inputs
 of the components (``component.parameter``), its recorded variables those of
 :func:`fmu_surrogate.couple.run` (connected variables, per bond ``bond:<name>:P_<component>`` and
 ``bond:<name>:residual``), its content hash covers the system file, every component file and the
@@ -34,15 +34,15 @@ from fmu_surrogate.couple.running import cosimulate, observed_names
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
 from fmu_surrogate.errors import FmuSurrogateError
-from fmu_surrogate.fmu.backend_api import RunOutput
-from fmu_surrogate.fmu.backends import register_backend
-from fmu_surrogate.fmu.fmu_info import DefaultExperiment, Variable
-from fmu_surrogate.fmu.model import file_sha256
-from fmu_surrogate.fmu.targets import Target, target_info
+from fmu_surrogate.fmu.backends.api import RunOutput
+from fmu_surrogate.fmu.backends.registry import register_backend
+from fmu_surrogate.fmu.campaigns.targets import Target, target_info
+from fmu_surrogate.fmu.model.info import DefaultExperiment, Variable
+from fmu_surrogate.fmu.model.loading import file_sha256
 
 __all__ = ["BACKEND", "CosimulationError", "SystemBackend", "prepare_system", "system_target"]
 
-#: Name of the backend in :func:`fmu_surrogate.fmu.backends.get_backend`.
+#: Name of the backend in :func:`fmu_surrogate.fmu.backends.registry.get_backend`.
 BACKEND = "libcosim-system"
 _SWEEP_ALGORITHMS = ("fixed", "ecco")
 
@@ -139,7 +139,7 @@ def system_target(path: str | os.PathLike, stop_time: float, step: float,
     CouplingError
         An unknown algorithm or an invalid system (nothing has run).
     """
-    from fmu_surrogate.couple.cli import load_system
+    from fmu_surrogate.couple.descriptions import load_system
 
     if algorithm not in _SWEEP_ALGORITHMS:
         raise CouplingError(f"a sweep runs algorithm 'fixed' or 'ecco' on libcosim, got "
@@ -188,7 +188,7 @@ class SystemBackend:
         info : FMUInfo, optional
             The target's description (unused).
         """
-        from fmu_surrogate.couple.cli import load_system
+        from fmu_surrogate.couple.descriptions import load_system
 
         self.system = load_system(fmu_path)
         self.infos = prepare_system(self.system)

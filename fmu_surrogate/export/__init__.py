@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["ExportError", "export_fmu", "export_modelica"]
 
 _LAZY = {
-    "ExportError": "fmu_surrogate.export.expressions",
-    "export_fmu": "fmu_surrogate.export.fmu_export",
+    "ExportError": "fmu_surrogate.export.expressions.effort",
+    "export_fmu": "fmu_surrogate.export.fmi.fmu_export",
     "export_modelica": "fmu_surrogate.export.modelica",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fmu_surrogate.export.expressions import ExportError as ExportError
-    from fmu_surrogate.export.fmu_export import export_fmu as export_fmu
+    from fmu_surrogate.export.expressions.effort import ExportError as ExportError
+    from fmu_surrogate.export.fmi.fmu_export import export_fmu as export_fmu
 
 
 def __getattr__(name: str) -> Any:

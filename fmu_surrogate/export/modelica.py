@@ -9,7 +9,7 @@ The model writes the pH-DAE out as equations over parameters that hold the surro
 
 ``effort``, ``effortJacobian`` (declared as the analytic derivative of ``effort`` for index
 reduction) and ``hamiltonian`` are Modelica functions rendered from the same expression source
-as the C code of the FMU exporter (:mod:`fmu_surrogate.export.expressions`), kernel sums as
+as the C code of the FMU exporter (:mod:`fmu_surrogate.export.expressions.effort`), kernel sums as
 ``for`` loops over parameter arrays.  Ports are ``Modelica.Blocks.Interfaces.RealInput`` /
 ``RealOutput`` named after the surrogate's ports, sanitised to Modelica identifiers; the mapping
 is recorded in the model's documentation.  Several surrogates become a package directory
@@ -27,10 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.export.expressions import EffortExpressions, ExportError, effort_expressions
+from fmu_surrogate.export.expressions.effort import (
+    EffortExpressions,
+    ExportError,
+    effort_expressions,
+)
+from fmu_surrogate.export.expressions.render import number, render_modelica_function, used_params
 from fmu_surrogate.export.names import MODELICA_KEYWORDS as KEYWORDS
 from fmu_surrogate.export.names import identifier
-from fmu_surrogate.export.render import number, render_modelica_function, used_params
 from fmu_surrogate.export.source import check_finite, load_surrogate
 
 __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]

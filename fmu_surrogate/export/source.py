@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.export.expressions import ExportError
+from fmu_surrogate.export.expressions.effort import ExportError
 
 __all__ = ["check_finite", "load_surrogate"]
 

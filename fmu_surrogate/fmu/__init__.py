@@ -8,6 +8,12 @@ use, and xarray, fmpy, scipy and tqdm only inside the functions that need them.
 
 from typing import TYPE_CHECKING, Any
 
+from fmu_surrogate.fmu.campaigns.plans import explicit as explicit
+from fmu_surrogate.fmu.campaigns.plans import grid as grid
+from fmu_surrogate.fmu.campaigns.plans import latin_hypercube as latin_hypercube
+from fmu_surrogate.fmu.campaigns.plans import one_at_a_time as one_at_a_time
+from fmu_surrogate.fmu.campaigns.plans import parse_param_option as parse_param_option
+from fmu_surrogate.fmu.campaigns.plans import sobol as sobol
 from fmu_surrogate.fmu.dataset import FAILURE_KINDS as FAILURE_KINDS
 from fmu_surrogate.fmu.dataset import FORMAT_VERSION as FORMAT_VERSION
 from fmu_surrogate.fmu.dataset import RunRecord as RunRecord
@@ -29,61 +35,55 @@ from fmu_surrogate.fmu.errors import NoBinaryError as NoBinaryError
 from fmu_surrogate.fmu.errors import NotAnFMUError as NotAnFMUError
 from fmu_surrogate.fmu.errors import SignalError as SignalError
 from fmu_surrogate.fmu.errors import UnknownVariableError as UnknownVariableError
-from fmu_surrogate.fmu.model import DefaultExperiment as DefaultExperiment
-from fmu_surrogate.fmu.model import FMUInfo as FMUInfo
-from fmu_surrogate.fmu.model import Variable as Variable
-from fmu_surrogate.fmu.model import open_fmu as open_fmu
-from fmu_surrogate.fmu.plans import explicit as explicit
-from fmu_surrogate.fmu.plans import grid as grid
-from fmu_surrogate.fmu.plans import latin_hypercube as latin_hypercube
-from fmu_surrogate.fmu.plans import one_at_a_time as one_at_a_time
-from fmu_surrogate.fmu.plans import parse_param_option as parse_param_option
-from fmu_surrogate.fmu.plans import sobol as sobol
-from fmu_surrogate.fmu.signals import PRBS as PRBS
-from fmu_surrogate.fmu.signals import ArraySignal as ArraySignal
-from fmu_surrogate.fmu.signals import BandLimitedNoise as BandLimitedNoise
-from fmu_surrogate.fmu.signals import Chirp as Chirp
-from fmu_surrogate.fmu.signals import Constant as Constant
-from fmu_surrogate.fmu.signals import SchroederMultisine as SchroederMultisine
-from fmu_surrogate.fmu.signals import Signal as Signal
-from fmu_surrogate.fmu.signals import Step as Step
-from fmu_surrogate.fmu.signals import check_signal_fits as check_signal_fits
-from fmu_surrogate.fmu.signals import sample_inputs as sample_inputs
-from fmu_surrogate.fmu.signals import signal_from_description as signal_from_description
+from fmu_surrogate.fmu.model.loading import DefaultExperiment as DefaultExperiment
+from fmu_surrogate.fmu.model.loading import FMUInfo as FMUInfo
+from fmu_surrogate.fmu.model.loading import Variable as Variable
+from fmu_surrogate.fmu.model.loading import open_fmu as open_fmu
+from fmu_surrogate.fmu.signals.standard import PRBS as PRBS
+from fmu_surrogate.fmu.signals.standard import ArraySignal as ArraySignal
+from fmu_surrogate.fmu.signals.standard import BandLimitedNoise as BandLimitedNoise
+from fmu_surrogate.fmu.signals.standard import Chirp as Chirp
+from fmu_surrogate.fmu.signals.standard import Constant as Constant
+from fmu_surrogate.fmu.signals.standard import SchroederMultisine as SchroederMultisine
+from fmu_surrogate.fmu.signals.standard import Signal as Signal
+from fmu_surrogate.fmu.signals.standard import Step as Step
+from fmu_surrogate.fmu.signals.standard import check_signal_fits as check_signal_fits
+from fmu_surrogate.fmu.signals.standard import sample_inputs as sample_inputs
+from fmu_surrogate.fmu.signals.standard import signal_from_description as signal_from_description
 
 #: Names re-exported from the runner, campaign, backend and store modules (imported lazily).
 _LAZY = {
-    "harvest": "campaign", "Campaign": "campaign", "HarvestSession": "campaign",
-    "summarize": "campaign", "experiment_grid": "campaign", "default_record": "campaign",
-    "get_backend": "backends", "available_backends": "backends", "Backend": "backends",
-    "FmpyBackend": "backends", "PyFMIBackend": "backends", "RunOutput": "backends",
-    "WorkerPool": "runner", "RunnerConfig": "runner", "RunSpec": "runner",
-    "RunResult": "runner", "run_isolated": "runner", "classify": "runner",
-    "RunStore": "store", "StoreMismatchError": "store", "StoreLockedError": "store",
+    "harvest": "campaigns.campaign", "Campaign": "campaigns.campaign", "HarvestSession": "campaigns.campaign",
+    "summarize": "campaigns.campaign", "experiment_grid": "campaigns.campaign", "default_record": "campaigns.campaign",
+    "get_backend": "backends.registry", "available_backends": "backends.registry", "Backend": "backends.registry",
+    "FmpyBackend": "backends.registry", "PyFMIBackend": "backends.registry", "RunOutput": "backends.registry",
+    "WorkerPool": "runner.pool", "RunnerConfig": "runner.pool", "RunSpec": "runner.pool",
+    "RunResult": "runner.pool", "run_isolated": "runner.pool", "classify": "runner.pool",
+    "RunStore": "campaigns.store", "StoreMismatchError": "campaigns.store", "StoreLockedError": "campaigns.store",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from fmu_surrogate.fmu.backends import Backend as Backend
-    from fmu_surrogate.fmu.backends import FmpyBackend as FmpyBackend
-    from fmu_surrogate.fmu.backends import PyFMIBackend as PyFMIBackend
-    from fmu_surrogate.fmu.backends import RunOutput as RunOutput
-    from fmu_surrogate.fmu.backends import available_backends as available_backends
-    from fmu_surrogate.fmu.backends import get_backend as get_backend
-    from fmu_surrogate.fmu.campaign import Campaign as Campaign
-    from fmu_surrogate.fmu.campaign import HarvestSession as HarvestSession
-    from fmu_surrogate.fmu.campaign import default_record as default_record
-    from fmu_surrogate.fmu.campaign import experiment_grid as experiment_grid
-    from fmu_surrogate.fmu.campaign import harvest as harvest
-    from fmu_surrogate.fmu.campaign import summarize as summarize
-    from fmu_surrogate.fmu.runner import RunnerConfig as RunnerConfig
-    from fmu_surrogate.fmu.runner import RunResult as RunResult
-    from fmu_surrogate.fmu.runner import RunSpec as RunSpec
-    from fmu_surrogate.fmu.runner import WorkerPool as WorkerPool
-    from fmu_surrogate.fmu.runner import classify as classify
-    from fmu_surrogate.fmu.runner import run_isolated as run_isolated
-    from fmu_surrogate.fmu.store import RunStore as RunStore
-    from fmu_surrogate.fmu.store import StoreLockedError as StoreLockedError
-    from fmu_surrogate.fmu.store import StoreMismatchError as StoreMismatchError
+    from fmu_surrogate.fmu.backends.registry import Backend as Backend
+    from fmu_surrogate.fmu.backends.registry import FmpyBackend as FmpyBackend
+    from fmu_surrogate.fmu.backends.registry import PyFMIBackend as PyFMIBackend
+    from fmu_surrogate.fmu.backends.registry import RunOutput as RunOutput
+    from fmu_surrogate.fmu.backends.registry import available_backends as available_backends
+    from fmu_surrogate.fmu.backends.registry import get_backend as get_backend
+    from fmu_surrogate.fmu.campaigns.campaign import Campaign as Campaign
+    from fmu_surrogate.fmu.campaigns.campaign import HarvestSession as HarvestSession
+    from fmu_surrogate.fmu.campaigns.campaign import default_record as default_record
+    from fmu_surrogate.fmu.campaigns.campaign import experiment_grid as experiment_grid
+    from fmu_surrogate.fmu.campaigns.campaign import harvest as harvest
+    from fmu_surrogate.fmu.campaigns.campaign import summarize as summarize
+    from fmu_surrogate.fmu.campaigns.store import RunStore as RunStore
+    from fmu_surrogate.fmu.campaigns.store import StoreLockedError as StoreLockedError
+    from fmu_surrogate.fmu.campaigns.store import StoreMismatchError as StoreMismatchError
+    from fmu_surrogate.fmu.runner.pool import RunnerConfig as RunnerConfig
+    from fmu_surrogate.fmu.runner.pool import RunResult as RunResult
+    from fmu_surrogate.fmu.runner.pool import RunSpec as RunSpec
+    from fmu_surrogate.fmu.runner.pool import WorkerPool as WorkerPool
+    from fmu_surrogate.fmu.runner.pool import classify as classify
+    from fmu_surrogate.fmu.runner.pool import run_isolated as run_isolated
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 fmpy has no common exception base: a corrupt archive raises ``zipfile.BadZipFile`` or
 ``zlib.error``, a broken ``modelDescription.xml`` raises ``KeyError`` or lxml errors, a missing
-binary raises a plain ``Exception`` (docs/design.md §8).  :mod:`fmu_surrogate.fmu.model` maps those to
+binary raises a plain ``Exception`` (docs/design.md §8).  :mod:`fmu_surrogate.fmu.model.loading` maps those to
 the classes below.  Every message names the problem *and* the fix, so that the CLI can print it as
 one line (``fmu-surrogate: error: ...``).
 

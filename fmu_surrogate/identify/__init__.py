@@ -11,23 +11,23 @@ import importlib
 # name -> module (add yours here)
 _LAZY = {
     # GP identification of pH-DAE efforts
-    "GPEffortIdentifier": "fmu_surrogate.identify.gp_effort",
-    "effort_targets": "fmu_surrogate.identify.gp_effort",
-    "TransformedMultitaskGP": "fmu_surrogate.identify.kronecker_gp",
-    "KroneckerMLL": "fmu_surrogate.identify.kronecker_gp",
-    "kron_mll": "fmu_surrogate.identify.kronecker_gp",
-    "HamiltonianEffortGP": "fmu_surrogate.identify.gp_hamiltonian",
-    "farthest_point_subset": "fmu_surrogate.identify.sampling",
+    "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
+    "effort_targets": "fmu_surrogate.identify.gp.effort",
+    "TransformedMultitaskGP": "fmu_surrogate.identify.gp.kronecker",
+    "KroneckerMLL": "fmu_surrogate.identify.gp.kronecker",
+    "kron_mll": "fmu_surrogate.identify.gp.kronecker",
+    "HamiltonianEffortGP": "fmu_surrogate.identify.gp.hamiltonian",
+    "farthest_point_subset": "fmu_surrogate.identify.gp.sampling",
     # derivative data from trajectories
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
     # adjoint-based identification of linear pH systems
-    "LinearPHIdentifier": "fmu_surrogate.identify.linear_ph",
-    "LinearPHFit": "fmu_surrogate.identify.linear_ph",
-    "Experiment": "fmu_surrogate.identify.adjoint",
-    "Regularization": "fmu_surrogate.identify.adjoint",
-    "cost_and_gradient": "fmu_surrogate.identify.adjoint",
-    "taylor_test": "fmu_surrogate.identify.gradient_check",
-    "compare_with_autograd": "fmu_surrogate.identify.gradient_check",
+    "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
+    "LinearPHFit": "fmu_surrogate.identify.linear.estimator",
+    "Experiment": "fmu_surrogate.identify.linear.model.adjoint",
+    "Regularization": "fmu_surrogate.identify.linear.model.adjoint",
+    "cost_and_gradient": "fmu_surrogate.identify.linear.model.adjoint",
+    "taylor_test": "fmu_surrogate.identify.linear.model.gradient_check",
+    "compare_with_autograd": "fmu_surrogate.identify.linear.model.gradient_check",
 }
 
 

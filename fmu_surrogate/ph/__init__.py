@@ -2,11 +2,12 @@
 structure-preserving simulation.  Knows nothing of FMUs or of identification (docs/design.md §7).
 """
 
+from fmu_surrogate.ph.efforts.kernel import KernelEffort
+from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
+from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
 from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
-from fmu_surrogate.ph.kernel_effort import KernelEffort
-from fmu_surrogate.ph.known_effort import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.structure import (
     StructureError,
     check_psd,
@@ -16,7 +17,6 @@ from fmu_surrogate.ph.structure import (
     skew_violation,
 )
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH, PowerBalance, with_names
-from fmu_surrogate.ph.term_effort import TermEffort
 
 __all__ = [
     "PHDAE",

@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph.efforts.kernel import KernelEffort
+from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
+from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.interconnect import CompositeEffort
-from fmu_surrogate.ph.kernel_effort import KernelEffort
-from fmu_surrogate.ph.known_effort import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
-from fmu_surrogate.ph.term_effort import TermEffort
 
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 

@@ -63,9 +63,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lu_factor, lu_solve
 
-from fmu_surrogate._mpl import finish as _finish
-from fmu_surrogate._mpl import pyplot as _pyplot
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.figures import finish as _finish
+from fmu_surrogate.figures import pyplot as _pyplot
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]

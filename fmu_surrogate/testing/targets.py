@@ -1,4 +1,4 @@
-"""A campaign target that is not an FMU file, for the tests of :mod:`fmu_surrogate.fmu.targets`.
+"""A campaign target that is not an FMU file, for the tests of :mod:`fmu_surrogate.fmu.campaigns.targets`.
 
 The "decay" target is a JSON file ``{"k": …, "x0": …}``; its backend (registered as
 ``"testing-decay"`` when this module is imported) records ``x(t) = x0 exp(-k t)`` row by row.
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.backend_api import RunOutput
-from fmu_surrogate.fmu.backends import register_backend
-from fmu_surrogate.fmu.fmu_info import Variable
-from fmu_surrogate.fmu.targets import Target, target_info
+from fmu_surrogate.fmu.backends.api import RunOutput
+from fmu_surrogate.fmu.backends.registry import register_backend
+from fmu_surrogate.fmu.campaigns.targets import Target, target_info
+from fmu_surrogate.fmu.model.info import Variable
 
 __all__ = ["DecayBackend", "decay_target"]
 

@@ -23,7 +23,7 @@ from fmu_surrogate.benchmarks.build import (
     default_cache_dir,
 )
 from fmu_surrogate.cli import main
-from fmu_surrogate.fmu.compile import cached_hash, fmi_include_dir
+from fmu_surrogate.fmu.model.compile import cached_hash, fmi_include_dir
 
 SOLVER = {"cs_rtol", "cs_atol", "cs_max_steps"}
 # The documented interface of every FMU: inputs, outputs, continuous states (ME order),

@@ -108,9 +108,9 @@ sweep(sys.argv[1], sets, 1.0, 0.1, out=sys.argv[2], workers=1, timeout=None, pro
 
 def test_sweep_killed_with_sigkill_resumes_without_rerunning_finished_runs(
         system_factory, faulty_path, tmp_path, monkeypatch):
-    from fmu_surrogate.couple.cli import load_system
+    from fmu_surrogate.couple.descriptions import load_system
     from fmu_surrogate.couple.toml_form import write_toml
-    from fmu_surrogate.fmu.store import RunStore
+    from fmu_surrogate.fmu.campaigns.store import RunStore
 
     path = write_toml(_with_faulty(system_factory(), faulty_path), tmp_path / "sys.toml")
     out, store_dir = tmp_path / "sweep.nc", tmp_path / "sweep.nc.parts"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.export.expressions import effort_c_source, effort_expressions
+from fmu_surrogate.export.expressions.effort import effort_c_source, effort_expressions
 from fmu_surrogate.export.modelica import export_modelica
 from fmu_surrogate.ph import load, save
 from tests.export import _modelica_check as mc
-from tests.export.test_expressions import _call, _compile
+from tests.export.expressions.test_effort import _call, _compile
 
 LD = np.longdouble
 # measured (RC, N = 32/48/64 centres, 40 states): error of the Python effort vs extended

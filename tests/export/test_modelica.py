@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.benchmarks import rc_network
-from fmu_surrogate.export.expressions import ExportError, UnsupportedEffortError
+from fmu_surrogate.export.expressions.effort import ExportError, UnsupportedEffortError
 from fmu_surrogate.export.modelica import (
     KEYWORDS,
     export_modelica,

@@ -30,8 +30,8 @@ from fmu_surrogate.fmu.dataset import (
     unescape_name,
 )
 from fmu_surrogate.fmu.errors import DatasetError, FMUError, UnknownVariableError
-from fmu_surrogate.fmu.model import DefaultExperiment, FMUInfo, Variable
-from fmu_surrogate.fmu.signals import Chirp, Step
+from fmu_surrogate.fmu.model.loading import DefaultExperiment, FMUInfo, Variable
+from fmu_surrogate.fmu.signals.standard import Chirp, Step
 
 NAMES = ["x", "der(x)", "u", "a.b[1]", "a/b%c", "status", "y z"]
 T = np.linspace(0.0, 1.0, 21)
@@ -376,7 +376,7 @@ def test_save_checks_its_options(ds, tmp_path):
 
 
 def test_run_arrays_accepts_paths_and_names_failed_runs_and_bad_values(faulty_fmu, tmp_path):
-    from fmu_surrogate.fmu.campaign import harvest
+    from fmu_surrogate.fmu.campaigns.campaign import harvest
     from fmu_surrogate.fmu.errors import DatasetError
 
     out = tmp_path / "d.nc"

@@ -2,10 +2,10 @@
 
 Every parameter vector ``w`` that is not in the cache becomes one run of the harvest machinery:
 a campaign of the FMU validates the set-up, and its persistent isolated workers
-(:class:`~fmu_surrogate.fmu.runner.WorkerPool`: wall-clock timeout, crash isolation, failure
+(:class:`~fmu_surrogate.fmu.runner.pool.WorkerPool`: wall-clock timeout, crash isolation, failure
 classification with the FMU's own message) run the vectors; a batch of vectors (a
 finite-difference gradient, a population, a design) goes to parallel workers at once.  Each
-finished run is appended to a harvest run store (:class:`~fmu_surrogate.fmu.store.RunStore`,
+finished run is appended to a harvest run store (:class:`~fmu_surrogate.fmu.campaigns.store.RunStore`,
 ``DIR/runs.parts``: one CRC-checked record per run, a torn tail cut on reopening) together with
 its parameter vector, so a search killed with ``kill -9`` loses nothing that finished.  The
 store is the evaluation cache: a search started again on the same directory re-runs nothing
@@ -121,8 +121,8 @@ class EvaluationStore:
                  step: float | None = None, workers: int | None = None, timeout: float = 60.0,
                  directory: str | os.PathLike | None = None, max_runs: int | None = None,
                  on_run: Callable[[Evaluation], None] | None = None) -> None:
-        from fmu_surrogate.fmu.campaign import experiment_grid
-        from fmu_surrogate.fmu.model import open_fmu
+        from fmu_surrogate.fmu.campaigns.campaign import experiment_grid
+        from fmu_surrogate.fmu.model.loading import open_fmu
 
         self.info = open_fmu(fmu)
         self.fmu = str(fmu)
@@ -173,8 +173,8 @@ class EvaluationStore:
                 "timeout": self.timeout}
 
     def _open_store(self) -> None:
-        from fmu_surrogate.fmu.campaign import Campaign
-        from fmu_surrogate.fmu.store import RunStore, StoreMismatchError
+        from fmu_surrogate.fmu.campaigns.campaign import Campaign
+        from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
 
         self._campaign = Campaign(self.fmu, [self.inputs] if self.inputs else None,
                                   [dict.fromkeys(self.parameters, 0.0)],
@@ -279,7 +279,7 @@ class EvaluationStore:
         return [self._evaluation(_key(w)) for w in W]
 
     def _simulate(self, W: np.ndarray) -> None:
-        from fmu_surrogate.fmu.runner import RunSpec, WorkerPool
+        from fmu_surrogate.fmu.runner.pool import RunSpec, WorkerPool
 
         if self._pool is None:
             n = self.workers or os.cpu_count() or 1

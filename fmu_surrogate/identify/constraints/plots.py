@@ -43,7 +43,7 @@ def plot_feasibility(model: Any, W: Any, y: Any, *, names: Sequence[str] | None 
     -------
     matplotlib.figure.Figure
     """
-    from fmu_surrogate._mpl import finish, pyplot
+    from fmu_surrogate.figures import finish, pyplot
 
     plt = pyplot()
     W = np.atleast_2d(np.asarray(W, dtype=float))
@@ -122,7 +122,7 @@ def plot_progress(results: dict[str, Any], *, target: float | None = None,
     -------
     matplotlib.figure.Figure
     """
-    from fmu_surrogate._mpl import finish, pyplot
+    from fmu_surrogate.figures import finish, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))

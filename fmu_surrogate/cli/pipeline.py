@@ -1,0 +1,361 @@
+"""The pipeline's commands after ``harvest``: ``identify``, ``validate``, ``plot``.
+
+::
+
+    fmu-surrogate identify msd.nc --method linear --inputs F1,F2 --outputs v1,v2 --order 10 \\
+        -o msd.json
+    fmu-surrogate identify rc.nc --method gp --structure rc_network --states x1,x2,x3 \\
+        --derivatives "der(x1),," --inputs u -o rc.json
+    fmu-surrogate validate msd.json msd_chain.fmu --input F1=chirp:f0=0.05,f1=0.5,t1=40 \\
+        --stop 40 --step 0.05 --rtol 1e-2
+    fmu-surrogate plot msd.nc|msd.json [-o FIGURE.png]
+
+Each command is a thin layer over the library: :class:`~fmu_surrogate.LinearPHIdentifier`,
+:class:`~fmu_surrogate.GPEffortIdentifier`, :func:`fmu_surrogate.ph.save`,
+:func:`fmu_surrogate.validation.validate` and :mod:`fmu_surrogate.plots`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.fmu.model.loading import file_sha256
+
+__all__ = [
+    "add_identify_arguments",
+    "add_plot_arguments",
+    "add_validate_arguments",
+    "identify_command",
+    "plot_command",
+    "validate_command",
+]
+
+#: exit status of ``validate`` when the surrogate is outside the tolerance
+EXIT_MISMATCH = 1
+
+
+class PipelineError(FmuSurrogateError, ValueError):
+    """A bad option of ``identify``/``validate``/``plot``; the message says the fix."""
+
+
+def _names(text: str | None) -> list[str]:
+    return [s.strip() for s in text.split(",")] if text else []
+
+
+# ---------------------------------------------------------------------------- identify
+def add_identify_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``fmu-surrogate identify`` to ``p``."""
+    p.add_argument("data", help="harvested NetCDF dataset")
+    p.add_argument("-o", "--out", required=True, help="surrogate JSON file to write")
+    p.add_argument("--method", choices=("linear", "gp"), required=True,
+                   help="linear: linear pH model from inputs/outputs; gp: pH-DAE effort by "
+                        "Gaussian processes from states (needs --structure)")
+    p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
+    p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
+    p.add_argument("--order", type=int, help="linear: model order n")
+    p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
+                                   "(default J,R,Q,B)")
+    p.add_argument("--optimizer", default="lm",
+                   help="linear: lm (Levenberg-Marquardt, default), cg (the paper's), steepest, "
+                        "trust_regions")
+    p.add_argument("--states", help="gp: comma-separated state variables x")
+    p.add_argument("--derivatives",
+                   help="gp: comma-separated derivative variables in the order of --states; "
+                        "leave a name empty to estimate it (spline) or for algebraic states")
+    p.add_argument("--structure",
+                   help="gp: E, J, R, B as a JSON file {\"E\": [[...]], ...} or the name of a "
+                        "bundled benchmark (rc_network, pendulum)")
+    p.add_argument("--samples", type=int, default=128,
+                   help="gp: training samples drawn from the selected runs (default 128)")
+    p.add_argument("--runs", help="comma-separated run labels to fit (default: the first "
+                                  "successful run; the other successful runs are held out)")
+    p.add_argument("--max-iter", type=int, help="optimiser iterations (default: the estimator's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def _structure(spec: str | None) -> dict[str, np.ndarray]:
+    if not spec:
+        raise PipelineError("--method gp needs --structure: a JSON file with E, J, R, B or a "
+                            "bundled benchmark name (rc_network, pendulum).")
+    path = Path(spec)
+    if path.suffix.lower() == ".json":
+        if not path.is_file():
+            raise PipelineError(f"--structure {spec!r}: no such file.")
+        raw = json.loads(path.read_text())
+        missing = [k for k in ("J", "R", "B") if k not in raw]
+        if missing:
+            raise PipelineError(f"--structure {spec!r} lacks {missing}; give E, J, R, B as "
+                                "nested lists.")
+        return {k: np.asarray(v, dtype=float) for k, v in raw.items() if k in "EJRB"}
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"fmu_surrogate.benchmarks.{spec}")
+        return {k: np.asarray(v, dtype=float) for k, v in mod.matrices().items()}
+    except (ImportError, AttributeError):
+        raise PipelineError(f"--structure {spec!r} is neither a .json file nor a bundled "
+                            "benchmark with known structure (rc_network, pendulum).") from None
+
+
+def _split_runs(ds: Any, runs: str | None) -> tuple[list[int], list[int]]:
+    ok = [int(r) for r, s in zip(ds["run"].values, ds["status"].values) if str(s) == "ok"]
+    if not ok:
+        raise PipelineError("the dataset has no successful run to identify from.")
+    fit = [int(r) for r in _names(runs)] if runs else ok[:1]
+    bad = [r for r in fit if r not in ok]
+    if bad:
+        raise PipelineError(f"runs {bad} did not succeed or do not exist; successful runs: "
+                            f"{ok[:20]}.")
+    return fit, [r for r in ok if r not in fit]
+
+
+def _provenance(ds: Any, data: Path, method: str, est: Any) -> dict[str, Any]:
+    import fmu_surrogate
+
+    settings = {}
+    for k, v in est.get_params().items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            settings[k] = v
+        elif isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float)) for x in v):
+            settings[k] = list(v)
+    return {
+        "source_fmu": {"name": str(ds.attrs.get("fmu_name", "")),
+                       "guid": str(ds.attrs.get("fmu_guid", "")),
+                       "sha256": str(ds.attrs.get("fmu_sha256", ""))},
+        "dataset": {"file": data.name, "sha256": file_sha256(data)},
+        "method": method,
+        "settings": settings,
+        "package_version": fmu_surrogate.__version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
+                     held: list[int]) -> tuple[Any, Any, list[str]]:
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+
+    inputs, outputs = _names(args.inputs), _names(args.outputs)
+    if not outputs or not args.order:
+        raise PipelineError("--method linear needs --outputs and --order.")
+    if len(outputs) != len(inputs):
+        raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
+                            f"{len(inputs)} inputs and {len(outputs)} outputs.")
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+
+    kw = {"progress": not args.quiet, "optimizer": args.optimizer,
+          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B"),
+          "input_hold": hold_from_dataset(ds)}
+    if args.max_iter:
+        kw["max_iter"] = args.max_iter
+    est = LinearPHIdentifier(args.order, **kw)
+    data = [(t, X[:, : len(inputs)], X[:, len(inputs):])
+            for t, X in run_arrays(ds, inputs + outputs, runs=fit)]
+    est.fit(data)
+    lines = []
+    for label, runs in (("training", fit), ("held-out", held)):
+        for r, (t, X) in zip(runs, run_arrays(ds, inputs + outputs, runs=runs)):
+            y = X[:, len(inputs):]
+            y_hat = est.predict(t, X[:, : len(inputs)])
+            rel = float(np.abs(y_hat - y).max() / max(np.abs(y).max(), 1e-300))
+            lines.append(f"  run {r} ({label}): relative max output error {rel:.3e}")
+    return est, est.to_surrogate(), lines
+
+
+def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
+                 held: list[int]) -> tuple[Any, Any, list[str]]:
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.derivatives import estimate_derivatives
+    from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
+
+    states, inputs = _names(args.states), _names(args.inputs)
+    derivs = [d or None for d in _names(args.derivatives)] if args.derivatives else [None] * len(
+        states)
+    if not states or len(derivs) != len(states):
+        raise PipelineError("--method gp needs --states and one --derivatives entry per state "
+                            "(empty for estimated or algebraic ones).")
+    mats = _structure(args.structure)
+    n = np.shape(mats["J"])[0]
+    if len(states) != n:
+        raise PipelineError(f"--structure has n = {n} states but --states names {len(states)}.")
+    E = mats.get("E", np.eye(n))
+    kw = {"progress": not args.quiet}
+    if args.max_iter is not None:
+        kw["max_iter"] = args.max_iter
+    est = GPEffortIdentifier(**mats, **kw)
+
+    def samples(runs: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        xs, xds, us = [], [], []
+        given = [d for d in derivs if d]
+        for t, X in run_arrays(ds, states + given + inputs, runs=runs):
+            x = X[:, :n]
+            xd = np.zeros_like(x)
+            k = n
+            for j, d in enumerate(derivs):
+                if d:
+                    xd[:, j] = X[:, k]
+                    k += 1
+                elif np.any(E[:, j] != 0):
+                    xd[:, j] = estimate_derivatives(t, x[:, j], "spline")
+            xs.append(x)
+            xds.append(xd)
+            us.append(X[:, k:])
+        return np.concatenate(xs), np.concatenate(xds), np.concatenate(us)
+
+    x, xd, u = samples(fit)
+    rng = np.random.default_rng(args.seed)
+    pick = np.sort(rng.choice(len(x), min(args.samples, len(x)), replace=False))
+    est.fit(x[pick], xd[pick], u[pick])
+    rest = np.setdiff1d(np.arange(len(x)), pick)
+    lines = [f"  training: {len(pick)} samples of runs {fit}, R² {est.score(x[pick], xd[pick], u[pick]):.6f}"]
+    if rest.size:
+        lines.append(f"  other samples of the same runs: R² {est.score(x[rest], xd[rest], u[rest]):.6f}")
+    if held:
+        xh, xdh, uh = samples(held)
+        lines.append(f"  held-out runs {held}: R² {est.score(xh, xdh, uh):.6f}")
+    return est, est.to_surrogate(), lines
+
+
+def identify_command(args: argparse.Namespace) -> int:
+    """Run ``fmu-surrogate identify``; print a fit summary and write the surrogate JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of :func:`add_identify_arguments`.
+
+    Returns
+    -------
+    int
+        Exit status 0.
+    """
+    from fmu_surrogate.fmu.dataset import load_dataset
+    from fmu_surrogate.ph import save, with_names
+
+    data = Path(args.data)
+    ds = load_dataset(data)
+    fit, held = _split_runs(ds, args.runs)
+    if args.method == "linear":
+        est, system, lines = _identify_linear(args, ds, fit, held)
+        system = with_names(system, inputs=_names(args.inputs), outputs=_names(args.outputs))
+    else:
+        est, system, lines = _identify_gp(args, ds, fit, held)
+        inputs = _names(args.inputs)
+        system = with_names(system, inputs=inputs, states=_names(args.states))
+    r = est.result_
+    print(f"identified {type(system).__name__} ({args.method}) from {data.name}: "
+          f"{r.n_iter} iterations, {r.time:.1f} s, stopped: {r.stopping_reason}")
+    print("\n".join(lines))
+    out = Path(args.out)
+    save(system, out, provenance=_provenance(ds, data, args.method, est))
+    print(f"wrote {out}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- validate
+def add_validate_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``fmu-surrogate validate`` to ``p``."""
+    p.add_argument("surrogate", help="surrogate JSON file, or a surrogate FMU")
+    p.add_argument("reference", help="the FMU the surrogate replaces")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=KIND:key=val,...",
+                   help="input signal in the harvest syntax (repeat per input)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="parameter value of the reference FMU (repeat per parameter)")
+    p.add_argument("--stop", type=float, help="stop time (default: the FMU's)")
+    p.add_argument("--step", type=float, help="communication step (default: the FMU's)")
+    p.add_argument("--rtol", type=float, default=1e-3,
+                   help="relative tolerance on max |error| / max |reference| (default 1e-3)")
+    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
+    p.add_argument("--port", action="append", default=[], metavar="PORT=VARIABLE",
+                   help="map a surrogate port to a reference variable of another name")
+    p.add_argument("--plot", help="write the comparison plot (PNG) here")
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    """Run ``fmu-surrogate validate``; exit status 1 when an output is outside the tolerance.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of :func:`add_validate_arguments`.
+
+    Returns
+    -------
+    int
+        0 when every output matches, :data:`EXIT_MISMATCH` otherwise.
+    """
+    from fmu_surrogate.cli.harvest import parse_input_option
+    from fmu_surrogate.validation import validate
+
+    inputs: dict[str, Any] = {}
+    for text in args.input:
+        name, signal = parse_input_option(text)
+        inputs[name] = signal
+    params = {}
+    for text in args.param:
+        name, _, value = text.partition("=")
+        try:
+            params[name.strip()] = float(value)
+        except ValueError:
+            raise PipelineError(f"--param {text!r}: expected NAME=NUMBER.") from None
+    ports = dict(t.split("=", 1) for t in args.port if "=" in t)
+    report = validate(args.surrogate, args.reference, inputs=inputs or None,
+                      parameters=params or None, stop_time=args.stop, step=args.step,
+                      rtol=args.rtol, atol=args.atol, ports=ports or None)
+    print(report.table())
+    if args.plot:
+        report.plot(args.plot)
+        print(f"wrote {args.plot}")
+    verdict = "matches" if report.passed else "does NOT match"
+    print(f"surrogate {verdict} {Path(args.reference).name} (rtol {args.rtol:g}, "
+          f"atol {args.atol:g})")
+    return 0 if report.passed else EXIT_MISMATCH
+
+
+# ---------------------------------------------------------------------------- plot
+def add_plot_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``fmu-surrogate plot`` to ``p``."""
+    p.add_argument("file", help="harvested dataset (.nc) or surrogate (.json)")
+    p.add_argument("-o", "--out", help="PNG to write (default: FILE with .png)")
+    p.add_argument("--vars", help="dataset: comma-separated variables (default: inputs and "
+                                  "outputs)")
+    p.add_argument("--max-runs", type=int, default=6,
+                   help="dataset: runs drawn as lines, the rest as a band (default 6)")
+
+
+def plot_command(args: argparse.Namespace) -> int:
+    """Run ``fmu-surrogate plot``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of :func:`add_plot_arguments`.
+
+    Returns
+    -------
+    int
+        Exit status 0.
+    """
+    from fmu_surrogate import plots
+
+    path = Path(args.file)
+    out = Path(args.out) if args.out else path.with_suffix(".png")
+    if path.suffix.lower() == ".json":
+        from fmu_surrogate.ph import load
+
+        plots.plot_surrogate(load(path), title=path.name, path=out)
+    else:
+        from fmu_surrogate.fmu.dataset import load_dataset
+
+        ds = load_dataset(path)
+        plots.plot_dataset(ds, _names(args.vars) or None, max_runs=args.max_runs, path=out)
+    print(f"wrote {out}")
+    return 0

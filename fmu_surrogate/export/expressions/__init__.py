@@ -1,0 +1,1 @@
+"""One expression source for efforts, Jacobians and Hamiltonians, rendered as C, Modelica and numpy."""

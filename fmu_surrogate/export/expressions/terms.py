@@ -1,0 +1,201 @@
+"""Expression programs of the explicit efforts: sums of elementary terms and known polynomials.
+
+* :class:`~fmu_surrogate.ph.TermEffort` (discovered laws): ``zᵢ = Σₜ fₜ(xᵢ)``, a diagonal
+  Jacobian ``fₜ'`` and ``H = Σᵢ Σₜ Fₜ(xᵢ)`` with the exact antiderivatives of
+  :mod:`fmu_surrogate.ph.efforts.term` — powers as products of the state, ``sin``/``cos`` and,
+  for a ``gaussian`` term, one loop over its embedded centres and weights (``erf`` for ``H``;
+  the constants ``erf(−cⱼ/√2ℓ)`` embedded as an array, computed as the Python class does).
+* :class:`~fmu_surrogate.ph.PolynomialEffort` (known effort parts): each term
+  ``coefficient · Πⱼ xⱼ^eⱼ`` written out (powers as products; known parts are a few terms), its
+  Jacobian term by term in the order the class accumulates it; no Hamiltonian.
+* :class:`~fmu_surrogate.ph.PartlyKnownEffort`: the learned part's programs (any translatable
+  effort, e.g. a GP's kernel expansion with its loops) plus the known polynomial; ``H`` is the
+  learned part's ``H̄``.
+
+Each function returns what :func:`fmu_surrogate.export.expressions.effort.effort_expressions` asks of
+one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacobian rows
+(``"dz"``) or the Hamiltonian expression (``"H"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.special import erf as _erf
+
+from fmu_surrogate.export.expressions.program import (
+    LOOP,
+    Builder,
+    Expr,
+    Let,
+    Num,
+    Op,
+    Par,
+    add,
+    cos,
+    erf,
+    exp,
+    mul,
+    sin,
+    sub,
+)
+
+__all__ = ["partly_known_effort", "polynomial_effort", "term_effort"]
+
+
+def _power(s: Expr, k: int) -> Expr:
+    """``s^k`` as a product (``1`` for ``k = 0``)."""
+    return mul(*([s] * k))
+
+
+def _gaussian(t: dict, s: Expr, b: Builder, P: Any, name: str, which: str) -> Expr:
+    """A ``gaussian`` term's value, slope or primitive: one loop over its centres (an empty
+    term adds exactly zero, as in the Python class)."""
+    if t["centers"].size == 0:
+        return Num(0.0)
+    c = P.add(f"{name}_centres", t["centers"], "the centres of a gaussian term")
+    w = P.add(f"{name}_weights", t["weights"], "the weights of a gaussian term")
+    ell = float(t["length_scale"])
+    r = np.sqrt(2.0) * ell
+    if which == "H":
+        e0 = P.add(f"{name}_erf0", _erf(-t["centers"] / r), "erf(-c/sqrt(2) l) of a gaussian term")
+
+    def body(lets: list[Let]) -> list[Expr]:
+        diff = b.let(sub(s, Par(c, (LOOP,))), lets)
+        if which == "H":
+            F = sub(erf(Op("/", (diff, Num(r)))), Par(e0, (LOOP,)))
+            return [mul(F, Par(w, (LOOP,)))]
+        d = b.let(Op("/", (diff, Num(ell))), lets)
+        k = b.let(exp(mul(Num(-0.5), d, d)), lets)
+        if which == "z":
+            return [mul(k, Par(w, (LOOP,)))]
+        return [mul(Op("/", (mul(Num(-1.0), d), Num(ell))), k, Par(w, (LOOP,)))]
+
+    total, = b.loop(int(t["centers"].size), body)
+    return mul(Num(ell * np.sqrt(np.pi / 2.0)), total) if which == "H" else total
+
+
+def _term(t: dict, s: Expr, b: Builder, P: Any, name: str, which: str) -> Expr:
+    """``f(s)`` (``z``), ``f'(s)`` (``dz``) or ``F(s)`` (``H``) of one term, as the Python
+    class writes them."""
+    kind = t["kind"]
+    if kind == "gaussian":
+        return _gaussian(t, s, b, P, name, which)
+    coef = float(t["coef"])
+    if kind == "power":
+        k = int(t["exponent"])
+        if which == "z":
+            return mul(Num(coef), _power(s, k))
+        if which == "dz":
+            return mul(Num(k * coef), _power(s, k - 1)) if k > 0 else Num(0.0)
+        return Op("/", (mul(Num(coef), _power(s, k + 1)), Num(float(k + 1))))
+    if kind == "sin":
+        return {"z": lambda: mul(Num(coef), sin(s)), "dz": lambda: mul(Num(coef), cos(s)),
+                "H": lambda: mul(Num(coef), sub(Num(1.0), cos(s)))}[which]()
+    return {"z": lambda: mul(Num(coef), cos(s)), "dz": lambda: mul(Num(-coef), sin(s)),
+            "H": lambda: mul(Num(coef), sin(s))}[which]()
+
+
+def term_effort(e: Any, xs: Sequence[Expr], b: Builder, P: Any, pre: str, which: str) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.TermEffort`.
+
+    Parameters
+    ----------
+    e : TermEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    b : Builder
+        Collects the statements (loops of the gaussian terms).
+    P : mapping with ``add(name, value, what)``
+        The constant arrays.
+    pre : str
+        Prefix of the constant arrays' names.
+    which : {"z", "dz", "H"}
+        What to return.
+
+    Returns
+    -------
+    list of Expr, list of list of Expr, or Expr
+        ``z``, ``∂z/∂x`` (diagonal) or ``H``.
+    """
+    n = len(xs)
+    per_state = []
+    for i, ts in enumerate(e.terms):
+        s = xs[i]
+        per_state.append(add(*(_term(t, s, b, P, f"{pre}x{i + 1}_t{j + 1}", which)
+                               for j, t in enumerate(ts))))
+    if which == "z":
+        return [b.let(v) for v in per_state]
+    if which == "H":
+        return add(*per_state)
+    return [[per_state[r] if r == c else Num(0.0) for c in range(n)] for r in range(n)]
+
+
+def _monomial(xs: Sequence[Expr], exponents: Any, coef: float) -> Expr:
+    """``(Πⱼ xⱼ^eⱼ) · coef`` (factors in increasing ``j``, as the Python class multiplies)."""
+    return mul(*(_power(xs[j], int(k)) for j, k in enumerate(exponents) if k), Num(coef))
+
+
+def polynomial_effort(e: Any, xs: Sequence[Expr], which: str) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.PolynomialEffort`.
+
+    Parameters
+    ----------
+    e : PolynomialEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    which : {"z", "dz"}
+        What to return (a polynomial effort has no Hamiltonian).
+
+    Returns
+    -------
+    list of Expr or list of list of Expr
+        ``z`` or ``∂z/∂x``.
+    """
+    n = len(xs)
+    if which == "z":
+        z: list[list[Expr]] = [[] for _ in range(n)]
+        for t, i in enumerate(e.components):
+            z[int(i)].append(_monomial(xs, e.exponents[t], float(e.coefficients[t])))
+        return [add(*zi) for zi in z]
+    dz: list[list[list[Expr]]] = [[[] for _ in range(n)] for _ in range(n)]
+    for t, k in zip(*np.nonzero(e.exponents)):
+        dexp = e.exponents[t].copy()
+        dexp[k] -= 1
+        c = e.exponents[t, k] * e.coefficients[t]
+        dz[int(e.components[t])][int(k)].append(_monomial(xs, dexp, float(c)))
+    return [[add(*entry) for entry in row] for row in dz]
+
+
+def partly_known_effort(e: Any, xs: Sequence[Expr], which: str,
+                        learned: Callable[[Any, str], Any]) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.PartlyKnownEffort`.
+
+    Parameters
+    ----------
+    e : PartlyKnownEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    which : {"z", "dz", "H"}
+        What to return.
+    learned : callable
+        ``learned(effort, which)``: the expressions of the learned part (the translation of
+        its own kind).
+
+    Returns
+    -------
+    list of Expr, list of list of Expr, or Expr
+        ``z_learned + z_known``, ``∂z_learned/∂x + ∂z_known/∂x`` or the learned part's ``H̄``.
+    """
+    out = learned(e.learned, which)
+    if which == "H":
+        return out
+    known = polynomial_effort(e.known, xs, which)
+    if which == "z":
+        return [add(a, k) for a, k in zip(out, known)]
+    return [[add(a, k) for a, k in zip(ra, rk)] for ra, rk in zip(out, known)]

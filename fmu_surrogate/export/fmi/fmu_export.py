@@ -1,0 +1,152 @@
+"""Export a pH surrogate as a standalone FMU (FMI 2.0 co-simulation + model exchange, or FMI 3.0).
+
+The surrogate's matrices are written into a generated C header next to the model code in
+``c/``; the FMI boilerplate is the benchmark FMUs' framework
+(``fmu_surrogate/benchmarks/c/fmi2_framework.c``, with an FMI 3.0 adapter ``c/fmi3_adapter.c``),
+and :func:`fmu_surrogate.fmu.model.compile.build_fmu` compiles it with the system C compiler.  The
+``modelDescription.xml`` (FMI 2.0 or 3.0) and the C header with the value references are
+generated from one :class:`~fmu_surrogate.export.fmi.model_description.ModelSpec`, so they cannot
+drift apart.  Nothing of Python is needed at run time.
+
+Linear surrogates (:class:`~fmu_surrogate.ph.LinearPH` with an invertible ``E``) step exactly for
+the input held over a communication step (zero-order hold, what co-simulation importers do): the
+matrix exponential of ``[[A, B], [0, 0]] h`` by scaling and squaring with the degree-13 Padé
+approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
+of a step come from Van Loan's block exponential (``c/dense.h``).
+
+Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``TermEffort`` or
+``CompositeEffort``) step with the scheme of
+:func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
+and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
+of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
+from :func:`fmu_surrogate.export.expressions.effort.effort_c_source`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.export.fmi.fmi3_xml import model_description_xml3
+from fmu_surrogate.export.fmi.spec import is_exact_linear, surrogate_data, surrogate_spec
+from fmu_surrogate.export.names import identifier
+from fmu_surrogate.export.source import check_finite, load_surrogate
+
+__all__ = ["export_fmu"]
+
+C_DIR = Path(__file__).resolve().parents[1] / "c"
+FRAMEWORK_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "c"
+#: prefix of the fmi2 functions inside an FMI 3.0 binary (only the fmi3 names are its interface)
+FMI2_PREFIX = "sur2_"
+
+
+def _version(fmi_version: Any) -> str:
+    v = str(fmi_version).strip()
+    if v in ("2", "2.0"):
+        return "2.0"
+    if v in ("3", "3.0"):
+        return "3.0"
+    raise ExportError(f"fmi_version must be 2 or 3, got {fmi_version!r}.")
+
+
+def _identifier(system: Any, model_name: str | None) -> str:
+    if model_name is None:
+        src = (getattr(system, "provenance", None) or {}).get("source_fmu") or {}
+        model_name = f"{src['name']}_surrogate" if src.get("name") else "surrogate"
+    return identifier(Path(str(model_name)).stem)
+
+
+def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | str = 2,
+               model_name: str | None = None, step: float | None = None) -> Path:
+    """Compile a pH surrogate into a standalone FMU.
+
+    Parameters
+    ----------
+    surrogate : LinearPH, PHDAE or path
+        The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).
+    path : path
+        The ``.fmu`` to write (parent folders are created).
+    fmi_version : {2, 3}
+        FMI 2.0 (co-simulation and model exchange in one archive) or FMI 3.0 (the same two
+        interfaces through an adapter).
+    model_name : str, optional
+        ``modelIdentifier`` (sanitised to a C identifier); default ``<source FMU>_surrogate`` from
+        the surrogate's provenance, else ``surrogate``.
+    step : float, optional
+        Internal step of the nonlinear scheme [s]: a communication step ``H`` is done in
+        ``ceil(H / step)`` equal sub-steps (default: one step per communication step, as
+        ``ph.simulate`` on the communication grid).  Linear surrogates step exactly for any
+        communication step and ignore it.  Written as the default experiment's step size.
+
+    Returns
+    -------
+    Path
+        The FMU.  Port names that are not C/Modelica identifiers are sanitised; the mapping is in
+        the model description's ``description`` (and :func:`fmu_surrogate.export.names.exported_names`).
+
+    Raises
+    ------
+    ExportError
+        NaN or infinite entries, a singular ``E``, an effort that cannot be exported, a bad
+        ``fmi_version``, or a model description that does not validate.
+    SurrogateFileError
+        ``surrogate`` is a file that cannot be read.
+    FMUBuildError
+        No C compiler, or compiling failed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fmu_surrogate.ph import LinearPH
+    >>> osc = LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.1]), np.eye(2), [[0.0], [1.0]])
+    >>> export_fmu(osc, "osc.fmu")          # doctest: +SKIP
+    PosixPath('osc.fmu')
+    """
+    from fmu_surrogate.fmu.model.compile import build_fmu
+
+    system, _ = load_surrogate(surrogate)
+    version = _version(fmi_version)
+    if step is not None and not (np.isfinite(step) and step > 0):
+        raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
+    check_finite(system)
+    from fmu_surrogate.ph import LinearPH
+
+    if isinstance(system, LinearPH) and not is_exact_linear(system):
+        raise ExportError(
+            "this LinearPH has a singular E (a linear DAE); ph.simulate steps it with the plain "
+            "midpoint rule, which the FMU does not reproduce.  Export it as "
+            "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
+            "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
+    identifier = _identifier(system, model_name)
+    data = surrogate_data(system, step=step)
+    spec = surrogate_spec(system, identifier, step=step)
+    xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
+    out = Path(path)
+    with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:
+        gen = Path(tmp)
+        (gen / "model_vars.h").write_text(spec.c_header(), encoding="utf-8")
+        (gen / "surrogate_data.h").write_text(data, encoding="utf-8")
+        sources = [FRAMEWORK_DIR / "fmi2_framework.c", C_DIR / spec.source]
+        cflags: list[str] = []
+        if version == "3.0":
+            sources.append(C_DIR / "fmi3_adapter.c")
+            cflags.append(f"-DFMI2_FUNCTION_PREFIX={FMI2_PREFIX}")
+        headers = [FRAMEWORK_DIR / "fmi2_framework.h", C_DIR / "dense.h", gen / "model_vars.h",
+                   gen / "surrogate_data.h"]
+        before = out.stat().st_mtime_ns if out.is_file() else None
+        build_fmu(sources, xml, out, identifier, headers=headers, cflags=cflags,
+                  fmi_version=version)
+    if before is None or out.stat().st_mtime_ns != before:  # freshly built: validate once
+        from fmpy.validation import validate_fmu
+
+        problems = validate_fmu(str(out))
+        if problems:
+            out.unlink(missing_ok=True)
+            raise ExportError("the generated model description does not validate:\n  "
+                              + "\n  ".join(problems))
+    return out

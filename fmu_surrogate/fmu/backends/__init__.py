@@ -1,0 +1,1 @@
+"""Simulation backends: one FMU instance, many runs (fmpy co-simulation and model exchange, PyFMI)."""

@@ -1,0 +1,1 @@
+"""Harvesting campaigns: experiments and parameter plans, execution, the crash-safe run store, Dask, sessions."""

@@ -1,0 +1,268 @@
+"""Execution of a campaign: resume from the run store, simulate the missing runs in isolated
+workers (or on a Dask cluster), append every finished run to the store, consolidate the dataset
+and write it; with the timings of these phases."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time as _time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fmu_surrogate.fmu.campaigns.dask_runs import _run_dask
+from fmu_surrogate.fmu.errors import ExperimentError, FMUError
+from fmu_surrogate.fmu.runner.pool import RunResult, WorkerPool
+from fmu_surrogate.fmu.runner.tempdirs import scratch_root
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+    from fmu_surrogate.fmu.campaigns.campaign import Campaign
+
+
+def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
+                 workers: int | None = None, timeout: float | None = 60.0, scheduler: Any = None,
+                 progress: bool = True, backend: str = "auto", overwrite: bool = False,
+                 keep_store: bool = False, batch_size: int | None = None, complevel: int = 1,
+                 start_method: str = "auto", recover_store: bool = False) -> xr.Dataset:
+    """Simulate every run of ``camp`` not yet on disk and return the dataset
+    (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
+    from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
+    from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
+
+    _check_options(backend, workers, timeout, complevel, start_method)
+    t_begin = _time.perf_counter()
+    c_begin = _time.process_time()
+    camp.timings = {}
+    camp.cpu_timings = {}
+    h = camp.campaign_hash
+    tmpdir = None
+    if out is None:
+        tmpdir = tempfile.TemporaryDirectory(prefix="store-", dir=scratch_root())
+        store_path = Path(tmpdir.name) / "runs.parts"
+    else:
+        out = Path(out)
+        store_path = out.with_name(out.name + ".parts")
+        if out.is_dir():
+            raise ExperimentError(f"the output path {out} is a folder; give a file name such "
+                                  f"as {out / (camp.info.name + '.nc')}.")
+        if not out.parent.is_dir():
+            raise ExperimentError(f"the folder of the output path {out} does not exist; "
+                                  f"create {out.parent} first.")
+        if out.exists():
+            old_hash = _dataset_hash(out)
+            if old_hash == h:
+                if store_path.exists():
+                    RunStore._remove_dir(store_path)
+                _say(progress, f"{out}: this campaign is already complete; loaded it.")
+                ds = load_dataset(out)
+                t = _time.perf_counter() - t_begin
+                camp.timings = {"prepare": t, "start": 0.0, "simulate": 0.0,
+                                "assemble": 0.0, "write": 0.0, "consolidate": 0.0,
+                                "total": t}
+                return ds
+            if not overwrite:
+                what = ("a dataset of a different campaign" if old_hash else
+                        "a file that is not a dataset of this campaign")
+                raise StoreMismatchError(
+                    f"{out} already exists and holds {what}; use another output path, or "
+                    f"--overwrite (overwrite=True) to replace it.")
+    cfg = camp.runner_config(backend)
+    store = RunStore.open(store_path, camp._manifest(cfg), overwrite=overwrite,
+                          recover=recover_store)
+    pool = None
+    try:
+        col = _Collector(camp.n_runs, camp.time.shape[0], cfg.n_columns)
+        counts: Counter = Counter()
+        for hd, data in store.read():  # resumed runs (the latest record of a run wins)
+            col.add(int(hd["index"]), hd.get("kind", ""), hd.get("message", ""),
+                    float(hd.get("wall", float("nan"))), data)
+        if store.discarded_text():
+            import warnings
+
+            warnings.warn(store.discarded_text(), RuntimeWarning, stacklevel=2)
+        for k in col.kind[col.have]:
+            counts[k] += 1
+        todo = [s for s in camp.runs if not col.have[s.index]]
+        if todo and scheduler is None:
+            n_workers = min(workers or os.cpu_count() or 1, len(todo))
+            pool = WorkerPool(cfg, workers=n_workers, timeout=timeout,
+                              batch_size=batch_size, start_method=start_method)
+            pool.launch()  # the workers load the FMU while we set up the progress bar
+        bar = _progress_bar(progress, camp.n_runs, int(col.have.sum()), camp.info.name,
+                            counts)
+
+        def on_result(r: RunResult) -> None:
+            try:
+                if r.record is not None:  # encoded by the worker: append it as it is
+                    store.append_record(r.record)
+                else:
+                    store.append(r.store_header(), r.data)
+            except OSError as exc:
+                raise _storage_error(exc, store_path / "runs.bin", store_path,
+                                     int(col.have.sum())) from None
+            col.add(r.index, r.failure_kind, r.message, r.wall_time, r.data)
+            if bar is not None:
+                if r.failure_kind:
+                    counts[r.failure_kind] += 1
+                    bar.set_postfix_str(_count_text(counts), refresh=False)
+                bar.update(1)
+
+        t_start, c_start = _time.perf_counter(), _time.process_time()
+        t_sim, c_sim = t_start, c_start
+        try:
+            if pool is not None:
+                with pool:  # an exception kills the workers, else they are stopped
+                    pool.start()
+                    t_sim, c_sim = _time.perf_counter(), _time.process_time()
+                    pool.run(todo, on_result)
+            elif todo:
+                _run_dask(scheduler, cfg, todo, timeout, on_result, batch_size)
+        finally:
+            if bar is not None:
+                bar.close()
+        t_cons, c_cons = _time.perf_counter(), _time.process_time()
+        if not col.have.all():  # pragma: no cover - every spec produces a result
+            missing = int((~col.have).sum())
+            raise FMUError(f"{missing} runs are missing from the store {store_path}; run the "
+                           f"same command again to complete them.")
+        ds = camp._collected_dataset(col, cfg)
+        t_write, c_write = _time.perf_counter(), _time.process_time()
+        m_write = _time.thread_time()
+        if out is not None:
+            try:
+                save_dataset(ds, out, complevel=complevel)
+            except OSError as exc:
+                raise _storage_error(exc, out, store_path, camp.n_runs) from None
+        if keep_store and out is not None:
+            store.close()
+        else:
+            store.remove()
+        t_end, c_end = _time.perf_counter(), _time.process_time()
+        camp.timings = {"prepare": t_start - t_begin, "start": t_sim - t_start,
+                        "simulate": t_cons - t_sim, "assemble": t_write - t_cons,
+                        "write": t_end - t_write, "consolidate": t_end - t_cons,
+                        "total": t_end - t_begin}
+        camp.cpu_timings = {"prepare": c_start - c_begin, "start": c_sim - c_start,
+                            "simulate": c_cons - c_sim, "assemble": c_write - c_cons,
+                            "write": c_end - c_write, "consolidate": c_end - c_cons,
+                            "total": c_end - c_begin,
+                            "write_main_thread": _time.thread_time() - m_write}
+    finally:
+        if pool is not None:
+            pool.terminate()  # no-op unless something failed before the pool ran
+        store.close()
+        if tmpdir is not None:
+            tmpdir.cleanup()
+    return ds
+
+
+def _check_options(backend: str, workers: int | None, timeout: float | None, complevel: int,
+                   start_method: str) -> None:
+    from fmu_surrogate.fmu.backends.registry import get_backend  # validates the backend name
+
+    if backend not in ("auto", "fmpy"):
+        get_backend(backend).close()
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ExperimentError(f"workers must be a positive integer, got {workers!r}.")
+    if timeout is not None and not timeout > 0:
+        raise ExperimentError(f"timeout must be > 0 seconds (or None), got {timeout!r}.")
+    if isinstance(complevel, bool) or not isinstance(complevel, int) \
+            or not 0 <= complevel <= 9:
+        raise ExperimentError(f"complevel must be an integer 0 (no compression) ... 9, got "
+                              f"{complevel!r}.")
+    if start_method not in ("auto", "fork", "spawn"):
+        raise ExperimentError(f"start_method must be 'auto', 'fork' or 'spawn', got "
+                              f"{start_method!r}.")
+
+
+class _Collector:
+    """The campaign's output arrays, filled as runs finish (and with resumed runs).
+
+    ``buf[c, i, :]`` is column ``c`` of run ``i`` (NaN after the run's end): every (run, time)
+    variable of the dataset is one contiguous ``buf[c]``, so assembling the dataset copies
+    nothing and costs no per-run work.
+    """
+
+    def __init__(self, n_runs: int, n_time: int, n_columns: int) -> None:
+        # not filled: every run is added before the dataset is made (``have``), NaN tails then
+        self.buf = np.empty((n_columns, n_runs, n_time))
+        self.kind = np.full(n_runs, "", dtype=object)
+        self.message = np.full(n_runs, "", dtype=object)
+        self.n = np.zeros(n_runs, dtype=np.int64)
+        self.wall = np.full(n_runs, np.nan)
+        self.have = np.zeros(n_runs, dtype=bool)
+
+    def add(self, index: int, kind: str, message: str, wall: float, data: np.ndarray) -> None:
+        """Run ``index`` produced ``data`` (shape (n, n_columns))."""
+        n = data.shape[0]
+        self.buf[:, index, :n] = data.T
+        if n < self.buf.shape[2]:
+            self.buf[:, index, n:] = np.nan
+        self.kind[index] = kind
+        self.message[index] = message
+        self.n[index] = n
+        self.wall[index] = wall
+        self.have[index] = True
+
+
+class StorageError(FMUError, OSError):
+    """Writing the store or the dataset failed (disk full, quota, permissions); nothing finished
+    is lost and the same command resumes."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _storage_error(exc: OSError, file: Path, store_path: Path, n_kept: int) -> StorageError:
+    import errno
+
+    what = {errno.ENOSPC: "no space left on the device",
+            errno.EDQUOT: "the disk quota is exceeded",
+            errno.EACCES: "permission denied"}.get(exc.errno, exc.strerror or str(exc))
+    return StorageError(exc.errno or 0, f"{what} while writing {file}; the {n_kept} finished runs "
+                        f"are kept in {store_path}: free space (or fix the permissions) and run "
+                        f"the same command again to resume.")
+
+
+def _dataset_hash(path: Path) -> str | None:
+    try:
+        import h5py
+
+        with h5py.File(path, "r") as f:
+            v = f.attrs.get("campaign_hash")
+    except Exception:  # noqa: BLE001 - not a NetCDF-4 file: not ours
+        return None
+    if isinstance(v, bytes):
+        v = v.decode()
+    return None if v is None else str(v)
+
+
+def _count_text(counts: Counter) -> str:
+    failed = {k: v for k, v in counts.items() if k}
+    return ", ".join(f"{k}: {v}" for k, v in sorted(failed.items()))
+
+
+def _progress_bar(progress: bool, total: int, initial: int, name: str, counts: Counter):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    class _Bar(tqdm):  # no monitor thread: workers are forked from a single-threaded process
+        monitor_interval = 0
+
+    bar = _Bar(total=total, initial=initial, desc=f"harvest {name}", unit="run",
+               mininterval=0.5, file=sys.stderr)
+    if _count_text(counts):
+        bar.set_postfix_str(_count_text(counts), refresh=False)
+    return bar
+
+
+def _say(progress: bool, text: str) -> None:
+    if progress:
+        print(text, file=sys.stderr)

@@ -1,0 +1,100 @@
+"""The records of a run store's ``runs.bin`` (:mod:`fmu_surrogate.fmu.campaigns.store` describes the
+layout): encoding a run as one record, decoding it, and scanning a file for its intact records,
+resynchronising after a damaged one."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+__all__ = ["decode_record", "encode_record", "is_record", "scan_records"]
+
+_MAGIC = b"FSR1"
+_HEAD = struct.Struct("<4sIQ")
+_CRC = struct.Struct("<I")
+
+
+def encode_record(header: dict[str, Any], data: np.ndarray) -> bytes:
+    """One ``runs.bin`` record (see the module docs) of ``header`` and ``data`` (n, n_columns).
+
+    Workers encode their results with this, so that the process that owns the store only has
+    to append the bytes (:meth:`RunStore.append_record`).
+    """
+    body = np.ascontiguousarray(data, dtype="<f8").reshape(-1).view(np.uint8)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    crc = zlib.crc32(body, zlib.crc32(h))
+    return b"".join((_HEAD.pack(_MAGIC, len(h), body.size), h, body, _CRC.pack(crc)))
+
+
+def decode_record(rec: bytes | memoryview, n_columns: int) -> tuple[dict[str, Any], np.ndarray]:
+    """Inverse of :func:`encode_record` for one complete record (no CRC check: it comes from a
+    pipe, not from disk).  The data is a read-only view of ``rec``."""
+    _magic, hl, dl = _HEAD.unpack_from(rec, 0)
+    h0 = _HEAD.size
+    header = json.loads(bytes(rec[h0:h0 + hl]))
+    data = np.frombuffer(rec, dtype="<f8", count=dl // 8, offset=h0 + hl)
+    return header, data.reshape(-1, n_columns)
+
+
+def is_record(msg: bytes | memoryview) -> bool:
+    """Whether ``msg`` starts like a record of :func:`encode_record`."""
+    return bytes(msg[:4]) == _MAGIC
+
+
+def scan_records(raw: bytes, n_columns: int,
+                 discarded: dict[str, int]) -> Iterator[tuple[Any, np.ndarray, int]]:
+    """Every intact record of ``raw`` as ``(header, data, end offset)``, in file order.
+
+    A damaged record is skipped by resynchronising at the next magic whose record is intact; it
+    and a torn tail are counted in ``discarded["damaged"]`` and ``discarded["damaged_bytes"]``.
+    A record whose data does not fit ``n_columns`` comes with an empty ``data``.
+    """
+    mv = memoryview(raw)
+    pos, size = 0, len(raw)
+    last_end = 0
+    while pos + _HEAD.size <= size:
+        parsed = _parse_at(raw, mv, pos, size, n_columns)
+        if parsed is None:  # damaged here: resynchronise at the next magic
+            nxt = raw.find(_MAGIC, pos + 1)
+            while nxt != -1 and _parse_at(raw, mv, nxt, size, n_columns) is None:
+                nxt = raw.find(_MAGIC, nxt + 1)
+            if nxt == -1:
+                break  # a torn tail (or damage up to the end)
+            discarded["damaged"] += 1
+            discarded["damaged_bytes"] += nxt - pos
+            pos = nxt
+            continue
+        last_end = pos = parsed[2]
+        yield parsed
+    if last_end < size:  # a torn tail (a run killed mid-write) or damage up to the end
+        discarded["damaged"] += 1
+        discarded["damaged_bytes"] += size - last_end
+
+
+def _parse_at(raw: bytes, mv: memoryview, pos: int, size: int,
+              n_columns: int) -> tuple[Any, np.ndarray, int] | None:
+    if pos + _HEAD.size > size:
+        return None
+    magic, hl, dl = _HEAD.unpack_from(mv, pos)
+    end = pos + _HEAD.size + hl + dl + _CRC.size
+    if magic != _MAGIC or end > size or dl % 8:
+        return None
+    h0 = pos + _HEAD.size
+    hb, db = mv[h0:h0 + hl], mv[h0 + hl:h0 + hl + dl]
+    (crc,) = _CRC.unpack_from(mv, h0 + hl + dl)
+    if zlib.crc32(db, zlib.crc32(hb)) != crc:
+        return None
+    try:
+        header = json.loads(bytes(hb).decode("utf-8"))
+    except ValueError:
+        return None
+    if (dl // 8) % n_columns:
+        return header, np.empty((0, n_columns)), end  # judged invalid by _valid
+    data = np.frombuffer(raw, dtype="<f8", count=dl // 8,
+                         offset=h0 + hl).reshape(-1, n_columns)
+    return header, data, end

@@ -1,0 +1,250 @@
+"""Reading datasets: loading a file (upgraded to the current format version), the names stored
+in a dataset, the per-run arrays identification reads and the table of runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fmu_surrogate.fmu.dataset.schema import STATUS_FAILED, STATUS_OK, _param_var, escape_name
+from fmu_surrogate.fmu.dataset.upgrade import _NOT_OURS, _check_version
+from fmu_surrogate.fmu.errors import DatasetError, UnknownVariableError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import xarray as xr
+
+__all__ = ["data_var_name", "failed_runs", "fmu_variables", "load_dataset",
+           "parameter_names", "run_arrays", "runs_table"]
+
+
+def load_dataset(path: str | os.PathLike) -> xr.Dataset:
+    """Read a dataset written by :func:`save_dataset` (fully into memory; the file is closed).
+
+    Parameters
+    ----------
+    path : path
+        The NetCDF file (format 1 files are upgraded on load).
+
+    Returns
+    -------
+    xarray.Dataset
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    DatasetError
+        Not a NetCDF-4 file, not our format, a newer format version, or an older one that
+        cannot be upgraded — the message says which and what to do.
+    """
+    import xarray as xr
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such dataset file; check the path (datasets are "
+                                f"written by `fmu-surrogate harvest MODEL.fmu -o DATA.nc`).")
+    try:
+        with xr.open_dataset(path, engine="h5netcdf", decode_times=False,
+                             decode_timedelta=False) as f:
+            ds = f.load()
+    except Exception as exc:  # noqa: BLE001 - h5py/h5netcdf raise OSError, ValueError, ...
+        raise DatasetError(f"{path} cannot be read as NetCDF-4/HDF5 ({type(exc).__name__}: "
+                           f"{exc}); {_NOT_OURS}.") from None
+    return _check_version(ds, path)
+
+
+def _json_attr(ds: xr.Dataset, key: str) -> list[str]:
+    try:
+        return list(json.loads(ds.attrs.get(key, "[]")))
+    except ValueError:
+        return []
+
+
+def fmu_variables(ds: xr.Dataset, elements: bool = True) -> list[str]:
+    """Original names of the recorded FMU variables.
+
+    Parameters
+    ----------
+    elements : bool
+        ``True``: one name per stored column (array variables as ``x[1]``, ...);
+        ``False``: the FMU variable names (attribute ``variables``).
+    """
+    if not elements:
+        return _json_attr(ds, "variables")
+    out = []
+    for v in ds.data_vars.values():
+        if "fmu_variable" in v.attrs:
+            base = v.attrs["fmu_variable"]
+            el = v.attrs.get("element")
+            out.append(f"{base}[{el}]" if el else base)
+    return out
+
+
+def parameter_names(ds: xr.Dataset) -> list[str]:
+    """Names of the parameters stored as ``param:<name>`` (original names)."""
+    return [str(v.attrs["parameter"]) for k, v in ds.data_vars.items() if "parameter" in v.attrs]
+
+
+def data_var_name(ds: xr.Dataset, name: str) -> str:
+    """The data-variable key under which the FMU variable ``name`` is stored.
+
+    Raises
+    ------
+    UnknownVariableError
+        ``name`` was not recorded (with close matches).
+    """
+    key = escape_name(name)
+    if key in ds.data_vars and ds[key].attrs.get("fmu_variable") is not None:
+        return key
+    known = fmu_variables(ds)
+    for k, v in ds.data_vars.items():  # fall back on the attributes (robust to escaping changes)
+        base = v.attrs.get("fmu_variable")
+        if base is None:
+            continue
+        el = v.attrs.get("element")
+        if (f"{base}[{el}]" if el else base) == name:
+            return k
+    raise UnknownVariableError(name, known, what="recorded variable",
+                               model=str(ds.attrs.get("fmu_name", "")))
+
+
+def run_arrays(
+    ds: xr.Dataset | str | os.PathLike,
+    names: Sequence[str],
+    runs: Iterable[int] | None = None,
+    only_ok: bool = True,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per-run arrays of the given variables, with the NaN tail removed.
+
+    This is how identification code reads datasets.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset or path
+        A harvested dataset, or the path of its file.
+    names : sequence of str
+        Original FMU variable names (e.g. ``["x", "der(x)", "u"]``).
+    runs : iterable of int, optional
+        Run labels (values of the ``run`` coordinate); default all (with ``only_ok``: all
+        successful ones).
+    only_ok : bool
+        Skip runs whose status is not ``"ok"``; a failed run requested by label in ``runs`` is an
+        error that names its failure (pass ``only_ok=False`` to read its partial data).
+
+    Returns
+    -------
+    list of (t, X)
+        ``t`` of shape ``(n,)``, ``X`` of shape ``(n, len(names))``, where ``n`` is the run's
+        ``n_samples`` minus any trailing rows in which all requested values are NaN.
+
+    Raises
+    ------
+    DatasetError
+        A requested run failed (with ``only_ok``), or a variable holds values that are not
+        numbers, or a run's ``n_samples`` is outside ``0 … len(time)`` — naming the variable
+        and the file.
+    """
+    if isinstance(ds, (str, os.PathLike)):
+        ds = load_dataset(ds)
+    where = ds.encoding.get("source") or "the dataset"
+    names = list(names)
+    keys = [data_var_name(ds, n) for n in names]
+    labels = [int(r) for r in ds["run"].values]
+    pos = {r: i for i, r in enumerate(labels)}
+    if runs is None:
+        sel = list(range(len(labels)))
+    else:
+        sel = []
+        for r in runs:
+            if int(r) not in pos:
+                raise KeyError(f"run {r} is not in the dataset (runs: {labels[:10]}"
+                               f"{'...' if len(labels) > 10 else ''}).")
+            sel.append(pos[int(r)])
+    t_all = np.asarray(ds["time"].values, dtype=float)
+    status = ds["status"].values
+    nsamp = np.asarray(ds["n_samples"].values)
+    bad = (nsamp < 0) | (nsamp > t_all.shape[0])
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise DatasetError(f"{where}: run {labels[i]} has n_samples = {int(nsamp[i])}, outside "
+                           f"0 … {t_all.shape[0]} (the time grid); the file is damaged or was "
+                           f"edited by hand: harvest it again.")
+    cols = []
+    for name, k in zip(names, keys):
+        try:
+            cols.append(np.asarray(ds[k].values, dtype=float))
+        except (TypeError, ValueError) as exc:
+            raise DatasetError(f"{where}: variable {name!r} holds values that are not numbers "
+                               f"({exc}); the file is damaged or was edited by hand.") from None
+    if runs is not None and only_ok:
+        failed = [i for i in sel if str(status[i]) != STATUS_OK]
+        if failed:
+            i = failed[0]
+            first = str(ds["message"].values[i]).strip().splitlines()
+            raise DatasetError(
+                f"run {labels[i]} of {where} failed ({ds['failure_kind'].values[i]}: "
+                f"{first[0] if first else 'no message'}); request successful runs only, or pass "
+                f"only_ok=False to read its partial data.")
+    out = []
+    for i in sel:
+        if only_ok and str(status[i]) != STATUS_OK:
+            continue
+        n = int(nsamp[i])
+        X = np.stack([c[i, :n] for c in cols], axis=1) if cols else np.empty((n, 0))
+        if X.shape[1]:
+            finite_rows = np.flatnonzero(~np.all(np.isnan(X), axis=1))
+            n = int(finite_rows[-1]) + 1 if finite_rows.size else 0
+            X = X[:n]
+        out.append((t_all[:n].copy(), X))
+    return out
+
+
+def runs_table(ds: xr.Dataset) -> pd.DataFrame:
+    """One row per run: ``run, status, failure_kind, message, n_samples, wall_time`` and the
+    parameter values (columns named as the parameters).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import pandas as pd
+
+    cols: dict[str, Any] = {
+        "run": ds["run"].values.astype(np.int64),
+        "status": [str(s) for s in ds["status"].values],
+        "failure_kind": [str(s) for s in ds["failure_kind"].values],
+        "message": [str(s) for s in ds["message"].values],
+        "n_samples": ds["n_samples"].values.astype(np.int64),
+        "wall_time": ds["wall_time"].values.astype(float),
+    }
+    for p in parameter_names(ds):
+        cols[p] = ds[_param_var(p)].values.astype(float)
+    return pd.DataFrame(cols)
+
+
+def failed_runs(ds: xr.Dataset) -> pd.DataFrame:
+    """The rows of :func:`runs_table` whose status is ``"failed"`` (index reset).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        With the FMU's message per failed run.
+    """
+    tab = runs_table(ds)
+    return tab[tab["status"] == STATUS_FAILED].reset_index(drop=True)

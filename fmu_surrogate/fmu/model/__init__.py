@@ -1,0 +1,1 @@
+"""What an FMU is: its archive checked before unpacking, its declared variables, opening it, and compiling C sources into one."""

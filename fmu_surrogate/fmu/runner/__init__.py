@@ -1,0 +1,1 @@
+"""The isolated runner: persistent worker processes, their scheduling, timeouts, crash and failure classification."""

@@ -1,0 +1,164 @@
+"""Scheduling of runs over the workers of a :class:`~fmu_surrogate.fmu.runner.pool.WorkerPool`.
+
+Guided self-scheduling: batches shrink as the runs run out, so the workers finish together; the
+next run is always queued so that a worker never waits for the parent.  One :class:`_Dispatch`
+serves one call of :meth:`WorkerPool.run <fmu_surrogate.fmu.runner.pool.WorkerPool.run>`: it sends
+batches, receives results, enforces the timeout per run and hands dead workers to the pool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import selectors
+import time as _time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from fmu_surrogate.fmu.campaigns.store_records import decode_record, is_record
+from fmu_surrogate.fmu.runner.processes import _Worker
+from fmu_surrogate.fmu.runner.runs import RunResult, RunSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fmu_surrogate.fmu.runner.pool import WorkerPool
+
+
+class _Dispatch:
+    """One call of ``WorkerPool.run``: ``specs`` over the pool's started workers."""
+
+    def __init__(self, pool: WorkerPool, specs: Iterable[RunSpec],
+                 on_result: Callable[[RunResult], None]) -> None:
+        self.pool = pool
+        self.pending = deque(specs)
+        self.on_result = on_result
+        self.sel = selectors.DefaultSelector()
+        self.by_fd: dict[int, _Worker] = {}
+
+    def _register(self) -> None:
+        """Watch the connections of the pool's current workers."""
+        for fd in list(self.by_fd):
+            self.sel.unregister(fd)
+        self.by_fd.clear()
+        for w in self.pool._workers:
+            fd = w.conn.fileno()
+            self.sel.register(fd, selectors.EVENT_READ)
+            self.by_fd[fd] = w
+
+    def run(self) -> None:
+        """Execute all runs; every run produces exactly one result."""
+        total = len(self.pending)
+        self._register()
+        done = 0
+        try:
+            while done < total:
+                if self._feed():
+                    self._register()
+                events = self.sel.select(timeout=self._wait_for(_time.monotonic()))
+                now = _time.monotonic()
+                replaced = False
+                for key, _ in events:
+                    w = self.by_fd.get(key.fd)
+                    if w is None or w not in self.pool._workers:
+                        continue
+                    try:
+                        raw = w.conn.recv_bytes()
+                    except (EOFError, OSError):
+                        done += self.pool._on_death(w, self.pending, self.on_result)
+                        replaced = True
+                        continue
+                    done += self._on_message(w, raw, now)
+                self.pool._check_restarted(now)
+                expired = self._expire(now)
+                done += expired
+                if replaced or expired:
+                    self._register()
+        finally:
+            self.sel.close()
+
+    def _batch_sizes(self, n_pending: int) -> tuple[int, int]:
+        """(runs to send, queue length at which a worker gets more).
+
+        Guided self-scheduling unless ``batch_size`` is fixed: batches shrink with the runs left,
+        so that no worker still has a long queue when the others run dry; a worker always has
+        its next run queued (the queue includes the running one).
+        """
+        if self.pool.batch_size:
+            return self.pool.batch_size, max(1, self.pool.batch_size // 2)
+        bs = max(1, min(32, -(-n_pending // (2 * len(self.pool._workers)))))
+        return bs, max(2, min(16, bs // 2))
+
+    def _feed(self) -> bool:
+        """Send the next batch to every ready worker whose queue runs low; whether a worker that
+        had died idle was replaced."""
+        now = _time.monotonic()
+        replaced = False
+        for w in self.pool._workers:
+            if not (w.ready and self.pending):
+                continue
+            bs, low = self._batch_sizes(len(self.pending))
+            if len(w.queue) > low:
+                continue
+            if not w.queue and w.proc.poll() is not None:  # died idle: replace
+                self.pool._replace(w)
+                replaced = True
+                continue
+            batch = [self.pending.popleft() for _ in range(min(bs, len(self.pending)))]
+            if not w.queue:
+                w.run_started = now
+                w.started_wall = _time.time()
+            w.queue.extend(batch)
+            with contextlib.suppress(OSError):  # death is detected by the caller (EOF)
+                w.conn.send(batch)
+        return replaced
+
+    def _wait_for(self, now: float) -> float:
+        """How long the loop may sleep: until the first running run reaches the timeout."""
+        wait_for = 1.0
+        if self.pool.timeout is not None:
+            for w in self.pool._workers:
+                if w.ready and w.queue:
+                    wait_for = min(wait_for, w.run_started + self.pool.timeout - now)
+        return max(0.0, wait_for)
+
+    def _on_message(self, w: _Worker, raw: bytes, now: float) -> int:
+        """A message of worker ``w``: a control message or a run's record; runs it finished."""
+        if not is_record(raw):
+            msg = pickle.loads(raw)
+            if w.ready:  # pragma: no cover - protocol invariant
+                raise RuntimeError(f"unexpected message from a worker: {msg[0]!r}")
+            self.pool._on_control(w, msg)
+            return 0
+        hd, data = decode_record(raw, self.pool._n_col)
+        spec = w.queue.popleft()
+        if spec.index != hd["index"]:  # pragma: no cover - protocol invariant
+            raise RuntimeError(f"worker answered run {hd['index']} for {spec.index}")
+        w.run_started = now
+        w.started_wall = hd["t1"]
+        w.log_offset = 0  # the worker empties its log at the start of each run
+        self.on_result(RunResult(hd["index"], hd["kind"], hd["message"], hd["n"], data,
+                                 hd["wall"], hd["t0"], hd["t1"], hd["worker"], raw))
+        return 1
+
+    def _expire(self, now: float) -> int:
+        """Kill and replace the workers whose run exceeds the timeout; runs recorded so."""
+        timeout = self.pool.timeout
+        if timeout is None:
+            return 0
+        expired = 0
+        for w in list(self.pool._workers):
+            if w.ready and w.queue and now - w.run_started > timeout:
+                spec = w.queue.popleft()
+                started = w.run_started
+                w.kill()
+                head = (f"the run exceeded the time limit of {timeout:g} s and its worker "
+                        f"was killed (the FMU hangs or is too slow; raise the timeout if it is "
+                        f"just slow)")
+                res = w.failure_from_scratch(spec, "timeout", head, w.started_wall, started,
+                                             self.pool._time)
+                self.pending.extendleft(reversed(w.queue))
+                w.queue.clear()
+                self.on_result(res)
+                expired += 1
+                self.pool._replace(w)
+        return expired

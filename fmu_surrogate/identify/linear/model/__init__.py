@@ -1,0 +1,1 @@
+"""The discretised linear pH model: recurrences, costs, adjoint gradients, sensitivities and the manifold."""

@@ -1,0 +1,1 @@
+"""Optimisers of linear pH identification: Levenberg–Marquardt, Riemannian CG, pymanopt's first-order methods."""

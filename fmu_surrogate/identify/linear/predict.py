@@ -1,0 +1,216 @@
+"""Prediction, scores and figures of a fitted :class:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.identify.linear.data import _validate_triplet
+from fmu_surrogate.identify.linear.model.experiments import _check_signal, _check_time
+from fmu_surrogate.identify.linear.report import OutputErrors, output_errors
+from fmu_surrogate.ph import LinearPH
+
+Array = NDArray[np.float64]
+_MODES = ("exact", "euler")
+
+
+def _simulate(*args: Any, **kw: Any) -> Any:
+    from fmu_surrogate.identify.linear.model.discretisation import simulate
+
+    return simulate(*args, **kw)
+
+
+class LinearPHPredictions:
+    """The methods of a fitted linear pH identifier that use its result (mixed into
+    :class:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier`)."""
+
+    system_: LinearPH
+    x0_: Array
+    n_inputs_: int
+
+    # -- prediction ---------------------------------------------------------------------------
+    def to_surrogate(self) -> LinearPH:
+        """The fitted system.
+
+        Returns
+        -------
+        LinearPH
+        """
+        self._check_fitted()
+        return self.system_
+
+    def fitted_params(self) -> dict[str, Array]:
+        """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies).
+
+        Returns
+        -------
+        dict of str to ndarray
+        """
+        self._check_fitted()
+        s = self.system_
+        return {"J": s.J.copy(), "R": s.R.copy(), "Q": s.Q.copy(), "B": s.B.copy(),
+                "x0": self.x0_.copy()}
+
+    def predict(
+        self,
+        t: ArrayLike,
+        u: ArrayLike,
+        x0: ArrayLike | None = None,
+        mode: str | None = None,
+        hold: str | None = None,
+    ) -> Array:
+        """Output of the fitted system for input ``u`` on grid ``t``.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+        u : array_like, shape (K, m) or (K,) for m = 1
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted/fixed ``x0_``).
+        mode : {"exact", "euler"}, optional
+            Discretisation (default: the one used for fitting, so that the training error is
+            what the optimiser saw; ``"exact"`` gives the continuous-time model's response).
+        hold : {"linear", "zoh"}, optional
+            Input between samples (default: that of the training data, ``hold_``).
+
+        Returns
+        -------
+        ndarray, shape (K, m)
+        """
+        self._check_fitted()
+        tt = _check_time(t, where="predict")
+        uu = _check_signal(u, tt.size, "u", where="predict")
+        if uu.shape[1] != self.n_inputs_:
+            raise ValueError(f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
+        mode = self.mode if mode is None else mode
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
+        hold = getattr(self, "hold_", "linear") if hold is None else hold
+        p = self.fitted_params()
+        if x0 is not None:
+            p["x0"] = self._matrix(x0, (self.system_.n_states,), "x0", "predict")
+        _, y = _simulate(p, tt, uu, mode=mode, hold=hold)
+        return np.asarray(y)
+
+    def errors(
+        self, t: ArrayLike, u: ArrayLike, y: ArrayLike, x0: ArrayLike | None = None,
+        mode: str | None = None, hold: str | None = None,
+    ) -> OutputErrors:
+        """Relative max and RMS output errors of :meth:`predict` against ``y``.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+            Time grid [s].
+        u, y : array_like, shape (K, m)
+            Inputs and measured outputs (e.g. held-out data).
+        x0, mode, hold
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        OutputErrors
+            ``relative_max = max|ŷ − y| / max|y|``, ``relative_rms = ‖ŷ − y‖ / ‖y‖``.
+        """
+        tt, uu, yy = _validate_triplet(t, u, y, "errors")
+        return output_errors(yy, self.predict(tt, uu, x0=x0, mode=mode, hold=hold))
+
+    def score(
+        self,
+        t: ArrayLike,
+        u: ArrayLike,
+        y: ArrayLike,
+        x0: ArrayLike | None = None,
+        mode: str | None = None,
+        metric: str = "r2",
+    ) -> float:
+        """Accuracy of :meth:`predict` on ``(t, u, y)``.
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+            Time grid [s].
+        u, y : array_like, shape (K, m)
+            Inputs and measured outputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted one).
+        mode : {"exact", "euler"}, optional
+            Discretisation (default: the estimator's).
+        metric : {"r2", "relative_max", "relative_rms"}
+            ``"r2"`` (default; scikit-learn's convention, larger is better): coefficient of
+            determination averaged over the outputs; ``"relative_max"``, ``"relative_rms"``: the
+            errors of :meth:`errors` (smaller is better).
+
+        Returns
+        -------
+        float
+        """
+        tt, uu, yy = _validate_triplet(t, u, y, "score")
+        yp = self.predict(tt, uu, x0=x0, mode=mode)
+        if metric in ("relative_max", "relative_rms"):
+            return float(getattr(output_errors(yy, yp), metric))
+        if metric != "r2":
+            raise ValueError(
+                f"metric must be 'r2', 'relative_max' or 'relative_rms', got {metric!r}."
+            )
+        ss_res = np.sum((yy - yp) ** 2, axis=0)
+        ss_tot = np.sum((yy - yy.mean(axis=0)) ** 2, axis=0)
+        r2 = np.where(
+            ss_tot > 0,
+            1.0 - ss_res / np.where(ss_tot > 0, ss_tot, 1.0),
+            np.where(ss_res == 0, 1.0, 0.0),
+        )
+        return float(np.mean(r2))
+
+    # -- figures --------------------------------------------------------------------------------
+    def plot(
+        self, t: ArrayLike | None = None, u: ArrayLike | None = None, y: ArrayLike | None = None,
+        *, path: Any = None,
+    ) -> Any:
+        """Fit report figure: cost and gradient history; with data, output vs prediction.
+
+        Parameters
+        ----------
+        t, u, y : array_like, optional
+            Data to compare the prediction with (e.g. a held-out experiment).
+        path : path, optional
+            Save the figure there (PNG) and close it.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from fmu_surrogate.identify.linear.report import plot_fit
+
+        self._check_fitted()
+        data = None
+        if t is not None:
+            if u is None or y is None:
+                raise TypeError("plot(t, u, y) needs the inputs and the outputs.")
+            tt, uu, yy = _validate_triplet(t, u, y, "plot")
+            data = (tt, yy, self.predict(tt, uu))
+        return plot_fit(self.result_, data, path=path)
+
+    def plot_order_selection(self, *, path: Any = None) -> Any:
+        """Singular values of the subspace method (choose the order at the gap).
+
+        Parameters
+        ----------
+        path : path, optional
+            Save the figure there (PNG) and close it.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from fmu_surrogate.identify.linear.report import plot_singular_values
+
+        self._check_fitted()
+        if getattr(self, "subspace_", None) is None:
+            raise ValueError(
+                "plot_order_selection() needs a fit with init='subspace' (this fit used "
+                f"{self.result_.init!r})."
+            )
+        return plot_singular_values(self.subspace_.subspace, self.n_states, path=path)

@@ -1,0 +1,1 @@
+"""Effort functions of pH systems: kernel expansions, known polynomials, sums of elementary terms."""

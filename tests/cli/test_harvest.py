@@ -1,0 +1,164 @@
+"""``fmu-surrogate harvest`` end to end, option parsing, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.cli import main
+from fmu_surrogate.cli.harvest import parse_bounds_option, parse_input_option
+from fmu_surrogate.fmu.dataset import load_dataset
+from fmu_surrogate.fmu.errors import ExperimentError, SignalError
+from fmu_surrogate.fmu.signals.standard import Chirp, Constant, SchroederMultisine, Step
+
+
+def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["harvest", str(faulty_fmu), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "1 runs: 1 ok, 0 failed; wrote faulty.nc" in out
+    ds = load_dataset(tmp_path / "faulty.nc")
+    # default experiment of the fixture: 0..1 s, step 0.01; u stays at its start value 0
+    assert ds.sizes == {"run": 1, "time": 101}
+    np.testing.assert_array_equal(ds["u"].values[0], 0.0)
+    np.testing.assert_allclose(ds["x"].values[0], np.exp(-ds["time"].values), atol=1e-14)
+
+
+def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):
+    out = tmp_path / "d.nc"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2",
+            "--param", "mode=0,4", "--input", "u=step:t0=0.5,after=2", "--stop", "2",
+            "--step", "0.05", "--workers", "1", "--timeout", "5", "-q"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "4 runs: 2 ok, 2 failed (error_status: 2)" in text
+    # the summary shows the FMU's own reason, not only the FMI status
+    assert ("error_status: e.g. run 1: [ERROR] logStatusError: fmi2DoStep failed at t=0.5: "
+            "reason: x=0.606531 left the admissible range (mode 4)") in text
+    assert "4 runs x 41 samples x 3 values: dataset about 3.9 kB uncompressed" in text
+    ds = load_dataset(out)
+    np.testing.assert_array_equal(ds["param:k"].values, [1, 1, 2, 2])
+    np.testing.assert_array_equal(ds["param:mode"].values, [0, 4, 0, 4])
+    t = ds["time"].values
+    k = 2.0
+    x05 = np.exp(-k * 0.5)
+    ref = np.where(t < 0.5, np.exp(-k * t), 1.0 + (x05 - 1.0) * np.exp(-k * (t - 0.5)))
+    np.testing.assert_allclose(ds["x"].values[2], ref, atol=1e-13)  # rounding only
+    # same command again: nothing to do; another command at the same path: refused
+    assert main(argv) == 0
+    assert main(["harvest", str(faulty_fmu), "-o", str(out), "-q"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["harvest", str(faulty_fmu), "-o", str(out), "-q", "--overwrite"]) == 0
+
+
+def test_lhs_and_signal_file(faulty_fmu, tmp_path, capsys):
+    spec = tmp_path / "signals.json"
+    spec.write_text(json.dumps([{"u": Constant(1.0).describe()},
+                                {"u": Step(t0=0.5).describe()}]))
+    out = tmp_path / "lhs.nc"
+    assert main(["harvest", str(faulty_fmu), "-o", str(out), "--lhs", "3", "--bounds",
+                 "k=0.5:2", "--signals", str(spec), "--record", "x,u", "-q",
+                 "--workers", "2"]) == 0
+    ds = load_dataset(out)
+    assert ds.sizes["run"] == 6
+    k = ds["param:k"].values
+    assert np.all((k >= 0.5) & (k <= 2)) and len(set(k)) == 3
+    assert json.loads(ds.attrs["variables"]) == ["x", "u"]
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--param", "kk=1"], "unknown variable 'kk'"),
+    (["--stop", "-1"], "stop time -1 is negative"),
+    (["--input", "u=step:aftr=1"], "unknown parameter(s) ['aftr']"),
+    (["--input", "v=1"], "unknown input 'v'"),
+    (["--lhs", "4"], "--bounds"),
+    (["--record", "y"], "unknown variable 'y'"),
+])
+def test_errors_are_one_line(faulty_fmu, tmp_path, capsys, argv, text):
+    assert main(["harvest", str(faulty_fmu), "-o", str(tmp_path / "e.nc"), "-q"] + argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fmu-surrogate: error: ") and text in err
+
+
+def test_not_an_fmu(tmp_path, capsys):
+    p = tmp_path / "x.fmu"
+    p.write_text("hello")
+    assert main(["harvest", str(p), "-q"]) == 2
+    assert "not a valid FMU" in capsys.readouterr().err
+
+
+def test_option_parsers():
+    assert parse_input_option("u=1.5") == ("u", Constant(1.5))
+    assert parse_input_option("u=step:t0=1,after=2") == ("u", Step(t0=1.0, after=2.0))
+    name, sig = parse_input_option("u=chirp:f0=0.1,f1=5,t1=10")
+    assert name == "u" and sig == Chirp(f0=0.1, f1=5.0, t1=10.0)
+    name, sig = parse_input_option("u=multisine:frequencies=0.5;1;2")
+    assert isinstance(sig, SchroederMultisine) and tuple(sig.frequencies) == (0.5, 1.0, 2.0)
+    with pytest.raises(SignalError, match="unknown signal kind"):
+        parse_input_option("u=sawtooth:f=1")
+    with pytest.raises(SignalError, match="NAME=KIND"):
+        parse_input_option("u")
+    assert parse_bounds_option("k=0.5:2") == ("k", (0.5, 2.0))
+    with pytest.raises(ExperimentError, match="NAME=LO:HI"):
+        parse_bounds_option("k=2")
+
+
+def test_complevel_option(faulty_fmu, tmp_path):
+    import h5py
+
+    for level, expected in (("0", None), ("4", 4)):
+        out = tmp_path / f"c{level}.nc"
+        assert main(["harvest", str(faulty_fmu), "-o", str(out), "-q", "--complevel", level]) == 0
+        with h5py.File(out) as f:
+            assert f["x"].compression_opts == expected
+        np.testing.assert_allclose(load_dataset(out)["x"].values[0],
+                                   np.exp(-np.linspace(0, 1, 101)), rtol=0, atol=1e-14)
+
+
+def test_all_runs_failed_exits_3_and_folders_are_refused_before_any_run(faulty_fmu, tmp_path,
+                                                                         capsys):
+    out = tmp_path / "f.nc"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "mode=4,8", "-q",
+            "--workers", "1"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "no run succeeded (exit status 3)" in err
+    assert load_dataset(out).sizes["run"] == 2  # the failures are still data on disk
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for extra in ([], ["--overwrite"]):
+        assert main(["harvest", str(faulty_fmu), "-o", str(folder), "-q"] + extra) == 2
+        err = capsys.readouterr().err
+        assert "is a folder; give a file name" in err and "Traceback" not in err
+        assert not (tmp_path / "folder.parts").exists()
+
+
+def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, capsys,
+                                                       monkeypatch):
+    import errno
+
+    from fmu_surrogate.fmu.campaigns.store import RunStore
+
+    real = RunStore.append_record
+    calls = {"n": 0}
+
+    def fill_up(self, rec):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, rec)
+
+    monkeypatch.setattr(RunStore, "append_record", fill_up)
+    out = tmp_path / "full.nc"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2,3,4,5", "-q",
+            "--workers", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "no space left on the device while writing" in err and "runs.bin" in err
+    assert "the 2 finished runs are kept in" in err and "run the same command again" in err
+    monkeypatch.setattr(RunStore, "append_record", real)
+    assert main(argv) == 0  # space freed: resumes, redoing only the 3 missing runs
+    assert load_dataset(out).sizes["run"] == 5

@@ -1,0 +1,56 @@
+"""Generation of modelDescription.xml and model_vars.h from one ModelSpec."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fmpy import read_model_description
+
+from fmu_surrogate.benchmarks import specs
+from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
+
+
+def all_specs():
+    return [specs.rc_network_spec(), specs.pendulum_spec(), specs.msd_chain_spec(3),
+            specs.cauer_spec(), specs.duffing_spec()]
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.identifier)
+def test_header_and_xml_agree(spec, tmp_path):
+    xml = tmp_path / "modelDescription.xml"
+    xml.write_text(spec.model_description_xml())
+    md = read_model_description(str(xml), validate=True)
+    header = spec.c_header()
+    defined = dict(re.findall(r"#define VR_(\w+) (\d+)", header))
+    assert len(defined) == len(md.modelVariables)
+    for v in md.modelVariables:
+        sym = re.sub(r"[^A-Za-z0-9_]+", "_", v.name).strip("_")
+        assert int(defined[sym]) == v.valueReference, v.name
+    assert f'#define MODEL_GUID "{md.guid}"' in header
+    n_states = len(md.derivatives)
+    assert f"#define N_STATES {n_states}" in header
+    # STATE_VR / DER_VR list the ME state vector in the order of <Derivatives>
+    state_vr = re.search(r"STATE_VR\[\] = \{([^}]*)\}", header).group(1)
+    der_vr = re.search(r"DER_VR\[\] = \{([^}]*)\}", header).group(1)
+    assert [int(x) for x in state_vr.split(",")] == [
+        d.variable.derivative.valueReference for d in md.derivatives]
+    assert [int(x) for x in der_vr.split(",")] == [d.variable.valueReference for d in md.derivatives]
+
+
+def test_guid_changes_with_the_spec():
+    assert specs.msd_chain_spec(3).guid != specs.msd_chain_spec(4).guid
+    assert specs.cauer_spec().guid == specs.cauer_spec().guid  # deterministic
+
+
+def test_invalid_specs_are_refused():
+    ok = Var("u", "input", start=0.0)
+    with pytest.raises(ValueError, match="duplicate"):
+        ModelSpec("m", "", "m.c", (ok, ok))
+    with pytest.raises(ValueError, match="needs a start value"):
+        ModelSpec("m", "", "m.c", (Var("k", "parameter", "fixed"),))
+    with pytest.raises(ValueError, match="derivative of unknown"):
+        ModelSpec("m", "", "m.c", (Var("der(x)", derivative="x"),))
+    with pytest.raises(ValueError, match="same C symbol"):
+        ModelSpec("m", "", "m.c", (Var("a_b", start=0.0), Var("a[b]", start=0.0)))
+    assert ModelSpec("m", "", "m.c", (ok,), Experiment(0, 1)).value_references() == {"u": 0}
