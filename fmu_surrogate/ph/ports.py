@@ -215,7 +215,9 @@ class PortMap:
         m = len(d["cu"])
         n = int(d["n_states"])
         arr = {"Tu": (m, k_in), "Ty": (k_out, m), "Cx": (k_out, n), "Du": (k_out, k_in)}
-        kw = {k: np.asarray(d[k], dtype=float).reshape(arr[k]) for k in arr}
+        kw = {k: np.asarray(d[k], dtype=float) for k in arr}
+        # JSON keeps no shape for an empty matrix; a filled one is checked as it is
+        kw = {k: a.reshape(arr[k]) if a.size == 0 else a for k, a in kw.items()}
         return cls(tuple(d["input_names"]), tuple(d["output_names"]), tuple(d["input_units"]),
                    tuple(d["output_units"]), cu=np.asarray(d["cu"], dtype=float),
                    cy=np.asarray(d["cy"], dtype=float), **kw)
