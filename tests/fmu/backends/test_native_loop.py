@@ -114,3 +114,22 @@ def test_backend_takes_the_compiled_path(monkeypatch, faulty_fmu):
     # rounding of the FMU's own update against this recurrence: a few ulp over 100 steps
     np.testing.assert_allclose(out.values["x"], x, rtol=1e-13, atol=1e-15)
     b.close()
+
+
+def test_without_a_compiler_the_python_loop_runs_and_says_why(monkeypatch, tmp_path, capsys,
+                                                              faulty_fmu):
+    monkeypatch.setenv("FMU_SURROGATE_NATIVE_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("CC", "no-such-compiler")
+    native_loop._load.cache_clear()
+    try:
+        assert native_loop.native_library() is None
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "slower Python loop" in err[0] and "no-such-compiler" in err[0]
+        b = FmpyBackend(interface="cs")
+        b.open(faulty_fmu)
+        t = np.linspace(0.0, 1.0, 11)
+        out = b.run({}, {"u": np.ones(11)}, t, ["x"])
+        assert out.error is None and out.n_done == 11
+        b.close()
+    finally:
+        native_loop._load.cache_clear()
