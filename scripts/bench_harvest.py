@@ -3,7 +3,15 @@
 (a) ``fmpy.simulate_fmu`` per run;
 (b) a hand-written fmpy ``FMU2Slave`` stepping loop reusing one instance (reset per run);
 (c) our campaign with 1 worker process (isolation, timeouts, on-disk store, NetCDF included);
-(d) our campaign with 2 worker processes.
+(d) our campaign with 2 worker processes;
+(n) a tiny C driver of this script's own (compiled here): ``dlopen`` of the FMU's binary, one
+    instance, and per run reset, parameter, initialisation, then ``fmi2SetReal`` /
+    ``fmi2GetReal`` / ``fmi2DoStep`` at every step: the speed of the FMU itself.
+
+``--cli`` measures the command line as users run it (``fmu-surrogate harvest`` in a new process,
+``--lhs N`` runs) for N1 and N2 runs, 1 and 2 workers: the marginal cost of one more run,
+``(T(N2) - T(N1)) / (N2 - N1)``, and the start-up, from the command to the first run stored in
+the run store (``OUT.parts/runs.bin`` grows), each against the native driver's time per run.
 
 Every run: 1000 communication steps, a different parameter value, an input signal (a chirp) set at
 every step, and the same recorded variables.  Targets: c >= 0.7 b and d >= 1.7 c.
@@ -47,6 +55,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,7 +68,75 @@ sys.path.insert(0, str(ROOT))  # this checkout's fmu_surrogate and test fixtures
 STOP, STEP = 1.0, 1e-3  # 1000 steps
 SERIAL_PHASES = ("validate", "prepare", "start", "assemble", "write")
 NAMES = {"a": "a_simulate_fmu", "b": "b_hand_loop", "c": "c_campaign_1_worker",
-         "d": "d_campaign_2_workers"}
+         "d": "d_campaign_2_workers", "n": "n_native_driver"}
+NATIVE_DRIVER = r"""/* The FMU run by hand, as fast as C allows: dlopen the binary, one instance, per run reset,
+   set the parameter, initialise, then set input / get outputs / doStep for every step. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "fmi2Functions.h"
+
+static void logger(fmi2ComponentEnvironment e, fmi2String n, fmi2Status s, fmi2String c,
+                   fmi2String m, ...) { (void)e; (void)n; (void)s; (void)c; (void)m; }
+
+#define SYM(T, name) T name = (T)dlsym(lib, #name); if (!name) { fprintf(stderr, "no %s\n", #name); return 2; }
+
+int main(int argc, char **argv) {
+    /* lib guid resource_uri param_vr u_vr n_steps step inputs.bin values.bin n_runs rec_vr... */
+    if (argc < 12) { fprintf(stderr, "usage\n"); return 2; }
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 2; }
+    SYM(fmi2InstantiateTYPE *, fmi2Instantiate) SYM(fmi2SetupExperimentTYPE *, fmi2SetupExperiment)
+    SYM(fmi2EnterInitializationModeTYPE *, fmi2EnterInitializationMode)
+    SYM(fmi2ExitInitializationModeTYPE *, fmi2ExitInitializationMode)
+    SYM(fmi2SetRealTYPE *, fmi2SetReal) SYM(fmi2GetRealTYPE *, fmi2GetReal)
+    SYM(fmi2DoStepTYPE *, fmi2DoStep) SYM(fmi2ResetTYPE *, fmi2Reset)
+    SYM(fmi2TerminateTYPE *, fmi2Terminate) SYM(fmi2FreeInstanceTYPE *, fmi2FreeInstance)
+    fmi2ValueReference p_vr = (fmi2ValueReference)atoi(argv[4]);
+    fmi2ValueReference u_vr = (fmi2ValueReference)atoi(argv[5]);
+    long n = atol(argv[6]);
+    double h = atof(argv[7]);
+    long runs = atol(argv[10]);
+    int nrec = argc - 11;
+    fmi2ValueReference *rec = malloc(sizeof *rec * (size_t)nrec);
+    for (int k = 0; k < nrec; ++k) rec[k] = (fmi2ValueReference)atoi(argv[11 + k]);
+    double *u = malloc(sizeof *u * (size_t)n), *vals = malloc(sizeof *vals * (size_t)runs);
+    double *out = malloc(sizeof *out * (size_t)(n * nrec));
+    FILE *f = fopen(argv[8], "rb");
+    if (!f || fread(u, sizeof *u, (size_t)n, f) != (size_t)n) return 2;
+    fclose(f);
+    f = fopen(argv[9], "rb");
+    if (!f || fread(vals, sizeof *vals, (size_t)runs, f) != (size_t)runs) return 2;
+    fclose(f);
+    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component c = fmi2Instantiate("bench", fmi2CoSimulation, argv[2], argv[3], &cb, fmi2False,
+                                      fmi2False);
+    if (!c) return 3;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double check = 0.0;
+    for (long r = 0; r < runs; ++r) {
+        if (r) fmi2Reset(c);
+        fmi2SetupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0);
+        fmi2SetReal(c, &p_vr, 1, &vals[r]);
+        fmi2EnterInitializationMode(c);
+        fmi2ExitInitializationMode(c);
+        for (long i = 0; i < n; ++i) {
+            fmi2SetReal(c, &u_vr, 1, &u[i]);
+            fmi2GetReal(c, rec, (size_t)nrec, out + i * nrec);
+            if (i < n - 1 && fmi2DoStep(c, (double)i * h, h, fmi2True) > fmi2Warning) return 4;
+        }
+        fmi2Terminate(c);
+        check += out[(n - 1) * nrec];
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fmi2FreeInstance(c);
+    printf("%.9f %.17g\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+           check);
+    return 0;
+}
+"""
 
 
 def _signal():
@@ -151,6 +228,25 @@ class Bench:
         shutil.rmtree(unzip, ignore_errors=True)
         return {"wall": wall}
 
+    def native(self) -> dict:
+        """Method (n): the C driver on the same FMU, inputs and parameter values."""
+        from fmpy import extract, read_model_description
+
+        exe = native_driver(self.workdir)
+        md = read_model_description(str(self.path))
+        vr = {v.name: v.valueReference for v in md.modelVariables}
+        unzip = Path(extract(str(self.path)))
+        lib = next((unzip / "binaries").rglob(md.coSimulation.modelIdentifier + ".*"))
+        (self.workdir / "u.bin").write_bytes(np.ascontiguousarray(self.u, float).tobytes())
+        (self.workdir / "values.bin").write_bytes(np.asarray(self.values, float).tobytes())
+        cmd = [str(exe), str(lib), md.guid, unzip.joinpath("resources").as_uri(),
+               str(vr[self.param]), str(vr[self.u_name]), str(self.t.size), repr(STEP),
+               str(self.workdir / "u.bin"), str(self.workdir / "values.bin"),
+               str(len(self.values))] + [str(vr[n]) for n in self.record]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+        shutil.rmtree(unzip, ignore_errors=True)
+        return {"wall": float(out[0])}
+
     def campaign(self, workers: int, values=None) -> dict:
         from fmu_surrogate.fmu.campaigns.campaign import Campaign
 
@@ -179,6 +275,72 @@ class Bench:
             cpu["validate"] = time.process_time() - c0 - camp.cpu_timings["total"]
             m.update(phases=phases, phases_cpu=cpu)
         return m
+
+
+def native_driver(workdir: Path) -> Path:
+    """Compile :data:`NATIVE_DRIVER` once into ``workdir`` with the FMI headers of fmpy."""
+    from fmu_surrogate.fmu.model.compile import compiler_path, fmi_include_dir
+
+    exe = workdir / "native_driver"
+    if not exe.exists():
+        src = workdir / "native_driver.c"
+        src.write_text(NATIVE_DRIVER)
+        subprocess.run([compiler_path(), "-O2", "-std=c99", "-D_POSIX_C_SOURCE=200809L",
+                        f"-I{fmi_include_dir()}", str(src), "-o", str(exe), "-ldl"], check=True)
+    return exe
+
+
+def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
+                 workdir: Path) -> dict:
+    """``fmu-surrogate harvest`` in a new process: wall seconds in all and to the first run."""
+    out = workdir / f"cli-{workers}-{runs}.nc"
+    out.unlink(missing_ok=True)
+    store = Path(str(out) + ".parts") / "runs.bin"
+    sig = f"{u_name}=chirp:f0=0.5,f1=5.0,t1={STOP},amplitude=0.5,offset=1.0"
+    cmd = [sys.executable, "-m", "fmu_surrogate.cli", "harvest", str(path), "-o", str(out),
+           "--lhs", str(runs), "--bounds", f"{param}=1:2", "--input", sig, "--stop", str(STOP),
+           "--step", str(STEP), "--workers", str(workers)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = None
+    size0 = None
+    while proc.poll() is None:
+        if first is None and store.exists():
+            size = store.stat().st_size
+            size0 = size if size0 is None else size0  # the header is written before any run
+            if size > size0:
+                first = time.perf_counter() - t0
+        time.sleep(0.002)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode()
+    if proc.returncode != 0:
+        raise RuntimeError(f"harvest failed ({proc.returncode}): {err[-500:]}")
+    return {"wall": wall, "first_run": first if first is not None else float("nan")}
+
+
+def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path) -> dict:
+    """Marginal cost per run and start-up of the CLI, 1 and 2 workers, against the C driver."""
+    path, param, u_name, record = get_fmu(model, workdir)
+    bench = Bench(path, param, u_name, record, 1.0 + np.arange(n2) / n2, _signal(), workdir, 1,
+                  "auto")
+    native = statistics.median(bench.native()["wall"] for _ in range(repeat)) / n2
+    res: dict = {"native_ms_per_run": 1e3 * native, "runs": [n1, n2], "workers": {}}
+    cli_campaign(path, param, u_name, 2, 1, workdir)  # warm caches (compiled loop, page cache)
+    for w in (1, 2):
+        small = [cli_campaign(path, param, u_name, n1, w, workdir) for _ in range(repeat)]
+        big = [cli_campaign(path, param, u_name, n2, w, workdir) for _ in range(repeat)]
+        t1 = statistics.median(m["wall"] for m in small)
+        t2 = statistics.median(m["wall"] for m in big)
+        marginal = (t2 - t1) / (n2 - n1)
+        res["workers"][w] = {
+            "marginal_ms_per_run": 1e3 * marginal,
+            "speed_vs_native": native / marginal,
+            "startup_s": statistics.median(m["first_run"] for m in small + big),
+            "wall_small_s": t1, "wall_big_s": t2}
+    res["two_over_one"] = (res["workers"][1]["marginal_ms_per_run"]
+                           / res["workers"][2]["marginal_ms_per_run"])
+    return res
 
 
 def measure(fn) -> dict:
@@ -220,7 +382,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeat", type=int, default=3,
                     help="interleaved repetitions; medians are reported (default 3)")
     ap.add_argument("--model", default="faulty", help="faulty (default) or a benchmark name")
-    ap.add_argument("--methods", default="abcd", help="subset of abcd to run (default abcd)")
+    ap.add_argument("--methods", default="abcdn", help="subset of abcdn to run (default all)")
+    ap.add_argument("--cli", action="store_true",
+                    help="measure the CLI's marginal cost per run and start-up instead "
+                         "(models rc_network and msd_chain unless --model names others)")
+    ap.add_argument("--cli-runs", default="200,1200",
+                    help="N1,N2 runs of the --cli campaigns (default 200,1200)")
     ap.add_argument("--complevel", type=int, default=1,
                     help="gzip level of the campaigns' NetCDF (default 1, the campaign default)")
     ap.add_argument("--start-method", default="auto", choices=("auto", "fork", "spawn"),
@@ -228,7 +395,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    methods = [k for k in "abcd" if k in args.methods]
+    if args.cli:
+        return cli_main(args)
+    methods = [k for k in "abcdn" if k in args.methods]
     load_start = os.getloadavg()
     import fmu_surrogate
 
@@ -245,7 +414,8 @@ def main(argv=None) -> dict:
         # warm-up outside the timings: one-time imports (xarray, h5netcdf, scipy.signal)
         bench.campaign(1, values[:2])
         fns = {"a": bench.simulate_fmu, "b": bench.hand_loop,
-               "c": lambda: bench.campaign(1), "d": lambda: bench.campaign(2)}
+               "c": lambda: bench.campaign(1), "d": lambda: bench.campaign(2),
+               "n": bench.native}
         runs: dict[str, list[dict]] = {k: [] for k in methods}
         for rep in range(max(1, args.repeat)):
             for k in methods:
@@ -297,7 +467,8 @@ def main(argv=None) -> dict:
 
     ratios = {}
     for label, (x, y, target) in {"c_over_b": ("c", "b", 0.7), "d_over_c": ("d", "c", 1.7),
-                                  "b_over_a": ("b", "a", None)}.items():
+                                  "b_over_a": ("b", "a", None),
+                                  "c_over_n": ("c", "n", 0.3)}.items():
         w, mdl = ratio(x, y, "wall"), ratio(x, y, "model_wall")
         cpu = ratio(x, y, "cpu")
         if w is None:
@@ -313,6 +484,32 @@ def main(argv=None) -> dict:
           f"{os.cpu_count()} cores" + (
               "; other processes competed for the cores, so the wall-clock ratios understate "
               "what free cores give" if max(load_start[0], load_end[0]) > 0.5 else ""))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return result
+
+
+def cli_main(args) -> dict:
+    """The ``--cli`` study: marginal cost per run and start-up on each model."""
+    n1, n2 = (int(x) for x in args.cli_runs.split(","))
+    models = ["rc_network", "msd_chain"] if args.model == "faulty" else args.model.split(",")
+    result: dict = {"steps_per_run": round(STOP / STEP), "cpu_count": os.cpu_count(),
+                    "load_average_start": list(os.getloadavg()), "models": {}}
+    print(f"CLI campaigns of {n1} and {n2} runs x {round(STOP / STEP)} steps, "
+          f"median of {args.repeat}; load average {os.getloadavg()[0]:.2f}")
+    print(f"{'model':12s} {'native':>10s} {'workers':>7s} {'marginal':>10s} {'speed':>9s} "
+          f"{'start-up':>9s}")
+    for model in models:
+        with tempfile.TemporaryDirectory(prefix="bench-harvest-") as tmp:
+            r = cli_study(model, n1, n2, max(1, args.repeat), Path(tmp))
+        result["models"][model] = r
+        for w, m in r["workers"].items():
+            print(f"{model:12s} {r['native_ms_per_run']:7.3f} ms {w:7d} "
+                  f"{m['marginal_ms_per_run']:7.3f} ms {m['speed_vs_native']:8.3f}x "
+                  f"{m['startup_s']:7.2f} s")
+        print(f"{model:12s} 2 workers / 1 worker: {r['two_over_one']:.2f}x  "
+              "(targets: speed >= 0.3x native, 2 workers >= 1.7x, start-up <= 1.5 s)")
+    result["load_average_end"] = list(os.getloadavg())
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return result

@@ -19,6 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.backends.api import _column_layout
+from fmu_surrogate.fmu.backends.native_loop import (
+    LOOP_DONE,
+    LOOP_SET,
+    LOOP_STOPPED,
+    NativeRun,
+    native_library,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
@@ -131,9 +138,14 @@ def run_cs(b: FmpyBackend, start_values, inputs, time, lay, out, progress, res) 
                  v.value_reference, lay["cols"][v.name], v) for v in slow]
     fmu = b._fmu
     last = n - 1
-    if not b.fmi3 and contiguous and not slow_in and not slow_get:
-        _loop_fmi2(b, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
-                   base, stride, progress, res)
+    lib = native_library() if b.native_loop and progress.dtype == np.int64 else None
+    if contiguous and not slow_in and not slow_get and (lib is not None or not b.fmi3):
+        if lib is not None:
+            _loop_native(b, lib, comp, time, nin, in_vr, in_base, in_stride, nfv, nf, vr,
+                         base, stride, progress, res)
+        else:
+            _loop_fmi2(b, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
+                       base, stride, progress, res)
         with contextlib.suppress(Exception):  # the data is complete; terminate is courtesy
             fmu.terminate()
         return
@@ -238,6 +250,29 @@ def _loop_fmi2(b: FmpyBackend, comp, n, t_list, h_list, nin, in_vr, in_base, in_
                 res.stopped_early = True
                 return
             raise _fmi_call_exception("fmi2DoStep", st)
+
+
+def _loop_native(b: FmpyBackend, lib, comp, time, nin, in_vr, in_base, in_stride, nfv, nf, vr,
+                 base, stride, progress, res) -> None:
+    """The loop of :func:`_loop_fmi2` (and its FMI 3 counterpart) as one call of the compiled
+    loop (:mod:`~fmu_surrogate.fmu.backends.native_loop`); the FMU's failures are raised as the
+    Python loop raises them."""
+    run = NativeRun(lib)
+    if b.fmi3:
+        names = ("fmi3SetFloat64", "fmi3GetFloat64", "fmi3DoStep")
+        code = run.fmi3(comp, b._setF64, b._getF64, b._doStep3, time, in_vr, nin, in_base,
+                        in_stride, vr, nfv, nf, base, stride, progress)
+    else:
+        names = ("fmi2SetReal", "fmi2GetReal", "fmi2DoStep")
+        code = run.fmi2(comp, b._setReal, b._getReal, b._doStep, b._getBoolStatus, time, in_vr,
+                        nin, in_base, in_stride, vr, nfv, base, stride, progress)
+    if code == LOOP_DONE:
+        return
+    res.error_time = float(time[run.row.value])
+    if code == LOOP_STOPPED:
+        res.stopped_early = True
+        return
+    raise _fmi_call_exception(names[code - LOOP_SET], run.status.value)
 
 
 def _input_block(fast_in, inputs) -> np.ndarray:

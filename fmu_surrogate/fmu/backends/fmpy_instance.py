@@ -58,18 +58,24 @@ class FmpyBackend:
         ``log_sink(status, category, message)`` is called for every FMU log message in addition to
         collecting it in :attr:`RunOutput.messages` (the isolated runner echoes messages to its log
         file so that they survive a crash).
+    native_loop : bool
+        Step co-simulation runs with the compiled loop (:mod:`~fmu_surrogate.fmu.backends.
+        native_loop`; bit-identical data, one C call per run) where it can be built (default);
+        ``False`` keeps the Python loop.
     """
 
     name = "fmpy"
 
     def __init__(self, interface: str = "auto", tolerance: float | None = None,
-                 reuse_instance: bool = True, log_sink: LogSink | None = None) -> None:
+                 reuse_instance: bool = True, log_sink: LogSink | None = None,
+                 native_loop: bool = True) -> None:
         if interface not in ("auto", "cs", "me"):
             raise ValueError(f"interface must be 'auto', 'cs' or 'me', got {interface!r}")
         self.interface = interface
         self.tolerance = tolerance
         self.reuse_instance = reuse_instance
         self.log_sink = log_sink
+        self.native_loop = native_loop
         self._fmu = None
         self._unzipdir: str | None = None
         self._messages: BoundedLog = BoundedLog()

@@ -32,6 +32,7 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                  start_method: str = "auto", recover_store: bool = False) -> xr.Dataset:
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
+    from fmu_surrogate.fmu.backends.native_loop import native_library
     from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
     from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
 
@@ -91,6 +92,7 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
         todo = [s for s in camp.runs if not col.have[s.index]]
         if todo and scheduler is None:
             n_workers = min(workers or os.cpu_count() or 1, len(todo))
+            native_library()  # built here once, not by every worker; says so if it cannot be
             pool = WorkerPool(cfg, workers=n_workers, timeout=timeout,
                               batch_size=batch_size, start_method=start_method)
             pool.launch()  # the workers load the FMU while we set up the progress bar

@@ -170,3 +170,62 @@ def build_fmu(
                     z.write(f, f.relative_to(root).as_posix())
         os.replace(part, output)  # atomic: a concurrent reader never sees half an archive
     return output
+
+
+def build_shared_library(
+    sources: Sequence[str | Path], output: str | Path, *, cflags: Sequence[str] = ()
+) -> Path:
+    """Compile ``sources`` into the shared library ``output``, unless it is already there.
+
+    The caller names ``output`` after a hash of what goes into it (see :func:`build_hash`), so an
+    existing file is up to date.  The library is written next to ``output`` and renamed into
+    place, so that processes building it at the same time never load half a file.
+
+    Parameters
+    ----------
+    sources : sequence of path
+        C files (FMI headers of fmpy on the include path).
+    output : path
+        The library to write; parent directories are created.
+    cflags : sequence of str
+        Extra compiler flags.
+
+    Returns
+    -------
+    Path
+        ``output``.
+
+    Raises
+    ------
+    FMUBuildError
+        No compiler, or the compilation failed (the message has the compiler's output).
+    """
+    output = Path(output)
+    if output.is_file():
+        return output
+    cc = _compiler()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    part = output.with_name(f"{output.name}.{os.getpid()}.part")
+    cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", f"-I{fmi_include_dir()}", *cflags,
+           *[str(s) for s in sources], "-o", str(part), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        part.unlink(missing_ok=True)
+        raise FMUBuildError(
+            f"compiling {output.name} failed (exit {proc.returncode}):\n"
+            f"{' '.join(cmd)}\n{proc.stderr.strip()}"
+        )
+    os.replace(part, output)
+    return output
+
+
+
+def compiler_path() -> str:
+    """The C compiler that :func:`build_fmu` and :func:`build_shared_library` use.
+
+    Raises
+    ------
+    FMUBuildError
+        ``$CC`` names no executable, or no ``cc``/``gcc`` is on ``PATH``.
+    """
+    return _compiler()
