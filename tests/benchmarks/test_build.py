@@ -23,6 +23,7 @@ from fmu_surrogate.benchmarks.build import (
     default_cache_dir,
 )
 from fmu_surrogate.cli import main
+from fmu_surrogate.export.fmi.model_description import FRAMEWORK_DIR, FRAMEWORK_SOURCE
 from fmu_surrogate.fmu.model.compile import cached_hash, fmi_include_dir
 
 SOLVER = {"cs_rtol", "cs_atol", "cs_max_steps"}
@@ -95,8 +96,8 @@ def test_c_sources_compile_without_warnings(benchmark_fmus, name):
     cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
     gen = benchmark_fmus[name].parent / ".build" / benchmark_fmus[name].stem
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
-           f"-I{fmi_include_dir()}", f"-I{C_DIR}", f"-I{gen}",
-           str(C_DIR / "fmi2_framework.c"), str(C_DIR / f"{name}.c")]
+           f"-I{fmi_include_dir()}", f"-I{FRAMEWORK_DIR}", f"-I{gen}",
+           str(FRAMEWORK_SOURCE), str(C_DIR / f"{name}.c")]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
@@ -152,11 +153,18 @@ def test_cache_dir_and_benchmark_fmu(benchmark_fmus, monkeypatch):
     assert default_cache_dir() == Path.home() / ".cache" / "fmu-surrogate" / "fmus"
 
 
-def test_package_data_covers_the_c_sources():
+@pytest.mark.parametrize("package, c_dir", [("fmu_surrogate.benchmarks", C_DIR),
+                                            ("fmu_surrogate.export", FRAMEWORK_DIR)])
+def test_package_data_covers_the_c_sources(package, c_dir):
     pyproject = Path(build.__file__).parents[2] / "pyproject.toml"
-    patterns = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][
-        "fmu_surrogate.benchmarks"]
-    files = [p.relative_to(C_DIR.parent).as_posix() for p in C_DIR.iterdir() if p.is_file()]
+    patterns = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][package]
+    files = [p.relative_to(c_dir.parent).as_posix() for p in c_dir.iterdir() if p.is_file()]
     assert files
     for f in files:
         assert any(fnmatch.fnmatch(f, pat) for pat in patterns), f
+
+
+def test_the_framework_lives_with_export():
+    # export stands on its own: the benchmarks compile with its framework, it has no copy here
+    assert FRAMEWORK_SOURCE.parent.parent.name == "export"
+    assert not list(C_DIR.glob("fmi2_framework.*"))

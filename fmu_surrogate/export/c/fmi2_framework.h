@@ -1,6 +1,6 @@
 /*
- * Minimal FMI 2.0 framework for the fmu-surrogate benchmark FMUs (co-simulation and model
- * exchange in one binary).
+ * Minimal FMI 2.0 framework for the FMUs of fmu-surrogate: the exported surrogates and the
+ * benchmark FMUs (co-simulation and model exchange in one binary).
  *
  * A model file provides only its equations:
  *
@@ -15,7 +15,7 @@
  *       variable.  Return model_fail(c, "reason ...") on failure: the framework logs the reason
  *       (category logStatusError) when the failure reaches the importer.
  *
- * The generated header model_vars.h (see fmu_surrogate/benchmarks/model_description.py) defines
+ * The generated header model_vars.h (see fmu_surrogate/export/fmi/model_description.py) defines
  * the sizes, value references VR_<symbol>, start values and the state/derivative lists.
  *
  * Co-simulation: fmi2DoStep integrates the model with an adaptive Dormand-Prince 5(4) scheme
