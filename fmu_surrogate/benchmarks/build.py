@@ -72,6 +72,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("cauer", "Cauer low-pass filter with a nonlinear resistor (docs/design.md §6)",
                   specs.cauer_spec, {}),
         Benchmark("duffing", "Duffing oscillator (docs/design.md §5)", specs.duffing_spec, {}),
+        Benchmark("free_mass", "free mass with a power-out port (reaction force in, velocity out)",
+                  specs.free_mass_spec, {"rotational": False}),
     )
 }
 

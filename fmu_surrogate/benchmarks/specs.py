@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
+from fmu_surrogate.benchmarks import free_mass as _free_mass
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -28,6 +29,18 @@ def solver_variables() -> list[Var]:
         Var("cs_max_steps", "parameter", "fixed", 100000, type="Integer",
             description="co-simulation: maximum number of internal steps per communication step"),
     ]
+
+
+def fixed_step_variables(n_substeps: int = 10) -> list[Var]:
+    """Settings of the framework's fixed-step integrator (``MODEL_RK4`` in ``fmi2_framework.h``).
+
+    FMUs built with it integrate by the classical Runge-Kutta scheme of order 4 in ``n_substeps``
+    equal substeps per communication step, as many vendors' FMUs do, instead of the adaptive
+    Dormand-Prince scheme of :func:`solver_variables`.
+    """
+    return [Var("n_substeps", "parameter", "fixed", int(n_substeps), type="Integer",
+                description="co-simulation: Runge-Kutta 4 substeps per communication step "
+                "(fixed-step integrator of the FMU; >= 1)")]
 
 
 def rc_network_spec() -> ModelSpec:
@@ -199,4 +212,32 @@ def duffing_spec() -> ModelSpec:
         "duffing.c",
         tuple(v),
         Experiment(0.0, 10.0, 0.02),
+    )
+
+
+def free_mass_spec(rotational: bool = False) -> ModelSpec:
+    """Free mass with a power-out port (:mod:`fmu_surrogate.benchmarks.free_mass`).
+
+    ``rotational=True`` builds the free inertia: same equation, rotational units.
+    """
+    p = _free_mass.PARAMS
+    force, vel, mass = ("N.m", "rad/s", "kg.m2") if rotational else ("N", "m/s", "kg")
+    what = "inertia" if rotational else "mass"
+    v = [
+        Var("F", "input", start=0.0, unit=force,
+            description=f"reaction {'torque' if rotational else 'force'}: what the {what} exerts "
+            "on its drive (F v is power out of the port); m v' = -F"),
+        Var("m", "parameter", "tunable", p["m"], unit=mass, description=f"{what} (> 0)"),
+        Var("v0", "parameter", "fixed", p["v0"], unit=vel, description="initial velocity"),
+        Var("v", "output", unit=vel, description="velocity (state), H = m v^2 / 2"),
+        Var("der(v)", derivative="v", unit=f"{vel}2",
+            description="v' = -F / m"),
+        *solver_variables(),
+    ]
+    return ModelSpec(
+        "free_mass",
+        f"Free {what} with a power-out port: m v' = -F, lossless (fmu-surrogate vendor-style)",
+        "free_mass.c",
+        tuple(v),
+        Experiment(0.0, 5.0, 1e-2),
     )
