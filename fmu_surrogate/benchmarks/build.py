@@ -74,6 +74,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("duffing", "Duffing oscillator (docs/design.md §5)", specs.duffing_spec, {}),
         Benchmark("free_mass", "free mass with a power-out port (reaction force in, velocity out)",
                   specs.free_mass_spec, {"rotational": False}),
+        Benchmark("quarter_car", "quarter-car suspension in gravity, fixed-step RK4",
+                  specs.quarter_car_spec, {}),
     )
 }
 

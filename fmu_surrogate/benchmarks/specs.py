@@ -11,6 +11,7 @@ import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
 from fmu_surrogate.benchmarks import free_mass as _free_mass
+from fmu_surrogate.benchmarks import quarter_car as _quarter_car
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -240,4 +241,44 @@ def free_mass_spec(rotational: bool = False) -> ModelSpec:
         "free_mass.c",
         tuple(v),
         Experiment(0.0, 5.0, 1e-2),
+    )
+
+
+def quarter_car_spec() -> ModelSpec:
+    """Quarter-car suspension (:mod:`fmu_surrogate.benchmarks.quarter_car`), fixed-step RK4."""
+    p = _quarter_car.PARAMS
+    zs0, _, zu0, _ = _quarter_car.initial_state()
+    par = [("ms", "kg", "sprung mass (quarter body, > 0)"), ("mu", "kg", "unsprung mass (> 0)"),
+           ("ks", "N/m", "suspension stiffness (> 0)"), ("cs", "N.s/m", "suspension damping (>= 0)"),
+           ("kt", "N/m", "tyre stiffness (> 0)"), ("ls0", "m", "suspension free length (> 0)"),
+           ("lt0", "m", "tyre free radius (> 0)"), ("g", "m/s2", "gravitational acceleration")]
+    v = [
+        Var("F", "input", start=0.0, unit="N", description="external force on the body, up"),
+        *(Var(k, "parameter", "tunable", p[k], unit=u, description=d) for k, u, d in par),
+        Var("zs0", "parameter", "fixed", float(zs0), unit="m",
+            description="initial body height (default: suspension and tyre at free length)"),
+        Var("vs0", "parameter", "fixed", 0.0, unit="m/s", description="initial body velocity"),
+        Var("zu0", "parameter", "fixed", float(zu0), unit="m",
+            description="initial wheel height (default: tyre at free radius)"),
+        Var("vu0", "parameter", "fixed", 0.0, unit="m/s", description="initial wheel velocity"),
+        Var("zs", "output", unit="m", description="body height above the road (state)"),
+        Var("vs", "output", unit="m/s", description="body velocity (state)"),
+        Var("zu", "output", unit="m", description="wheel height above the road (state)"),
+        Var("vu", "output", unit="m/s", description="wheel velocity (state)"),
+        Var("der(zs)", derivative="zs", unit="m/s"),
+        Var("der(vs)", derivative="vs", unit="m/s2"),
+        Var("der(zu)", derivative="zu", unit="m/s"),
+        Var("der(vu)", derivative="vu", unit="m/s2"),
+        Var("a_s", "output", unit="m/s2",
+            description="body acceleration (responds to F without delay)"),
+        Var("F_tyre", "output", unit="N", description="tyre load kt (lt0 - zu)"),
+        *fixed_step_variables(10),
+    ]
+    return ModelSpec(
+        "quarter_car",
+        "Quarter-car suspension in gravity, fixed-step RK4 (fmu-surrogate vendor-style)",
+        "quarter_car.c",
+        tuple(v),
+        Experiment(0.0, 5.0, 1e-3),
+        defines={"MODEL_RK4": 1},
     )

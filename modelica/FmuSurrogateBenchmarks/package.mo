@@ -16,6 +16,7 @@ and <a href=\"modelica://FmuSurrogateBenchmarks.PendulumDAE\">PendulumDAE</a>: t
 <li><a href=\"modelica://FmuSurrogateBenchmarks.CauerLowPass\">CauerLowPass</a>: Cauer filter with a nonlinear resistor (docs/design.md &sect;6a)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.Duffing\">Duffing</a>: Duffing oscillator (docs/design.md &sect;5b)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.FreeMass\">FreeMass</a>: free mass with a power-out port (vendor-style)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.QuarterCar\">QuarterCar</a>: quarter-car suspension preloaded by gravity (vendor-style)</li>
 </ul>
 <p>Self-contained: no library is used (only the Modelica language).</p>
 </html>"));

@@ -52,14 +52,16 @@ INTERFACE = {
     ),
     "duffing": (["u"], ["y", "ydot", "yddot"], ["y", "ydot"], ["m", "c", "a", "b", "y0", "ydot0"]),
     "free_mass": (["F"], ["v"], ["v"], ["m", "v0"]),
+    "quarter_car": (["F"], ["zs", "vs", "zu", "vu", "a_s", "F_tyre"], ["zs", "vs", "zu", "vu"],
+                    ["ms", "mu", "ks", "cs", "kt", "ls0", "lt0", "g", "zs0", "vs0", "zu0", "vu0"]),
 }
 #: FMUs with the framework's fixed-step Runge-Kutta 4 integrator (MODEL_RK4) instead of SOLVER
-FIXED_STEP: set[str] = set()
+FIXED_STEP = {"quarter_car"}
 
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
-                               "free_mass"}
+                               "free_mass", "quarter_car"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))

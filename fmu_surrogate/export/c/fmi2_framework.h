@@ -25,8 +25,12 @@
  * shrinks the step; only a failure that persists down to the minimal step size is reported.
  *
  * Optional hooks, switched on by macros of model_vars.h (the exported surrogates use them):
+ *   MODEL_RK4                     fmi2DoStep integrates with the classical Runge-Kutta scheme of
+ *                                 order 4 in VI(n_substeps) equal substeps per communication
+ *                                 step (a fixed-step solver, as many vendors' FMUs have) instead
+ *                                 of Dormand-Prince (which then needs no cs_* parameters);
  *   MODEL_DO_STEP                 fmi2DoStep calls model_do_step(c, t0, H) instead of the
- *                                 Dormand-Prince integrator (which then needs no cs_* parameters);
+ *                                 framework's integrators (which then need no parameters);
  *   MODEL_DIRECTIONAL_DERIVATIVE  fmi2GetDirectionalDerivative calls
  *                                 model_directional_derivative(c, ...);
  *   MODEL_EXTRA_DATA              member declarations appended to ModelData (saved with the FMU
