@@ -76,6 +76,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.free_mass_spec, {"rotational": False}),
         Benchmark("quarter_car", "quarter-car suspension in gravity, fixed-step RK4",
                   specs.quarter_car_spec, {}),
+        Benchmark("damper", "linear damper with direct feedthrough, no state", specs.damper_spec, {}),
     )
 }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
+from fmu_surrogate.benchmarks import damper as _damper
 from fmu_surrogate.benchmarks import free_mass as _free_mass
 from fmu_surrogate.benchmarks import quarter_car as _quarter_car
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
@@ -281,4 +282,23 @@ def quarter_car_spec() -> ModelSpec:
         tuple(v),
         Experiment(0.0, 5.0, 1e-3),
         defines={"MODEL_RK4": 1},
+    )
+
+
+def damper_spec() -> ModelSpec:
+    """Linear damper with direct feedthrough, no state (:mod:`fmu_surrogate.benchmarks.damper`)."""
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
+        Var("c", "parameter", "tunable", _damper.PARAMS["c"], unit="N.s/m",
+            description="damping coefficient (>= 0)"),
+        Var("F", "output", unit="N", dependencies=("v",),
+            description="force to move the rod, F = c v (F v = c v^2 into the damper)"),
+    )
+    return ModelSpec(
+        "damper",
+        "Linear damper F = c v with direct feedthrough, order 0 (fmu-surrogate vendor-style)",
+        "damper.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
     )

@@ -54,14 +54,16 @@ INTERFACE = {
     "free_mass": (["F"], ["v"], ["v"], ["m", "v0"]),
     "quarter_car": (["F"], ["zs", "vs", "zu", "vu", "a_s", "F_tyre"], ["zs", "vs", "zu", "vu"],
                     ["ms", "mu", "ks", "cs", "kt", "ls0", "lt0", "g", "zs0", "vs0", "zu0", "vu0"]),
+    "damper": (["v"], ["F"], [], ["c"]),
 }
-#: FMUs with the framework's fixed-step Runge-Kutta 4 integrator (MODEL_RK4) instead of SOLVER
-FIXED_STEP = {"quarter_car"}
+#: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
+#: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
+OWN_SOLVER = {"quarter_car": {"n_substeps"}, "damper": set()}
 
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
-                               "free_mass", "quarter_car"}
+                               "free_mass", "quarter_car", "damper"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
@@ -77,7 +79,7 @@ def test_model_description(benchmark_fmus, name):
     assert by("output") == outputs
     assert [d.variable.derivative.name for d in md.derivatives] == states
     assert [d.variable.name for d in md.derivatives] == [f"der({s})" for s in states]
-    solver = {"n_substeps"} if name in FIXED_STEP else SOLVER
+    solver = OWN_SOLVER.get(name, SOLVER)
     assert [p for p in by("parameter") if p not in solver] == params
     assert solver <= set(by("parameter"))
     vrs = [v.valueReference for v in md.modelVariables]

@@ -65,6 +65,10 @@ class Var:
     type : {"Real", "Integer", "Boolean"}
     derivative : str, optional
         Name of the continuous state this variable is the time derivative of.
+    dependencies : tuple of str, optional
+        Outputs only: the inputs and continuous states the output depends on (``<Outputs>``
+        ``dependencies`` of the model structure; an input listed here is direct feedthrough).
+        ``None`` declares nothing, which FMI reads as "depends on every input and state".
     """
 
     name: str
@@ -76,6 +80,7 @@ class Var:
     unit: str | None = None
     type: str = "Real"
     derivative: str | None = None
+    dependencies: tuple[str, ...] | None = None
 
     @property
     def symbol(self) -> str:
@@ -154,9 +159,21 @@ class ModelSpec:
                 raise ValueError(f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
             if v.derivative is not None and v.derivative not in known:
                 raise ValueError(f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
+            if v.dependencies is not None:
+                self._check_dependencies(v)
             needs_start = v.causality in ("parameter", "input") or v.variability == "constant"
             if needs_start and v.start is None:
                 raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
+
+    def _check_dependencies(self, v: Var) -> None:
+        if v.causality != "output":
+            raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}).")
+        knowns = {s.name for s, _ in self.states()} | {
+            u.name for u in self.variables if u.causality == "input"}
+        unknown = [d for d in v.dependencies or () if d not in knowns]
+        if unknown:
+            raise ValueError(f"output {v.name} depends on {unknown}, which are neither inputs nor "
+                             "continuous states; list only those.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
@@ -258,7 +275,8 @@ class ModelSpec:
         outputs = [v for v in self.variables if v.causality == "output"]
         if outputs:
             out.append("    <Outputs>")
-            out += [f'      <Unknown index="{index[v.name]}"/>' for v in outputs]
+            out += [f'      <Unknown index="{index[v.name]}"{_dependencies(v, index)}/>'
+                    for v in outputs]
             out.append("    </Outputs>")
         if states:
             out.append("    <Derivatives>")
@@ -379,6 +397,12 @@ def xml_variable_attributes(v: Var, vr: dict[str, int]) -> str:
     if v.initial_ is not None:
         attrs += f' initial="{v.initial_}"'
     return attrs
+
+
+def _dependencies(v: Var, index: dict[str, int]) -> str:
+    if v.dependencies is None:
+        return ""
+    return f' dependencies="{" ".join(str(index[d]) for d in v.dependencies)}"'
 
 
 def _access(v: Var) -> int:
