@@ -4,8 +4,9 @@ The input ``F`` is the *reaction* force, the force the mass exerts on whatever d
 cut force at the drive), so ``F · v`` is power flowing **out of** the mass through its port —
 the sign convention of many vendors' mechanical FMUs (and of Modelica flanges seen from the
 driving side).  The mass is lossless and marginally stable: ``H = m v² / 2``,
-``dH/dt = −F v``, one eigenvalue at 0.  Built with ``rotational=True`` the same FMU is a free
-inertia: ``F`` is then a torque (N·m), ``v`` an angular velocity (rad/s), ``m`` an inertia (kg·m²).
+``dH/dt = −F v``, one eigenvalue at 0.  The benchmark ``free_inertia`` is the same FMU in
+rotational units: ``F`` is then a torque (N·m), ``v`` an angular velocity (rad/s), ``m`` an
+inertia (kg·m²).
 
 As a linear pH system: ``x = p = m v``, ``J = R = 0``, ``Q = 1/m``, ``B = 1``, with the port
 ``(u, y) = (−F, v)`` (:func:`free_mass_ph`).

@@ -220,7 +220,8 @@ def duffing_spec() -> ModelSpec:
 def free_mass_spec(rotational: bool = False) -> ModelSpec:
     """Free mass with a power-out port (:mod:`fmu_surrogate.benchmarks.free_mass`).
 
-    ``rotational=True`` builds the free inertia: same equation, rotational units.
+    ``rotational=True`` gives the free inertia ``free_inertia``: same equation (and C source),
+    rotational units.
     """
     p = _free_mass.PARAMS
     force, vel, mass = ("N.m", "rad/s", "kg.m2") if rotational else ("N", "m/s", "kg")
@@ -237,12 +238,17 @@ def free_mass_spec(rotational: bool = False) -> ModelSpec:
         *solver_variables(),
     ]
     return ModelSpec(
-        "free_mass",
+        "free_inertia" if rotational else "free_mass",
         f"Free {what} with a power-out port: m v' = -F, lossless (fmu-surrogate vendor-style)",
         "free_mass.c",
         tuple(v),
         Experiment(0.0, 5.0, 1e-2),
     )
+
+
+def free_inertia_spec() -> ModelSpec:
+    """The free mass in rotational units (torque, angular velocity, inertia)."""
+    return free_mass_spec(rotational=True)
 
 
 def quarter_car_spec() -> ModelSpec:

@@ -52,6 +52,7 @@ INTERFACE = {
     ),
     "duffing": (["u"], ["y", "ydot", "yddot"], ["y", "ydot"], ["m", "c", "a", "b", "y0", "ydot0"]),
     "free_mass": (["F"], ["v"], ["v"], ["m", "v0"]),
+    "free_inertia": (["F"], ["v"], ["v"], ["m", "v0"]),
     "quarter_car": (["F"], ["zs", "vs", "zu", "vu", "a_s", "F_tyre"], ["zs", "vs", "zu", "vu"],
                     ["ms", "mu", "ks", "cs", "kt", "ls0", "lt0", "g", "zs0", "vs0", "zu0", "vu0"]),
     "damper": (["v"], ["F"], [], ["c"]),
@@ -63,7 +64,7 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "damper": set()}
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
-                               "free_mass", "quarter_car", "damper"}
+                               "free_mass", "free_inertia", "quarter_car", "damper"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
@@ -106,7 +107,7 @@ def test_c_sources_compile_without_warnings(benchmark_fmus, name):
     gen = benchmark_fmus[name].parent / ".build" / benchmark_fmus[name].stem
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
            f"-I{fmi_include_dir()}", f"-I{FRAMEWORK_DIR}", f"-I{gen}",
-           str(FRAMEWORK_SOURCE), str(C_DIR / f"{name}.c")]
+           str(FRAMEWORK_SOURCE), str(C_DIR / BENCHMARKS[name].spec().source)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 

@@ -2,8 +2,8 @@
  * Free mass with a power-out port (fmu_surrogate/benchmarks/free_mass.py):  m v' = -F.
  *
  * F is the reaction force, the force the mass exerts on its drive: F v is power flowing out of
- * the port.  Lossless, marginally stable.  Built as a free inertia (rotational=1) the same
- * equation holds for torque, angular velocity and inertia (only the units differ).
+ * the port.  Lossless, marginally stable.  Built as free_inertia the same equation holds for
+ * torque, angular velocity and inertia (only the units differ).
  */
 #include "fmi2_framework.h"
 
