@@ -79,6 +79,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("quarter_car", "quarter-car suspension in gravity, fixed-step RK4",
                   specs.quarter_car_spec, {}),
         Benchmark("damper", "linear damper with direct feedthrough, no state", specs.damper_spec, {}),
+        Benchmark("dc_motor", "DC motor: electrical + mechanical ports, field command, discrete "
+                  "direction, fixed-step RK4", specs.dc_motor_spec, {}),
     )
 }
 

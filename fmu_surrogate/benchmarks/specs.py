@@ -11,6 +11,7 @@ import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
 from fmu_surrogate.benchmarks import damper as _damper
+from fmu_surrogate.benchmarks import dc_motor as _dc_motor
 from fmu_surrogate.benchmarks import free_mass as _free_mass
 from fmu_surrogate.benchmarks import quarter_car as _quarter_car
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
@@ -307,4 +308,42 @@ def damper_spec() -> ModelSpec:
         v,
         Experiment(0.0, 1.0, 1e-2),
         defines={"MODEL_DO_STEP": 1},
+    )
+
+
+def dc_motor_spec() -> ModelSpec:
+    """DC motor with electrical and mechanical ports (:mod:`fmu_surrogate.benchmarks.dc_motor`)."""
+    p = _dc_motor.PARAMS
+    v = [
+        Var("V", "input", start=0.0, unit="V", description="supply voltage (effort)"),
+        Var("w", "input", start=0.0, unit="rad/s", description="shaft speed (flow)"),
+        Var("field", "input", start=1.0, unit="1",
+            description="field command: flux as a fraction of rated (>= 0; modulates k)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm", description="armature resistance (> 0)"),
+        Var("L", "parameter", "tunable", p["L"], unit="H", description="armature inductance (> 0)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N.m/A",
+            description="torque constant at rated field (> 0)"),
+        Var("i0", "parameter", "fixed", p["i0"], unit="A", description="initial armature current"),
+        Var("i_a", unit="A", description="armature current (state), H = L i_a^2 / 2"),
+        Var("der(i_a)", derivative="i_a", unit="A/s"),
+        Var("i", "output", unit="A", dependencies=("i_a", "direction"),
+            description="supply current direction * i_a (V i: power into the motor)"),
+        Var("tau", "output", unit="N.m", dependencies=("i_a", "field"),
+            description="flange torque -k field i_a, the torque of the shaft on the motor "
+            "(tau w: power into the motor)"),
+        *fixed_step_variables(10),
+        Var("direction", "input", "discrete", 1, type="Integer",
+            description="reversing contactor: 1 forward, -1 reverse, 0 armature short-circuited "
+            "(dynamic braking)"),
+        Var("braking", "output", "discrete", type="Boolean", dependencies=("direction",),
+            description="true while direction = 0"),
+    ]
+    return ModelSpec(
+        "dc_motor",
+        "Separately excited DC motor: electrical and mechanical ports, field command, reversing "
+        "contactor; fixed-step RK4 (fmu-surrogate vendor-style)",
+        "dc_motor.c",
+        tuple(v),
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"MODEL_RK4": 1},
     )

@@ -56,15 +56,17 @@ INTERFACE = {
     "quarter_car": (["F"], ["zs", "vs", "zu", "vu", "a_s", "F_tyre"], ["zs", "vs", "zu", "vu"],
                     ["ms", "mu", "ks", "cs", "kt", "ls0", "lt0", "g", "zs0", "vs0", "zu0", "vu0"]),
     "damper": (["v"], ["F"], [], ["c"]),
+    "dc_motor": (["V", "w", "field", "direction"], ["i", "tau", "braking"], ["i_a"],
+                 ["R", "L", "k", "i0"]),
 }
 #: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
 #: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
-OWN_SOLVER = {"quarter_car": {"n_substeps"}, "damper": set()}
+OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"}, "damper": set()}
 
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
-                               "free_mass", "free_inertia", "quarter_car", "damper"}
+                               "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
