@@ -81,6 +81,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("damper", "linear damper with direct feedthrough, no state", specs.damper_spec, {}),
         Benchmark("dc_motor", "DC motor: electrical + mechanical ports, field command, discrete "
                   "direction, fixed-step RK4", specs.dc_motor_spec, {}),
+        Benchmark("power_damper", "power-law damper with direct feedthrough, co-simulation only",
+                  specs.power_damper_spec, {}),
     )
 }
 

@@ -13,6 +13,7 @@ from fmu_surrogate.benchmarks import cauer as _cauer
 from fmu_surrogate.benchmarks import damper as _damper
 from fmu_surrogate.benchmarks import dc_motor as _dc_motor
 from fmu_surrogate.benchmarks import free_mass as _free_mass
+from fmu_surrogate.benchmarks import power_damper as _power_damper
 from fmu_surrogate.benchmarks import quarter_car as _quarter_car
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
@@ -347,3 +348,25 @@ def dc_motor_spec() -> ModelSpec:
         Experiment(0.0, 2.0, 1e-3),
         defines={"MODEL_RK4": 1},
     )
+
+
+def power_damper_spec() -> ModelSpec:
+    """Power-law damper, co-simulation only (:mod:`fmu_surrogate.benchmarks.power_damper`)."""
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
+        Var("c", "parameter", "tunable", _power_damper.PARAMS["c"],
+            description="coefficient c in N / (m/s)^(4/3) (>= 0)"),
+        Var("F", "output", unit="N", dependencies=("v",),
+            description="force to move the rod, F = c sign(v) |v|^(4/3)"),
+    )
+    return ModelSpec(
+        "power_damper",
+        "Power-law damper F = c sign(v) |v|^(4/3) with direct feedthrough (fmu-surrogate "
+        "vendor-style, co-simulation only)",
+        "power_damper.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
+        model_exchange=False,
+    )
+

@@ -130,6 +130,11 @@ class ModelSpec:
         ``MODEL_DIRECTIONAL_DERIVATIVE``).
     generation_tool : str
         ``generationTool`` attribute.
+    model_exchange : bool
+        Declare the model-exchange interface with the continuous states and their derivatives.
+        ``False`` gives a co-simulation-only FMU whose states stay internal, as in many vendors'
+        FMUs: they keep their value references in the C header (the framework integrates them)
+        but are not in the model description.
     """
 
     identifier: str
@@ -140,6 +145,7 @@ class ModelSpec:
     defines: dict[str, int | float | str] = field(default_factory=dict)
     directional_derivatives: bool = False
     generation_tool: str = "fmu-surrogate (fmu_surrogate.benchmarks)"
+    model_exchange: bool = True
 
     def __post_init__(self) -> None:
         names = [v.name for v in self.variables]
@@ -168,12 +174,12 @@ class ModelSpec:
     def _check_dependencies(self, v: Var) -> None:
         if v.causality != "output":
             raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}).")
-        knowns = {s.name for s, _ in self.states()} | {
-            u.name for u in self.variables if u.causality == "input"}
+        states = {s.name for s, _ in self.states()} if self.model_exchange else set()
+        knowns = states | {u.name for u in self.variables if u.causality == "input"}
         unknown = [d for d in v.dependencies or () if d not in knowns]
         if unknown:
             raise ValueError(f"output {v.name} depends on {unknown}, which are neither inputs nor "
-                             "continuous states; list only those.")
+                             "declared continuous states; list only those.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
@@ -195,6 +201,14 @@ class ModelSpec:
         byname = {v.name: v for v in self.variables}
         return [(byname[v.derivative], v) for v in self.variables if v.derivative is not None]
 
+    def declared(self) -> list[Var]:
+        """The variables written to the model description: all, or without the internal states
+        and their derivatives of a co-simulation-only FMU."""
+        if self.model_exchange:
+            return list(self.variables)
+        internal = {n for s, d in self.states() for n in (s.name, d.name)}
+        return [v for v in self.variables if v.name not in internal]
+
     def initial_unknowns(self) -> list[Var]:
         """The variables listed as initial unknowns (FMI 2.0 ``<InitialUnknowns>``, FMI 3.0
         ``<InitialUnknown>``), in declaration order."""
@@ -203,7 +217,7 @@ class ModelSpec:
         der_names = {d.name for _, d in states}
         return [
             v
-            for v in self.variables
+            for v in self.declared()
             if (v.causality == "output" and v.initial_ in ("approx", "calculated"))
             or v.causality == "calculatedParameter"
             or (v.name in state_names and v.initial_ in ("approx", "calculated"))
@@ -218,10 +232,12 @@ class ModelSpec:
 
     # ------------------------------------------------------------------ XML
     def model_description_xml(self) -> str:
-        """Text of ``modelDescription.xml`` (FMI 2.0, co-simulation and model exchange)."""
+        """Text of ``modelDescription.xml`` (FMI 2.0: co-simulation, and model exchange unless
+        :attr:`model_exchange` is false)."""
         vr = self.value_references()
-        index = {v.name: k + 1 for k, v in enumerate(self.variables)}
-        states = self.states()
+        declared = self.declared()
+        index = {v.name: k + 1 for k, v in enumerate(declared)}
+        states = self.states() if self.model_exchange else []
         a = quoteattr
         dd = ' providesDirectionalDerivative="true"' if self.directional_derivatives else ""
         out = [
@@ -234,16 +250,19 @@ class ModelSpec:
             f"  generationTool={a(self.generation_tool)}",
             '  variableNamingConvention="structured"',
             '  numberOfEventIndicators="0">',
-            (
+        ]
+        if self.model_exchange:
+            out += [
                 f"  <ModelExchange modelIdentifier={a(self.identifier)}"
                 ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
-                f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>'
-            ),
-            "    <SourceFiles>",
-            '      <File name="fmi2_framework.c"/>',
-            f"      <File name={a(self.source)}/>",
-            "    </SourceFiles>",
-            "  </ModelExchange>",
+                f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>',
+                "    <SourceFiles>",
+                '      <File name="fmi2_framework.c"/>',
+                f"      <File name={a(self.source)}/>",
+                "    </SourceFiles>",
+                "  </ModelExchange>",
+            ]
+        out += [
             (
                 f"  <CoSimulation modelIdentifier={a(self.identifier)}"
                 ' canHandleVariableCommunicationStepSize="true" canInterpolateInputs="false"'
@@ -258,7 +277,7 @@ class ModelSpec:
         ]
         out += xml_units_logs_experiment(self)
         out.append("  <ModelVariables>")
-        for v in self.variables:
+        for v in declared:
             attrs = xml_variable_attributes(v, vr)
             type_attrs = ""
             if v.start is not None and v.initial_ != "calculated":
@@ -272,7 +291,7 @@ class ModelSpec:
             out.append("    </ScalarVariable>")
         out.append("  </ModelVariables>")
         out.append("  <ModelStructure>")
-        outputs = [v for v in self.variables if v.causality == "output"]
+        outputs = [v for v in declared if v.causality == "output"]
         if outputs:
             out.append("    <Outputs>")
             out += [f'      <Unknown index="{index[v.name]}"{_dependencies(v, index)}/>'
@@ -357,7 +376,7 @@ def xml_units_logs_experiment(spec: ModelSpec, *, tolerance: bool = True) -> lis
     a = quoteattr
     e = spec.experiment
     out = []
-    units = sorted({v.unit for v in spec.variables if v.unit})
+    units = sorted({v.unit for v in spec.declared() if v.unit})
     if units:
         out.append("  <UnitDefinitions>")
         out += [f"    <Unit name={a(u)}/>" for u in units]
