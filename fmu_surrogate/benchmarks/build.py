@@ -83,6 +83,10 @@ BENCHMARKS: dict[str, Benchmark] = {
                   "direction, fixed-step RK4", specs.dc_motor_spec, {}),
         Benchmark("power_damper", "power-law damper with direct feedthrough, co-simulation only",
                   specs.power_damper_spec, {}),
+        Benchmark("progressive_spring", "progressive spring, co-simulation only, state internal",
+                  specs.progressive_spring_spec, {}),
+        Benchmark("progressive_spring_me", "progressive spring with model exchange, state declared",
+                  specs.progressive_spring_me_spec, {}),
     )
 }
 

@@ -14,6 +14,7 @@ from fmu_surrogate.benchmarks import damper as _damper
 from fmu_surrogate.benchmarks import dc_motor as _dc_motor
 from fmu_surrogate.benchmarks import free_mass as _free_mass
 from fmu_surrogate.benchmarks import power_damper as _power_damper
+from fmu_surrogate.benchmarks import progressive_spring as _progressive_spring
 from fmu_surrogate.benchmarks import quarter_car as _quarter_car
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
@@ -369,4 +370,39 @@ def power_damper_spec() -> ModelSpec:
         defines={"MODEL_DO_STEP": 1},
         model_exchange=False,
     )
+
+
+def progressive_spring_spec(model_exchange: bool = False) -> ModelSpec:
+    """Progressive spring (:mod:`fmu_surrogate.benchmarks.progressive_spring`): co-simulation
+    only with the elongation internal, or (``model_exchange=True``, ``progressive_spring_me``)
+    with model exchange and the elongation declared as its state."""
+    p = _progressive_spring.PARAMS
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="elongation rate (flow)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N/m", description="stiffness at x = 0 (> 0)"),
+        Var("x_ref", "parameter", "tunable", p["x_ref"], unit="m",
+            description="elongation at which the stiffness term has doubled (> 0)"),
+        Var("x0", "parameter", "fixed", p["x0"], unit="m", description="initial elongation (preload)"),
+        Var("x", unit="m", description="elongation (state)"),
+        Var("der(x)", derivative="x", unit="m/s", description="x' = v"),
+        Var("F", "output", unit="N", dependencies=("x",) if model_exchange else (),
+            description="spring force k x (1 + (x / x_ref)^2) (F v: power into the spring)"),
+        *fixed_step_variables(4),
+    )
+    return ModelSpec(
+        "progressive_spring_me" if model_exchange else "progressive_spring",
+        "Progressive spring F = k x (1 + (x/x_ref)^2), velocity in, force out (fmu-surrogate "
+        + ("vendor-style, model exchange)" if model_exchange else "vendor-style, co-simulation "
+           "only, state internal)"),
+        "progressive_spring.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_RK4": 1},
+        model_exchange=model_exchange,
+    )
+
+
+def progressive_spring_me_spec() -> ModelSpec:
+    """The progressive spring with model exchange, its elongation declared as state."""
+    return progressive_spring_spec(model_exchange=True)
 

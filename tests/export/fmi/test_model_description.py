@@ -15,7 +15,8 @@ def all_specs():
     return [specs.rc_network_spec(), specs.pendulum_spec(), specs.msd_chain_spec(3),
             specs.cauer_spec(), specs.duffing_spec(), specs.free_mass_spec(),
             specs.quarter_car_spec(), specs.damper_spec(), specs.dc_motor_spec(),
-            specs.power_damper_spec()]
+            specs.power_damper_spec(), specs.progressive_spring_spec(),
+            specs.progressive_spring_me_spec()]
 
 
 @pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.identifier)
