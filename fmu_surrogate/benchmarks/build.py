@@ -87,6 +87,8 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.progressive_spring_spec, {}),
         Benchmark("progressive_spring_me", "progressive spring with model exchange, state declared",
                   specs.progressive_spring_me_spec, {}),
+        Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
+                  "internal", specs.saturating_inductor_spec, {}),
     )
 }
 

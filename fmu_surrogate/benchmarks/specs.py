@@ -16,6 +16,7 @@ from fmu_surrogate.benchmarks import free_mass as _free_mass
 from fmu_surrogate.benchmarks import power_damper as _power_damper
 from fmu_surrogate.benchmarks import progressive_spring as _progressive_spring
 from fmu_surrogate.benchmarks import quarter_car as _quarter_car
+from fmu_surrogate.benchmarks import saturating_inductor as _saturating_inductor
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -406,3 +407,31 @@ def progressive_spring_me_spec() -> ModelSpec:
     """The progressive spring with model exchange, its elongation declared as state."""
     return progressive_spring_spec(model_exchange=True)
 
+
+def saturating_inductor_spec() -> ModelSpec:
+    """Coil with saturating flux, co-simulation only, flux internal
+    (:mod:`fmu_surrogate.benchmarks.saturating_inductor`)."""
+    p = _saturating_inductor.PARAMS
+    v = (
+        Var("V", "input", start=0.0, unit="V", description="terminal voltage (effort)"),
+        Var("L0", "parameter", "tunable", p["L0"], unit="H", description="unsaturated inductance (> 0)"),
+        Var("psi_sat", "parameter", "tunable", p["psi_sat"], unit="Wb",
+            description="saturation flux linkage (> 0)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm", description="winding resistance (>= 0)"),
+        Var("psi0", "parameter", "fixed", p["psi0"], unit="Wb", description="initial flux linkage"),
+        Var("psi", unit="Wb", description="flux linkage (state)"),
+        Var("der(psi)", derivative="psi", unit="V", description="psi' = V - R i"),
+        Var("i", "output", unit="A", dependencies=(),
+            description="current (psi / L0) (1 + (psi / psi_sat)^2) (V i: power into the coil)"),
+        *fixed_step_variables(10),
+    )
+    return ModelSpec(
+        "saturating_inductor",
+        "Coil with saturating flux, voltage in, current out (fmu-surrogate vendor-style, "
+        "co-simulation only, state internal)",
+        "saturating_inductor.c",
+        v,
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"MODEL_RK4": 1},
+        model_exchange=False,
+    )

@@ -16,7 +16,7 @@ def all_specs():
             specs.cauer_spec(), specs.duffing_spec(), specs.free_mass_spec(),
             specs.quarter_car_spec(), specs.damper_spec(), specs.dc_motor_spec(),
             specs.power_damper_spec(), specs.progressive_spring_spec(),
-            specs.progressive_spring_me_spec()]
+            specs.progressive_spring_me_spec(), specs.saturating_inductor_spec()]
 
 
 @pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.identifier)
