@@ -35,18 +35,25 @@ def _p(params: dict[str, float] | None) -> dict[str, float]:
     return parameters("dc_motor", PARAMS, params, positive=("R", "L", "k"))
 
 
-def _check(field: float, direction: float) -> None:
-    if direction not in (-1, 0, 1):
-        raise BenchmarkError(f"dc_motor direction must be -1, 0 or 1, got {direction}.")
-    if not field >= 0:
-        raise BenchmarkError(f"dc_motor field must be >= 0 (flux fraction), got {field}.")
+def _inputs(u: np.ndarray) -> np.ndarray:
+    u = np.atleast_2d(np.asarray(u, dtype=float))
+    if u.shape[1:] != (4,):
+        raise BenchmarkError(f"dc_motor inputs are rows (V, w, field, direction), got shape {u.shape}.")
+    bad = ~np.isin(u[:, 3], (-1.0, 0.0, 1.0))
+    if bad.any():
+        raise BenchmarkError(f"dc_motor direction must be -1, 0 or 1, got {u[bad, 3][0]}.")
+    if not np.all(u[:, 2] >= 0):
+        raise BenchmarkError(f"dc_motor field must be >= 0 (flux fraction), got {u[:, 2].min()}.")
+    return u
 
 
 def rhs(x: np.ndarray, u: np.ndarray, params: dict[str, float] | None = None) -> list[float]:
     """``i_a'`` for ``x = (i_a,)`` and ``u = (V, w, field, direction)``."""
-    p = _p(params)
+    return _rhs(x, _inputs(u)[0], _p(params))
+
+
+def _rhs(x: np.ndarray, u: np.ndarray, p: dict[str, float]) -> list[float]:
     V, w, field, direction = u
-    _check(field, direction)
     return [(direction * V - p["R"] * x[0] - p["k"] * field * w) / p["L"]]
 
 
@@ -55,7 +62,7 @@ def outputs(i_a: np.ndarray, u: np.ndarray, params: dict[str, float] | None = No
     """Supply current ``i`` and flange torque ``tau`` for currents ``i_a`` (N,) and inputs
     ``u`` (N, 4)."""
     p = _p(params)
-    u = np.atleast_2d(np.asarray(u, dtype=float))
+    u = _inputs(u)
     i_a = np.asarray(i_a, dtype=float)
     return u[:, 3] * i_a, -p["k"] * u[:, 2] * i_a
 
@@ -69,4 +76,4 @@ def simulate(t: np.ndarray, u: np.ndarray, params: dict[str, float] | None = Non
     """Armature current at ``t`` (N,) for inputs ``u`` (N, 4) = ``(V, w, field, direction)``
     held on each sample period."""
     p = _p(params)
-    return solve_zoh(lambda x, uk: rhs(x, uk, p), t, u, [p["i0"]])[:, 0]
+    return solve_zoh(lambda x, uk: _rhs(x, uk, p), t, _inputs(u), [p["i0"]])[:, 0]

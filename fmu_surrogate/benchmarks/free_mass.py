@@ -32,7 +32,11 @@ def _p(params: dict[str, float] | None) -> dict[str, float]:
 
 def rhs(x: np.ndarray, F: float, params: dict[str, float] | None = None) -> list[float]:
     """``v' = −F / m`` for the state ``x = (v,)``."""
-    return [-float(F) / _p(params)["m"]]
+    return _rhs(x, F, _p(params))
+
+
+def _rhs(x: np.ndarray, F: float, p: dict[str, float]) -> list[float]:
+    return [-float(F) / p["m"]]
 
 
 def hamiltonian(v: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
@@ -43,7 +47,7 @@ def hamiltonian(v: np.ndarray, params: dict[str, float] | None = None) -> np.nda
 def simulate(t: np.ndarray, F: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
     """Velocity at ``t`` (N,) for the reaction force ``F`` (N,) held on each sample period."""
     p = _p(params)
-    return solve_zoh(lambda x, f: rhs(x, f, p), t, F, [p["v0"]])[:, 0]
+    return solve_zoh(lambda x, f: _rhs(x, f, p), t, F, [p["v0"]])[:, 0]
 
 
 def free_mass_ph(m: float = PARAMS["m"]) -> LinearPH:

@@ -42,7 +42,11 @@ def _p(params: dict[str, float] | None) -> dict[str, float]:
 
 def rhs(x: np.ndarray, F: float, params: dict[str, float] | None = None) -> list[float]:
     """``x' = (vs, as, vu, au)`` for ``x = (zs, vs, zu, vu)`` and the body force ``F``."""
-    p = _p(params)
+    return [float(d) for d in _rhs(np.asarray(x, dtype=float), F, _p(params))]
+
+
+def _rhs(x: np.ndarray, F: np.ndarray | float, p: dict[str, float]) -> list[np.ndarray]:
+    """The right side for states ``x`` (4,) or (4, N) (broadcasting)."""
     zs, vs, zu, vu = x
     fs = p["ks"] * (p["ls0"] - zs + zu) + p["cs"] * (vu - vs)  # suspension force, pushes apart
     ft = p["kt"] * (p["lt0"] - zu)  # tyre force on the wheel
@@ -53,8 +57,7 @@ def acceleration(x: np.ndarray, F: np.ndarray, params: dict[str, float] | None =
                  ) -> np.ndarray:
     """Body acceleration ``zs''`` for states ``x`` (N, 4) and forces ``F`` (N,)."""
     x = np.atleast_2d(np.asarray(x, dtype=float))
-    F = np.broadcast_to(np.asarray(F, dtype=float), x.shape[:1])
-    return np.array([rhs(xk, fk, params)[1] for xk, fk in zip(x, F)])
+    return _rhs(x.T, np.asarray(F, dtype=float), _p(params))[1]
 
 
 def equilibrium(params: dict[str, float] | None = None, F: float = 0.0) -> np.ndarray:
@@ -92,4 +95,4 @@ def simulate(t: np.ndarray, F: np.ndarray, params: dict[str, float] | None = Non
     """
     p = _p(params)
     x0 = initial_state(p) if x0 is None else np.asarray(x0, dtype=float)
-    return solve_zoh(lambda x, f: rhs(x, f, p), t, F, x0)
+    return solve_zoh(lambda x, f: _rhs(x, f, p), t, F, x0)

@@ -45,11 +45,15 @@ def hamiltonian(psi: np.ndarray, params: dict[str, float] | None = None) -> np.n
 
 def rhs(x: np.ndarray, V: float, params: dict[str, float] | None = None) -> list[float]:
     """``ψ' = V − R i(ψ)`` for ``x = (ψ,)``."""
-    p = _p(params)
-    return [float(V) - p["R"] * float(current(x[0], p))]
+    return _rhs(x, V, _p(params))
+
+
+def _rhs(x: np.ndarray, V: float, p: dict[str, float]) -> list[float]:
+    psi = float(x[0])
+    return [float(V) - p["R"] * psi / p["L0"] * (1.0 + (psi / p["psi_sat"]) ** 2)]
 
 
 def simulate(t: np.ndarray, V: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
     """Flux linkage at ``t`` (N,) for the voltage ``V`` (N,) held on each sample period."""
     p = _p(params)
-    return solve_zoh(lambda x, u: rhs(x, u, p), t, V, [p["psi0"]])[:, 0]
+    return solve_zoh(lambda x, u: _rhs(x, u, p), t, V, [p["psi0"]])[:, 0]

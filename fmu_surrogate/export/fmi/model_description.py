@@ -253,9 +253,11 @@ class ModelSpec:
         ]
         if self.model_exchange:
             out += [
-                f"  <ModelExchange modelIdentifier={a(self.identifier)}"
-                ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
-                f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>',
+                (
+                    f"  <ModelExchange modelIdentifier={a(self.identifier)}"
+                    ' completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"'
+                    f' canSerializeFMUstate="true" canNotUseMemoryManagementFunctions="false"{dd}>'
+                ),
                 "    <SourceFiles>",
                 '      <File name="fmi2_framework.c"/>',
                 f"      <File name={a(self.source)}/>",
