@@ -14,8 +14,8 @@ from fmu_surrogate.testing.fmus import build_faulty, build_faulty3, make_broken
 
 @pytest.fixture(scope="session")
 def benchmark_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """All benchmark FMUs, ``name -> Path`` of the ``.fmu`` (rc_network, pendulum, msd_chain,
-    cauer, duffing), built once per session into the FMU cache
+    """All benchmark FMUs, ``name -> Path`` of the ``.fmu`` (every key of
+    ``fmu_surrogate.benchmarks.build.BENCHMARKS``), built once per session into the FMU cache
     (``$FMU_SURROGATE_CACHE`` or ``~/.cache/fmu-surrogate/fmus``) so that reruns only check the
     build hashes.  Falls back to a temporary folder when the cache is not writable.
 

@@ -14,6 +14,8 @@ FORBIDDEN = {
     "fmu": ("fmu_surrogate.ph", "fmu_surrogate.identify", "fmu_surrogate.export"),
     "ph": ("fmu_surrogate.fmu", "fmu_surrogate.identify", "fmu_surrogate.export", "torch"),
     "identify": ("fmu_surrogate.export",),
+    # export stands on its own: benchmarks build on its FMU framework, never the reverse
+    "export": ("fmu_surrogate.benchmarks", "fmu_surrogate.couple", "fmu_surrogate.cli"),
     "couple": ("fmu_surrogate.identify", "torch"),
 }
 

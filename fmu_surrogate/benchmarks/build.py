@@ -1,7 +1,8 @@
 """Build the benchmark systems as native FMI 2.0 FMUs (co-simulation + model exchange).
 
-The C sources live in ``fmu_surrogate/benchmarks/c`` (a shared framework plus one file of
-equations per model); the model descriptions and the C header with the value references are
+The C sources live in ``fmu_surrogate/benchmarks/c`` (one file of equations per model, compiled
+with the package's shared FMU framework
+:data:`~fmu_surrogate.export.fmi.model_description.FRAMEWORK_SOURCE`); the model descriptions and the C header with the value references are
 generated from the Python specs in :mod:`fmu_surrogate.benchmarks.specs`.  Compilation goes
 through :func:`fmu_surrogate.fmu.model.compile.build_fmu`, so builds are cached on the content of all
 inputs: an FMU is recompiled only when a source, the spec or the compiler changes.
@@ -20,14 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fmu_surrogate.benchmarks import specs
-from fmu_surrogate.export.fmi.model_description import ModelSpec
+from fmu_surrogate.export.fmi.model_description import (
+    FRAMEWORK_HEADER,
+    FRAMEWORK_SOURCE,
+    GENERATED_HEADER,
+    ModelSpec,
+)
 from fmu_surrogate.fmu.model.compile import FMUBuildError, build_fmu, cached_hash
 
-#: Folder of the C sources shipped with the package.
+#: Folder of the benchmarks' C model sources shipped with the package.
 C_DIR = Path(__file__).parent / "c"
-FRAMEWORK_SOURCE = "fmi2_framework.c"
-FRAMEWORK_HEADER = "fmi2_framework.h"
-GENERATED_HEADER = "model_vars.h"
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,23 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("cauer", "Cauer low-pass filter with a nonlinear resistor (docs/design.md §6)",
                   specs.cauer_spec, {}),
         Benchmark("duffing", "Duffing oscillator (docs/design.md §5)", specs.duffing_spec, {}),
+        Benchmark("free_mass", "free mass with a power-out port (reaction force in, velocity out)",
+                  specs.free_mass_spec, {}),
+        Benchmark("free_inertia", "free_mass in rotational units (reaction torque in, speed out)",
+                  specs.free_inertia_spec, {}),
+        Benchmark("quarter_car", "quarter-car suspension in gravity, fixed-step RK4",
+                  specs.quarter_car_spec, {}),
+        Benchmark("damper", "linear damper with direct feedthrough, no state", specs.damper_spec, {}),
+        Benchmark("dc_motor", "DC motor: electrical + mechanical ports, field command, discrete "
+                  "direction, fixed-step RK4", specs.dc_motor_spec, {}),
+        Benchmark("power_damper", "power-law damper with direct feedthrough, co-simulation only",
+                  specs.power_damper_spec, {}),
+        Benchmark("progressive_spring", "progressive spring, co-simulation only, state internal",
+                  specs.progressive_spring_spec, {}),
+        Benchmark("progressive_spring_me", "progressive spring with model exchange, state declared",
+                  specs.progressive_spring_me_spec, {}),
+        Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
+                  "internal", specs.saturating_inductor_spec, {}),
     )
 }
 
@@ -120,7 +140,8 @@ def build_benchmark(
     force : bool
         Recompile even when the cached FMU is up to date.
     source_dir : path, optional
-        Folder with the C sources (default: the package's ``c/`` folder).
+        Folder with the C model sources (default: the package's ``c/`` folder; the shared
+        framework always comes from :mod:`fmu_surrogate.export`).
     cflags : sequence of str
         Extra compiler flags.
     **options
@@ -150,11 +171,11 @@ def build_benchmark(
     _write_if_changed(gen / "modelDescription.xml", xml)
     before = cached_hash(output) if output.is_file() else None
     path = build_fmu(
-        [src / FRAMEWORK_SOURCE, src / spec.source],
+        [FRAMEWORK_SOURCE, src / spec.source],
         xml,
         output,
         spec.identifier,
-        headers=[src / FRAMEWORK_HEADER, gen / GENERATED_HEADER],
+        headers=[FRAMEWORK_HEADER, gen / GENERATED_HEADER],
         cflags=list(cflags),
         force=force,
     )

@@ -10,6 +10,13 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
+from fmu_surrogate.benchmarks import damper as _damper
+from fmu_surrogate.benchmarks import dc_motor as _dc_motor
+from fmu_surrogate.benchmarks import free_mass as _free_mass
+from fmu_surrogate.benchmarks import power_damper as _power_damper
+from fmu_surrogate.benchmarks import progressive_spring as _progressive_spring
+from fmu_surrogate.benchmarks import quarter_car as _quarter_car
+from fmu_surrogate.benchmarks import saturating_inductor as _saturating_inductor
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -28,6 +35,18 @@ def solver_variables() -> list[Var]:
         Var("cs_max_steps", "parameter", "fixed", 100000, type="Integer",
             description="co-simulation: maximum number of internal steps per communication step"),
     ]
+
+
+def fixed_step_variables(n_substeps: int = 10) -> list[Var]:
+    """Settings of the framework's fixed-step integrator (``MODEL_RK4`` in ``fmi2_framework.h``).
+
+    FMUs built with it integrate by the classical Runge-Kutta scheme of order 4 in ``n_substeps``
+    equal substeps per communication step, as many vendors' FMUs do, instead of the adaptive
+    Dormand-Prince scheme of :func:`solver_variables`.
+    """
+    return [Var("n_substeps", "parameter", "fixed", int(n_substeps), type="Integer",
+                description="co-simulation: Runge-Kutta 4 substeps per communication step "
+                "(fixed-step integrator of the FMU; >= 1)")]
 
 
 def rc_network_spec() -> ModelSpec:
@@ -199,4 +218,220 @@ def duffing_spec() -> ModelSpec:
         "duffing.c",
         tuple(v),
         Experiment(0.0, 10.0, 0.02),
+    )
+
+
+def free_mass_spec(rotational: bool = False) -> ModelSpec:
+    """Free mass with a power-out port (:mod:`fmu_surrogate.benchmarks.free_mass`).
+
+    ``rotational=True`` gives the free inertia ``free_inertia``: same equation (and C source),
+    rotational units.
+    """
+    p = _free_mass.PARAMS
+    force, vel, mass = ("N.m", "rad/s", "kg.m2") if rotational else ("N", "m/s", "kg")
+    what = "inertia" if rotational else "mass"
+    v = [
+        Var("F", "input", start=0.0, unit=force,
+            description=f"reaction {'torque' if rotational else 'force'}: what the {what} exerts "
+            "on its drive (F v is power out of the port); m v' = -F"),
+        Var("m", "parameter", "tunable", p["m"], unit=mass, description=f"{what} (> 0)"),
+        Var("v0", "parameter", "fixed", p["v0"], unit=vel, description="initial velocity"),
+        Var("v", "output", unit=vel, description="velocity (state), H = m v^2 / 2"),
+        Var("der(v)", derivative="v", unit=f"{vel}2",
+            description="v' = -F / m"),
+        *solver_variables(),
+    ]
+    return ModelSpec(
+        "free_inertia" if rotational else "free_mass",
+        f"Free {what} with a power-out port: m v' = -F, lossless (fmu-surrogate vendor-style)",
+        "free_mass.c",
+        tuple(v),
+        Experiment(0.0, 5.0, 1e-2),
+    )
+
+
+def free_inertia_spec() -> ModelSpec:
+    """The free mass in rotational units (torque, angular velocity, inertia)."""
+    return free_mass_spec(rotational=True)
+
+
+def quarter_car_spec() -> ModelSpec:
+    """Quarter-car suspension (:mod:`fmu_surrogate.benchmarks.quarter_car`), fixed-step RK4."""
+    p = _quarter_car.PARAMS
+    zs0, _, zu0, _ = _quarter_car.initial_state()
+    par = [("ms", "kg", "sprung mass (quarter body, > 0)"), ("mu", "kg", "unsprung mass (> 0)"),
+           ("ks", "N/m", "suspension stiffness (> 0)"), ("cs", "N.s/m", "suspension damping (>= 0)"),
+           ("kt", "N/m", "tyre stiffness (> 0)"), ("ls0", "m", "suspension free length (> 0)"),
+           ("lt0", "m", "tyre free radius (> 0)"), ("g", "m/s2", "gravitational acceleration")]
+    v = [
+        Var("F", "input", start=0.0, unit="N", description="external force on the body, up"),
+        *(Var(k, "parameter", "tunable", p[k], unit=u, description=d) for k, u, d in par),
+        Var("zs0", "parameter", "fixed", float(zs0), unit="m",
+            description="initial body height (default: suspension and tyre at free length)"),
+        Var("vs0", "parameter", "fixed", 0.0, unit="m/s", description="initial body velocity"),
+        Var("zu0", "parameter", "fixed", float(zu0), unit="m",
+            description="initial wheel height (default: tyre at free radius)"),
+        Var("vu0", "parameter", "fixed", 0.0, unit="m/s", description="initial wheel velocity"),
+        Var("zs", "output", unit="m", description="body height above the road (state)"),
+        Var("vs", "output", unit="m/s", description="body velocity (state)"),
+        Var("zu", "output", unit="m", description="wheel height above the road (state)"),
+        Var("vu", "output", unit="m/s", description="wheel velocity (state)"),
+        Var("der(zs)", derivative="zs", unit="m/s"),
+        Var("der(vs)", derivative="vs", unit="m/s2"),
+        Var("der(zu)", derivative="zu", unit="m/s"),
+        Var("der(vu)", derivative="vu", unit="m/s2"),
+        Var("a_s", "output", unit="m/s2",
+            description="body acceleration (responds to F without delay)"),
+        Var("F_tyre", "output", unit="N", description="tyre load kt (lt0 - zu)"),
+        *fixed_step_variables(10),
+    ]
+    return ModelSpec(
+        "quarter_car",
+        "Quarter-car suspension in gravity, fixed-step RK4 (fmu-surrogate vendor-style)",
+        "quarter_car.c",
+        tuple(v),
+        Experiment(0.0, 5.0, 1e-3),
+        defines={"MODEL_RK4": 1},
+    )
+
+
+def damper_spec() -> ModelSpec:
+    """Linear damper with direct feedthrough, no state (:mod:`fmu_surrogate.benchmarks.damper`)."""
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
+        Var("c", "parameter", "tunable", _damper.PARAMS["c"], unit="N.s/m",
+            description="damping coefficient (>= 0)"),
+        Var("F", "output", unit="N", dependencies=("v",),
+            description="force to move the rod, F = c v (F v = c v^2 into the damper)"),
+    )
+    return ModelSpec(
+        "damper",
+        "Linear damper F = c v with direct feedthrough, order 0 (fmu-surrogate vendor-style)",
+        "damper.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
+    )
+
+
+def dc_motor_spec() -> ModelSpec:
+    """DC motor with electrical and mechanical ports (:mod:`fmu_surrogate.benchmarks.dc_motor`)."""
+    p = _dc_motor.PARAMS
+    v = [
+        Var("V", "input", start=0.0, unit="V", description="supply voltage (effort)"),
+        Var("w", "input", start=0.0, unit="rad/s", description="shaft speed (flow)"),
+        Var("field", "input", start=1.0, unit="1",
+            description="field command: flux as a fraction of rated (>= 0; modulates k)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm", description="armature resistance (> 0)"),
+        Var("L", "parameter", "tunable", p["L"], unit="H", description="armature inductance (> 0)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N.m/A",
+            description="torque constant at rated field (> 0)"),
+        Var("i0", "parameter", "fixed", p["i0"], unit="A", description="initial armature current"),
+        Var("i_a", unit="A", description="armature current (state), H = L i_a^2 / 2"),
+        Var("der(i_a)", derivative="i_a", unit="A/s"),
+        Var("i", "output", unit="A", dependencies=("i_a", "direction"),
+            description="supply current direction * i_a (V i: power into the motor)"),
+        Var("tau", "output", unit="N.m", dependencies=("i_a", "field"),
+            description="flange torque -k field i_a, the torque of the shaft on the motor "
+            "(tau w: power into the motor)"),
+        *fixed_step_variables(10),
+        Var("direction", "input", "discrete", 1, type="Integer",
+            description="reversing contactor: 1 forward, -1 reverse, 0 armature short-circuited "
+            "(dynamic braking)"),
+        Var("braking", "output", "discrete", type="Boolean", dependencies=("direction",),
+            description="true while direction = 0"),
+    ]
+    return ModelSpec(
+        "dc_motor",
+        "Separately excited DC motor: electrical and mechanical ports, field command, reversing "
+        "contactor; fixed-step RK4 (fmu-surrogate vendor-style)",
+        "dc_motor.c",
+        tuple(v),
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"MODEL_RK4": 1},
+    )
+
+
+def power_damper_spec() -> ModelSpec:
+    """Power-law damper, co-simulation only (:mod:`fmu_surrogate.benchmarks.power_damper`)."""
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
+        Var("c", "parameter", "tunable", _power_damper.PARAMS["c"],
+            description="coefficient c in N / (m/s)^(4/3) (>= 0)"),
+        Var("F", "output", unit="N", dependencies=("v",),
+            description="force to move the rod, F = c sign(v) |v|^(4/3)"),
+    )
+    return ModelSpec(
+        "power_damper",
+        "Power-law damper F = c sign(v) |v|^(4/3) with direct feedthrough (fmu-surrogate "
+        "vendor-style, co-simulation only)",
+        "power_damper.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
+        model_exchange=False,
+    )
+
+
+def progressive_spring_spec(model_exchange: bool = False) -> ModelSpec:
+    """Progressive spring (:mod:`fmu_surrogate.benchmarks.progressive_spring`): co-simulation
+    only with the elongation internal, or (``model_exchange=True``, ``progressive_spring_me``)
+    with model exchange and the elongation declared as its state."""
+    p = _progressive_spring.PARAMS
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="elongation rate (flow)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N/m", description="stiffness at x = 0 (> 0)"),
+        Var("x_ref", "parameter", "tunable", p["x_ref"], unit="m",
+            description="elongation at which the stiffness term has doubled (> 0)"),
+        Var("x0", "parameter", "fixed", p["x0"], unit="m", description="initial elongation (preload)"),
+        Var("x", unit="m", description="elongation (state)"),
+        Var("der(x)", derivative="x", unit="m/s", description="x' = v"),
+        Var("F", "output", unit="N", dependencies=("x",) if model_exchange else (),
+            description="spring force k x (1 + (x / x_ref)^2) (F v: power into the spring)"),
+        *fixed_step_variables(4),
+    )
+    return ModelSpec(
+        "progressive_spring_me" if model_exchange else "progressive_spring",
+        "Progressive spring F = k x (1 + (x/x_ref)^2), velocity in, force out (fmu-surrogate "
+        + ("vendor-style, model exchange)" if model_exchange else "vendor-style, co-simulation "
+           "only, state internal)"),
+        "progressive_spring.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_RK4": 1},
+        model_exchange=model_exchange,
+    )
+
+
+def progressive_spring_me_spec() -> ModelSpec:
+    """The progressive spring with model exchange, its elongation declared as state."""
+    return progressive_spring_spec(model_exchange=True)
+
+
+def saturating_inductor_spec() -> ModelSpec:
+    """Coil with saturating flux, co-simulation only, flux internal
+    (:mod:`fmu_surrogate.benchmarks.saturating_inductor`)."""
+    p = _saturating_inductor.PARAMS
+    v = (
+        Var("V", "input", start=0.0, unit="V", description="terminal voltage (effort)"),
+        Var("L0", "parameter", "tunable", p["L0"], unit="H", description="unsaturated inductance (> 0)"),
+        Var("psi_sat", "parameter", "tunable", p["psi_sat"], unit="Wb",
+            description="saturation flux linkage (> 0)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm", description="winding resistance (>= 0)"),
+        Var("psi0", "parameter", "fixed", p["psi0"], unit="Wb", description="initial flux linkage"),
+        Var("psi", unit="Wb", description="flux linkage (state)"),
+        Var("der(psi)", derivative="psi", unit="V", description="psi' = V - R i"),
+        Var("i", "output", unit="A", dependencies=(),
+            description="current (psi / L0) (1 + (psi / psi_sat)^2) (V i: power into the coil)"),
+        *fixed_step_variables(10),
+    )
+    return ModelSpec(
+        "saturating_inductor",
+        "Coil with saturating flux, voltage in, current out (fmu-surrogate vendor-style, "
+        "co-simulation only, state internal)",
+        "saturating_inductor.c",
+        v,
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"MODEL_RK4": 1},
+        model_exchange=False,
     )

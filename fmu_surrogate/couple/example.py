@@ -3,7 +3,7 @@
 Component ``chain`` is the benchmark FMU ``msd_chain`` (docs/design.md §4) with ``n_cells``
 masses: inputs are the forces ``F1``, ``F2``, outputs the velocities ``v1``, ``v2``.  Component
 ``spring`` is a one-state linear pH FMU with impedance causality (input velocity ``v``, output
-force ``F``), compiled from ``c/spring_port.c`` with the benchmark FMU framework.  One power bond
+force ``F``), compiled from ``c/spring_port.c`` with the package's shared FMU framework.  One power bond
 joins them: the chain's velocity ``v1`` drives the spring, the spring's force acts on mass 1.
 The coupling matrix of the pH ports is ``Ĉ = [[0, 1], [−1, 0]]`` — skew.
 
@@ -20,10 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from fmu_surrogate.benchmarks.build import (
-    C_DIR,
-    FRAMEWORK_HEADER,
-    FRAMEWORK_SOURCE,
-    GENERATED_HEADER,
     _write_if_changed,
     benchmark_fmu,
     default_cache_dir,
@@ -31,7 +27,14 @@ from fmu_surrogate.benchmarks.build import (
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables
 from fmu_surrogate.couple.system import Component, Connection, PowerBond, System
-from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
+from fmu_surrogate.export.fmi.model_description import (
+    FRAMEWORK_HEADER,
+    FRAMEWORK_SOURCE,
+    GENERATED_HEADER,
+    Experiment,
+    ModelSpec,
+    Var,
+)
 from fmu_surrogate.fmu.model.compile import build_fmu
 from fmu_surrogate.ph import LinearPH
 
@@ -75,8 +78,8 @@ def spring_fmu(cache_dir: str | Path | None = None) -> Path:
     gen = out / ".build" / "spring_port"
     xml = spec.model_description_xml()
     _write_if_changed(gen / GENERATED_HEADER, spec.c_header())
-    return build_fmu([C_DIR / FRAMEWORK_SOURCE, SPRING_SOURCE], xml, out / "spring_port.fmu",
-                     spec.identifier, headers=[C_DIR / FRAMEWORK_HEADER, gen / GENERATED_HEADER])
+    return build_fmu([FRAMEWORK_SOURCE, SPRING_SOURCE], xml, out / "spring_port.fmu",
+                     spec.identifier, headers=[FRAMEWORK_HEADER, gen / GENERATED_HEADER])
 
 
 def chain_ph(n_cells: int, mass: float = 4.0, spring: float = 4.0, damper: float = 1.0) -> LinearPH:

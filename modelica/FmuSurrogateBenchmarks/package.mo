@@ -15,6 +15,11 @@ and <a href=\"modelica://FmuSurrogateBenchmarks.PendulumDAE\">PendulumDAE</a>: t
 <li><a href=\"modelica://FmuSurrogateBenchmarks.MSDChain\">MSDChain</a>: mass-spring-damper chain (docs/design.md &sect;4a)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.CauerLowPass\">CauerLowPass</a>: Cauer filter with a nonlinear resistor (docs/design.md &sect;6a)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.Duffing\">Duffing</a>: Duffing oscillator (docs/design.md &sect;5b)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.FreeMass\">FreeMass</a>: free mass with a power-out port (vendor-style)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.QuarterCar\">QuarterCar</a>: quarter-car suspension preloaded by gravity (vendor-style)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.Damper\">Damper</a>: linear damper with direct feedthrough, no state (vendor-style)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.DCMotor\">DCMotor</a>: DC motor with electrical and mechanical ports, field command and discrete direction (vendor-style)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.PowerDamper\">PowerDamper</a>, <a href=\"modelica://FmuSurrogateBenchmarks.ProgressiveSpring\">ProgressiveSpring</a>, <a href=\"modelica://FmuSurrogateBenchmarks.SaturatingInductor\">SaturatingInductor</a>: nonlinear components (vendor-style, co-simulation only with internal states)</li>
 </ul>
 <p>Self-contained: no library is used (only the Modelica language).</p>
 </html>"));

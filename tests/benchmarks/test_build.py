@@ -23,6 +23,7 @@ from fmu_surrogate.benchmarks.build import (
     default_cache_dir,
 )
 from fmu_surrogate.cli import main
+from fmu_surrogate.export.fmi.model_description import FRAMEWORK_DIR, FRAMEWORK_SOURCE
 from fmu_surrogate.fmu.model.compile import cached_hash, fmi_include_dir
 
 SOLVER = {"cs_rtol", "cs_atol", "cs_max_steps"}
@@ -50,11 +51,32 @@ INTERFACE = {
          "newton_tol", "newton_max_iter"],
     ),
     "duffing": (["u"], ["y", "ydot", "yddot"], ["y", "ydot"], ["m", "c", "a", "b", "y0", "ydot0"]),
+    "free_mass": (["F"], ["v"], ["v"], ["m", "v0"]),
+    "free_inertia": (["F"], ["v"], ["v"], ["m", "v0"]),
+    "quarter_car": (["F"], ["zs", "vs", "zu", "vu", "a_s", "F_tyre"], ["zs", "vs", "zu", "vu"],
+                    ["ms", "mu", "ks", "cs", "kt", "ls0", "lt0", "g", "zs0", "vs0", "zu0", "vu0"]),
+    "damper": (["v"], ["F"], [], ["c"]),
+    "dc_motor": (["V", "w", "field", "direction"], ["i", "tau", "braking"], ["i_a"],
+                 ["R", "L", "k", "i0"]),
+    "power_damper": (["v"], ["F"], [], ["c"]),
+    "progressive_spring": (["v"], ["F"], [], ["k", "x_ref", "x0"]),
+    "progressive_spring_me": (["v"], ["F"], ["x"], ["k", "x_ref", "x0"]),
+    "saturating_inductor": (["V"], ["i"], [], ["L0", "psi_sat", "R", "psi0"]),
 }
+#: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
+#: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
+OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
+              "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
+              "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set()}
+#: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
+CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor"}
 
 
 def test_registry():
-    assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing"}
+    assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
+                               "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
+                               "power_damper", "progressive_spring", "progressive_spring_me",
+                               "saturating_inductor"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
@@ -62,7 +84,11 @@ def test_model_description(benchmark_fmus, name):
     path = benchmark_fmus[name]
     assert validate_fmu(str(path)) == []  # schema, names, model structure, start values
     md = read_model_description(str(path))
-    assert md.coSimulation.modelIdentifier == md.modelExchange.modelIdentifier == name
+    assert md.coSimulation.modelIdentifier == name
+    if name in CS_ONLY:
+        assert md.modelExchange is None
+    else:
+        assert md.modelExchange.modelIdentifier == name
     assert md.numberOfEventIndicators == 0
     by = lambda c: [v.name for v in md.modelVariables if v.causality == c]
     inputs, outputs, states, params = INTERFACE[name]
@@ -70,8 +96,9 @@ def test_model_description(benchmark_fmus, name):
     assert by("output") == outputs
     assert [d.variable.derivative.name for d in md.derivatives] == states
     assert [d.variable.name for d in md.derivatives] == [f"der({s})" for s in states]
-    assert [p for p in by("parameter") if p not in SOLVER] == params
-    assert SOLVER <= set(by("parameter"))
+    solver = OWN_SOLVER.get(name, SOLVER)
+    assert [p for p in by("parameter") if p not in solver] == params
+    assert solver <= set(by("parameter"))
     vrs = [v.valueReference for v in md.modelVariables]
     assert len(set(vrs)) == len(vrs)  # unique across types
     assert float(md.defaultExperiment.stopTime) > 0 and float(md.defaultExperiment.stepSize) > 0
@@ -95,8 +122,8 @@ def test_c_sources_compile_without_warnings(benchmark_fmus, name):
     cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
     gen = benchmark_fmus[name].parent / ".build" / benchmark_fmus[name].stem
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
-           f"-I{fmi_include_dir()}", f"-I{C_DIR}", f"-I{gen}",
-           str(C_DIR / "fmi2_framework.c"), str(C_DIR / f"{name}.c")]
+           f"-I{fmi_include_dir()}", f"-I{FRAMEWORK_DIR}", f"-I{gen}",
+           str(FRAMEWORK_SOURCE), str(C_DIR / BENCHMARKS[name].spec().source)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
@@ -152,11 +179,18 @@ def test_cache_dir_and_benchmark_fmu(benchmark_fmus, monkeypatch):
     assert default_cache_dir() == Path.home() / ".cache" / "fmu-surrogate" / "fmus"
 
 
-def test_package_data_covers_the_c_sources():
+@pytest.mark.parametrize("package, c_dir", [("fmu_surrogate.benchmarks", C_DIR),
+                                            ("fmu_surrogate.export", FRAMEWORK_DIR)])
+def test_package_data_covers_the_c_sources(package, c_dir):
     pyproject = Path(build.__file__).parents[2] / "pyproject.toml"
-    patterns = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][
-        "fmu_surrogate.benchmarks"]
-    files = [p.relative_to(C_DIR.parent).as_posix() for p in C_DIR.iterdir() if p.is_file()]
+    patterns = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][package]
+    files = [p.relative_to(c_dir.parent).as_posix() for p in c_dir.iterdir() if p.is_file()]
     assert files
     for f in files:
         assert any(fnmatch.fnmatch(f, pat) for pat in patterns), f
+
+
+def test_the_framework_lives_with_export():
+    # export stands on its own: the benchmarks compile with its framework, it has no copy here
+    assert FRAMEWORK_SOURCE.parent.parent.name == "export"
+    assert not list(C_DIR.glob("fmi2_framework.*"))

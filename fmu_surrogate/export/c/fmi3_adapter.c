@@ -1,5 +1,5 @@
 /*
- * FMI 3.0 interface over the FMI 2.0 framework (fmu_surrogate/benchmarks/c/fmi2_framework.c):
+ * FMI 3.0 interface over the FMI 2.0 framework (fmi2_framework.c):
  * co-simulation and model exchange, scalar Float64 variables, get/set/serialize FMU state and
  * directional derivatives, all forwarded to the fmi2 functions of the same binary (compiled with
  * FMI2_FUNCTION_PREFIX so that only the fmi3 names are the FMU's interface).

@@ -1,8 +1,8 @@
 """Export a pH surrogate as a standalone FMU (FMI 2.0 co-simulation + model exchange, or FMI 3.0).
 
 The surrogate's matrices are written into a generated C header next to the model code in
-``c/``; the FMI boilerplate is the benchmark FMUs' framework
-(``fmu_surrogate/benchmarks/c/fmi2_framework.c``, with an FMI 3.0 adapter ``c/fmi3_adapter.c``),
+``c/``; the FMI boilerplate is the package's shared FMU framework
+(``c/fmi2_framework.c``, with an FMI 3.0 adapter ``c/fmi3_adapter.c``),
 and :func:`fmu_surrogate.fmu.model.compile.build_fmu` compiles it with the system C compiler.  The
 ``modelDescription.xml`` (FMI 2.0 or 3.0) and the C header with the value references are
 generated from one :class:`~fmu_surrogate.export.fmi.model_description.ModelSpec`, so they cannot
@@ -33,14 +33,18 @@ import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
 from fmu_surrogate.export.fmi.fmi3_xml import model_description_xml3
+from fmu_surrogate.export.fmi.model_description import (
+    FRAMEWORK_DIR,
+    FRAMEWORK_HEADER,
+    FRAMEWORK_SOURCE,
+    GENERATED_HEADER,
+)
 from fmu_surrogate.export.fmi.spec import is_exact_linear, surrogate_data, surrogate_spec
 from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.source import check_finite, load_surrogate
 
 __all__ = ["export_fmu"]
 
-C_DIR = Path(__file__).resolve().parents[1] / "c"
-FRAMEWORK_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "c"
 #: prefix of the fmi2 functions inside an FMI 3.0 binary (only the fmi3 names are its interface)
 FMI2_PREFIX = "sur2_"
 
@@ -129,14 +133,14 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     out = Path(path)
     with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:
         gen = Path(tmp)
-        (gen / "model_vars.h").write_text(spec.c_header(), encoding="utf-8")
+        (gen / GENERATED_HEADER).write_text(spec.c_header(), encoding="utf-8")
         (gen / "surrogate_data.h").write_text(data, encoding="utf-8")
-        sources = [FRAMEWORK_DIR / "fmi2_framework.c", C_DIR / spec.source]
+        sources = [FRAMEWORK_SOURCE, FRAMEWORK_DIR / spec.source]
         cflags: list[str] = []
         if version == "3.0":
-            sources.append(C_DIR / "fmi3_adapter.c")
+            sources.append(FRAMEWORK_DIR / "fmi3_adapter.c")
             cflags.append(f"-DFMI2_FUNCTION_PREFIX={FMI2_PREFIX}")
-        headers = [FRAMEWORK_DIR / "fmi2_framework.h", C_DIR / "dense.h", gen / "model_vars.h",
+        headers = [FRAMEWORK_HEADER, FRAMEWORK_DIR / "dense.h", gen / GENERATED_HEADER,
                    gen / "surrogate_data.h"]
         before = out.stat().st_mtime_ns if out.is_file() else None
         build_fmu(sources, xml, out, identifier, headers=headers, cflags=cflags,

@@ -733,6 +733,7 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real x_nomi
 
 /* ---------------------------------------------------------------------------- co-simulation */
 #ifndef MODEL_DO_STEP
+#ifndef MODEL_RK4
 /* Dormand-Prince 5(4) tableau. */
 static const double DP_C[7] = {0.0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1.0, 1.0};
 static const double DP_A[7][6] = {
@@ -746,6 +747,8 @@ static const double DP_A[7][6] = {
 /* difference between the 5th- and the embedded 4th-order weights */
 static const double DP_E[7] = {71.0 / 57600,      0.0,         -71.0 / 16695, 71.0 / 1920,
                                -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+
+#endif /* MODEL_RK4 */
 
 /* Derivatives at (t, x) into dx; returns 0 on success, 1 on failure (reason in c->message). */
 static int rhs(ModelInstance *c, double t, const double *x, double *dx)
@@ -766,6 +769,40 @@ static int rhs(ModelInstance *c, double t, const double *x, double *dx)
     return 0;
 }
 
+#ifdef MODEL_RK4
+/* Integrate the states from t0 over H with inputs held, by the classical Runge-Kutta scheme of
+   order 4 in n_substeps equal substeps (a fixed-step solver of the FMU's own); on success the
+   instance is at t0 + H. */
+static fmi2Status integrate(ModelInstance *c, double t0, double H)
+{
+    double *x = c->x, *xs = c->xs, t = t0, h;
+    int n = VI(n_substeps), s, i, j;
+    static const double STAGE[3] = {0.5, 0.5, 1.0};
+
+    if (n < 1) return model_fail(c, "parameter n_substeps = %d must be >= 1", n);
+    h = H / n;
+    for (i = 0; i < N_STATES; i++) x[i] = c->d.r[STATE_VR[i]];
+    for (s = 0; s < n; s++) {
+        t = t0 + s * h;
+        if (rhs(c, t, x, c->k[0])) goto fail;
+        for (j = 0; j < 3; j++) {
+            for (i = 0; i < N_STATES; i++) xs[i] = x[i] + STAGE[j] * h * c->k[j][i];
+            if (rhs(c, t + STAGE[j] * h, xs, c->k[j + 1])) goto fail;
+        }
+        for (i = 0; i < N_STATES; i++)
+            x[i] += h / 6.0 * (c->k[0][i] + 2.0 * c->k[1][i] + 2.0 * c->k[2][i] + c->k[3][i]);
+    }
+    for (i = 0; i < N_STATES; i++) c->d.r[STATE_VR[i]] = x[i];
+    c->d.time = t0 + H;
+    c->d.dirty = 1;
+    return fmi2OK;
+
+fail:
+    for (i = 0; i < N_STATES; i++) c->d.r[STATE_VR[i]] = x[i];
+    c->d.time = t;
+    return fmi2Error;
+}
+#else
 /* Integrate the states from t0 over H with inputs held; on success the instance is at t0 + H. */
 static fmi2Status integrate(ModelInstance *c, double t0, double H)
 {
@@ -847,6 +884,7 @@ fail:
     return fmi2Error;
 }
 
+#endif /* MODEL_RK4 */
 #endif /* MODEL_DO_STEP */
 
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueReference vr[],

@@ -1,6 +1,6 @@
 /*
- * Minimal FMI 2.0 framework for the fmu-surrogate benchmark FMUs (co-simulation and model
- * exchange in one binary).
+ * Minimal FMI 2.0 framework for the FMUs of fmu-surrogate: the exported surrogates and the
+ * benchmark FMUs (co-simulation and model exchange in one binary).
  *
  * A model file provides only its equations:
  *
@@ -15,7 +15,7 @@
  *       variable.  Return model_fail(c, "reason ...") on failure: the framework logs the reason
  *       (category logStatusError) when the failure reaches the importer.
  *
- * The generated header model_vars.h (see fmu_surrogate/benchmarks/model_description.py) defines
+ * The generated header model_vars.h (see fmu_surrogate/export/fmi/model_description.py) defines
  * the sizes, value references VR_<symbol>, start values and the state/derivative lists.
  *
  * Co-simulation: fmi2DoStep integrates the model with an adaptive Dormand-Prince 5(4) scheme
@@ -25,8 +25,12 @@
  * shrinks the step; only a failure that persists down to the minimal step size is reported.
  *
  * Optional hooks, switched on by macros of model_vars.h (the exported surrogates use them):
+ *   MODEL_RK4                     fmi2DoStep integrates with the classical Runge-Kutta scheme of
+ *                                 order 4 in VI(n_substeps) equal substeps per communication
+ *                                 step (a fixed-step solver, as many vendors' FMUs have) instead
+ *                                 of Dormand-Prince (which then needs no cs_* parameters);
  *   MODEL_DO_STEP                 fmi2DoStep calls model_do_step(c, t0, H) instead of the
- *                                 Dormand-Prince integrator (which then needs no cs_* parameters);
+ *                                 framework's integrators (which then need no parameters);
  *   MODEL_DIRECTIONAL_DERIVATIVE  fmi2GetDirectionalDerivative calls
  *                                 model_directional_derivative(c, ...);
  *   MODEL_EXTRA_DATA              member declarations appended to ModelData (saved with the FMU

@@ -1,0 +1,50 @@
+"""A progressive (hardening) spring with an internal state: velocity in, force out.
+
+The elongation ``x`` (m) is the state, ``x' = v``; the force grows faster than linearly::
+
+    F = k x (1 + (x / x_ref)²),      H = k x² / 2 + k x⁴ / (4 x_ref²)
+
+``F · v = dH/dt`` is power into the spring (lossless).  It starts preloaded (``x0 ≠ 0``, so the
+force is nonzero at ``t = 0``).  The benchmark ``progressive_spring`` is co-simulation only and
+keeps ``x`` internal (not in its model description), as vendors' FMUs do;
+``progressive_spring_me`` is the same model with model exchange, declaring ``x`` as its state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fmu_surrogate.benchmarks.params import parameters
+
+__all__ = ["PARAMS", "elongation", "force", "hamiltonian"]
+
+#: Defaults: stiffness ``k`` (N/m), reference elongation ``x_ref`` (m), initial ``x0`` (m).
+PARAMS: dict[str, float] = {"k": 100.0, "x_ref": 0.05, "x0": 0.01}
+
+
+def _p(params: dict[str, float] | None) -> dict[str, float]:
+    return parameters("progressive_spring", PARAMS, params, positive=("k", "x_ref"))
+
+
+def force(x: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
+    """``F = k x (1 + (x / x_ref)²)`` (N) for the elongation ``x`` (m)."""
+    p = _p(params)
+    x = np.asarray(x, dtype=float)
+    return p["k"] * x * (1.0 + (x / p["x_ref"]) ** 2)
+
+
+def hamiltonian(x: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
+    """Stored energy ``k x² / 2 + k x⁴ / (4 x_ref²)`` (J)."""
+    p = _p(params)
+    x = np.asarray(x, dtype=float)
+    return p["k"] * x**2 / 2 + p["k"] * x**4 / (4 * p["x_ref"] ** 2)
+
+
+def elongation(t: np.ndarray, v: np.ndarray, params: dict[str, float] | None = None
+               ) -> np.ndarray:
+    """Elongation at ``t`` (N,) for the velocity ``v`` (N,) held on each sample period (exact:
+    ``x`` is piecewise linear)."""
+    p = _p(params)
+    t = np.asarray(t, dtype=float)
+    v = np.asarray(v, dtype=float)
+    return p["x0"] + np.concatenate([[0.0], np.cumsum(v[:-1] * np.diff(t))])
