@@ -24,9 +24,9 @@ from fmu_surrogate.benchmarks.build import (
     FRAMEWORK_HEADER,
     FRAMEWORK_SOURCE,
     GENERATED_HEADER,
-    _write_if_changed,
     benchmark_fmu,
     default_cache_dir,
+    write_if_changed,
 )
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables
@@ -74,7 +74,7 @@ def spring_fmu(cache_dir: str | Path | None = None) -> Path:
     spec = spring_spec()
     gen = out / ".build" / "spring_port"
     xml = spec.model_description_xml()
-    _write_if_changed(gen / GENERATED_HEADER, spec.c_header())
+    write_if_changed(gen / GENERATED_HEADER, spec.c_header())
     return build_fmu([C_DIR / FRAMEWORK_SOURCE, SPRING_SOURCE], xml, out / "spring_port.fmu",
                      spec.identifier, headers=[C_DIR / FRAMEWORK_HEADER, gen / GENERATED_HEADER])
 

@@ -21,7 +21,7 @@ import numpy as np
 from fmu_surrogate.fmu.backends.api import _column_layout
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
+    from fmu_surrogate.fmu.backends.fmpy_opened import OpenedFmpy
 
 
 def _as_type(value: Any, vtype: str) -> Any:
@@ -97,7 +97,7 @@ def io_layout(variables: Mapping[str, Any], record: tuple[str, ...], input_names
             "in_vr": in_vr, "contiguous": fast_cols == list(range(len(fast_cols)))}
 
 
-def run_cs(b: FmpyBackend, start_values, inputs, time, lay, out, progress, res) -> None:
+def run_cs(b: OpenedFmpy, start_values, inputs, time, lay, out, progress, res) -> None:
     """One co-simulation run of backend ``b`` (its instance is fresh): initialise, then set the
     inputs, read the recorded values and step at every communication point, writing the rows
     into ``out`` and their count into ``progress[0]``; failures are raised (``res.error_time``
@@ -207,7 +207,7 @@ def run_cs(b: FmpyBackend, start_values, inputs, time, lay, out, progress, res) 
         fmu.terminate()
 
 
-def _loop_fmi2(b: FmpyBackend, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
+def _loop_fmi2(b: OpenedFmpy, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
                base, stride, progress, res) -> None:
     """The FMI 2 co-simulation loop of the common case: Real inputs and outputs written
     straight from/into C arrays, no per-step Python work beyond the three C calls."""
