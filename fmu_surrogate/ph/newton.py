@@ -13,7 +13,6 @@ from fmu_surrogate.ph.system import PHDAE
 
 Array = NDArray[np.float64]
 
-
 __all__ = ["ConvergenceError"]
 
 
