@@ -95,12 +95,12 @@ _PLOTTED = {
 
 def _run_with(ds: Any, signals: dict[str, Any], **params: float) -> int:
     """Label of the run with the signal set ``signals`` and the given parameter values."""
-    from fmu_surrogate.fmu.dataset.schema import _param_var
+    from fmu_surrogate.fmu.dataset.schema import param_var_name
 
     text = json.dumps({k: v.describe() for k, v in signals.items()}, sort_keys=True)
     sel = np.asarray([str(v) == text for v in ds["signal"].values])
     for k, v in params.items():
-        sel &= np.isclose(np.asarray(ds[_param_var(k)].values, dtype=float), v)
+        sel &= np.isclose(np.asarray(ds[param_var_name(k)].values, dtype=float), v)
     return int(ds["run"].values[np.flatnonzero(sel)[0]])
 
 

@@ -47,12 +47,12 @@ def run_labels(ds: Any) -> list[str]:
         ``"G=0.5"``, ``"w2=-0.01, w3=0.02"``...; failed runs get ``" (failed: kind)"``.
     """
     from fmu_surrogate.fmu.dataset import parameter_names
-    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, _param_var
+    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, param_var_name
 
     params = parameter_names(ds)
     labels = []
     for i, r in enumerate(ds["run"].values):
-        parts = [f"{p}={_format_value(float(ds[_param_var(p)].values[i]))}" for p in params]
+        parts = [f"{p}={_format_value(float(ds[param_var_name(p)].values[i]))}" for p in params]
         text = ", ".join(parts) if parts else f"run {int(r)}"
         if str(ds["status"].values[i]) != STATUS_OK:
             text += f" (failed: {ds['failure_kind'].values[i]})"
@@ -221,11 +221,11 @@ def plot_feasibility(
     -------
     matplotlib.figure.Figure
     """
-    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, _param_var
+    from fmu_surrogate.fmu.dataset.schema import STATUS_OK, param_var_name
 
     plt = _pyplot()
     ok = np.array([str(s) == STATUS_OK for s in ds["status"].values])
-    px, py = ds[_param_var(x)], ds[_param_var(y)]
+    px, py = ds[param_var_name(x)], ds[param_var_name(y)]
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     ax.scatter(px.values[ok], py.values[ok], c="tab:green", s=18, label=f"ok ({ok.sum()})")
     kinds = np.asarray([str(k) for k in ds["failure_kind"].values])

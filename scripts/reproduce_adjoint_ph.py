@@ -458,7 +458,7 @@ def msd_fmu_study(sizes: list[int], log) -> dict:
     (tt, X), = run_arrays(ds, names)
     y = X[:, 2:]
     s = msd_chain(50)
-    from fmu_surrogate.identify.linear.model.adjoint import simulate
+    from fmu_surrogate.identify.linear.model.discretisation import simulate
 
     y_zoh = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="zoh")[1]
     y_lin = simulate({"J": s.J, "R": s.R, "Q": s.Q, "B": s.B}, tt, X[:, :2], hold="linear")[1]

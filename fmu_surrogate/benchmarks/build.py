@@ -99,7 +99,8 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "fmu-surrogate" / "fmus"
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` unless the file already holds it (keeps its time stamp)."""
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,8 +168,8 @@ def build_benchmark(
     output = out_dir / bench.filename(**options)
     gen = out_dir / ".build" / output.stem
     xml = spec.model_description_xml()
-    _write_if_changed(gen / GENERATED_HEADER, spec.c_header())
-    _write_if_changed(gen / "modelDescription.xml", xml)
+    write_if_changed(gen / GENERATED_HEADER, spec.c_header())
+    write_if_changed(gen / "modelDescription.xml", xml)
     before = cached_hash(output) if output.is_file() else None
     path = build_fmu(
         [FRAMEWORK_SOURCE, src / spec.source],

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from fmu_surrogate.benchmarks.build import (
-    _write_if_changed,
     benchmark_fmu,
     default_cache_dir,
+    write_if_changed,
 )
 from fmu_surrogate.benchmarks.msd_chain import msd_chain
 from fmu_surrogate.benchmarks.specs import solver_variables
@@ -77,7 +77,7 @@ def spring_fmu(cache_dir: str | Path | None = None) -> Path:
     spec = spring_spec()
     gen = out / ".build" / "spring_port"
     xml = spec.model_description_xml()
-    _write_if_changed(gen / GENERATED_HEADER, spec.c_header())
+    write_if_changed(gen / GENERATED_HEADER, spec.c_header())
     return build_fmu([FRAMEWORK_SOURCE, SPRING_SOURCE], xml, out / "spring_port.fmu",
                      spec.identifier, headers=[FRAMEWORK_HEADER, gen / GENERATED_HEADER])
 

@@ -23,9 +23,11 @@ _LAZY = {
     # adjoint-based identification of linear pH systems
     "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
     "LinearPHFit": "fmu_surrogate.identify.linear.estimator",
-    "Experiment": "fmu_surrogate.identify.linear.model.adjoint",
-    "Regularization": "fmu_surrogate.identify.linear.model.adjoint",
-    "cost_and_gradient": "fmu_surrogate.identify.linear.model.adjoint",
+    "Experiment": "fmu_surrogate.identify.linear.model.experiments",
+    "Regularization": "fmu_surrogate.identify.linear.model.experiments",
+    "cost_and_gradient": "fmu_surrogate.identify.linear.model.adjoint_checked",
+    "LM": "fmu_surrogate.identify.linear.optim.lm",
+    "CG": "fmu_surrogate.identify.linear.optim.first_order",
     "taylor_test": "fmu_surrogate.identify.linear.model.gradient_check",
     "compare_with_autograd": "fmu_surrogate.identify.linear.model.gradient_check",
 }

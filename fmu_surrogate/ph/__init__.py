@@ -6,8 +6,9 @@ from fmu_surrogate.ph.efforts.kernel import KernelEffort
 from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
-from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
+from fmu_surrogate.ph.integrators import simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
+from fmu_surrogate.ph.newton import ConvergenceError
 from fmu_surrogate.ph.ported_simulation import PortedTrajectory
 from fmu_surrogate.ph.ports import PortedSystem, PortMap
 from fmu_surrogate.ph.structure import (
@@ -19,6 +20,7 @@ from fmu_surrogate.ph.structure import (
     skew_violation,
 )
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH, PowerBalance, with_names
+from fmu_surrogate.ph.trajectory import Trajectory
 
 __all__ = [
     "PHDAE",

@@ -78,7 +78,7 @@ class CompositeEffort:
             if jac is not None:
                 out[:, lo:hi, lo:hi] = np.asarray(jac(xi)).reshape(a.shape[0], hi - lo, hi - lo)
             else:
-                out[:, lo:hi, lo:hi] = _fd_jacobian(part, xi)
+                out[:, lo:hi, lo:hi] = finite_difference_jacobian(part, xi)
         return out
 
     @property
@@ -92,7 +92,8 @@ class CompositeEffort:
                        for i, _, xi in self._blocks(x)], axis=0)
 
 
-def _fd_jacobian(f: Any, x: Array) -> Array:
+def finite_difference_jacobian(f: Any, x: Array) -> Array:
+    """Central-difference Jacobians ``∂f/∂x`` (N, n, n) of an effort ``f`` at the rows of ``x``."""
     n = x.shape[1]
     J = np.empty((x.shape[0], n, n))
     for k in range(n):

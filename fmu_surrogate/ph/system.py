@@ -75,7 +75,8 @@ def _names(names: Sequence[str] | None, prefix: str, count: int, what: str) -> t
     return out
 
 
-def _as_2d(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
+def as_state_rows(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
+    """``x`` as an (N, n) array of states and whether it was one state of shape (n,)."""
     a = np.asarray(x, dtype=float)
     single = a.ndim == 1
     a = np.atleast_2d(a)
@@ -172,7 +173,7 @@ class PHDAE:
         jac = getattr(self._effort, "jacobian", None)
         if jac is None:
             return None
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         J = np.asarray(jac(a), dtype=float).reshape(a.shape[0], self.n_states, self.n_states)
         return J[0] if single else J
 
@@ -226,7 +227,7 @@ class PHDAE:
         x : array_like, shape (N, n) or (n,)
             States.
         """
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         z = np.asarray(self._effort(a), dtype=float).reshape(a.shape)
         return z[0] if single else z
 
@@ -243,7 +244,7 @@ class PHDAE:
                 "this system has no Hamiltonian (its effort was not constructed as a gradient); "
                 "identify it with the Hamiltonian-consistent option to get one."
             )
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         h = np.asarray(self._hamiltonian(a), dtype=float).reshape(a.shape[0])
         return h[0] if single else h
 
@@ -333,7 +334,7 @@ class PHDAE:
         u : array_like, shape (N, m) or (N,) for one port
         """
         t = np.asarray(t, dtype=float)
-        x, _ = _as_2d(x, self.n_states, "x")
+        x, _ = as_state_rows(x, self.n_states, "x")
         u = np.asarray(u, dtype=float).reshape(len(t), -1)
         z = self.effort(x)
         H = self.hamiltonian(x)
@@ -415,7 +416,7 @@ class LinearPH(PHDAE):
         x : array_like, shape (N, n) or (n,)
             States.
         """
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         return self.Q.copy() if single else np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape))
 
     def state_space(self) -> tuple[Array, Array, Array]:

@@ -10,7 +10,7 @@ from scipy.integrate import solve_ivp
 import fmu_surrogate as fs
 from fmu_surrogate.benchmarks import rc_network
 from fmu_surrogate.export import export_fmu
-from fmu_surrogate.export.expressions.effort import effort_c_source
+from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.export.modelica import modelica_model
 from fmu_surrogate.identify import GPEffortIdentifier, farthest_point_subset
 from fmu_surrogate.ph import PartlyKnownEffort, load, save

@@ -9,7 +9,7 @@ from scipy.integrate import solve_ivp
 import fmu_surrogate as fs
 from fmu_surrogate.benchmarks import duffing
 from fmu_surrogate.export import export_fmu
-from fmu_surrogate.export.expressions.effort import effort_c_source
+from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.export.modelica import modelica_model
 from fmu_surrogate.identify.laws.library import polynomial_library
 from fmu_surrogate.ph import TermEffort, load, save

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.export.expressions.effort import effort_c_source, effort_expressions
+from fmu_surrogate.export.expressions.effort import effort_expressions
+from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.export.modelica import export_modelica
 from fmu_surrogate.ph import load, save
 from tests.export import _modelica_check as mc

@@ -11,7 +11,6 @@ import pytest
 import xarray as xr
 
 import fmu_surrogate
-from fmu_surrogate.fmu import dataset as dsmod
 from fmu_surrogate.fmu.dataset import (
     FAILURE_KINDS,
     FORMAT_VERSION,
@@ -29,6 +28,8 @@ from fmu_surrogate.fmu.dataset import (
     save_dataset,
     unescape_name,
 )
+from fmu_surrogate.fmu.dataset.upgrade import _UPGRADERS
+from fmu_surrogate.fmu.dataset.write import _chunk_rows
 from fmu_surrogate.fmu.errors import DatasetError, FMUError, UnknownVariableError
 from fmu_surrogate.fmu.model.loading import DefaultExperiment, FMUInfo, Variable
 from fmu_surrogate.fmu.signals.standard import Chirp, Step
@@ -257,7 +258,7 @@ def test_older_version_upgraded_or_refused(ds, tmp_path, monkeypatch):
         new.attrs["upgraded"] = "yes"
         return new
 
-    monkeypatch.setitem(dsmod._UPGRADERS, 0, up)
+    monkeypatch.setitem(_UPGRADERS, 0, up)
     back = load_dataset(p)
     assert back.attrs["upgraded"] == "yes" and int(back.attrs["format_version"]) == 2
 
@@ -351,7 +352,7 @@ def test_parallel_and_serial_writers_store_the_same(info, tmp_path):
     import netCDF4
 
     ds = _big(info)
-    assert dsmod._chunk_rows(100, 3000) == 43
+    assert _chunk_rows(100, 3000) == 43
     par = save_dataset(ds, tmp_path / "par.nc", threads=3)  # chunks compressed by threads
     ser = save_dataset(ds, tmp_path / "ser.nc", threads=1)  # HDF5 compresses (via xarray)
     raw = save_dataset(ds, tmp_path / "raw.nc", complevel=0)

@@ -25,7 +25,7 @@
 #include "dense.h"
 #include "surrogate_data.h"
 
-/* The stopping rules of fmu_surrogate.ph.integrators (TOL, FLOOR_, RCOND as there).  STALL is
+/* The stopping rules of fmu_surrogate.ph.newton (TOL, FLOOR_, RCOND as there).  STALL is
    10x looser than the Python 1e-8: an identified kernel expansion is ill-conditioned (weights of
    1e4 ... 1e7 cancelling to efforts of order 1), its value carries round-off of ~4e-8 relative
    in any summation order (fmu_surrogate.export.expressions), and a residual stalled at that level

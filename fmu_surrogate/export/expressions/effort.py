@@ -60,7 +60,6 @@ __all__ = [
     "EffortExpressions",
     "ExportError",
     "UnsupportedEffortError",
-    "effort_c_source",
     "effort_expressions",
 ]
 
@@ -439,34 +438,3 @@ def _describe(effort: Any) -> str:
     if isinstance(effort, PartlyKnownEffort):
         return f"PartlyKnownEffort({_describe(effort.learned)} + {effort.known!r})"
     return repr(effort)
-
-
-def effort_c_source(system: Any, prefix: str = "eff") -> str:
-    """C99 source (only ``<math.h>``) of ``z(x)``, ``∂z/∂x`` and ``H(x)`` as static functions.
-
-    ``static void P_z(const double *x, double *z)``, ``static void P_dz(const double *x,
-    double *dz)`` (``dz[i*n + j] = ∂z_i/∂x_j``), ``static double P_H(const double *x)`` (``NAN``
-    without a Hamiltonian) and the macros ``P_N`` (the state dimension) and ``P_HAS_H`` (0 or 1),
-    ``P`` being ``prefix``.  Constant arrays are embedded with round-trip precision and kernel
-    sums are C loops over them.
-
-    Parameters
-    ----------
-    system : PHDAE, LinearPH or effort
-        The surrogate or its effort.
-    prefix : str
-        Prefix of every generated name (a C identifier).
-
-    Returns
-    -------
-    str
-        The C source.
-
-    Raises
-    ------
-    UnsupportedEffortError, ExportError
-        As :func:`effort_expressions`; an invalid ``prefix``.
-    """
-    from fmu_surrogate.export.expressions.render import render_c
-
-    return render_c(effort_expressions(system), prefix)

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.export.expressions.effort import EffortExpressions, ExportError
+from fmu_surrogate.export.expressions.effort import (
+    EffortExpressions,
+    ExportError,
+    effort_expressions,
+)
 from fmu_surrogate.export.expressions.program import (
     LOOP,
     Expr,
@@ -144,7 +149,7 @@ def _c_array(name: str, a: np.ndarray) -> str:
 
 
 def render_c(ex: EffortExpressions, prefix: str) -> str:
-    """C99 source of the three programs (see :func:`~fmu_surrogate.export.effort_c_source`).
+    """C99 source of the three programs (see :func:`effort_c_source`).
 
     Parameters
     ----------
@@ -270,3 +275,32 @@ def render_modelica_function(prog: Program, name: str, output: str, params: dict
         lines.append(f"    annotation({annotation});")
     lines.append(f"  end {name};")
     return "\n".join(lines)
+
+
+def effort_c_source(system: Any, prefix: str = "eff") -> str:
+    """C99 source (only ``<math.h>``) of ``z(x)``, ``∂z/∂x`` and ``H(x)`` as static functions.
+
+    ``static void P_z(const double *x, double *z)``, ``static void P_dz(const double *x,
+    double *dz)`` (``dz[i*n + j] = ∂z_i/∂x_j``), ``static double P_H(const double *x)`` (``NAN``
+    without a Hamiltonian) and the macros ``P_N`` (the state dimension) and ``P_HAS_H`` (0 or 1),
+    ``P`` being ``prefix``.  Constant arrays are embedded with round-trip precision and kernel
+    sums are C loops over them.
+
+    Parameters
+    ----------
+    system : PHDAE, LinearPH or effort
+        The surrogate or its effort.
+    prefix : str
+        Prefix of every generated name (a C identifier).
+
+    Returns
+    -------
+    str
+        The C source.
+
+    Raises
+    ------
+    UnsupportedEffortError, ExportError
+        As :func:`effort_expressions`; an invalid ``prefix``.
+    """
+    return render_c(effort_expressions(system), prefix)

@@ -19,7 +19,7 @@ Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``T
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
 and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
-from :func:`fmu_surrogate.export.expressions.effort.effort_c_source`.
+from :func:`fmu_surrogate.export.expressions.render.effort_c_source`.
 """
 
 from __future__ import annotations

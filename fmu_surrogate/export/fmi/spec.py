@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.export.expressions.effort import ExportError, effort_c_source
+from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 from fmu_surrogate.export.names import exported_names
 
@@ -168,7 +169,7 @@ def _linear_data(system: Any) -> list[str]:
 
 
 def _scheme_data(system: Any, step: float | None, max_newton: int) -> list[str]:
-    from fmu_surrogate.ph.integrators import GL_NODES, GL_WEIGHTS
+    from fmu_surrogate.ph.time_steps import GL_NODES, GL_WEIGHTS
 
     n, m = system.n_states, system.n_inputs
     E = np.asarray(system.E, dtype=float)

@@ -28,7 +28,7 @@ from fmu_surrogate.fmu.backends.native_loop import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
+    from fmu_surrogate.fmu.backends.fmpy_opened import OpenedFmpy
 
 
 def _as_type(value: Any, vtype: str) -> Any:
@@ -104,7 +104,7 @@ def io_layout(variables: Mapping[str, Any], record: tuple[str, ...], input_names
             "in_vr": in_vr, "contiguous": fast_cols == list(range(len(fast_cols)))}
 
 
-def run_cs(b: FmpyBackend, start_values, inputs, time, lay, out, progress, res) -> None:
+def run_cs(b: OpenedFmpy, start_values, inputs, time, lay, out, progress, res) -> None:
     """One co-simulation run of backend ``b`` (its instance is fresh): initialise, then set the
     inputs, read the recorded values and step at every communication point, writing the rows
     into ``out`` and their count into ``progress[0]``; failures are raised (``res.error_time``
@@ -219,7 +219,7 @@ def run_cs(b: FmpyBackend, start_values, inputs, time, lay, out, progress, res) 
         fmu.terminate()
 
 
-def _loop_fmi2(b: FmpyBackend, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
+def _loop_fmi2(b: OpenedFmpy, comp, n, t_list, h_list, nin, in_vr, in_base, in_stride, nfv, vr,
                base, stride, progress, res) -> None:
     """The FMI 2 co-simulation loop of the common case: Real inputs and outputs written
     straight from/into C arrays, no per-step Python work beyond the three C calls."""
@@ -252,7 +252,7 @@ def _loop_fmi2(b: FmpyBackend, comp, n, t_list, h_list, nin, in_vr, in_base, in_
             raise _fmi_call_exception("fmi2DoStep", st)
 
 
-def _loop_native(b: FmpyBackend, lib, comp, time, nin, in_vr, in_base, in_stride, nfv, nf, vr,
+def _loop_native(b: OpenedFmpy, lib, comp, time, nin, in_vr, in_base, in_stride, nfv, nf, vr,
                  base, stride, progress, res) -> None:
     """The loop of :func:`_loop_fmi2` (and its FMI 3 counterpart) as one call of the compiled
     loop (:mod:`~fmu_surrogate.fmu.backends.native_loop`); the FMU's failures are raised as the

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
+    from fmu_surrogate.fmu.backends.fmpy_opened import OpenedFmpy
 
 
-def run_me(b: FmpyBackend, start_values, inputs, time, record, lay, out, progress, res) -> None:
+def run_me(b: OpenedFmpy, start_values, inputs, time, record, lay, out, progress, res) -> None:
     """One model-exchange run of backend ``b`` with ``fmpy.simulate_fmu`` (CVode) on its reused
     instance; the rows go into ``out`` and their count into ``progress[0]``, also when the
     solver fails part-way."""

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fmu_surrogate.fmu.backends.api import STATUS_NAMES, Backend, BoundedLog, LogSink, RunOutput
-from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend, _extract_checked
+from fmu_surrogate.fmu.backends.api import STATUS_NAMES, Backend, RunOutput
+from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
 from fmu_surrogate.fmu.backends.pyfmi_instance import PyFMIBackend
 
 __all__ = [
@@ -48,9 +48,6 @@ __all__ = [
     "get_backend",
     "register_backend",
 ]
-
-# names of the modules split off this one, importable from here as before
-_REEXPORTED_HELPERS = (BoundedLog, LogSink, _extract_checked)
 
 _BUILTIN = ("auto", "fmpy", "pyfmi")
 _REGISTRY: dict[str, Callable[..., Backend]] = {}

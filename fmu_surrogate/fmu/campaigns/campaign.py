@@ -259,12 +259,12 @@ class Campaign:
     def _collected_dataset(self, col: _Collector, cfg: RunnerConfig) -> xr.Dataset:
         """The dataset of a complete collector, without per-run Python work on the data."""
         from fmu_surrogate.fmu.dataset.build import assemble_dataset
-        from fmu_surrogate.fmu.dataset.schema import _element_suffixes
+        from fmu_surrogate.fmu.dataset.schema import element_suffixes
 
         columns = []
         for name, (c0, shape) in cfg.columns.items():
             if shape:
-                for k, (suffix, _) in enumerate(_element_suffixes(shape)):
+                for k, (suffix, _) in enumerate(element_suffixes(shape)):
                     columns.append((name, suffix, col.buf[c0 + k]))
             else:
                 columns.append((name, "", col.buf[c0]))

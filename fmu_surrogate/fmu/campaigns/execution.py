@@ -10,7 +10,7 @@ import tempfile
 import time as _time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,10 +22,34 @@ from fmu_surrogate.fmu.runner.tempdirs import scratch_root
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-    from fmu_surrogate.fmu.campaigns.campaign import Campaign
+    from fmu_surrogate.fmu.model.info import FMUInfo
+    from fmu_surrogate.fmu.runner.runs import RunnerConfig, RunSpec
 
 
-def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
+class CampaignPlan(Protocol):
+    """What :func:`run_campaign` needs of a campaign: the
+    :class:`~fmu_surrogate.fmu.campaigns.campaign.Campaign` satisfies it."""
+
+    info: FMUInfo
+    time: np.ndarray
+    runs: list[RunSpec]
+    timings: dict[str, float]
+    cpu_timings: dict[str, float]
+
+    @property
+    def n_runs(self) -> int: ...
+
+    @property
+    def campaign_hash(self) -> str: ...
+
+    def runner_config(self, backend: str = "auto") -> RunnerConfig: ...
+
+    def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]: ...
+
+    def _collected_dataset(self, col: _Collector, cfg: RunnerConfig) -> xr.Dataset: ...
+
+
+def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
                  workers: int | None = None, timeout: float | None = 60.0, scheduler: Any = None,
                  progress: bool = True, backend: str = "auto", overwrite: bool = False,
                  keep_store: bool = False, batch_size: int | None = None, complevel: int = 1,

@@ -43,9 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
 from fmu_surrogate.fmu.campaigns.store_records import (
-    decode_record,
     encode_record,
-    is_record,
     scan_records,
 )
 from fmu_surrogate.fmu.errors import FMUError
@@ -59,9 +57,6 @@ __all__ = ["STORE_FORMAT", "RunStore", "StoreLockedError", "StoreMismatchError",
 
 STORE_FORMAT = "fmu-surrogate run store"
 STORE_VERSION = 1
-
-# the record functions, importable from here as before
-_REEXPORTED_HELPERS = (decode_record, is_record)
 
 
 class StoreMismatchError(FMUError):

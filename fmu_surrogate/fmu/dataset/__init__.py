@@ -109,8 +109,7 @@ from fmu_surrogate.fmu.dataset.schema import (
     signal_table,
     unescape_name,
 )
-from fmu_surrogate.fmu.dataset.upgrade import _UPGRADERS
-from fmu_surrogate.fmu.dataset.write import _chunk_rows, save_dataset
+from fmu_surrogate.fmu.dataset.write import save_dataset
 
 __all__ = [
     "FAILURE_KINDS",
@@ -134,6 +133,3 @@ __all__ = [
     "signal_table",
     "unescape_name",
 ]
-
-# helpers of the modules above that are used through this module
-_REEXPORTED_HELPERS = (_UPGRADERS, _chunk_rows)

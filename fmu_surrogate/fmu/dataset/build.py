@@ -19,9 +19,9 @@ from fmu_surrogate.fmu.dataset.schema import (
     STATUS_FAILED,
     STATUS_OK,
     RunRecord,
-    _element_suffixes,
-    _param_var,
+    element_suffixes,
     escape_name,
+    param_var_name,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,7 +102,7 @@ def records_to_dataset(
     columns: list[tuple[str, str, np.ndarray]] = []
     for name in variables:
         shp = shapes[name]
-        elems = _element_suffixes(shp) if shp else [("", ())]
+        elems = element_suffixes(shp) if shp else [("", ())]
         for suffix, eidx in elems:
             arr = np.full((R, T), np.nan)
             for i, r in enumerate(records):
@@ -224,7 +224,7 @@ def assemble_dataset(
             raise ValueError(f"variable {full!r} appears twice after expanding arrays.")
         data_vars[key] = (("run", "time"), arr, a)
     for p, values in params.items():
-        data_vars[_param_var(p)] = (("run",), np.asarray(values, dtype=float), {"parameter": p})
+        data_vars[param_var_name(p)] = (("run",), np.asarray(values, dtype=float), {"parameter": p})
 
     kinds = np.array(list(failure_kind), dtype=object).reshape(R)
     if status is None:
@@ -289,7 +289,7 @@ def dataset_to_records(ds: xr.Dataset) -> list[RunRecord]:
         values = {nm: np.asarray(ds[k].values[i, :n], dtype=float) for nm, k in zip(names, keys)}
         pv = {}
         for p in params:
-            x = float(ds[_param_var(p)].values[i])
+            x = float(ds[param_var_name(p)].values[i])
             if not math.isnan(x):
                 pv[p] = x
         out.append(RunRecord(

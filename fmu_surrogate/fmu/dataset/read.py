@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.dataset.schema import STATUS_FAILED, STATUS_OK, _param_var, escape_name
+from fmu_surrogate.fmu.dataset.schema import STATUS_FAILED, STATUS_OK, escape_name, param_var_name
 from fmu_surrogate.fmu.dataset.upgrade import _NOT_OURS, _check_version
 from fmu_surrogate.fmu.errors import DatasetError, UnknownVariableError
 
@@ -229,7 +229,7 @@ def runs_table(ds: xr.Dataset) -> pd.DataFrame:
         "wall_time": ds["wall_time"].values.astype(float),
     }
     for p in parameter_names(ds):
-        cols[p] = ds[_param_var(p)].values.astype(float)
+        cols[p] = ds[param_var_name(p)].values.astype(float)
     return pd.DataFrame(cols)
 
 

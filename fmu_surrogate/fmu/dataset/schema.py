@@ -65,11 +65,13 @@ def unescape_name(stored: str) -> str:
     return re.sub(r"%(25|2F|2E)", lambda m: _UNESCAPE[m.group(0)], stored)
 
 
-def _param_var(name: str) -> str:
+def param_var_name(name: str) -> str:
+    """The data variable of parameter ``name``: ``param:`` and the name with ``%`` and ``/`` escaped."""
     return _PARAM_PREFIX + name.replace("%", "%25").replace("/", "%2F")
 
 
-def _element_suffixes(shape: tuple[int, ...]) -> list[tuple[str, tuple[int, ...]]]:
+def element_suffixes(shape: tuple[int, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """``("1,2", (0, 1))`` pairs of an array variable of ``shape``: 1-based text, 0-based index, row-major."""
     out = []
     for idx in np.ndindex(*shape):
         out.append((",".join(str(i + 1) for i in idx), idx))

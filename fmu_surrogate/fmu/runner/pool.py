@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fmu_surrogate.fmu.runner.failures import _signal_name, _trim, classify
+from fmu_surrogate.fmu.runner.failures import _signal_name, classify
 from fmu_surrogate.fmu.runner.processes import _Worker, open_error, spawn_worker
 from fmu_surrogate.fmu.runner.runs import (
     DEFAULT_EXPLODE_THRESHOLD,
@@ -54,10 +54,6 @@ from fmu_surrogate.fmu.runner.runs import (
     RunSpec,
 )
 from fmu_surrogate.fmu.runner.scheduling import _Dispatch
-from fmu_surrogate.fmu.runner.worker import _BoundedEcho, _worker_main
-
-# helpers that now live in the modules above, importable from here as before
-_REEXPORTED_HELPERS = (_trim, _BoundedEcho, _worker_main)
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self

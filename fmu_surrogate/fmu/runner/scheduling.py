@@ -14,20 +14,39 @@ import selectors
 import time as _time
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+import numpy as np
 
 from fmu_surrogate.fmu.campaigns.store_records import decode_record, is_record
 from fmu_surrogate.fmu.runner.processes import _Worker
 from fmu_surrogate.fmu.runner.runs import RunResult, RunSpec
 
-if TYPE_CHECKING:  # pragma: no cover
-    from fmu_surrogate.fmu.runner.pool import WorkerPool
+
+class PoolWorkers(Protocol):
+    """What a :class:`_Dispatch` needs of the pool whose workers it drives: the
+    :class:`~fmu_surrogate.fmu.runner.pool.WorkerPool` satisfies it."""
+
+    timeout: float | None
+    batch_size: int | None
+    _workers: list[_Worker]
+    _n_col: int
+    _time: np.ndarray
+
+    def _on_control(self, w: _Worker, msg: tuple) -> None: ...
+
+    def _check_restarted(self, now: float) -> None: ...
+
+    def _replace(self, w: _Worker) -> None: ...
+
+    def _on_death(self, w: _Worker, pending: deque,
+                  on_result: Callable[[RunResult], None]) -> int: ...
 
 
 class _Dispatch:
     """One call of ``WorkerPool.run``: ``specs`` over the pool's started workers."""
 
-    def __init__(self, pool: WorkerPool, specs: Iterable[RunSpec],
+    def __init__(self, pool: PoolWorkers, specs: Iterable[RunSpec],
                  on_result: Callable[[RunResult], None]) -> None:
         self.pool = pool
         self.pending = deque(specs)

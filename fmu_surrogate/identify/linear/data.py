@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.identify.linear.model.experiments import _check_signal, _check_time
+from fmu_surrogate.identify.linear.model.experiments import check_signal, check_time
 
 Array = NDArray[np.float64]
 
@@ -15,9 +15,9 @@ Array = NDArray[np.float64]
 def _validate_triplet(
     t: ArrayLike, u: ArrayLike, y: ArrayLike, where: str
 ) -> tuple[Array, Array, Array]:
-    tt = _check_time(t, where=where)
-    uu = _check_signal(u, tt.size, "u", where=where)
-    yy = _check_signal(y, tt.size, "y", where=where)
+    tt = check_time(t, where=where)
+    uu = check_signal(u, tt.size, "u", where=where)
+    yy = check_signal(y, tt.size, "y", where=where)
     if uu.shape[1] != yy.shape[1]:
         raise ValueError(
             f"{where}: a pH system has as many outputs as inputs (y = Bᵀ Q x), but u has "

@@ -30,6 +30,7 @@ dataset's ``input_interpolation`` attribute).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -42,16 +43,22 @@ from fmu_surrogate.identify.linear.data import (
     _to_experiments,
     paper_initial_guess,
 )
+from fmu_surrogate.identify.linear.model.experiments import Regularization
 from fmu_surrogate.identify.linear.model.manifold import (
     PARAMETER_NAMES,
     R_EIGEN_FLOOR,
     Objective,
-    _factor,
-    product_manifold,
+    psd_factor,
 )
+from fmu_surrogate.identify.linear.optim.base import Optimizer
 from fmu_surrogate.identify.linear.predict import LinearPHPredictions
 from fmu_surrogate.identify.linear.report import LinearPHFit
-from fmu_surrogate.identify.linear.settings import as_matrix, check_settings, initial_values
+from fmu_surrogate.identify.linear.settings import (
+    as_matrix,
+    check_settings,
+    initial_values,
+    optimizer_from_settings,
+)
 from fmu_surrogate.ph import LinearPH
 
 Array = NDArray[np.float64]
@@ -63,10 +70,6 @@ Array = NDArray[np.float64]
 BLAS_THREADS = 1
 
 __all__ = ["PARAMETER_NAMES", "LinearPHFit", "LinearPHIdentifier", "paper_initial_guess"]
-
-# names kept importable from here
-_Product = product_manifold
-_Objective = Objective
 
 
 def _adjoint():
@@ -109,13 +112,18 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         pH form (:mod:`~fmu_surrogate.identify.linear.init.initial`; needs uniformly sampled data and
         J, R, B learned without given values, else the paper's guess is used and
         ``result_.init`` says so).  ``"paper"``: :func:`paper_initial_guess`.
-    optimizer : {"lm", "cg", "steepest", "trust_regions", "pymanopt_cg"}
+    optimizer : {"lm", "cg", "steepest", "trust_regions", "pymanopt_cg"} or optimizer object
         ``"lm"`` (default): Riemannian Levenberg–Marquardt (:mod:`~fmu_surrogate.identify.linear.optim.lm`).
         ``"cg"``: :class:`~fmu_surrogate.identify.linear.optim.rcg.RestartedConjugateGradient` (the paper's
         Algorithm 1); ``"steepest"``: pymanopt steepest descent with the same line search;
         ``"trust_regions"``: pymanopt trust regions with a finite-difference Hessian (one extra
         gradient per Hessian-vector product); ``"pymanopt_cg"``: pymanopt's CG (no periodic
-        restart).
+        restart).  A string takes the settings ``max_iter``, ``tol``, ``max_time`` (and, for the
+        first-order methods, ``line_search``, ``initial_step``, ``restart_every``,
+        ``beta_rule``) of the identifier; an object carries its own and those are not used:
+        :class:`~fmu_surrogate.identify.linear.optim.lm.LM`,
+        :class:`~fmu_surrogate.identify.linear.optim.first_order.CG`, ``SteepestDescent``,
+        ``TrustRegions``, ``PymanoptCG`` (e.g. ``optimizer=LM(max_iter=50, dense=False)``).
     max_iter : int
         Iteration budget (the paper: 100; Levenberg–Marquardt usually stops far earlier).
     line_search : {"armijo", "backtracking"}
@@ -189,7 +197,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         reg_lambda: float = 0.0,
         reference: dict[str, ArrayLike] | None = None,
         log_q: float = 0.0,
-        optimizer: str = "lm",
+        optimizer: str | Optimizer = "lm",
         max_iter: int = 100,
         line_search: str = "armijo",
         initial_step: float = 1000.0,
@@ -291,7 +299,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
                 if noisy.noisy(sub):
                     noisy.second_start(self, exps, r, m, names, fixed, n)
-                elif self.complete == "auto" and self.optimizer == "lm":
+                elif self.complete == "auto" and optimizer_from_settings(self).name == "lm":
                     from fmu_surrogate.identify.linear.init.grow import grow
 
                     grow(self, exps, r, m, names, n, Qf, used)
@@ -355,11 +363,15 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         reg: tuple[float, dict[str, Array]] | None = None,
         tol: float | None = None,
     ) -> Any:
-        from fmu_surrogate.identify.linear.optim.first_order import make_manifold, run_first_order
+        from fmu_surrogate.identify.linear.model.sensitivities import Coordinates
+        from fmu_surrogate.identify.linear.optim.first_order import make_manifold
 
+        opt = optimizer_from_settings(self)
+        if tol is not None:
+            opt = dataclasses.replace(opt, tol=float(tol))
         adj = _adjoint()
         lam, reference = (float(self.reg_lambda), self.reference) if reg is None else reg
-        reg = adj.Regularization(
+        reg = Regularization(
             lam=lam,
             reference={k: np.asarray(v, dtype=float) for k, v in reference.items()}
             if reference
@@ -375,7 +387,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             if not self.rank_R:
                 k = factor_rank(init["R"])
         manifold = make_manifold(n, m, names, self.rank_R, k)
-        x_init = [_factor(init["R"], k, floor) if p == "R" else init[p] for p in names]
+        x_init = [psd_factor(init["R"], k, floor) if p == "R" else init[p] for p in names]
         # validated once here; the optimisation loop calls the unchecked evaluator
         ev = adj.Evaluator(exps, mode=self.mode, reg=reg, wrt=names, n_ports=m)
         obj = Objective(names, fixed, ev)
@@ -386,7 +398,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         if self.progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=int(self.max_iter), desc=f"LinearPH fit ({self.optimizer})",
+            bar = tqdm(total=int(opt.max_iter), desc=f"LinearPH fit ({opt.name})",
                        leave=False)
 
         def callback(it: int, c: float, g: float) -> None:
@@ -397,33 +409,19 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
         c0 = clock0[1] = time.process_time()
         t0 = clock0[0] = time.perf_counter()
-        sv = None
         try:
             with np.errstate(all="ignore"):  # overflowing trial points have cost inf
-                if self.optimizer == "lm" and self.max_iter > 0:
-                    from fmu_surrogate.identify.linear.model.sensitivities import Coordinates
-                    from fmu_surrogate.identify.linear.optim.lm import levenberg_marquardt
-
-                    out = levenberg_marquardt(
-                        obj, manifold, Coordinates(names, n, m, k), x_init,
-                        max_iter=int(self.max_iter),
-                        tol=float(self.tol if tol is None else tol),
-                        max_time=self.max_time, callback=callback,
-                    )
-                    point, costs, gnorms = out.point, tuple(out.cost_history), tuple(
-                        out.gradient_norm_history)
-                    reason, gnorm, n_iter, sv = (out.stopping_reason, out.gradient_norm,
-                                                 out.n_iter, out.singular_values)
-                else:
-                    res, costs, gnorms = run_first_order(self, manifold, obj, x_init, callback)
-                    point, reason = list(res.point), str(res.stopping_criterion)
-                    gnorm, n_iter = float(res.gradient_norm), int(res.iterations)
+                out = opt.run(obj, manifold, Coordinates(names, n, m, k), x_init,
+                              callback=callback)
         finally:
             if bar is not None:
                 bar.close()
         elapsed = time.perf_counter() - t0
         cpu = time.process_time() - c0
 
+        point, costs, gnorms = out.point, tuple(out.cost_history), tuple(out.gradient_norm_history)
+        reason, gnorm, n_iter, sv = (out.stopping_reason, float(out.gradient_norm), int(out.n_iter),
+                                     out.singular_values)
         params = obj.params(list(point))
         if pad_to is not None:
             from fmu_surrogate.identify.linear.init.initial import pad_parameters
@@ -451,7 +449,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             iteration_cpu_time_s=tuple(c for _, c in stamps),
             mode=self.mode,
             fitted=names,
-            optimizer=self.optimizer,
+            optimizer=opt.name,
             n_cost_evaluations=obj.n_cost,
             n_gradient_evaluations=obj.n_grad,
             gradient_norm_history=gnorms,

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.linear.data import _validate_triplet
-from fmu_surrogate.identify.linear.model.experiments import _check_signal, _check_time
+from fmu_surrogate.identify.linear.model.experiments import check_signal, check_time
 from fmu_surrogate.identify.linear.report import OutputErrors, output_errors
 from fmu_surrogate.ph import LinearPH
 
@@ -80,8 +80,8 @@ class LinearPHPredictions:
         ndarray, shape (K, m)
         """
         self._check_fitted()
-        tt = _check_time(t, where="predict")
-        uu = _check_signal(u, tt.size, "u", where="predict")
+        tt = check_time(t, where="predict")
+        uu = check_signal(u, tt.size, "u", where="predict")
         if uu.shape[1] != self.n_inputs_:
             raise ValueError(f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
         mode = self.mode if mode is None else mode

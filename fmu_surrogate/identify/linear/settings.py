@@ -12,17 +12,43 @@ from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.linear.data import paper_initial_guess
 from fmu_surrogate.identify.linear.model.manifold import PARAMETER_NAMES
+from fmu_surrogate.identify.linear.optim.base import Optimizer
+from fmu_surrogate.identify.linear.optim.first_order import (
+    CG,
+    LINE_SEARCHES,
+    FirstOrder,
+    PymanoptCG,
+    SteepestDescent,
+    TrustRegions,
+)
+from fmu_surrogate.identify.linear.optim.lm import LM
 from fmu_surrogate.ph import check_psd, check_skew, check_spd
 
 Array = NDArray[np.float64]
 
 MODES = ("exact", "euler")
-OPTIMIZERS = ("lm", "cg", "steepest", "trust_regions", "pymanopt_cg")
-LINE_SEARCHES = ("armijo", "backtracking")
+#: The optimisers by their shorthand strings (``LinearPHIdentifier(optimizer="lm")``).
+OPTIMIZER_CLASSES: dict[str, type[Optimizer]] = {
+    cls.name: cls for cls in (LM, CG, SteepestDescent, TrustRegions, PymanoptCG)}
+OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
 INITS = ("subspace", "paper")
 HOLDS = ("linear", "zoh")
 COMPLETIONS = ("auto", "pad", "refine")
 _MODES, _OPTIMIZERS, _LINE_SEARCHES, _INITS, _HOLDS = MODES, OPTIMIZERS, LINE_SEARCHES, INITS, HOLDS
+
+
+def optimizer_from_settings(est: Any) -> Optimizer:
+    """The optimiser of a LinearPHIdentifier: its ``optimizer`` object, or the one a shorthand
+    string names, made with the identifier's ``max_iter``, ``tol``, ``max_time`` and (first-order
+    methods) ``line_search``, ``initial_step``, ``restart_every``, ``beta_rule``."""
+    if isinstance(est.optimizer, Optimizer):
+        return est.optimizer
+    cls = OPTIMIZER_CLASSES[est.optimizer]
+    common: dict[str, Any] = {"max_iter": est.max_iter, "tol": est.tol, "max_time": est.max_time}
+    if issubclass(cls, FirstOrder):
+        common.update(line_search=est.line_search, initial_step=est.initial_step,
+                      restart_every=est.restart_every, beta_rule=est.beta_rule)
+    return cls(**common)
 
 
 def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
@@ -49,7 +75,12 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
             )
     if self.mode not in _MODES:
         raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
-    if self.optimizer not in _OPTIMIZERS:
+    if isinstance(self.optimizer, Optimizer):
+        self.optimizer.check()
+    elif not isinstance(self.optimizer, str):
+        raise TypeError(f"optimizer must be one of {_OPTIMIZERS} or an optimizer object such as "
+                        f"LM(max_iter=50), got {type(self.optimizer).__name__}.")
+    elif self.optimizer not in _OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}.")
     if self.line_search not in _LINE_SEARCHES:
         raise ValueError(

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.ph.system import _as_2d
+from fmu_surrogate.ph.system import as_state_rows
 
 Array = NDArray[np.float64]
 
@@ -227,7 +227,7 @@ class KernelEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         if not self.has_constraint_force:
             g = np.zeros((len(a), 0 if self.differential is None else self.differential.size))
         else:
@@ -261,7 +261,7 @@ class KernelEffort:
             States.
         """
         self._need_h()
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         xd = a[:, self.differential]
         Xd = self.X[:, self.differential]
         g = np.broadcast_to(self.h_linear, xd.shape).copy()
@@ -280,7 +280,7 @@ class KernelEffort:
             States.
         """
         self._need_h()
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         xd = a[:, self.differential]
         h = xd @ self.h_linear + self.h_offset
         for k in range(self.h_weights.shape[0]):
@@ -290,7 +290,7 @@ class KernelEffort:
 
     def __call__(self, x: ArrayLike) -> Array:
         """``z(x)``: (M, n) -> (M, n), (n,) -> (n,)."""
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         z = gaussian_kernel(a, self.X, self.lengthscale) @ self.weights + self.offset
         if self.differential is not None:
             g = self.hamiltonian_gradient(a)
@@ -307,7 +307,7 @@ class KernelEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         out = np.concatenate([self._jac(a[i : i + _CHUNK]) for i in range(0, len(a), _CHUNK)])
         return out[0] if single else out
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.ph.system import _as_2d
+from fmu_surrogate.ph.system import as_state_rows
 
 Array = NDArray[np.float64]
 
@@ -165,7 +165,7 @@ class PolynomialEffort:
 
     def __call__(self, x: ArrayLike) -> Array:
         """``z(x)``: (M, n) -> (M, n), (n,) -> (n,)."""
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         z = np.zeros_like(a)
         vals = _monomials(a, self.exponents) * self.coefficients
         np.add.at(z.T, self.components, vals.T)
@@ -179,7 +179,7 @@ class PolynomialEffort:
         x : array_like, shape (M, n) or (n,)
             States.
         """
-        a, single = _as_2d(x, self.n_states, "x")
+        a, single = as_state_rows(x, self.n_states, "x")
         rows, cols, c, dexp = self._d_terms
         J = np.zeros((a.shape[0], self.n_states, self.n_states))
         vals = _monomials(a, dexp) * c  # (M, number of derivative terms)
@@ -276,9 +276,9 @@ class PartlyKnownEffort:
         if jac is not None:
             Jl = np.asarray(jac(a), dtype=float)
         else:
-            from fmu_surrogate.ph.interconnect import _fd_jacobian
+            from fmu_surrogate.ph.interconnect import finite_difference_jacobian
 
-            Jl = _fd_jacobian(self.learned, np.atleast_2d(a))
+            Jl = finite_difference_jacobian(self.learned, np.atleast_2d(a))
             Jl = Jl[0] if a.ndim == 1 else Jl
         return Jl + self.known.jacobian(a)
 

@@ -14,9 +14,9 @@ import pytest
 from fmu_surrogate.export.expressions.effort import (
     ExportError,
     UnsupportedEffortError,
-    effort_c_source,
     effort_expressions,
 )
+from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.ph import (
     PHDAE,
     CompositeEffort,

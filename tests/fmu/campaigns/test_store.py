@@ -9,10 +9,9 @@ from fmu_surrogate.fmu.campaigns.store import (
     RunStore,
     StoreLockedError,
     StoreMismatchError,
-    decode_record,
     encode_record,
-    is_record,
 )
+from fmu_surrogate.fmu.campaigns.store_records import decode_record, is_record
 
 
 def manifest(h="abc", ncol=3):

@@ -129,7 +129,7 @@ def test_classify_precedence():
 
 
 def test_results_carry_the_store_record(faulty_fmu):
-    from fmu_surrogate.fmu.campaigns.store import decode_record
+    from fmu_surrogate.fmu.campaigns.store_records import decode_record
 
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},),
                        campaign="c0ffee")
@@ -195,7 +195,7 @@ def test_worker_killed_between_runs_leaves_no_stale_data(faulty_fmu):
 def test_worker_log_is_bounded_and_keeps_head_and_tail(tmp_path):
     """A log flood: 2 MB of messages in one run keep the file ≤ limit + one line, with the first
     message (what failed) and the last ones, and a count of what was dropped."""
-    from fmu_surrogate.fmu.runner.pool import _BoundedEcho
+    from fmu_surrogate.fmu.runner.worker import _BoundedEcho
 
     path = tmp_path / "worker.log"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -214,8 +214,8 @@ def test_worker_log_is_bounded_and_keeps_head_and_tail(tmp_path):
 
 
 def test_messages_keep_their_head_when_trimmed():
-    from fmu_surrogate.fmu.backends.registry import BoundedLog
-    from fmu_surrogate.fmu.runner.pool import _trim
+    from fmu_surrogate.fmu.backends.api import BoundedLog
+    from fmu_surrogate.fmu.runner.failures import _trim
 
     text = "fmi2DoStep failed: reason: x left the admissible range\n" + "noise\n" * 5000
     t = _trim(text, 600)

@@ -25,7 +25,7 @@ from fmu_surrogate.identify.linear.estimator import (
     LinearPHIdentifier,
     paper_initial_guess,
 )
-from fmu_surrogate.identify.linear.model.adjoint import Experiment
+from fmu_surrogate.identify.linear.model.experiments import Experiment
 from fmu_surrogate.identify.linear.optim.rcg import ArmijoLineSearch, RestartedConjugateGradient
 from fmu_surrogate.ph import LinearPH, StructureError
 
@@ -577,7 +577,7 @@ def test_fast_product_operations_equal_pymanopts_bitwise():
         SymmetricPositiveDefinite,
     )
 
-    from fmu_surrogate.identify.linear.estimator import _Product
+    from fmu_surrogate.identify.linear.model.manifold import product_manifold as _Product
 
     rng = np.random.default_rng(5)
     n = 4

@@ -9,7 +9,7 @@ import scipy.signal as scs
 
 from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 from fmu_surrogate.identify.linear.init.subspace import noise_limited, subspace_identify
-from fmu_surrogate.identify.linear.model.adjoint import simulate
+from fmu_surrogate.identify.linear.model.discretisation import simulate
 
 
 def paper_system() -> dict[str, np.ndarray]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.identify.linear.model.evaluation import _check_gradient, _finish, _Prepared
 from fmu_surrogate.identify.linear.model.experiments import (
     NO_REGULARIZATION,
     PARAMS,
@@ -25,12 +26,6 @@ from fmu_surrogate.identify.linear.model.experiments import (
 )
 
 Array = NDArray[np.float64]
-
-
-def _core():
-    from fmu_surrogate.identify.linear.model import adjoint
-
-    return adjoint
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,7 +111,7 @@ def _prepared(exps: list[Experiment], mode: str) -> Any:
     hit = _PREPARED_CACHE[0]
     if hit is not None and hit[0] == key:
         return hit[1]
-    prep = _core()._Prepared(exps, mode)
+    prep = _Prepared(exps, mode)
     _PREPARED_CACHE[0] = (key, prep)  # prep.exps keeps the experiments (and their ids) alive
     return prep
 
@@ -142,8 +137,8 @@ def _evaluate(
     gradient: str,
 ) -> tuple[float, dict[str, Array]]:
     _check_mode(mode)
-    _core()._check_gradient(gradient, mode)
+    _check_gradient(gradient, mode)
     p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
     with np.errstate(over="ignore", invalid="ignore"):
         prep, st = _forward_all(p, exps, mode)
-        return _core()._finish(prep, st, reg, wrt, need_grad, gradient)
+        return _finish(prep, st, reg, wrt, need_grad, gradient)

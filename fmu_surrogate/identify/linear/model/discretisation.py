@@ -36,10 +36,10 @@ from fmu_surrogate.identify.linear.model.experiments import (
     Experiment,
     Mode,
     _check_mode,
-    _check_signal,
-    _check_time,
     _group_values,
     check_params,
+    check_signal,
+    check_time,
     step_groups,
 )
 from fmu_surrogate.identify.linear.model.recurrence import solve_linear_recurrence
@@ -248,8 +248,8 @@ def simulate(
     if hold not in HOLDS:
         raise ValueError(f"hold must be one of {HOLDS}, got {hold!r}.")
     p = check_params(params)
-    tt = _check_time(t)
-    uu = _check_signal(u, tt.shape[0], "u", p["B"].shape[1])
+    tt = check_time(t)
+    uu = check_signal(u, tt.shape[0], "u", p["B"].shape[1])
     g = step_groups(tt)
     A = (p["J"] - p["R"]) @ p["Q"]
     C = p["B"].T @ p["Q"]

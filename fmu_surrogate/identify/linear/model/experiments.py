@@ -30,7 +30,7 @@ HOLDS: tuple[str, ...] = ("linear", "zoh")
 STEP_RTOL = 1e-9
 
 
-def _check_time(t: ArrayLike, name: str = "t", where: str = "") -> Array:
+def check_time(t: ArrayLike, name: str = "t", where: str = "") -> Array:
     """Strictly increasing finite 1-D time grid; errors start with ``where: `` when given."""
     at = f"{where}: " if where else ""
     tt = np.array(t, dtype=float)
@@ -50,7 +50,7 @@ def _check_time(t: ArrayLike, name: str = "t", where: str = "") -> Array:
     return tt
 
 
-def _check_signal(
+def check_signal(
     a: ArrayLike, K: int, name: str, m: int | None = None, where: str = ""
 ) -> Array:
     """Finite (K, m) signal, a 1-D one as one channel; errors start with ``where: `` if given."""
@@ -174,10 +174,10 @@ class Experiment:
                 f"hold must be one of {HOLDS} (input between samples: piecewise linear or "
                 f"zero-order hold), got {self.hold!r}."
             )
-        t = _check_time(self.t)
+        t = check_time(self.t)
         K = t.shape[0]
-        u = _check_signal(self.u, K, "u")
-        y = _check_signal(self.y, K, "y")
+        u = check_signal(self.u, K, "u")
+        y = check_signal(self.y, K, "y")
         if y.shape != u.shape:
             raise ValueError(
                 f"y must have the same shape as u (K, m) = {u.shape} — a pH port pairs each "

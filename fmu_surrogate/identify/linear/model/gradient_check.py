@@ -7,7 +7,7 @@
   torch (float64, plain sequential loop over time steps, ``torch.linalg.matrix_exp`` for the
   exact mode), differentiated by autograd.
 * :func:`loop_cost_and_gradient` — reference implementation of the *same algorithm* as
-  :func:`~fmu_surrogate.identify.linear.model.adjoint.cost_and_gradient` with per-time-step Python loops
+  :func:`~fmu_surrogate.identify.linear.model.adjoint_checked.cost_and_gradient` with per-time-step Python loops
   (state, adjoint and gradient sums); the baseline of the speed-up measured by
   ``scripts/bench_adjoint.py``.
 * :class:`LoopEvaluator` — those loop references behind the interface of
@@ -23,23 +23,25 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.identify.linear.model.adjoint import (
+from fmu_surrogate.identify.linear.model.adjoint import evaluator_settings
+from fmu_surrogate.identify.linear.model.discretisation import (
+    _expm_frechet_adjoint,
+    _plan,
+    foh_block_matrix,
+    foh_matrices,
+    quadrature_weights,
+)
+from fmu_surrogate.identify.linear.model.evaluation import _check_gradient
+from fmu_surrogate.identify.linear.model.experiments import (
     NO_REGULARIZATION,
     PARAMS,
     Experiment,
     GradientKind,
     Mode,
     Regularization,
-    _check_gradient,
     _check_inputs,
     _check_mode,
-    _expm_frechet_adjoint,
-    _plan,
     _regularization,
-    evaluator_settings,
-    foh_block_matrix,
-    foh_matrices,
-    quadrature_weights,
 )
 
 Array = NDArray[np.float64]
@@ -200,7 +202,7 @@ def autograd_cost_and_gradient(
     """Cost and gradient of the discretised model by torch autograd (float64).
 
     An independent implementation of the forward model of
-    :func:`~fmu_surrogate.identify.linear.model.adjoint.cost` (same step grouping, quadrature weights and
+    :func:`~fmu_surrogate.identify.linear.model.adjoint_checked.cost` (same step grouping, quadrature weights and
     regulariser) with a plain sequential loop over time steps; slow, for checking only.
 
     Returns
@@ -245,11 +247,11 @@ def compare_with_autograd(
 ) -> float:
     """Max over parameters of ``‖G_adjoint − G_autograd‖_F / ‖G_autograd‖_F``.
 
-    Compares :func:`~fmu_surrogate.identify.linear.model.adjoint.cost_and_gradient` (``gradient="exact"``)
+    Compares :func:`~fmu_surrogate.identify.linear.model.adjoint_checked.cost_and_gradient` (``gradient="exact"``)
     with :func:`autograd_cost_and_gradient`; also checks that the two costs agree (their relative
     difference enters the maximum).
     """
-    from fmu_surrogate.identify.linear.model.adjoint import cost_and_gradient
+    from fmu_surrogate.identify.linear.model.adjoint_checked import cost_and_gradient
 
     c, g = cost_and_gradient(params, experiments, mode, reg, wrt)
     ca, ga = autograd_cost_and_gradient(params, experiments, mode, reg, wrt)
@@ -314,7 +316,7 @@ def loop_cost(
     reg: Regularization = NO_REGULARIZATION,
     wrt: Sequence[str] = PARAMS,
 ) -> float:
-    """Reference implementation of :func:`~fmu_surrogate.identify.linear.model.adjoint.cost` with a
+    """Reference implementation of :func:`~fmu_surrogate.identify.linear.model.adjoint_checked.cost` with a
     per-time-step Python loop (same discretisation and matrix exponentials); bench baseline
     for the line-search evaluations."""
     p, exps, wrt = _check_inputs(params, experiments, mode, wrt)
@@ -337,7 +339,7 @@ def loop_cost_and_gradient(
     wrt: Sequence[str] = PARAMS,
     gradient: GradientKind = "exact",
 ) -> tuple[float, dict[str, Array]]:
-    """Reference implementation of :func:`~fmu_surrogate.identify.linear.model.adjoint.cost_and_gradient`.
+    """Reference implementation of :func:`~fmu_surrogate.identify.linear.model.adjoint_checked.cost_and_gradient`.
 
     Same discretisation, cost, adjoint and gradient formulas, and the same matrix exponential
     and Fréchet calls (one per distinct step size), but with straightforward Python loops over

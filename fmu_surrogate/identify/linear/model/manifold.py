@@ -18,7 +18,7 @@ B, x0       ``Euclidean``                                     itself
 ==========  ===============================================  =====================================
 
 The Euclidean gradients with respect to the full matrices come from the adjoint method
-(:func:`fmu_surrogate.identify.linear.model.adjoint.cost_and_gradient`); the chain rule through ``R = YYᵀ``
+(:func:`fmu_surrogate.identify.linear.model.adjoint_checked.cost_and_gradient`); the chain rule through ``R = YYᵀ``
 gives ``∂f/∂Y = (G_R + G_Rᵀ) Y``, and the manifolds turn Euclidean into Riemannian gradients with
 their own ``euclidean_to_riemannian_gradient`` (skew projection for J, ``Q sym(G) Q`` for the
 affine-invariant SPD metric, identity for the factor and the Euclidean parts).
@@ -90,7 +90,7 @@ def _gram(Y: Array) -> Array:
     return 0.5 * (P + P.T)
 
 
-def _factor(R: Array, k: int, rel_floor: float = R_EIGEN_FLOOR) -> Array:
+def psd_factor(R: Array, k: int, rel_floor: float = R_EIGEN_FLOOR) -> Array:
     """An ``n × k`` factor Y with ``YYᵀ ≈ R``; eigenvalues below ``rel_floor·λ_max`` lifted."""
     lam, V = np.linalg.eigh(0.5 * (R + R.T))
     lam, V = lam[::-1][:k], V[:, ::-1][:, :k]

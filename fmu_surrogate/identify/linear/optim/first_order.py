@@ -1,19 +1,26 @@
 """pymanopt's optimisers and the paper's CG on the linear pH objective (first-order methods).
 
-``optimizer="cg"`` is :class:`~fmu_surrogate.identify.linear.optim.rcg.RestartedConjugateGradient` (the paper's
-Algorithm 1) talking to the objective directly; ``"steepest"``, ``"trust_regions"`` and
-``"pymanopt_cg"`` are pymanopt's optimisers behind a problem adapter that records the cost and
+:class:`CG` (``optimizer="cg"``) is :class:`~fmu_surrogate.identify.linear.optim.rcg.RestartedConjugateGradient`
+(the paper's Algorithm 1) talking to the objective directly; :class:`SteepestDescent`,
+:class:`TrustRegions` and :class:`PymanoptCG` (``"steepest"``, ``"trust_regions"``,
+``"pymanopt_cg"``) are pymanopt's optimisers behind a problem adapter that records the cost and
 gradient norm of every iterate (and, for trust regions, supplies a finite-difference Hessian).
-The second-order default, ``optimizer="lm"``, is :mod:`fmu_surrogate.identify.linear.optim.lm`.
+The second-order default, :class:`~fmu_surrogate.identify.linear.optim.lm.LM` (``"lm"``), is
+:mod:`fmu_surrogate.identify.linear.optim.lm`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
 from fmu_surrogate.identify.linear.model.manifold import DirectProblem, Objective, product_manifold
+from fmu_surrogate.identify.linear.optim.base import Optimizer, OptimizerOutcome
+
+#: The line searches of the first-order methods.
+LINE_SEARCHES = ("armijo", "backtracking")
 
 
 def make_manifold(
@@ -46,39 +53,144 @@ def make_manifold(
     return product_manifold(parts)
 
 
-def make_optimizer(est: Any, callback: Any) -> Any:
-    """The pymanopt optimiser (or the paper's CG) for the estimator's settings."""
-    from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
+@dataclass(frozen=True)
+class FirstOrder(Optimizer):
+    """Settings of the first-order optimisers (not used directly: see its subclasses).
+
+    Parameters
+    ----------
+    max_iter : int
+        Iteration budget (the paper: 100).
+    tol : float
+        Stop when the Riemannian gradient norm falls below ``tol``.
+    max_time : float, optional
+        Wall-time budget [s].
+    line_search : {"armijo", "backtracking"}
+        ``"armijo"``: fixed first trial ``initial_step`` (paper); ``"backtracking"``: pymanopt's
+        ``BackTrackingLineSearcher`` (first trial of length ``initial_step``, then warm-started).
+    initial_step : float
+        First line-search trial (paper: 1000).
+    restart_every : int or None
+        CG restart period (paper: 5).
+    beta_rule : str
+        CG coefficient, see :data:`fmu_surrogate.identify.linear.optim.rcg.BETA_RULE_NAMES`.
+    """
+
+    line_search: str = "armijo"
+    initial_step: float = 1000.0
+    restart_every: int | None = 5
+    beta_rule: str = "FletcherReeves"
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the setting and the fix for an invalid setting."""
+        super().check()
+        if self.line_search not in LINE_SEARCHES:
+            raise ValueError(
+                f"line_search must be one of {LINE_SEARCHES}, got {self.line_search!r}.")
+
+    def run(self, obj: Objective, manifold: Any, coords: Any, point: list[Any],
+            callback: Any = None) -> OptimizerOutcome:
+        """Minimise ``obj`` on ``manifold`` from ``point``.
+
+        Parameters
+        ----------
+        obj : Objective
+            Cost and gradient on the manifold.
+        manifold : product manifold
+            The manifold of the fitted parameters.
+        coords : Coordinates
+            Not used by first-order methods (the same call as :class:`~.lm.LM`).
+        point : list of ndarray
+            Initial point.
+        callback : callable, optional
+            ``callback(iteration, cost, gradient_norm)`` after every iteration.
+
+        Returns
+        -------
+        OptimizerOutcome
+        """
+        return _run_first_order(self, manifold, obj, point, callback)
+
+    def _solver(self, line_searcher: Any, common: dict[str, Any], callback: Any) -> Any:
+        """The pymanopt optimiser of this method (``common``: its shared settings)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class CG(FirstOrder):
+    """The paper's restarted conjugate gradients (Algorithm 1), ``optimizer="cg"``:
+    :class:`~fmu_surrogate.identify.linear.optim.rcg.RestartedConjugateGradient` on the
+    objective directly."""
+
+    name: ClassVar[str] = "cg"
+
+    def _solver(self, line_searcher: Any, common: dict[str, Any], callback: Any) -> Any:
+        from fmu_surrogate.identify.linear.optim.rcg import RestartedConjugateGradient
+
+        return RestartedConjugateGradient(restart_every=self.restart_every,
+                                          beta_rule=self.beta_rule, line_searcher=line_searcher,
+                                          callback=callback, **common)
+
+
+@dataclass(frozen=True)
+class SteepestDescent(FirstOrder):
+    """pymanopt's steepest descent with the same line search, ``optimizer="steepest"``."""
+
+    name: ClassVar[str] = "steepest"
+
+    def _solver(self, line_searcher: Any, common: dict[str, Any], callback: Any) -> Any:
+        from pymanopt.optimizers import SteepestDescent as Solver
+
+        return Solver(line_searcher=line_searcher, **common)
+
+
+@dataclass(frozen=True)
+class TrustRegions(FirstOrder):
+    """pymanopt's trust regions with a finite-difference Hessian (one extra gradient per
+    Hessian-vector product), ``optimizer="trust_regions"``."""
+
+    name: ClassVar[str] = "trust_regions"
+
+    def _solver(self, line_searcher: Any, common: dict[str, Any], callback: Any) -> Any:
+        from pymanopt.optimizers import TrustRegions as Solver
+
+        return Solver(**common)
+
+
+@dataclass(frozen=True)
+class PymanoptCG(FirstOrder):
+    """pymanopt's conjugate gradients (no periodic restart), ``optimizer="pymanopt_cg"``."""
+
+    name: ClassVar[str] = "pymanopt_cg"
+
+    def _solver(self, line_searcher: Any, common: dict[str, Any], callback: Any) -> Any:
+        from pymanopt.optimizers import ConjugateGradient
+
+        return ConjugateGradient(beta_rule=self.beta_rule, line_searcher=line_searcher, **common)
+
+
+def _pymanopt_optimizer(opt: FirstOrder, callback: Any) -> Any:
+    """The pymanopt optimiser (or the paper's CG) for the settings of ``opt``."""
     from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
-    from fmu_surrogate.identify.linear.optim.rcg import ArmijoLineSearch, RestartedConjugateGradient
+    from fmu_surrogate.identify.linear.optim.rcg import ArmijoLineSearch
 
-    if est.line_search == "armijo":
-        ls = ArmijoLineSearch(initial_step=est.initial_step)
+    if opt.line_search == "armijo":
+        ls = ArmijoLineSearch(initial_step=opt.initial_step)
     else:
-        ls = BackTrackingLineSearcher(initial_step_size=est.initial_step, max_iterations=60)
+        ls = BackTrackingLineSearcher(initial_step_size=opt.initial_step, max_iterations=60)
     common: dict[str, Any] = {
-        "max_iterations": int(est.max_iter),
-        "min_gradient_norm": float(est.tol),
+        "max_iterations": int(opt.max_iter),
+        "min_gradient_norm": float(opt.tol),
         "min_step_size": 0.0,
-        "max_time": float(est.max_time) if est.max_time else np.inf,
+        "max_time": float(opt.max_time) if opt.max_time else np.inf,
         "max_cost_evaluations": 10**9,
         "verbosity": 0,
         "log_verbosity": 1,
     }
-    if est.optimizer in ("cg", "lm") or est.max_iter == 0:  # max_iter = 0: just the initial guess
-        return RestartedConjugateGradient(
-            restart_every=est.restart_every,
-            beta_rule=est.beta_rule,
-            line_searcher=ls,
-            callback=callback,
-            **common,
-        )
-    if est.optimizer == "steepest":
-        return SteepestDescent(line_searcher=ls, **common)
-    if est.optimizer == "pymanopt_cg":
-        return ConjugateGradient(beta_rule=est.beta_rule, line_searcher=ls, **common)
-    return TrustRegions(**common)
+    if opt.max_iter == 0:  # just the initial guess, reported as the paper's CG reports it
+        opt = CG(**{f.name: getattr(opt, f.name) for f in fields(opt)})
+    return opt._solver(ls, common, callback)
 
 
 def _adapter(
@@ -130,13 +242,13 @@ def _adapter(
     return a
 
 
-def run_first_order(
-    est: Any, manifold: Any, obj: Objective, x_init: list[Any], callback: Any
-) -> tuple[Any, tuple[float, ...], tuple[float, ...]]:
-    """Run the estimator's first-order optimiser; returns (pymanopt result, costs, ‖grad‖s)."""
+def _run_first_order(
+    opt: FirstOrder, manifold: Any, obj: Objective, x_init: list[Any], callback: Any
+) -> OptimizerOutcome:
+    """Run the first-order optimiser ``opt``, recording the cost and gradient norm."""
     import pymanopt
 
-    direct = est.optimizer in ("cg", "lm") or est.max_iter == 0
+    direct = isinstance(opt, CG) or opt.max_iter == 0
     if direct:
         # RestartedConjugateGradient uses only these three members: no pymanopt wrappers
         problem: Any = DirectProblem(manifold, obj)
@@ -151,13 +263,13 @@ def run_first_order(
             return obj.euclidean_gradient(point)
 
         problem = pymanopt.Problem(manifold, cost, euclidean_gradient=egrad)
-    opt = make_optimizer(est, callback)
+    solver = _pymanopt_optimizer(opt, callback)
     record: list[tuple[float, float]] = []
     if not direct:
         problem = _adapter(
-            problem, manifold, obj, est.optimizer == "trust_regions", record, callback
+            problem, manifold, obj, isinstance(opt, TrustRegions), record, callback
         )
-    res = opt.run(problem, initial_point=x_init)
+    res = solver.run(problem, initial_point=x_init)
     log = res.log or {}
     if "cost_history" in log:
         costs = tuple(float(c) for c in log["cost_history"])
@@ -165,4 +277,7 @@ def run_first_order(
     else:  # cost and gradient norm at every iterate whose gradient the optimiser asked for
         costs = tuple(c for c, _ in record) or (float(res.cost),)
         gnorms = tuple(g for _, g in record)
-    return res, costs, gnorms
+    return OptimizerOutcome(
+        point=list(res.point), cost_history=costs, gradient_norm_history=gnorms,
+        n_iter=int(res.iterations), stopping_reason=str(res.stopping_criterion),
+        gradient_norm=float(res.gradient_norm))

@@ -1,4 +1,4 @@
-"""Riemannian Levenberg–Marquardt for linear pH identification (``optimizer="lm"``).
+"""Riemannian Levenberg–Marquardt for linear pH identification (``optimizer=LM(...)`` or ``"lm"``).
 
 The cost ``½ Σ_e Σ_k w_k |y_k − y_data,k|²`` is a sum of squares ``½‖ρ(x)‖²`` with
 ``ρ = √w (y − y_data)``.  At the point ``x`` of the product manifold (J skew, the factor Y of
@@ -66,12 +66,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.model.sensitivities import Coordinates, output_sensitivities
+from fmu_surrogate.identify.linear.optim.base import Optimizer, OptimizerOutcome
+from fmu_surrogate.identify.linear.optim.first_order import CG
 
 Array = NDArray[np.float64]
 
@@ -96,20 +98,6 @@ MU_DECREASE = 0.1
 #: Geodesic acceleration (Transtrum & Sethna 2012): finite-difference step along the velocity
 #: and the largest accepted ratio 2‖a‖/‖v‖ of acceleration to velocity.
 ACC_STEP, ACC_RATIO = 0.1, 0.75
-
-
-@dataclass
-class LMOutcome:
-    """What :func:`levenberg_marquardt` returns."""
-
-    point: list[Array]
-    cost_history: list[float]
-    gradient_norm_history: list[float]
-    n_iter: int
-    stopping_reason: str
-    gradient_norm: float
-    singular_values: Array | None
-    dense: bool
 
 
 class _Problem:
@@ -208,7 +196,63 @@ def _cg(apply: Any, b: Array, mu: float, tol: float, maxiter: int) -> Array:
     return x
 
 
-def levenberg_marquardt(
+@dataclass(frozen=True)
+class LM(Optimizer):
+    """Riemannian Levenberg–Marquardt (``optimizer="lm"``; see the module docstring).
+
+    Parameters
+    ----------
+    max_iter : int
+        Iteration budget (``0``: the initial point, as the other optimisers).
+    tol : float
+        Stop when the coordinate gradient norm falls below ``tol``.
+    max_time : float, optional
+        Wall-time budget [s].
+    dense : bool, optional
+        Force the dense (True) or matrix-free (False) step; default by problem size.
+    cg_max : int
+        Matrix-free: CG iterations per step.
+    acceleration : bool
+        Dense: continue with geodesic acceleration when the cost stalls (module docstring).
+    """
+
+    name: ClassVar[str] = "lm"
+
+    dense: bool | None = None
+    cg_max: int = 200
+    acceleration: bool = True
+
+    def run(self, obj: Any, manifold: Any, coords: Coordinates, point: list[Array],
+            callback: Any = None) -> OptimizerOutcome:
+        """Minimise the least-squares cost of ``obj`` from ``point``.
+
+        Parameters
+        ----------
+        obj : Objective
+            Cost, gradient and forward states on the manifold.
+        manifold : product manifold
+            Provides ``retraction``.
+        coords : Coordinates
+            Tangent coordinates of the fitted parameters.
+        point : list of ndarray
+            Initial point.
+        callback : callable, optional
+            ``callback(iteration, cost, gradient_norm)`` after every iteration.
+
+        Returns
+        -------
+        OptimizerOutcome
+        """
+        if self.max_iter == 0:  # the initial point: the same report as the first-order methods
+            return CG(max_iter=0, tol=self.tol, max_time=self.max_time).run(
+                obj, manifold, coords, point, callback)
+        return _levenberg_marquardt(
+            obj, manifold, coords, point, max_iter=int(self.max_iter), tol=float(self.tol),
+            max_time=self.max_time, callback=callback, dense=self.dense, cg_max=self.cg_max,
+            acceleration=self.acceleration)
+
+
+def _levenberg_marquardt(
     obj: Any,
     manifold: Any,
     coords: Coordinates,
@@ -216,43 +260,13 @@ def levenberg_marquardt(
     *,
     max_iter: int,
     tol: float,
-    max_time: float | None = None,
-    callback: Any = None,
-    dense: bool | None = None,
-    cg_max: int = 200,
-    acceleration: bool = True,
-) -> LMOutcome:
-    """Minimise the least-squares cost of ``obj`` from ``point`` (see the module docstring).
-
-    Parameters
-    ----------
-    obj : ph_manifold.Objective
-        Cost, gradient and forward states on the manifold.
-    manifold : product manifold
-        Provides ``retraction``.
-    coords : Coordinates
-        Tangent coordinates of the fitted parameters.
-    point : list of ndarray
-        Initial point.
-    max_iter : int
-        Iteration budget.
-    tol : float
-        Stop when the coordinate gradient norm falls below ``tol``.
-    max_time : float, optional
-        Wall-time budget [s].
-    callback : callable, optional
-        ``callback(iteration, cost, gradient_norm)`` after every iteration.
-    dense : bool, optional
-        Force the dense (True) or matrix-free (False) step; default by problem size.
-    cg_max : int
-        Matrix-free: CG iterations per step.
-    acceleration : bool
-        Dense: continue with geodesic acceleration when the cost stalls (module docstring).
-
-    Returns
-    -------
-    LMOutcome
-    """
+    max_time: float | None,
+    callback: Any,
+    dense: bool | None,
+    cg_max: int,
+    acceleration: bool,
+) -> OptimizerOutcome:
+    """:meth:`LM.run` with its settings as arguments."""
     pb = _Problem(obj, manifold, coords)
     reg = obj.ev.reg
     curv = float(reg.lam) + (float(reg.log_q) if "Q" in coords.names else 0.0)
@@ -373,4 +387,4 @@ def levenberg_marquardt(
             break
     if sv is None and dense and math.isfinite(f):
         sv = np.linalg.svd(pb.jacobian(point, pb.state(point)), compute_uv=False)
-    return LMOutcome(point, costs, gnorms, it, reason, gn, sv, bool(dense))
+    return OptimizerOutcome(point, tuple(costs), tuple(gnorms), it, reason, gn, sv)

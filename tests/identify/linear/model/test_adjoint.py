@@ -7,19 +7,23 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm, logm
 
-from fmu_surrogate.identify.linear.model.adjoint import (
-    PARAMS,
-    Evaluator,
-    Experiment,
-    Regularization,
-    _foh_frechet_adjoint,
-    check_params,
+from fmu_surrogate.identify.linear.model.adjoint import Evaluator
+from fmu_surrogate.identify.linear.model.adjoint_checked import (
     clear_forward_cache,
     cost,
     cost_and_gradient,
+)
+from fmu_surrogate.identify.linear.model.discretisation import (
+    _foh_frechet_adjoint,
     foh_block_matrix,
     foh_matrices,
     simulate,
+)
+from fmu_surrogate.identify.linear.model.experiments import (
+    PARAMS,
+    Experiment,
+    Regularization,
+    check_params,
     step_groups,
 )
 from fmu_surrogate.identify.linear.model.gradient_check import (

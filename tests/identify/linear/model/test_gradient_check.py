@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.identify.linear.model.adjoint import PARAMS, Experiment, Regularization, cost
+from fmu_surrogate.identify.linear.model.adjoint_checked import cost
+from fmu_surrogate.identify.linear.model.experiments import PARAMS, Experiment, Regularization
 from fmu_surrogate.identify.linear.model.gradient_check import (
     TaylorResult,
     autograd_cost_and_gradient,
@@ -123,7 +124,8 @@ def test_loop_reference_single_step():
 
 
 def test_loop_evaluator_is_the_loop_reference_behind_the_evaluator_interface():
-    from fmu_surrogate.identify.linear.model.adjoint import Evaluator, cost_and_gradient
+    from fmu_surrogate.identify.linear.model.adjoint import Evaluator
+    from fmu_surrogate.identify.linear.model.adjoint_checked import cost_and_gradient
     from fmu_surrogate.identify.linear.model.gradient_check import LoopEvaluator, loop_cost
 
     rng = np.random.default_rng(4)

@@ -11,8 +11,9 @@ import scipy.signal as scs
 from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 from fmu_surrogate.identify.linear.init.passivity import passive_realisation, to_storage
 from fmu_surrogate.identify.linear.init.subspace import subspace_identify
-from fmu_surrogate.identify.linear.model.adjoint import Evaluator, Experiment, simulate
-from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+from fmu_surrogate.identify.linear.model.adjoint import Evaluator
+from fmu_surrogate.identify.linear.model.discretisation import simulate
+from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
 from fmu_surrogate.identify.linear.model.sensitivities import Coordinates, output_sensitivities
 
 
@@ -234,7 +235,7 @@ def test_matrix_free_steps_reach_the_dense_accuracy(monkeypatch):
 
 
 def test_zero_order_hold_adjoint_gradient_matches_finite_differences():
-    from fmu_surrogate.identify.linear.model.adjoint import cost, cost_and_gradient
+    from fmu_surrogate.identify.linear.model.adjoint_checked import cost, cost_and_gradient
 
     p = random_ph(11, 4, 2)
     p["x0"] = 0.1 * np.ones(4)

@@ -1,0 +1,70 @@
+"""Newton building blocks of the implicit integrators (:mod:`fmu_surrogate.ph.integrators`):
+the effort and its Jacobian as raw callables, the linear solve that survives a numerically
+singular Jacobian, the stopping thresholds, and the error raised when Newton's method fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph.system import PHDAE
+
+Array = NDArray[np.float64]
+
+__all__ = ["ConvergenceError"]
+
+
+class ConvergenceError(FmuSurrogateError, RuntimeError):
+    """Newton's method did not converge in a step; the message names the step and time."""
+
+
+#: singular values below this, relative to the largest, count as zero in a Newton solve
+RCOND = 1e-9
+#: a Newton residual below this fraction of the step's terms is converged (after 3 iterations)
+_FLOOR = 1e-11
+#: a Newton residual that stalls below this fraction of the step's terms is at round-off level
+_STALL = 1e-8
+
+
+def _solve(A: Array, b: Array) -> Array:
+    """``A⁻¹ b``, or the minimum-norm least-squares step when ``A`` is numerically singular.
+
+    A learned effort can leave a direction of the state undetermined by the equations (a
+    surrogate of an index-1 DAE whose algebraic rows are identically zero in the data, such as
+    the RC network's second row): there the state keeps its value instead of jumping on
+    round-off.
+    """
+    try:
+        x = np.linalg.solve(A, b)
+        if np.linalg.cond(A) < 1.0 / RCOND:
+            return x
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(A, b, rcond=RCOND)[0]
+
+
+class _Effort:
+    """The effort of a system and its Jacobian as raw callables on (q, n) arrays (the hot loop
+    skips the public methods' validation)."""
+
+    def __init__(self, system: PHDAE) -> None:
+        self.f = system.effort_function
+        self.n = system.n_states
+        self._jac = getattr(self.f, "jacobian", None)
+
+    def __call__(self, x: Array) -> Array:
+        return np.asarray(self.f(x), dtype=float).reshape(x.shape)
+
+    def jacobian(self, x: Array) -> Array:
+        """``∂z/∂x`` (q, n, n): analytic if the effort has it, else central differences."""
+        if self._jac is not None:
+            return np.asarray(self._jac(x), dtype=float).reshape(x.shape[0], self.n, self.n)
+        out = np.empty((x.shape[0], self.n, self.n))
+        for k in range(self.n):
+            h = 1e-6 * np.maximum(1.0, np.abs(x[:, k]))
+            e = np.zeros_like(x)
+            e[:, k] = h
+            out[:, :, k] = (self(x + e) - self(x - e)) / (2 * h[:, None])
+        return out

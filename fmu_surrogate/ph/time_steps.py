@@ -1,0 +1,183 @@
+"""The steps of the implicit integrators (:mod:`fmu_surrogate.ph.integrators` explains the
+schemes): the direct one-step map of linear systems and Newton's method on the midpoint or AVF
+step equations, with the Gauss–Legendre nodes of the AVF path integral.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import lu_factor, lu_solve
+
+from fmu_surrogate.ph.algebraic_states import _algebraic, _consistent, _HiddenConstraint
+from fmu_surrogate.ph.newton import _FLOOR, _STALL, ConvergenceError, _Effort, _solve
+from fmu_surrogate.ph.system import PHDAE, LinearPH
+
+Array = NDArray[np.float64]
+
+# 4-point Gauss–Legendre on [0, 1]
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(4)
+GL_NODES = 0.5 * (_GL_X + 1.0)
+GL_WEIGHTS = 0.5 * _GL_W
+
+
+def _linear_steps(system: LinearPH, t: Array, Ubar: Array,
+                  x0: Array) -> tuple[Array, Array, NDArray[np.int64]]:
+    """Implicit midpoint for ``E ẋ = A x + B u``: one LU per distinct step size."""
+    A = (system.J - system.R) @ system.Q
+    E, B = system.E, system.input_matrix
+    h_all = np.diff(t)
+    X = np.empty((t.size, x0.size))
+    X[0] = x0
+    # steps equal up to round-off (a linspace grid) share one factorisation
+    keys = np.round(h_all / h_all.max(), 13)
+    maps: dict[float, tuple[Array, Array]] = {}
+    G = np.empty_like(X[1:])
+    Phis = []
+    for key in np.unique(keys):
+        sel = keys == key
+        h = float(h_all[sel][0])
+        lu = lu_factor(E - 0.5 * h * A)
+        Phi, Gam = lu_solve(lu, E + 0.5 * h * A), lu_solve(lu, h * B)
+        maps[float(key)] = (Phi, Gam)
+        G[sel] = Ubar[sel] @ Gam.T  # the input part of every step at once
+        Phis.append(Phi)
+    if len(maps) == 1:
+        Phi = Phis[0]
+        for k in range(h_all.size):
+            X[k + 1] = Phi @ X[k] + G[k]
+    else:
+        for k in range(h_all.size):
+            X[k + 1] = maps[float(keys[k])][0] @ X[k] + G[k]
+    Zbar = 0.5 * (X[1:] + X[:-1]) @ system.Q.T
+    return X, Zbar, np.zeros(t.size - 1, dtype=np.int64)
+
+
+def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, method: str,
+                  tol: float, max_newton: int,
+                  zoh: bool) -> tuple[Array, Array, NDArray[np.int64]]:
+    n = system.n_states
+    T = system.J - system.R
+    E, B = system.E, system.input_matrix
+    rows_a, cols_a = _algebraic(system)
+    eff = _Effort(system)
+    high_index = False
+    if rows_a.size:
+        if rows_a.size != cols_a.size:
+            raise ValueError(f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; "
+                             "write the DAE with E = diag(E_d, 0) (algebraic states last or "
+                             "anywhere, but as many algebraic rows as states).")
+        Jz0 = eff.jacobian(x0[None, :])[0]
+        block = (T @ Jz0)[np.ix_(rows_a, cols_a)]
+        high_index = np.linalg.matrix_rank(block) < rows_a.size
+        if not high_index:
+            x0 = _consistent(system, eff, x0, U[0], rows_a, cols_a, tol, max_newton)
+    nodes, weights = (np.array([0.5]), np.array([1.0])) if method == "midpoint" else \
+        (GL_NODES, GL_WEIGHTS)
+    mask_a = None
+    if high_index:
+        mask_a = np.zeros(n, dtype=bool)
+        mask_a[cols_a] = True
+    N = t.size
+    X = np.empty((N, n))
+    X[0] = x0
+    Zbar = np.empty((N - 1, n))
+    its = np.zeros(N - 1, dtype=np.int64)
+    x_prev = x0
+    for k in range(N - 1):
+        h = t[k + 1] - t[k]
+        xk = X[k]
+        ubar = Ubar[k]
+        u_end = U[k] if zoh else U[k + 1]  # the input in force just before t_{k+1}
+        # predictor: linear extrapolation of the last step
+        xn = xk + (xk - x_prev) * (h / (t[k] - t[k - 1])) if k else xk.copy()
+        converged = False
+        Jac = None
+        best = (np.inf, xn, None)
+        prev = np.inf
+        for it in range(1, max_newton + 1):
+            # Newton; after the first two iterations of a step the Jacobian is kept (chord
+            # steps, each one residual evaluation) — it changes by O(h·|δx|) within a step
+            fresh = Jac is None or it <= 2
+            F, Jnew, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
+                                    mask_a, rows_a, jacobian=fresh)
+            Jac = Jnew if fresh else Jac
+            fn = np.abs(F).max()
+            if fn < best[0]:
+                best = (fn, xn, zb)
+            # the residual stopped shrinking at the level of round-off in the effort: done
+            scale = np.abs(E @ (xn - xk)).max() + h * (np.abs(T @ zb).max() + np.abs(B @ ubar).max()
+                                                       if B.size else np.abs(T @ zb).max())
+            if it > 3 and (fn > 0.5 * prev or fn <= _FLOOR * (scale + 1e-300)) \
+                    and best[0] <= _STALL * (scale + 1e-300):
+                converged = True
+                _, xn, zb = best
+                break
+            prev = fn
+            try:
+                dx = _solve(Jac, -F)
+            except np.linalg.LinAlgError:
+                raise ConvergenceError(
+                    f"step {k} (t = {t[k]:.6g} s): the Newton matrix is singular; the DAE may "
+                    f"have a higher index than this scheme handles, or the state left the "
+                    f"region where the effort is valid.") from None
+            xn = xn + dx
+            step = np.abs(dx).max()
+            if not np.isfinite(step):
+                break
+            if step <= tol * (1.0 + np.abs(xn).max()):
+                converged = True
+                _, _, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
+                                     mask_a, rows_a, jacobian=False)
+                break
+        if not converged:
+            raise ConvergenceError(
+                f"Newton did not converge at step {k} (t = {t[k]:.6g} s → {t[k + 1]:.6g} s) "
+                f"after {max_newton} iterations (residual {best[0]:.2e}); reduce the step, or "
+                f"check the input and the initial state.")
+        its[k] = it
+        if zoh and rows_a.size and not high_index:  # the new input: algebraic states jump
+            xn = _consistent(system, eff, xn, U[k + 1], rows_a, cols_a, tol, max_newton)
+        X[k + 1] = xn
+        Zbar[k] = zb
+        x_prev = xk
+    if high_index:
+        hidden = _HiddenConstraint(eff, T, E, B, rows_a, cols_a, X[0])
+        X = hidden.node_states(X, U, tol, max_newton)
+    return X, Zbar, its
+
+
+def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, ubar: Array,
+              u_next: Array, h: float, nodes: Array, weights: Array, mask_a: Array | None,
+              rows_a: Array, jacobian: bool = True) -> tuple[Array, Array | None, Array]:
+    """Residual, Jacobian and path-averaged effort of one step (see the module docs).
+
+    ``mask_a`` marks the multipliers of a higher-index system (constant over the step), or is
+    ``None`` (index ≤ 1: the whole state moves linearly along the path).
+    """
+    delta = xn - xk
+    if mask_a is None:
+        xi = xk + nodes[:, None] * delta
+    else:
+        xi = np.where(mask_a, xn, xk) + nodes[:, None] * np.where(mask_a, 0.0, delta)
+    # the new node is evaluated together with the quadrature points (one call: the cost of a
+    # learned effort at a few points is mostly per call)
+    pts = xi if mask_a is None else np.vstack([xi, xn[None, :]])
+    zs = eff(pts)
+    zb = weights @ zs[: xi.shape[0]]
+    F = E @ delta - h * (T @ zb + B @ ubar)
+    if mask_a is not None:  # higher index: the algebraic rows hold at the new node
+        F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
+    if not jacobian:
+        return F, None, zb
+    Jall = eff.jacobian(pts)
+    Jz = Jall[: xi.shape[0]]                    # (q, n, n)
+    if mask_a is None:
+        dzb = np.tensordot(weights * nodes, Jz, axes=1)
+    else:
+        dxi = np.where(mask_a[None, :], 1.0, nodes[:, None])     # ∂ξ_q/∂x_{k+1} per column
+        dzb = np.einsum("q,qij,qj->ij", weights, Jz, dxi)
+    Jac = E - h * (T @ dzb)
+    if mask_a is not None:
+        Jac[rows_a] = (T @ Jall[-1])[rows_a]
+    return F, Jac, zb
