@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
-from fmu_surrogate.benchmarks import damper as _damper
-from fmu_surrogate.benchmarks import dc_motor as _dc_motor
-from fmu_surrogate.benchmarks import free_mass as _free_mass
-from fmu_surrogate.benchmarks import power_damper as _power_damper
-from fmu_surrogate.benchmarks import progressive_spring as _progressive_spring
-from fmu_surrogate.benchmarks import quarter_car as _quarter_car
-from fmu_surrogate.benchmarks import saturating_inductor as _saturating_inductor
+from fmu_surrogate.benchmarks.vendor import damper as _damper
+from fmu_surrogate.benchmarks.vendor import dc_motor as _dc_motor
+from fmu_surrogate.benchmarks.vendor import free_mass as _free_mass
+from fmu_surrogate.benchmarks.vendor import power_damper as _power_damper
+from fmu_surrogate.benchmarks.vendor import progressive_spring as _progressive_spring
+from fmu_surrogate.benchmarks.vendor import quarter_car as _quarter_car
+from fmu_surrogate.benchmarks.vendor import saturating_inductor as _saturating_inductor
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -222,7 +222,7 @@ def duffing_spec() -> ModelSpec:
 
 
 def free_mass_spec(rotational: bool = False) -> ModelSpec:
-    """Free mass with a power-out port (:mod:`fmu_surrogate.benchmarks.free_mass`).
+    """Free mass with a power-out port (:mod:`fmu_surrogate.benchmarks.vendor.free_mass`).
 
     ``rotational=True`` gives the free inertia ``free_inertia``: same equation (and C source),
     rotational units.
@@ -256,7 +256,7 @@ def free_inertia_spec() -> ModelSpec:
 
 
 def quarter_car_spec() -> ModelSpec:
-    """Quarter-car suspension (:mod:`fmu_surrogate.benchmarks.quarter_car`), fixed-step RK4."""
+    """Quarter-car suspension (:mod:`fmu_surrogate.benchmarks.vendor.quarter_car`), fixed-step RK4."""
     p = _quarter_car.PARAMS
     zs0, _, zu0, _ = _quarter_car.initial_state()
     par = [("ms", "kg", "sprung mass (quarter body, > 0)"), ("mu", "kg", "unsprung mass (> 0)"),
@@ -296,7 +296,7 @@ def quarter_car_spec() -> ModelSpec:
 
 
 def damper_spec() -> ModelSpec:
-    """Linear damper with direct feedthrough, no state (:mod:`fmu_surrogate.benchmarks.damper`)."""
+    """Linear damper with direct feedthrough, no state (:mod:`fmu_surrogate.benchmarks.vendor.damper`)."""
     v = (
         Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
         Var("c", "parameter", "tunable", _damper.PARAMS["c"], unit="N.s/m",
@@ -315,7 +315,7 @@ def damper_spec() -> ModelSpec:
 
 
 def dc_motor_spec() -> ModelSpec:
-    """DC motor with electrical and mechanical ports (:mod:`fmu_surrogate.benchmarks.dc_motor`)."""
+    """DC motor with electrical and mechanical ports (:mod:`fmu_surrogate.benchmarks.vendor.dc_motor`)."""
     p = _dc_motor.PARAMS
     v = [
         Var("V", "input", start=0.0, unit="V", description="supply voltage (effort)"),
@@ -353,7 +353,7 @@ def dc_motor_spec() -> ModelSpec:
 
 
 def power_damper_spec() -> ModelSpec:
-    """Power-law damper, co-simulation only (:mod:`fmu_surrogate.benchmarks.power_damper`)."""
+    """Power-law damper, co-simulation only (:mod:`fmu_surrogate.benchmarks.vendor.power_damper`)."""
     v = (
         Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
         Var("c", "parameter", "tunable", _power_damper.PARAMS["c"],
@@ -374,7 +374,7 @@ def power_damper_spec() -> ModelSpec:
 
 
 def progressive_spring_spec(model_exchange: bool = False) -> ModelSpec:
-    """Progressive spring (:mod:`fmu_surrogate.benchmarks.progressive_spring`): co-simulation
+    """Progressive spring (:mod:`fmu_surrogate.benchmarks.vendor.progressive_spring`): co-simulation
     only with the elongation internal, or (``model_exchange=True``, ``progressive_spring_me``)
     with model exchange and the elongation declared as its state."""
     p = _progressive_spring.PARAMS
@@ -410,7 +410,7 @@ def progressive_spring_me_spec() -> ModelSpec:
 
 def saturating_inductor_spec() -> ModelSpec:
     """Coil with saturating flux, co-simulation only, flux internal
-    (:mod:`fmu_surrogate.benchmarks.saturating_inductor`)."""
+    (:mod:`fmu_surrogate.benchmarks.vendor.saturating_inductor`)."""
     p = _saturating_inductor.PARAMS
     v = (
         Var("V", "input", start=0.0, unit="V", description="terminal voltage (effort)"),

@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.ph.structure import StructureError
-from fmu_surrogate.ph.system import PHDAE, _as_2d, _names
+from fmu_surrogate.ph.system import PHDAE, _names, as_state_rows
 
 Array = NDArray[np.float64]
 
@@ -336,7 +336,7 @@ class PortedSystem:
         u_ext : array_like, shape (N, k_in) or (k_in,)
             External inputs.
         """
-        u, single = _as_2d(u_ext, self.n_inputs, "u_ext")
+        u, single = as_state_rows(u_ext, self.n_inputs, "u_ext")
         out = u @ self.ports.Tu.T + self.ports.cu
         return out[0] if single else out
 
@@ -350,8 +350,8 @@ class PortedSystem:
         u_ext : array_like, shape (N, k_in) or (k_in,)
             External inputs.
         """
-        xx, single = _as_2d(x, self.n_states, "x")
-        u, _ = _as_2d(u_ext, self.n_inputs, "u_ext")
+        xx, single = as_state_rows(x, self.n_states, "x")
+        u, _ = as_state_rows(u_ext, self.n_inputs, "u_ext")
         y = self.external_outputs(xx, u, self.system.output(xx, self.inputs_to_ports(u)))
         return y[0] if single else y
 

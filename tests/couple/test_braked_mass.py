@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fmu_surrogate.benchmarks import power_damper
+from fmu_surrogate.benchmarks.vendor import power_damper
 from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.toml_form import read_toml
 from fmu_surrogate.couple.validation import validate

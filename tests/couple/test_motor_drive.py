@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from fmu_surrogate.benchmarks import dc_motor
+from fmu_surrogate.benchmarks.vendor import dc_motor
 from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.toml_form import read_toml
 

@@ -4,7 +4,7 @@
 power flowing *into* the damper and dissipated (the usual pH port convention).  It has no state:
 the force answers the velocity within the same instant, as a vendor's damper FMU declares
 through the ``dependencies`` of its output.  Bonded to the power-out port of
-:mod:`~fmu_surrogate.benchmarks.free_mass` it brakes the mass: ``m v' = −c v``.
+:mod:`~fmu_surrogate.benchmarks.vendor.free_mass` it brakes the mass: ``m v' = −c v``.
 """
 
 from __future__ import annotations

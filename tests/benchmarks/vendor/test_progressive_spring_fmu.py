@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from fmu_surrogate.benchmarks import progressive_spring as ps
+from fmu_surrogate.benchmarks.vendor import progressive_spring as ps
 from tests.benchmarks._fmu import ModelExchangeInstance, input_table, run
 
 

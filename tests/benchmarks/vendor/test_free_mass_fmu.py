@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from fmu_surrogate.benchmarks import free_mass
 from fmu_surrogate.benchmarks.params import BenchmarkError
+from fmu_surrogate.benchmarks.vendor import free_mass
 from tests.benchmarks._fmu import input_table, run
 
 T, DT = 5.0, 0.01

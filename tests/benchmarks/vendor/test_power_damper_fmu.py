@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from fmu_surrogate.benchmarks import power_damper
+from fmu_surrogate.benchmarks.vendor import power_damper
 from tests.benchmarks._fmu import Slave, input_table, run
 
 

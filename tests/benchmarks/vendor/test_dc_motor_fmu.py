@@ -8,8 +8,8 @@ import pytest
 from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 
-from fmu_surrogate.benchmarks import dc_motor
 from fmu_surrogate.benchmarks.params import BenchmarkError
+from fmu_surrogate.benchmarks.vendor import dc_motor
 from tests.benchmarks._fmu import Slave, run
 
 DT = 1e-3

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from fmu_surrogate.benchmarks import saturating_inductor as si
+from fmu_surrogate.benchmarks.vendor import saturating_inductor as si
 from tests.benchmarks._fmu import input_table, run
 
 T, DT = 2.0, 1e-3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.benchmarks import quarter_car
+from fmu_surrogate.benchmarks.vendor import quarter_car
 from tests.benchmarks._fmu import Slave, input_table, run
 
 STATES = ["zs", "vs", "zu", "vu"]

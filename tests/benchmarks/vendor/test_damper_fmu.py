@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from fmpy import read_model_description
 
-from fmu_surrogate.benchmarks import damper
+from fmu_surrogate.benchmarks.vendor import damper
 from fmu_surrogate.couple.validation import describe
 from tests.benchmarks._fmu import ModelExchangeInstance, Slave, input_table, run
 

@@ -1,0 +1,3 @@
+"""Components built the way vendors ship their FMUs, for the drop-in surrogate work: their own
+fixed-step solvers, power-out ports, preloads, feedthrough, lossless parts, electrical and
+mechanical ports with modulating and discrete inputs, states kept internal, nonlinear laws."""
