@@ -147,7 +147,10 @@ def spawn_worker(config: RunnerConfig, folder: str, slot: int, fork: bool) -> _W
     w.header[1] = -1
     w.log_path = os.path.join(folder, f"worker-{slot}.log")
     w.log = open(w.log_path, "ab")  # noqa: SIM115 - stays open as the worker's stdout
-    w.log_offset = w.log.tell()
+    # a replacement starts with an empty log: the worker empties it at the start of each run,
+    # so an offset past the dead worker's output would point past the new worker's first run
+    w.log.truncate(0)
+    w.log_offset = 0
     parent_sock, child_sock = socket.socketpair()
     if fork:
         w.proc = _fork(config, child_sock, w)
