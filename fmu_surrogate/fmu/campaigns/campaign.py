@@ -468,11 +468,18 @@ def harvest(
 
 
 def summarize(ds: xr.Dataset) -> str:
-    """One-line summary: runs ok / failed by kind."""
+    """One-line summary: runs ok / failed by kind / interrupted (not a failure of the FMU)."""
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS
+
     status = [str(s) for s in ds["status"].values]
     kinds = Counter(str(k) for k in ds["failure_kind"].values if str(k))
     n_ok = sum(s == "ok" for s in status)
-    text = f"{len(status)} runs: {n_ok} ok, {len(status) - n_ok} failed"
-    if kinds:
-        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) + ")"
+    fmu = {k: v for k, v in kinds.items() if k not in RERUN_KINDS}
+    n_redo = sum(v for k, v in kinds.items() if k in RERUN_KINDS)
+    text = f"{len(status)} runs: {n_ok} ok, {len(status) - n_ok - n_redo} failed"
+    if fmu:
+        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(fmu.items())) + ")"
+    if n_redo:
+        text += (f", {n_redo} interrupted (the worker was stopped from outside, not by the FMU; "
+                 f"harvesting again simulates them again)")
     return text

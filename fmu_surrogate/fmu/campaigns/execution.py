@@ -33,13 +33,14 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
     from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
-    from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS, load_dataset, save_dataset
 
     _check_options(backend, workers, timeout, complevel, start_method)
     t_begin = _time.perf_counter()
     c_begin = _time.process_time()
     camp.timings = {}
     camp.cpu_timings = {}
+    camp.notes = []
     h = camp.campaign_hash
     tmpdir = None
     if out is None:
@@ -56,7 +57,7 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                                   f"create {out.parent} first.")
         if out.exists():
             old_hash = _dataset_hash(out)
-            if old_hash == h:
+            if old_hash == h and not _has_runs_to_redo(store_path, RERUN_KINDS):
                 if store_path.exists():
                     RunStore._remove_dir(store_path)
                 _say(progress, f"{out}: this campaign is already complete; loaded it.")
@@ -66,7 +67,7 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                                 "assemble": 0.0, "write": 0.0, "consolidate": 0.0,
                                 "total": t}
                 return ds
-            if not overwrite:
+            if old_hash != h and not overwrite:
                 what = ("a dataset of a different campaign" if old_hash else
                         "a file that is not a dataset of this campaign")
                 raise StoreMismatchError(
@@ -80,7 +81,11 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
         col = _Collector(camp.n_runs, camp.time.shape[0], cfg.n_columns)
         counts: Counter = Counter()
         for hd, data in store.read():  # resumed runs (the latest record of a run wins)
-            col.add(int(hd["index"]), hd.get("kind", ""), hd.get("message", ""),
+            index = int(hd["index"])
+            if hd.get("kind", "") in RERUN_KINDS:  # interrupted from outside: simulate again
+                col.have[index] = False
+                continue
+            col.add(index, hd.get("kind", ""), hd.get("message", ""),
                     float(hd.get("wall", float("nan"))), data)
         if store.discarded_text():
             import warnings
@@ -139,7 +144,16 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                 save_dataset(ds, out, complevel=complevel)
             except OSError as exc:
                 raise _storage_error(exc, out, store_path, camp.n_runs) from None
-        if keep_store and out is not None:
+        redo = int(np.isin(col.kind, list(RERUN_KINDS)).sum())
+        if redo and out is not None:  # the store keeps them for the next run of the command
+            notice = (f"{redo} run(s) were interrupted (their worker was stopped from outside, "
+                      f"not by the FMU); {out} holds them as failed runs of kind 'interrupted' "
+                      f"and {store_path} keeps every run: run the same command again to "
+                      f"simulate them again.")
+            camp.notes.append(notice)
+            print(notice, file=sys.stderr)
+            store.close()
+        elif keep_store and out is not None:
             store.close()
         else:
             store.remove()
@@ -160,6 +174,16 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
         if tmpdir is not None:
             tmpdir.cleanup()
     return ds
+
+
+def _has_runs_to_redo(store_path: Path, kinds: frozenset[str]) -> bool:
+    """Whether the store at ``store_path`` holds runs of ``kinds`` (to simulate again)."""
+    from fmu_surrogate.fmu.campaigns.store import RunStore
+
+    man = RunStore.read_manifest(store_path)
+    if man is None:
+        return False
+    return any(h.get("kind", "") in kinds for h, _ in RunStore(store_path, man).read())
 
 
 def _check_options(backend: str, workers: int | None, timeout: float | None, complevel: int,

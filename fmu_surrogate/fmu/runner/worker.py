@@ -42,6 +42,23 @@ def _set_pdeathsig() -> None:
         pass
 
 
+def _default_signals() -> None:
+    """Let SIGTERM, SIGINT (and SIGHUP unless ignored) end this worker by their default action.
+
+    A forked worker inherits the parent's Python handlers: the harvest turns SIGTERM into an
+    exception so that it can clean up, and in a worker that exception would be raised inside
+    the FMU call, recorded as a failure of the run, and the worker would go on (or, inside the
+    FMU's C code, never run at all).  With the default action a worker told to stop dies by the
+    signal at once, and the parent records its run as interrupted.
+    """
+    sigs = [_signal.SIGTERM, _signal.SIGINT]
+    if hasattr(_signal, "SIGHUP") and _signal.getsignal(_signal.SIGHUP) is not _signal.SIG_IGN:
+        sigs.append(_signal.SIGHUP)  # a harvest started under nohup keeps its workers too
+    for sig in sigs:
+        with contextlib.suppress(ValueError, OSError):
+            _signal.signal(sig, _signal.SIG_DFL)
+
+
 def _flush_c_stdio() -> None:
     try:
         ctypes.CDLL(None).fflush(None)
@@ -63,6 +80,7 @@ def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
 def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by the tests)
     """Entry point of a spawned worker: ``python -c '...; _worker_main()' FD PARENT_PID``."""
     _set_pdeathsig()
+    _default_signals()
     fd, parent = int(sys.argv[1]), int(sys.argv[2])
     if os.getppid() != parent:  # parent already gone before prctl took effect
         os._exit(0)
@@ -94,6 +112,7 @@ def _forked_main(sock_fd: int, log_fd: int, parent: int, cfg: RunnerConfig,
         if faulthandler.is_enabled():  # its fd belongs to the parent
             faulthandler.disable()
         os.setsid()
+        _default_signals()
         _set_pdeathsig()
         if os.getppid() != parent:
             os._exit(0)
