@@ -1,6 +1,11 @@
 """Execution of a campaign: resume from the run store, simulate the missing runs in isolated
 workers (or on a Dask cluster), append every finished run to the store, consolidate the dataset
-and write it; with the timings of these phases."""
+and write it; with the timings of these phases.
+
+A finished dataset is never replaced without ``overwrite``: the output ``OUT`` is judged with the
+run store's lock held (every harvest writing ``OUT`` holds that lock), and the new dataset
+replaces ``OUT`` only if ``OUT`` is still the file judged then (absent, or the same file).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.campaigns.dask_runs import _run_dask
+from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
 from fmu_surrogate.fmu.errors import ExperimentError, FMUError
 from fmu_surrogate.fmu.runner.pool import RunResult, WorkerPool
 from fmu_surrogate.fmu.runner.tempdirs import scratch_root
@@ -32,8 +38,7 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                  start_method: str = "auto", recover_store: bool = False) -> xr.Dataset:
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
-    from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
-    from fmu_surrogate.fmu.dataset import RERUN_KINDS, load_dataset, save_dataset
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS, save_dataset
 
     _check_options(backend, workers, timeout, complevel, start_method)
     t_begin = _time.perf_counter()
@@ -55,45 +60,50 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
         if not out.parent.is_dir():
             raise ExperimentError(f"the folder of the output path {out} does not exist; "
                                   f"create {out.parent} first.")
-        if out.exists():
-            old_hash = _dataset_hash(out)
-            if old_hash == h and not _has_runs_to_redo(store_path, RERUN_KINDS):
-                if store_path.exists():
-                    RunStore._remove_dir(store_path)
-                _say(progress, f"{out}: this campaign is already complete; loaded it.")
-                ds = load_dataset(out)
-                t = _time.perf_counter() - t_begin
-                camp.timings = {"prepare": t, "start": 0.0, "simulate": 0.0,
-                                "assemble": 0.0, "write": 0.0, "consolidate": 0.0,
-                                "total": t}
-                return ds
-            if old_hash != h and not overwrite:
-                what = ("a dataset of a different campaign" if old_hash else
-                        "a file that is not a dataset of this campaign")
-                raise StoreMismatchError(
-                    f"{out} already exists and holds {what}; use another output path, or "
-                    f"--overwrite (overwrite=True) to replace it.")
+        # a first look, to refuse or finish early; the check that counts is made again under
+        # the store's lock below
+        if out.exists() and _judge_output(out, h, overwrite) and not store_path.exists():
+            return _complete(camp, out, progress, t_begin)
     cfg = camp.runner_config(backend)
     store = RunStore.open(store_path, camp._manifest(cfg), overwrite=overwrite,
                           recover=recover_store)
     pool = None
     try:
         col = _Collector(camp.n_runs, camp.time.shape[0], cfg.n_columns)
-        counts: Counter = Counter()
+        n_records = 0
         for hd, data in store.read():  # resumed runs (the latest record of a run wins)
+            n_records += 1
             index = int(hd["index"])
             if hd.get("kind", "") in RERUN_KINDS:  # interrupted from outside: simulate again
                 col.have[index] = False
                 continue
             col.add(index, hd.get("kind", ""), hd.get("message", ""),
                     float(hd.get("wall", float("nan"))), data)
+        todo = [s for s in camp.runs if not col.have[s.index]]
+        # with the lock held, nobody else's harvest can write OUT: check it now, and refuse to
+        # replace it at the end if it changed in between (a writer that is not a harvest)
+        seen = None
+        if out is not None:
+            seen = _file_state(out)
+            try:
+                complete = seen is not None and _judge_output(out, h, overwrite)
+            except StoreMismatchError:
+                if not n_records:  # made by this call: leave nothing behind
+                    store.remove()
+                raise
+            if complete and not todo:
+                if keep_store:
+                    store.close()
+                else:
+                    store.remove()
+                return _complete(camp, out, progress, t_begin)
         if store.discarded_text():
             import warnings
 
             warnings.warn(store.discarded_text(), RuntimeWarning, stacklevel=2)
+        counts: Counter = Counter()
         for k in col.kind[col.have]:
             counts[k] += 1
-        todo = [s for s in camp.runs if not col.have[s.index]]
         if todo and scheduler is None:
             n_workers = min(workers or os.cpu_count() or 1, len(todo))
             pool = WorkerPool(cfg, workers=n_workers, timeout=timeout,
@@ -141,7 +151,8 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
         m_write = _time.thread_time()
         if out is not None:
             try:
-                save_dataset(ds, out, complevel=complevel)
+                save_dataset(ds, out, complevel=complevel,
+                             before_replace=lambda: _unchanged(out, seen, store_path))
             except OSError as exc:
                 raise _storage_error(exc, out, store_path, camp.n_runs) from None
         redo = int(np.isin(col.kind, list(RERUN_KINDS)).sum())
@@ -176,14 +187,52 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
     return ds
 
 
-def _has_runs_to_redo(store_path: Path, kinds: frozenset[str]) -> bool:
-    """Whether the store at ``store_path`` holds runs of ``kinds`` (to simulate again)."""
-    from fmu_surrogate.fmu.campaigns.store import RunStore
+def _judge_output(out: Path, campaign_hash: str, overwrite: bool) -> bool:
+    """Whether the existing file ``out`` is this campaign's dataset; raise when it is another
+    file and ``overwrite`` is false."""
+    old_hash = _dataset_hash(out)
+    if old_hash == campaign_hash:
+        return True
+    if not overwrite:
+        what = ("a dataset of a different campaign" if old_hash else
+                "a file that is not a dataset of this campaign")
+        raise StoreMismatchError(
+            f"{out} already exists and holds {what}; use another output path, or "
+            f"--overwrite (overwrite=True) to replace it.")
+    return False
 
-    man = RunStore.read_manifest(store_path)
-    if man is None:
-        return False
-    return any(h.get("kind", "") in kinds for h, _ in RunStore(store_path, man).read())
+
+def _complete(camp: Campaign, out: Path, progress: bool, t_begin: float) -> xr.Dataset:
+    """The dataset of a campaign that is already complete at ``out``."""
+    from fmu_surrogate.fmu.dataset import load_dataset
+
+    _say(progress, f"{out}: this campaign is already complete; loaded it.")
+    ds = load_dataset(out)
+    t = _time.perf_counter() - t_begin
+    camp.timings = {"prepare": t, "start": 0.0, "simulate": 0.0, "assemble": 0.0, "write": 0.0,
+                    "consolidate": 0.0, "total": t}
+    return ds
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int] | None:
+    """What identifies the file at ``path`` and its content (``None``: there is none)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _unchanged(out: Path, seen: tuple[int, int, int, int] | None, store_path: Path) -> None:
+    """Refuse to replace ``out`` when it is not the file that was checked under the lock."""
+    if _file_state(out) == seen:
+        return
+    now = "was created" if seen is None else ("was removed" if not out.exists() else
+                                              "was replaced or changed")
+    raise StoreMismatchError(
+        f"{out} {now} by another process while this harvest ran, so it is not replaced; every "
+        f"run of this harvest is kept in {store_path}: run the same command with --overwrite "
+        f"(overwrite=True) to replace {out}, or move it away first.")
 
 
 def _check_options(backend: str, workers: int | None, timeout: float | None, complevel: int,

@@ -228,6 +228,16 @@ class RunStore:
             raise StoreLockedError(
                 f"{self.path}: {who}; wait for it to finish (then run the command again to "
                 f"resume or reuse its result) or use another output path.") from None
+        try:
+            same = os.stat(self.path / "lock").st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the store was removed (a harvest that finished) while we waited
+            os.close(fd)
+            raise StoreLockedError(
+                f"{self.path}: another harvest process finished on this path and removed its "
+                f"run store just now; run the command again (it then finds that harvest's "
+                f"output) or use another output path.")
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
@@ -338,9 +348,9 @@ class RunStore:
             self._lock_fd = None
 
     def remove(self) -> None:
-        """Close and delete the store directory."""
-        self.close()
+        """Delete the store directory, then close it (the lock is held until it is gone)."""
         shutil.rmtree(self.path, ignore_errors=True)
+        self.close()
 
     def __enter__(self) -> Self:
         return self
