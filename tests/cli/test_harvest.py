@@ -162,3 +162,61 @@ def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, cap
     monkeypatch.setattr(RunStore, "append_record", real)
     assert main(argv) == 0  # space freed: resumes, redoing only the 3 missing runs
     assert load_dataset(out).sizes["run"] == 5
+
+
+def _flip_bit_in_record(store, k: int, n: int) -> None:
+    """Flip one bit in the data of record ``k`` of ``n`` (records of ok runs differ in length
+    by a few header bytes only, so the middle of the k-th n-th of the file is inside it)."""
+    runs = store / "runs.bin"
+    raw = bytearray(runs.read_bytes())
+    rec = len(raw) // n
+    raw[k * rec + rec // 2] ^= 0x10
+    runs.write_bytes(bytes(raw))
+
+
+def test_damage_in_the_run_store_is_one_plain_line_with_the_runs_redone(faulty_fmu, tmp_path,
+                                                                        capsys):
+    import warnings
+
+    out, store = tmp_path / "d.nc", tmp_path / "d.nc.parts"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param",
+            "k=" + ",".join(str(k) for k in range(1, 11)), "-q", "--workers", "1",
+            "--keep-store"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a notice, not a Python warning
+        # 1. a bit of run 3's record (one worker: records in run order); the dataset is gone
+        out.unlink()
+        _flip_bit_in_record(store, 3, 10)
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 1 damaged record(s)" in err[0]
+        assert "kept 9 intact run(s); 1 run(s) lost with them will be simulated again (3)" \
+            in err[0]
+        # 2. the store now holds run 3's damaged record and its new one at the end: a bit of
+        # run 0's record costs run 0 only, though two damaged records are in the file
+        out.unlink()
+        _flip_bit_in_record(store, 0, 11)
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 2 damaged record(s)" in err[0]
+        assert "kept 9 intact run(s); 1 run(s) lost with them will be simulated again (0)" \
+            in err[0]
+        # 3. the last record: cut as a torn tail, and still counted
+        out.unlink()
+        runs = store / "runs.bin"
+        raw = bytearray(runs.read_bytes())
+        raw[-100] ^= 0x10
+        runs.write_bytes(bytes(raw))
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 3 damaged record(s)" in err[0]
+        assert "1 run(s) lost with them will be simulated again (0)" in err[0]
+    ds = load_dataset(out)
+    np.testing.assert_allclose(ds["x"].values, np.exp(-np.outer(np.arange(1, 11),
+                                                                ds["time"].values)),
+                               rtol=0, atol=1e-14)  # exact steps of the fixture: rounding only

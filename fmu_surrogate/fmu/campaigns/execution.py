@@ -97,10 +97,10 @@ def run_campaign(camp: Campaign, out: str | os.PathLike | None = None, *,
                 else:
                     store.remove()
                 return _complete(camp, out, progress, t_begin)
-        if store.discarded_text():
-            import warnings
-
-            warnings.warn(store.discarded_text(), RuntimeWarning, stacklevel=2)
+        notice = damage_notice(store, col, todo)
+        if notice:
+            camp.notes.append(notice)
+            print(notice, file=sys.stderr)
         counts: Counter = Counter()
         for k in col.kind[col.have]:
             counts[k] += 1
@@ -233,6 +233,57 @@ def _unchanged(out: Path, seen: tuple[int, int, int, int] | None, store_path: Pa
         f"{out} {now} by another process while this harvest ran, so it is not replaced; every "
         f"run of this harvest is kept in {store_path}: run the same command with --overwrite "
         f"(overwrite=True) to replace {out}, or move it away first.")
+
+
+def damage_notice(store: RunStore, col: _Collector, todo: list) -> str:
+    """One line on what damage in the run store cost, or ``''`` when the store had none.
+
+    Counts the runs that are simulated again because their record was damaged (a damaged
+    record of a run that has an intact record too costs nothing) and names them.
+
+    Parameters
+    ----------
+    store : RunStore
+        The store after :meth:`RunStore.read`.
+    col : _Collector
+        The runs kept from the store.
+    todo : list of RunSpec
+        The runs that will be simulated.
+
+    Returns
+    -------
+    str
+    """
+    d = store.discarded
+    n_damaged = d.get("damaged", 0)
+    if not (n_damaged or d.get("foreign") or d.get("invalid")):
+        return ""
+    known = store.damaged_indices
+    lost = sorted({i for i in known if i is not None and 0 <= i < len(col.have)
+                   and not col.have[i]})
+    unknown = sum(i is None for i in known)
+    parts = []
+    if n_damaged:
+        parts.append(f"{n_damaged} damaged record(s) ({d.get('damaged_bytes', 0)} bytes, CRC or "
+                     f"framing broken)")
+    if d.get("foreign"):
+        parts.append(f"{d['foreign']} record(s) of another campaign")
+    if d.get("invalid"):
+        parts.append(f"{d['invalid']} record(s) that do not fit this campaign")
+    def listed(runs: list[int]) -> str:
+        return (" (" + ", ".join(str(i) for i in runs[:10]) + (", ..." if len(runs) > 10 else "")
+                + ")") if runs else ""
+
+    text = (f"{store.path}: dropped " + "; ".join(parts) + f"; kept {int(col.have.sum())} "
+            f"intact run(s); ")
+    if unknown or d.get("foreign") or d.get("invalid"):  # which runs they were is not known
+        missing = [s.index for s in todo]
+        text += (f"the {len(missing)} run(s) missing from the store will be simulated again"
+                 f"{listed(missing)}.")
+    else:
+        text += (f"{len(lost)} run(s) lost with them will be simulated again{listed(lost)}; "
+                 f"{len(todo)} run(s) to simulate in all.")
+    return text
 
 
 def _check_options(backend: str, workers: int | None, timeout: float | None, complevel: int,

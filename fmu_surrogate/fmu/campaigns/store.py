@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
 from fmu_surrogate.fmu.campaigns.store_records import (
+    damaged_stretch,
     decode_record,
     encode_record,
     is_record,
@@ -94,7 +95,10 @@ class RunStore:
         #: what the last scan dropped: ``{"damaged": records, "damaged_bytes": bytes,
         #: "foreign": records of another campaign, "invalid": records that do not fit}``
         self.discarded: dict[str, int] = {}
+        #: run index of each damaged record whose header still reads (``None``: unreadable)
+        self.damaged_indices: list[int | None] = []
         self._intact_end = 0
+        self._cut: tuple[int, int, list[int | None]] = (0, 0, [])  # the torn tail open() cut
 
     # ------------------------------------------------------------------ open / create
     @classmethod
@@ -248,9 +252,13 @@ class RunStore:
             return
         for _ in self._scan():
             pass
-        if self._intact_end < runs.stat().st_size:  # cut only the torn tail
+        size = runs.stat().st_size
+        if self._intact_end < size:  # cut only the torn tail; later scans still count it
             with open(runs, "r+b") as f:
+                f.seek(self._intact_end)
+                tail = damaged_stretch(f.read(), 0, size - self._intact_end)
                 f.truncate(self._intact_end)
+            self._cut = (len(tail), size - self._intact_end, tail)
 
     # ------------------------------------------------------------------ write
     def append(self, header: dict[str, Any], data: np.ndarray) -> None:
@@ -295,13 +303,17 @@ class RunStore:
     def _scan(self) -> Iterator[tuple[dict[str, Any], np.ndarray, int]]:
         """Valid records of this campaign with their end offsets; fills :attr:`discarded`."""
         runs = self.path / "runs.bin"
-        self.discarded = {"damaged": 0, "damaged_bytes": 0, "foreign": 0, "invalid": 0}
+        n_cut, bytes_cut, cut = self._cut  # the torn tail open() cut is still a loss
+        self.discarded = {"damaged": n_cut, "damaged_bytes": bytes_cut, "foreign": 0,
+                          "invalid": 0}
+        self.damaged_indices = list(cut)
         try:
             raw = runs.read_bytes()
         except FileNotFoundError:
             return
         self._intact_end = 0
-        for header, data, end in scan_records(raw, self.n_columns, self.discarded):
+        for header, data, end in scan_records(raw, self.n_columns, self.discarded,
+                                              self.damaged_indices):
             self._intact_end = end
             verdict = self._valid(header, data)
             if verdict:
