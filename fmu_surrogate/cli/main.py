@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fmu-surrogate`` console script."""
+    from fmu_surrogate.fmu.runner.tempdirs import Terminated
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -127,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; finished runs are on disk, run the same command again to resume.",
               file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print("terminated by SIGTERM; finished runs are on disk and temporary files removed, "
+              "run the same command again to resume.", file=sys.stderr)
+        return int(exc.code)
     except Exception as exc:  # user errors are reported in one line, without a traceback
         if isinstance(exc, (FmuSurrogateError, ValueError, OSError)):
             print(f"fmu-surrogate: error: {exc}", file=sys.stderr)
