@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fmu_surrogate.fmu.runner.failures import classify
+from fmu_surrogate.fmu.runner.failures import _MAX_MESSAGE, classify
+from fmu_surrogate.fmu.runner.logs import read_bounded, start_log_keeper
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.runner.runs import RunnerConfig
@@ -226,6 +227,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     _keep_temporary_files_in(os.path.dirname(scratch_path))
     err_fd = 2
     echo = _BoundedEcho(err_fd)
+    start_log_keeper(err_fd)  # what the FMU prints itself: head and tail of each run stay
 
     time = np.ascontiguousarray(cfg.time, dtype=np.float64)
     ncol = cfg.n_columns
@@ -281,14 +283,10 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
             extra = ""
             if res.error is not None and log_pos is not None:
                 _flush_c_stdio()
-                try:
-                    with open(log_path, "rb") as f:
-                        f.seek(log_pos)
-                        text = f.read(1 << 16).decode("utf-8", "replace")
-                    # our own echo of the FMU log is already in the message
-                    extra = "\n".join(l for l in text.splitlines() if not l.startswith("[FMU "))
-                except OSError:
-                    pass
+                text = read_bounded(log_path, log_pos, head=_MAX_MESSAGE // 4,
+                                    tail=_MAX_MESSAGE // 2)
+                # our own echo of the FMU log is already in the message
+                extra = "\n".join(l for l in text.splitlines() if not l.startswith("[FMU "))
             kind, message = classify(res, time, threshold, extra_text=extra)
             n = res.n_done
             finished = _time.time()
