@@ -220,3 +220,24 @@ def test_damage_in_the_run_store_is_one_plain_line_with_the_runs_redone(faulty_f
     np.testing.assert_allclose(ds["x"].values, np.exp(-np.outer(np.arange(1, 11),
                                                                 ds["time"].values)),
                                rtol=0, atol=1e-14)  # exact steps of the fixture: rounding only
+
+
+def test_info_of_a_dataset_tells_fmu_failures_from_interrupted_runs(faulty_fmu, tmp_path,
+                                                                     capsys):
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset, save_dataset
+    from fmu_surrogate.fmu.model.loading import open_fmu
+
+    t = np.linspace(0.0, 1.0, 3)
+    recs = [RunRecord(0, values={"x": t}),
+            RunRecord(1, status="failed", failure_kind="crash", message="SIGSEGV"),
+            RunRecord(2, status="failed", failure_kind="interrupted", message="SIGTERM"),
+            RunRecord(3, status="failed", failure_kind="interrupted", message="SIGKILL")]
+    path = tmp_path / "d.nc"
+    save_dataset(records_to_dataset(recs, t, open_fmu(faulty_fmu), ["x"]), path)
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("faulty: 4 runs: 1 ok, 1 failed (crash: 1), 2 interrupted (the "
+                             "worker was stopped from outside, not by the FMU")
+    assert out[1] == "failures of the FMU:" and out[2].startswith("  crash: 1 run(s) (the worker")
+    assert out[3] == "not failures of the FMU (harvesting again simulates them again):"
+    assert out[4].startswith("  interrupted: 2 run(s) (the worker was stopped from outside")
