@@ -7,8 +7,9 @@ of megabytes) bounded:
 * :class:`LogKeeper`, a thread of the worker, frees the middle of the current run's output as it
   grows (``fallocate(PUNCH_HOLE)``: the file keeps its length, the middle reads as zeros and
   takes no memory in ``/dev/shm`` or space on disk), keeping the first :data:`LOG_HEAD` and the
-  last :data:`LOG_TAIL` bytes.  It looks every :data:`CHECK_INTERVAL` seconds, so the file holds
-  at most head + tail + :data:`PUNCH_MIN` plus what the FMU writes in that interval.
+  last :data:`LOG_TAIL` bytes.  It looks every :data:`CHECK_INTERVAL` seconds once the output
+  exceeds the head (every :data:`IDLE_INTERVAL` before), so the file holds at most head + tail +
+  :data:`PUNCH_MIN` plus what the FMU writes in such an interval.
 * :func:`read_bounded` reads only the head and the tail and says how many bytes it left out:
   reading a log never costs more than ``LOG_HEAD + LOG_TAIL`` bytes of memory.
 """
@@ -22,15 +23,17 @@ import sys
 import threading
 import time as _time
 
-__all__ = ["CHECK_INTERVAL", "LOG_HEAD", "LOG_TAIL", "PUNCH_MIN", "LogKeeper", "read_bounded",
-           "start_log_keeper"]
+__all__ = ["CHECK_INTERVAL", "IDLE_INTERVAL", "LOG_HEAD", "LOG_TAIL", "PUNCH_MIN", "LogKeeper",
+           "read_bounded", "start_log_keeper"]
 
 #: bytes kept from the start and from the end of a run's output
 LOG_HEAD = LOG_TAIL = 64 * 1024
 #: the middle is freed once it exceeds this many bytes
 PUNCH_MIN = 1 << 20
-#: seconds between two looks of :class:`LogKeeper` at the log
+#: seconds between two looks of :class:`LogKeeper` at a log that holds more than its head
 CHECK_INTERVAL = 0.005
+#: seconds between two looks at a log that holds less (the usual case: an FMU that is quiet)
+IDLE_INTERVAL = 0.025
 
 _PAGE = 4096
 _FALLOC_FL_KEEP_SIZE, _FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
@@ -112,8 +115,10 @@ class LogKeeper(threading.Thread):
             return
         punched = 0  # end of the hole made so far in the current output
         lo = -(-self.head // _PAGE) * _PAGE  # whole pages after the head
+        size = 0
         while True:
-            _time.sleep(self.interval)
+            # a quiet log is looked at less often (each look takes the worker's GIL)
+            _time.sleep(self.interval if size > lo else IDLE_INTERVAL)
             try:
                 size = os.fstat(self.fd).st_size
             except OSError:
