@@ -254,28 +254,20 @@ def damage_notice(store: RunStore, col: _Collector, todo: list) -> str:
     -------
     str
     """
-    d = store.discarded
-    n_damaged = d.get("damaged", 0)
-    if not (n_damaged or d.get("foreign") or d.get("invalid")):
+    dropped = store.discarded_text()
+    if not dropped:
         return ""
+    d = store.discarded
     known = store.damaged_indices
     lost = sorted({i for i in known if i is not None and 0 <= i < len(col.have)
                    and not col.have[i]})
     unknown = sum(i is None for i in known)
-    parts = []
-    if n_damaged:
-        parts.append(f"{n_damaged} damaged record(s) ({d.get('damaged_bytes', 0)} bytes, CRC or "
-                     f"framing broken)")
-    if d.get("foreign"):
-        parts.append(f"{d['foreign']} record(s) of another campaign")
-    if d.get("invalid"):
-        parts.append(f"{d['invalid']} record(s) that do not fit this campaign")
+
     def listed(runs: list[int]) -> str:
         return (" (" + ", ".join(str(i) for i in runs[:10]) + (", ..." if len(runs) > 10 else "")
                 + ")") if runs else ""
 
-    text = (f"{store.path}: dropped " + "; ".join(parts) + f"; kept {int(col.have.sum())} "
-            f"intact run(s); ")
+    text = f"{store.path}: {dropped}; kept {int(col.have.sum())} intact run(s); "
     if unknown or d.get("foreign") or d.get("invalid"):  # which runs they were is not known
         missing = [s.index for s in todo]
         text += (f"the {len(missing)} run(s) missing from the store will be simulated again"

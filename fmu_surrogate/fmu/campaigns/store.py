@@ -189,21 +189,6 @@ class RunStore:
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, path / "campaign.json")
 
-    @staticmethod
-    def _remove_dir(path: Path) -> None:
-        lock = path / "lock"
-        if lock.exists() and fcntl is not None:
-            fd = os.open(lock, os.O_RDWR)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                raise StoreLockedError(f"{path} is being written by another harvest process; "
-                                       f"wait for it to finish or use another output path.") \
-                    from None
-            os.close(fd)
-        shutil.rmtree(path)
-
     @classmethod
     def read_manifest(cls, path: str | os.PathLike) -> dict[str, Any] | None:
         """The manifest of the store at ``path``, or ``None`` if there is none (or unreadable)."""
@@ -322,7 +307,7 @@ class RunStore:
                 yield header, data, end
 
     def discarded_text(self) -> str:
-        """One sentence on what the last scan dropped ('' when nothing was)."""
+        """What the last scan dropped, as ``"dropped ..."`` ('' when nothing was)."""
         d = self.discarded
         parts = []
         if d.get("damaged"):
@@ -333,10 +318,7 @@ class RunStore:
         if d.get("invalid"):
             parts.append(f"{d['invalid']} record(s) whose run index or sample count do not fit "
                          f"this campaign")
-        if not parts:
-            return ""
-        return (f"{self.path}: discarded " + "; ".join(parts) + "; every intact record of this "
-                "campaign was kept and the discarded runs are simulated again.")
+        return "dropped " + "; ".join(parts) if parts else ""
 
     def read(self) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
         """All valid records in file order as ``(header, data)`` (a torn tail is skipped).
