@@ -340,7 +340,8 @@ class Campaign:
         consolidate = total``, ``consolidate = assemble + write``.  ``self.cpu_timings`` has the
         CPU seconds of this process (not of the workers) in the same phases, and those of the
         calling thread while writing (``write_main_thread``; the rest of ``write`` is the
-        compression, spread over threads).
+        compression, spread over threads).  ``self.notes`` holds the lines the call printed on
+        stderr: damage found in the run store, runs interrupted from outside.
         """
         return run_campaign(self, out, workers=workers, timeout=timeout, scheduler=scheduler,
                             progress=progress, backend=backend, overwrite=overwrite,
