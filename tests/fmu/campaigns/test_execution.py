@@ -100,7 +100,7 @@ def test_a_run_interrupted_by_sigterm_to_its_worker_is_redone_by_the_next_harves
     killer = threading.Thread(target=stop_first_worker)
     killer.start()
     camp = Campaign(faulty_fmu, parameters=plan, stop_time=1.0, step=0.01)
-    ds = camp.run(out, workers=1, timeout=60, progress=False, start_method="fork")
+    ds = camp.run(out, workers=1, timeout=60, progress=False, start_method="spawn")
     killer.join()
     assert list(ds["failure_kind"].values) == ["interrupted", ""]
     text = summarize(ds)

@@ -94,7 +94,8 @@ def test_an_fmu_flooding_stdout_keeps_a_bounded_log(faulty_fmu, monkeypatch):
     monkeypatch.setattr(pool_module, "spawn_worker", spawn_and_watch)
     got = {}
     watcher = threading.Thread(target=watch)
-    with harvest_space(), WorkerPool(cfg, workers=1, timeout=60, start_method="fork") as pool:
+    # spawned workers: the sampling thread runs while the crashed worker is replaced
+    with harvest_space(), WorkerPool(cfg, workers=1, timeout=60, start_method="spawn") as pool:
         pool.start()
         watcher.start()
         try:
