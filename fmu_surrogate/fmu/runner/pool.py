@@ -17,8 +17,10 @@ its own session with its own log file and none of the caller's open files.  The 
   as it is;
 * enforces a wall-clock timeout per run: a worker whose current run exceeds it is killed
   (SIGKILL) and respawned, the run is recorded as ``"timeout"``;
-* detects a worker that died (segfault, abort, OOM kill): the run is recorded as ``"crash"`` with
-  the signal name and the tail of the worker's output (stderr, the FMU's log messages);
+* detects a worker that died: a fault of the FMU (segfault, abort, ...) is recorded as
+  ``"crash"``, a worker stopped from outside (SIGTERM, SIGINT, SIGHUP, SIGKILL: a user, a batch
+  system, the OOM killer) as ``"interrupted"``, both with the signal name and the head and tail
+  of the worker's output (stderr, the FMU's log messages);
 * keeps partial data of killed/crashed runs: the backend writes every recorded row straight into a
   per-worker scratch file (memory-mapped) together with a row counter, which the parent reads
   after the worker is gone.
