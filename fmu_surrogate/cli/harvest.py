@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "EXIT_NO_RUN_SUCCEEDED",
     "add_harvest_arguments",
+    "dataset_info",
     "harvest_command",
     "parse_bounds_option",
     "parse_input_option",
@@ -251,6 +252,39 @@ def _fmu_reason(message: str) -> str:
         if "reason" in ln.lower():
             return ln
     return lines[0] if lines else ""
+
+
+def dataset_info(ds: Any) -> str:
+    """What ``fmu-surrogate info DATA.nc`` prints: the summary, then each failure kind with its
+    count and meaning, failures of the FMU apart from runs interrupted from outside.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+
+    Returns
+    -------
+    str
+    """
+    from collections import Counter
+
+    from fmu_surrogate.fmu.campaigns.campaign import summarize
+    from fmu_surrogate.fmu.dataset import FAILURE_KINDS, RERUN_KINDS
+
+    kinds = Counter(str(k) for k in ds["failure_kind"].values if str(k))
+    lines = [f"{ds.attrs.get('fmu_name', '?')}: {summarize(ds)}"]
+    fmu = sorted(k for k in kinds if k not in RERUN_KINDS)
+    outside = sorted(k for k in kinds if k in RERUN_KINDS)
+    if fmu:
+        lines.append("failures of the FMU:")
+        lines += [f"  {k}: {kinds[k]} run(s) ({FAILURE_KINDS.get(k, 'unknown kind')})"
+                  for k in fmu]
+    if outside:
+        lines.append("not failures of the FMU (harvesting again simulates them again):")
+        lines += [f"  {k}: {kinds[k]} run(s) ({FAILURE_KINDS.get(k, 'unknown kind')})"
+                  for k in outside]
+    return "\n".join(lines)
 
 
 def harvest_command(args: argparse.Namespace) -> int:

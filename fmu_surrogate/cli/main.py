@@ -26,6 +26,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    if Path(args.fmu).suffix.lower() in (".nc", ".nc4", ".h5"):  # a harvested dataset
+        from fmu_surrogate.cli.harvest import dataset_info
+        from fmu_surrogate.fmu.dataset import load_dataset
+
+        print(dataset_info(load_dataset(args.fmu)))
+        return 0
     from fmu_surrogate.fmu.model.loading import open_fmu
 
     print(open_fmu(args.fmu).describe())
@@ -65,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quick", action="store_true", help="smaller runs (used by the tests)")
     d.set_defaults(func=_cmd_demo)
 
-    i = sub.add_parser("info", help="list an FMU's variables by causality, states, defaults")
+    i = sub.add_parser("info", help="list an FMU's variables by causality, states, defaults; "
+                                    "of a dataset (.nc): its runs, failures by kind")
     i.add_argument("fmu", help="path of the .fmu file")
     i.set_defaults(func=_cmd_info)
 
@@ -120,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fmu-surrogate`` console script."""
+    from fmu_surrogate.fmu.runner.tempdirs import Terminated
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -127,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; finished runs are on disk, run the same command again to resume.",
               file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print("terminated by SIGTERM; finished runs are on disk and temporary files removed, "
+              "run the same command again to resume.", file=sys.stderr)
+        return int(exc.code)
     except Exception as exc:  # user errors are reported in one line, without a traceback
         if isinstance(exc, (FmuSurrogateError, ValueError, OSError)):
             print(f"fmu-surrogate: error: {exc}", file=sys.stderr)

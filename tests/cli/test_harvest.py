@@ -162,3 +162,82 @@ def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, cap
     monkeypatch.setattr(RunStore, "append_record", real)
     assert main(argv) == 0  # space freed: resumes, redoing only the 3 missing runs
     assert load_dataset(out).sizes["run"] == 5
+
+
+def _flip_bit_in_record(store, k: int, n: int) -> None:
+    """Flip one bit in the data of record ``k`` of ``n`` (records of ok runs differ in length
+    by a few header bytes only, so the middle of the k-th n-th of the file is inside it)."""
+    runs = store / "runs.bin"
+    raw = bytearray(runs.read_bytes())
+    rec = len(raw) // n
+    raw[k * rec + rec // 2] ^= 0x10
+    runs.write_bytes(bytes(raw))
+
+
+def test_damage_in_the_run_store_is_one_plain_line_with_the_runs_redone(faulty_fmu, tmp_path,
+                                                                        capsys):
+    import warnings
+
+    out, store = tmp_path / "d.nc", tmp_path / "d.nc.parts"
+    argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param",
+            "k=" + ",".join(str(k) for k in range(1, 11)), "-q", "--workers", "1",
+            "--keep-store"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a notice, not a Python warning
+        # 1. a bit of run 3's record (one worker: records in run order); the dataset is gone
+        out.unlink()
+        _flip_bit_in_record(store, 3, 10)
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 1 damaged record(s)" in err[0]
+        assert "kept 9 intact run(s); 1 run(s) lost with them will be simulated again (3)" \
+            in err[0]
+        # 2. the store now holds run 3's damaged record and its new one at the end: a bit of
+        # run 0's record costs run 0 only, though two damaged records are in the file
+        out.unlink()
+        _flip_bit_in_record(store, 0, 11)
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 2 damaged record(s)" in err[0]
+        assert "kept 9 intact run(s); 1 run(s) lost with them will be simulated again (0)" \
+            in err[0]
+        # 3. the last record: cut as a torn tail, and still counted
+        out.unlink()
+        runs = store / "runs.bin"
+        raw = bytearray(runs.read_bytes())
+        raw[-100] ^= 0x10
+        runs.write_bytes(bytes(raw))
+        assert main(argv) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "dropped 3 damaged record(s)" in err[0]
+        assert "1 run(s) lost with them will be simulated again (0)" in err[0]
+    ds = load_dataset(out)
+    np.testing.assert_allclose(ds["x"].values, np.exp(-np.outer(np.arange(1, 11),
+                                                                ds["time"].values)),
+                               rtol=0, atol=1e-14)  # exact steps of the fixture: rounding only
+
+
+def test_info_of_a_dataset_tells_fmu_failures_from_interrupted_runs(faulty_fmu, tmp_path,
+                                                                     capsys):
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset, save_dataset
+    from fmu_surrogate.fmu.model.loading import open_fmu
+
+    t = np.linspace(0.0, 1.0, 3)
+    recs = [RunRecord(0, values={"x": t}),
+            RunRecord(1, status="failed", failure_kind="crash", message="SIGSEGV"),
+            RunRecord(2, status="failed", failure_kind="interrupted", message="SIGTERM"),
+            RunRecord(3, status="failed", failure_kind="interrupted", message="SIGKILL")]
+    path = tmp_path / "d.nc"
+    save_dataset(records_to_dataset(recs, t, open_fmu(faulty_fmu), ["x"]), path)
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("faulty: 4 runs: 1 ok, 1 failed (crash: 1), 2 interrupted (the "
+                             "worker was stopped from outside, not by the FMU")
+    assert out[1] == "failures of the FMU:" and out[2].startswith("  crash: 1 run(s) (the worker")
+    assert out[3] == "not failures of the FMU (harvesting again simulates them again):"
+    assert out[4].startswith("  interrupted: 2 run(s) (the worker was stopped from outside")

@@ -14,6 +14,7 @@ import fmu_surrogate
 from fmu_surrogate.fmu.dataset import (
     FAILURE_KINDS,
     FORMAT_VERSION,
+    RERUN_KINDS,
     RunRecord,
     data_var_name,
     dataset_to_records,
@@ -212,7 +213,8 @@ def test_record_and_build_validation(info):
     with pytest.raises(ValueError, match="an ok run has failure_kind ''"):
         RunRecord(0, failure_kind="timeout")
     assert {"error_status", "exception", "non_finite", "exploding", "crash", "timeout",
-            "early_stop"} == set(FAILURE_KINDS)
+            "early_stop", "interrupted"} == set(FAILURE_KINDS)
+    assert RERUN_KINDS == {"interrupted"}  # not failures of the FMU
     with pytest.raises(ValueError, match="more than the 21 of the time grid"):
         records_to_dataset([RunRecord(0, values={"x": np.zeros(22)})], T, info, ["x"])
     with pytest.raises(ValueError, match="unique"):

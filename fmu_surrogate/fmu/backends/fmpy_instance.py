@@ -230,9 +230,8 @@ class FmpyBackend:
                 run_cs(self, start_values, inputs, time, lay, out, progress, res)
             else:
                 run_me(self, start_values, inputs, time, record, lay, out, progress, res)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+        except Exception as exc:  # noqa: BLE001 - a failing run is data; a signal's exception
+            # (KeyboardInterrupt, SystemExit, the harvest's SIGTERM) is not and ends the caller
             res.error = exc
             if getattr(exc, "status", None) == 4:  # fmi2Fatal / fmi3Fatal: only free is allowed
                 self._fatal = True

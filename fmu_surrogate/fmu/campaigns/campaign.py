@@ -340,7 +340,8 @@ class Campaign:
         consolidate = total``, ``consolidate = assemble + write``.  ``self.cpu_timings`` has the
         CPU seconds of this process (not of the workers) in the same phases, and those of the
         calling thread while writing (``write_main_thread``; the rest of ``write`` is the
-        compression, spread over threads).
+        compression, spread over threads).  ``self.notes`` holds the lines the call printed on
+        stderr: damage found in the run store, runs interrupted from outside.
         """
         return run_campaign(self, out, workers=workers, timeout=timeout, scheduler=scheduler,
                             progress=progress, backend=backend, overwrite=overwrite,
@@ -468,11 +469,18 @@ def harvest(
 
 
 def summarize(ds: xr.Dataset) -> str:
-    """One-line summary: runs ok / failed by kind."""
+    """One-line summary: runs ok / failed by kind / interrupted (not a failure of the FMU)."""
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS
+
     status = [str(s) for s in ds["status"].values]
     kinds = Counter(str(k) for k in ds["failure_kind"].values if str(k))
     n_ok = sum(s == "ok" for s in status)
-    text = f"{len(status)} runs: {n_ok} ok, {len(status) - n_ok} failed"
-    if kinds:
-        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) + ")"
+    fmu = {k: v for k, v in kinds.items() if k not in RERUN_KINDS}
+    n_redo = sum(v for k, v in kinds.items() if k in RERUN_KINDS)
+    text = f"{len(status)} runs: {n_ok} ok, {len(status) - n_ok - n_redo} failed"
+    if fmu:
+        text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(fmu.items())) + ")"
+    if n_redo:
+        text += (f", {n_redo} interrupted (the worker was stopped from outside, not by the FMU; "
+                 f"harvesting again simulates them again)")
     return text

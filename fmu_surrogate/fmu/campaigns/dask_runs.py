@@ -60,7 +60,7 @@ def _local_fmu(cfg: RunnerConfig, fmu_bytes: bytes | None) -> str:
 def _run_dask(scheduler: Any, cfg: RunnerConfig, specs: list[RunSpec], timeout: float | None,
               on_result: Callable[[RunResult], None], batch_size: int | None) -> None:
     try:
-        from distributed import Client, as_completed
+        from distributed import Client, KilledWorker, as_completed
     except ImportError:  # pragma: no cover - a dependency
         raise FMUError("scheduler= needs dask.distributed: pip install 'dask[distributed]'.") \
             from None
@@ -77,11 +77,32 @@ def _run_dask(scheduler: Any, cfg: RunnerConfig, specs: list[RunSpec], timeout: 
         blob = None if cfg.backend_module else client.scatter(Path(cfg.fmu_path).read_bytes(),
                                                               hash=False)
         cfg_f = client.scatter(cfg, hash=False)
-        futures = [client.submit(_dask_batch, cfg_f, b, timeout, blob, pure=False)
-                   for b in batches]
-        for fut in as_completed(futures):
-            for r in fut.result():
+        futures = {client.submit(_dask_batch, cfg_f, b, timeout, blob, pure=False): b
+                   for b in batches}
+        for fut in as_completed(list(futures)):
+            try:
+                results = fut.result()
+            except KilledWorker as exc:  # the Dask workers running it died: lost, not failed
+                results = [_lost(spec, cfg, exc) for spec in futures[fut]]
+            for r in results:
                 on_result(r)
     finally:
         if own:
             client.close()
+
+
+def _lost(spec: RunSpec, cfg: RunnerConfig, exc: Exception) -> RunResult:
+    """The result of a run whose Dask workers were lost (:class:`distributed.KilledWorker`)."""
+    import time
+
+    import numpy as np
+
+    tries = getattr(exc, "allowed_failures", 0) + 1
+    last = getattr(getattr(exc, "last_worker", None), "address", "?")
+    message = (f"the Dask workers running this run were lost ({tries} tries, the last on "
+               f"{last}): a worker died or left the cluster, not the FMU (it runs in a process "
+               f"of its own); the run is recorded as interrupted and a resumed harvest "
+               f"simulates it again")
+    now = time.time()
+    return RunResult(spec.index, "interrupted", message, 0, np.empty((0, cfg.n_columns)),
+                     float("nan"), now, now, 0)

@@ -1,6 +1,11 @@
 """Execution of a campaign: resume from the run store, simulate the missing runs in isolated
 workers (or on a Dask cluster), append every finished run to the store, consolidate the dataset
-and write it; with the timings of these phases."""
+and write it; with the timings of these phases.
+
+A finished dataset is never replaced without ``overwrite``: the output ``OUT`` is judged with the
+run store's lock held (every harvest writing ``OUT`` holds that lock), and the new dataset
+replaces ``OUT`` only if ``OUT`` is still the file judged then (absent, or the same file).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from fmu_surrogate.fmu.campaigns.dask_runs import _run_dask
+from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
 from fmu_surrogate.fmu.errors import ExperimentError, FMUError
 from fmu_surrogate.fmu.runner.pool import RunResult, WorkerPool
 from fmu_surrogate.fmu.runner.tempdirs import scratch_root
@@ -57,14 +63,14 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
     from fmu_surrogate.fmu.backends.native_loop import native_library
-    from fmu_surrogate.fmu.campaigns.store import RunStore, StoreMismatchError
-    from fmu_surrogate.fmu.dataset import load_dataset, save_dataset
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS, save_dataset
 
     _check_options(backend, workers, timeout, complevel, start_method)
     t_begin = _time.perf_counter()
     c_begin = _time.process_time()
     camp.timings = {}
     camp.cpu_timings = {}
+    camp.notes = []
     h = camp.campaign_hash
     tmpdir = None
     if out is None:
@@ -79,41 +85,50 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
         if not out.parent.is_dir():
             raise ExperimentError(f"the folder of the output path {out} does not exist; "
                                   f"create {out.parent} first.")
-        if out.exists():
-            old_hash = _dataset_hash(out)
-            if old_hash == h:
-                if store_path.exists():
-                    RunStore._remove_dir(store_path)
-                _say(progress, f"{out}: this campaign is already complete; loaded it.")
-                ds = load_dataset(out)
-                t = _time.perf_counter() - t_begin
-                camp.timings = {"prepare": t, "start": 0.0, "simulate": 0.0,
-                                "assemble": 0.0, "write": 0.0, "consolidate": 0.0,
-                                "total": t}
-                return ds
-            if not overwrite:
-                what = ("a dataset of a different campaign" if old_hash else
-                        "a file that is not a dataset of this campaign")
-                raise StoreMismatchError(
-                    f"{out} already exists and holds {what}; use another output path, or "
-                    f"--overwrite (overwrite=True) to replace it.")
+        # a first look, to refuse or finish early; the check that counts is made again under
+        # the store's lock below
+        if out.exists() and _judge_output(out, h, overwrite) and not store_path.exists():
+            return _complete(camp, out, progress, t_begin)
     cfg = camp.runner_config(backend)
     store = RunStore.open(store_path, camp._manifest(cfg), overwrite=overwrite,
                           recover=recover_store)
     pool = None
     try:
         col = _Collector(camp.n_runs, camp.time.shape[0], cfg.n_columns)
-        counts: Counter = Counter()
+        n_records = 0
         for hd, data in store.read():  # resumed runs (the latest record of a run wins)
-            col.add(int(hd["index"]), hd.get("kind", ""), hd.get("message", ""),
+            n_records += 1
+            index = int(hd["index"])
+            if hd.get("kind", "") in RERUN_KINDS:  # interrupted from outside: simulate again
+                col.have[index] = False
+                continue
+            col.add(index, hd.get("kind", ""), hd.get("message", ""),
                     float(hd.get("wall", float("nan"))), data)
-        if store.discarded_text():
-            import warnings
-
-            warnings.warn(store.discarded_text(), RuntimeWarning, stacklevel=2)
+        todo = [s for s in camp.runs if not col.have[s.index]]
+        # with the lock held, nobody else's harvest can write OUT: check it now, and refuse to
+        # replace it at the end if it changed in between (a writer that is not a harvest)
+        seen = None
+        if out is not None:
+            seen = _file_state(out)
+            try:
+                complete = seen is not None and _judge_output(out, h, overwrite)
+            except StoreMismatchError:
+                if not n_records:  # made by this call: leave nothing behind
+                    store.remove()
+                raise
+            if complete and not todo:
+                if keep_store:
+                    store.close()
+                else:
+                    store.remove()
+                return _complete(camp, out, progress, t_begin)
+        notice = damage_notice(store, col, todo)
+        if notice:
+            camp.notes.append(notice)
+            print(notice, file=sys.stderr)
+        counts: Counter = Counter()
         for k in col.kind[col.have]:
             counts[k] += 1
-        todo = [s for s in camp.runs if not col.have[s.index]]
         if todo and scheduler is None:
             n_workers = min(workers or os.cpu_count() or 1, len(todo))
             native_library()  # built here once, not by every worker; says so if it cannot be
@@ -162,10 +177,20 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
         m_write = _time.thread_time()
         if out is not None:
             try:
-                save_dataset(ds, out, complevel=complevel)
+                save_dataset(ds, out, complevel=complevel,
+                             before_replace=lambda: _unchanged(out, seen, store_path))
             except OSError as exc:
                 raise _storage_error(exc, out, store_path, camp.n_runs) from None
-        if keep_store and out is not None:
+        redo = int(np.isin(col.kind, list(RERUN_KINDS)).sum())
+        if redo and out is not None:  # the store keeps them for the next run of the command
+            notice = (f"{redo} run(s) were interrupted (their worker was stopped from outside, "
+                      f"not by the FMU); {out} holds them as failed runs of kind 'interrupted' "
+                      f"and {store_path} keeps every run: run the same command again to "
+                      f"simulate them again.")
+            camp.notes.append(notice)
+            print(notice, file=sys.stderr)
+            store.close()
+        elif keep_store and out is not None:
             store.close()
         else:
             store.remove()
@@ -186,6 +211,97 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
         if tmpdir is not None:
             tmpdir.cleanup()
     return ds
+
+
+def _judge_output(out: Path, campaign_hash: str, overwrite: bool) -> bool:
+    """Whether the existing file ``out`` is this campaign's dataset; raise when it is another
+    file and ``overwrite`` is false."""
+    old_hash = _dataset_hash(out)
+    if old_hash == campaign_hash:
+        return True
+    if not overwrite:
+        what = ("a dataset of a different campaign" if old_hash else
+                "a file that is not a dataset of this campaign")
+        raise StoreMismatchError(
+            f"{out} already exists and holds {what}; use another output path, or "
+            f"--overwrite (overwrite=True) to replace it.")
+    return False
+
+
+def _complete(camp: CampaignPlan, out: Path, progress: bool, t_begin: float) -> xr.Dataset:
+    """The dataset of a campaign that is already complete at ``out``."""
+    from fmu_surrogate.fmu.dataset import load_dataset
+
+    _say(progress, f"{out}: this campaign is already complete; loaded it.")
+    ds = load_dataset(out)
+    t = _time.perf_counter() - t_begin
+    camp.timings = {"prepare": t, "start": 0.0, "simulate": 0.0, "assemble": 0.0, "write": 0.0,
+                    "consolidate": 0.0, "total": t}
+    return ds
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int] | None:
+    """What identifies the file at ``path`` and its content (``None``: there is none)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _unchanged(out: Path, seen: tuple[int, int, int, int] | None, store_path: Path) -> None:
+    """Refuse to replace ``out`` when it is not the file that was checked under the lock."""
+    if _file_state(out) == seen:
+        return
+    now = "was created" if seen is None else ("was removed" if not out.exists() else
+                                              "was replaced or changed")
+    raise StoreMismatchError(
+        f"{out} {now} by another process while this harvest ran, so it is not replaced; every "
+        f"run of this harvest is kept in {store_path}: run the same command with --overwrite "
+        f"(overwrite=True) to replace {out}, or move it away first.")
+
+
+def damage_notice(store: RunStore, col: _Collector, todo: list) -> str:
+    """One line on what damage in the run store cost, or ``''`` when the store had none.
+
+    Counts the runs that are simulated again because their record was damaged (a damaged
+    record of a run that has an intact record too costs nothing) and names them.
+
+    Parameters
+    ----------
+    store : RunStore
+        The store after :meth:`RunStore.read`.
+    col : _Collector
+        The runs kept from the store.
+    todo : list of RunSpec
+        The runs that will be simulated.
+
+    Returns
+    -------
+    str
+    """
+    dropped = store.discarded_text()
+    if not dropped:
+        return ""
+    d = store.discarded
+    known = store.damaged_indices
+    lost = sorted({i for i in known if i is not None and 0 <= i < len(col.have)
+                   and not col.have[i]})
+    unknown = sum(i is None for i in known)
+
+    def listed(runs: list[int]) -> str:
+        return (" (" + ", ".join(str(i) for i in runs[:10]) + (", ..." if len(runs) > 10 else "")
+                + ")") if runs else ""
+
+    text = f"{store.path}: {dropped}; kept {int(col.have.sum())} intact run(s); "
+    if unknown or d.get("foreign") or d.get("invalid"):  # which runs they were is not known
+        missing = [s.index for s in todo]
+        text += (f"the {len(missing)} run(s) missing from the store will be simulated again"
+                 f"{listed(missing)}.")
+    else:
+        text += (f"{len(lost)} run(s) lost with them will be simulated again{listed(lost)}; "
+                 f"{len(todo)} run(s) to simulate in all.")
+    return text
 
 
 def _check_options(backend: str, workers: int | None, timeout: float | None, complevel: int,

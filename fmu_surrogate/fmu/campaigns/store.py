@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
 from fmu_surrogate.fmu.campaigns.store_records import (
+    damaged_stretch,
     encode_record,
     scan_records,
 )
@@ -89,7 +90,10 @@ class RunStore:
         #: what the last scan dropped: ``{"damaged": records, "damaged_bytes": bytes,
         #: "foreign": records of another campaign, "invalid": records that do not fit}``
         self.discarded: dict[str, int] = {}
+        #: run index of each damaged record whose header still reads (``None``: unreadable)
+        self.damaged_indices: list[int | None] = []
         self._intact_end = 0
+        self._cut: tuple[int, int, list[int | None]] = (0, 0, [])  # the torn tail open() cut
 
     # ------------------------------------------------------------------ open / create
     @classmethod
@@ -180,21 +184,6 @@ class RunStore:
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, path / "campaign.json")
 
-    @staticmethod
-    def _remove_dir(path: Path) -> None:
-        lock = path / "lock"
-        if lock.exists() and fcntl is not None:
-            fd = os.open(lock, os.O_RDWR)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                raise StoreLockedError(f"{path} is being written by another harvest process; "
-                                       f"wait for it to finish or use another output path.") \
-                    from None
-            os.close(fd)
-        shutil.rmtree(path)
-
     @classmethod
     def read_manifest(cls, path: str | os.PathLike) -> dict[str, Any] | None:
         """The manifest of the store at ``path``, or ``None`` if there is none (or unreadable)."""
@@ -223,6 +212,16 @@ class RunStore:
             raise StoreLockedError(
                 f"{self.path}: {who}; wait for it to finish (then run the command again to "
                 f"resume or reuse its result) or use another output path.") from None
+        try:
+            same = os.stat(self.path / "lock").st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the store was removed (a harvest that finished) while we waited
+            os.close(fd)
+            raise StoreLockedError(
+                f"{self.path}: another harvest process finished on this path and removed its "
+                f"run store just now; run the command again (it then finds that harvest's "
+                f"output) or use another output path.")
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
@@ -233,9 +232,13 @@ class RunStore:
             return
         for _ in self._scan():
             pass
-        if self._intact_end < runs.stat().st_size:  # cut only the torn tail
+        size = runs.stat().st_size
+        if self._intact_end < size:  # cut only the torn tail; later scans still count it
             with open(runs, "r+b") as f:
+                f.seek(self._intact_end)
+                tail = damaged_stretch(f.read(), 0, size - self._intact_end)
                 f.truncate(self._intact_end)
+            self._cut = (len(tail), size - self._intact_end, tail)
 
     # ------------------------------------------------------------------ write
     def append(self, header: dict[str, Any], data: np.ndarray) -> None:
@@ -280,13 +283,17 @@ class RunStore:
     def _scan(self) -> Iterator[tuple[dict[str, Any], np.ndarray, int]]:
         """Valid records of this campaign with their end offsets; fills :attr:`discarded`."""
         runs = self.path / "runs.bin"
-        self.discarded = {"damaged": 0, "damaged_bytes": 0, "foreign": 0, "invalid": 0}
+        n_cut, bytes_cut, cut = self._cut  # the torn tail open() cut is still a loss
+        self.discarded = {"damaged": n_cut, "damaged_bytes": bytes_cut, "foreign": 0,
+                          "invalid": 0}
+        self.damaged_indices = list(cut)
         try:
             raw = runs.read_bytes()
         except FileNotFoundError:
             return
         self._intact_end = 0
-        for header, data, end in scan_records(raw, self.n_columns, self.discarded):
+        for header, data, end in scan_records(raw, self.n_columns, self.discarded,
+                                              self.damaged_indices):
             self._intact_end = end
             verdict = self._valid(header, data)
             if verdict:
@@ -295,7 +302,7 @@ class RunStore:
                 yield header, data, end
 
     def discarded_text(self) -> str:
-        """One sentence on what the last scan dropped ('' when nothing was)."""
+        """What the last scan dropped, as ``"dropped ..."`` ('' when nothing was)."""
         d = self.discarded
         parts = []
         if d.get("damaged"):
@@ -306,10 +313,7 @@ class RunStore:
         if d.get("invalid"):
             parts.append(f"{d['invalid']} record(s) whose run index or sample count do not fit "
                          f"this campaign")
-        if not parts:
-            return ""
-        return (f"{self.path}: discarded " + "; ".join(parts) + "; every intact record of this "
-                "campaign was kept and the discarded runs are simulated again.")
+        return "dropped " + "; ".join(parts) if parts else ""
 
     def read(self) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
         """All valid records in file order as ``(header, data)`` (a torn tail is skipped).
@@ -333,9 +337,9 @@ class RunStore:
             self._lock_fd = None
 
     def remove(self) -> None:
-        """Close and delete the store directory."""
-        self.close()
+        """Delete the store directory, then close it (the lock is held until it is gone)."""
         shutil.rmtree(self.path, ignore_errors=True)
+        self.close()
 
     def __enter__(self) -> Self:
         return self

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_record", "encode_record", "is_record", "scan_records"]
+__all__ = ["damaged_stretch", "decode_record", "encode_record", "is_record",
+           "scan_records"]
 
 _MAGIC = b"FSR1"
 _HEAD = struct.Struct("<4sIQ")
@@ -46,14 +47,26 @@ def is_record(msg: bytes | memoryview) -> bool:
     return bytes(msg[:4]) == _MAGIC
 
 
-def scan_records(raw: bytes, n_columns: int,
-                 discarded: dict[str, int]) -> Iterator[tuple[Any, np.ndarray, int]]:
+def scan_records(raw: bytes, n_columns: int, discarded: dict[str, int],
+                 damaged_indices: list[int | None] | None = None,
+                 ) -> Iterator[tuple[Any, np.ndarray, int]]:
     """Every intact record of ``raw`` as ``(header, data, end offset)``, in file order.
 
     A damaged record is skipped by resynchronising at the next magic whose record is intact; it
     and a torn tail are counted in ``discarded["damaged"]`` and ``discarded["damaged_bytes"]``.
+    A damaged stretch holds one record per magic in it (the first one's may be the damage).
+    ``damaged_indices`` receives the run index of each damaged record whose header still reads
+    (``None`` for those whose header is damaged too).
     A record whose data does not fit ``n_columns`` comes with an empty ``data``.
     """
+    lost = damaged_indices if damaged_indices is not None else []
+
+    def damaged(start: int, stop: int) -> None:
+        indices = damaged_stretch(raw, start, stop)
+        discarded["damaged"] += len(indices)
+        discarded["damaged_bytes"] += stop - start
+        lost.extend(indices)
+
     mv = memoryview(raw)
     pos, size = 0, len(raw)
     last_end = 0
@@ -65,15 +78,42 @@ def scan_records(raw: bytes, n_columns: int,
                 nxt = raw.find(_MAGIC, nxt + 1)
             if nxt == -1:
                 break  # a torn tail (or damage up to the end)
-            discarded["damaged"] += 1
-            discarded["damaged_bytes"] += nxt - pos
+            damaged(pos, nxt)
             pos = nxt
             continue
         last_end = pos = parsed[2]
         yield parsed
     if last_end < size:  # a torn tail (a run killed mid-write) or damage up to the end
-        discarded["damaged"] += 1
-        discarded["damaged_bytes"] += size - last_end
+        damaged(last_end, size)
+
+
+def damaged_stretch(raw: bytes, start: int, stop: int) -> list[int | None]:
+    """The records of the damaged stretch ``raw[start:stop]`` (which starts where a record
+    should): one per magic in it, the first one's may be the damage; for each its run index
+    when its header still reads, else ``None``."""
+    mv = memoryview(raw)
+    starts = [start]
+    at = raw.find(_MAGIC, start + 1, stop)
+    while at != -1:
+        starts.append(at)
+        at = raw.find(_MAGIC, at + 1, stop)
+    return [_index_at(mv, p, stop) for p in starts]
+
+
+def _index_at(mv: memoryview, pos: int, stop: int) -> int | None:
+    """The run index in the header of the (damaged) record at ``pos``, if its header reads."""
+    if pos + _HEAD.size > stop:
+        return None
+    magic, hl, _dl = _HEAD.unpack_from(mv, pos)
+    h0 = pos + _HEAD.size
+    if magic != _MAGIC or h0 + hl > stop:
+        return None
+    try:
+        header = json.loads(bytes(mv[h0:h0 + hl]).decode("utf-8"))
+    except ValueError:
+        return None
+    index = header.get("index") if isinstance(header, dict) else None
+    return index if isinstance(index, int) else None
 
 
 def _parse_at(raw: bytes, mv: memoryview, pos: int, size: int,

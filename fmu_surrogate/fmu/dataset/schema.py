@@ -28,11 +28,21 @@ FAILURE_KINDS: dict[str, str] = {
     "non_finite": "the FMU returned NaN or inf values (diverged without reporting an error)",
     "exploding": "the FMU returned finite but exploding values (beyond the campaign's bound, e.g. "
                  "1e104 from a diverged co-simulation step)",
-    "crash": "the worker process died (segmentation fault, abort, killed by the OS)",
+    "crash": "the worker process died of a fault of the FMU (segmentation fault, abort, bus "
+             "error, an exit in the model code)",
     "timeout": "the run exceeded its wall-clock time limit (the FMU hangs or is too slow)",
     "early_stop": "the FMU ended the run before the stop time without an error (the recorded "
                   "samples up to that point are kept)",
+    "interrupted": "the worker was stopped from outside during the run (SIGTERM, SIGINT, SIGHUP "
+                   "from a user or a batch system, SIGKILL from the out-of-memory killer or a "
+                   "user) or lost; not a failure of the FMU: running the same harvest again "
+                   "simulates the run again",
 }
+
+#: Failure kinds that say nothing about the FMU: the run did not end by itself, and a resumed
+#: harvest simulates it again.  Datasets written before this kind existed have none of them
+#: (a worker killed from outside was then recorded as ``"crash"``).
+RERUN_KINDS: frozenset[str] = frozenset({"interrupted"})
 
 _PER_RUN = ("status", "failure_kind", "message", "n_samples", "wall_time", "signal")
 _SIGNAL_DIM = "signal_set"

@@ -5,6 +5,7 @@ format's own layout, through xarray otherwise."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,8 @@ __all__ = ["save_dataset"]
 
 
 def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
-                 threads: int | None = None) -> Path:
+                 threads: int | None = None,
+                 before_replace: Callable[[], None] | None = None) -> Path:
     """Write ``ds`` to ``path`` atomically (``path + ".part"``, then ``os.replace``).
 
     The (run, time) float variables are stored in chunks of whole runs (about 1 MB) and, unless
@@ -37,6 +39,9 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
         Threads compressing the (run, time) variables (default: one per CPU; 1 = HDF5's own
         serial compression through xarray).  Either way the file holds the same values with
         the same filters.
+    before_replace : callable, optional
+        Called once the new file is complete, just before it replaces ``path``; an exception it
+        raises leaves ``path`` as it was (the new file is removed) and propagates.
 
     Returns
     -------
@@ -75,6 +80,8 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
                         enc.update(zlib=True, complevel=int(complevel), shuffle=True)
                     encoding[k] = enc
             ds.to_netcdf(part, engine="h5netcdf", encoding=encoding)
+        if before_replace is not None:
+            before_replace()
         os.replace(part, path)
     finally:
         if part.exists():

@@ -17,8 +17,10 @@ its own session with its own log file and none of the caller's open files.  The 
   as it is;
 * enforces a wall-clock timeout per run: a worker whose current run exceeds it is killed
   (SIGKILL) and respawned, the run is recorded as ``"timeout"``;
-* detects a worker that died (segfault, abort, OOM kill): the run is recorded as ``"crash"`` with
-  the signal name and the tail of the worker's output (stderr, the FMU's log messages);
+* detects a worker that died: a fault of the FMU (segfault, abort, ...) is recorded as
+  ``"crash"``, a worker stopped from outside (SIGTERM, SIGINT, SIGHUP, SIGKILL: a user, a batch
+  system, the OOM killer) as ``"interrupted"``, both with the signal name and the head and tail
+  of the worker's output (stderr, the FMU's log messages);
 * keeps partial data of killed/crashed runs: the backend writes every recorded row straight into a
   per-worker scratch file (memory-mapped) together with a row counter, which the parent reads
   after the worker is gone.
@@ -69,6 +71,10 @@ __all__ = [
 ]
 
 START_METHODS = ("auto", "fork", "spawn")
+
+#: signals that stop a worker from outside (not a fault of the FMU): its run is "interrupted"
+_OUTSIDE_SIGNALS = frozenset(getattr(_signal, n) for n in ("SIGKILL", "SIGTERM", "SIGINT",
+                                                          "SIGHUP") if hasattr(_signal, n))
 
 
 class WorkerPool:
@@ -291,13 +297,17 @@ class WorkerPool:
                            f"({_signal_name(rc)}); output:\n{w.log_tail()}")
         if w.queue:
             spec = w.queue.popleft()
-            if rc is not None and -rc in (_signal.SIGKILL, _signal.SIGTERM):
-                head = (f"worker killed by {_signal.Signals(-rc).name} (outside the FMU? the "
-                        f"out-of-memory killer or a user); the run is recorded as a crash")
+            if rc is not None and -rc in _OUTSIDE_SIGNALS:
+                kind = "interrupted"
+                head = (f"the worker was stopped by {_signal.Signals(-rc).name} from outside "
+                        f"(a user, a batch system or the out-of-memory killer), not by the FMU; "
+                        f"the run is recorded as interrupted and a resumed harvest simulates it "
+                        f"again")
             else:
+                kind = "crash"
                 head = (f"the worker process died during the run: {_signal_name(rc)}; the FMU "
                         f"crashed (native fault in the model code)")
-            res = w.failure_from_scratch(spec, "crash", head, w.started_wall,
+            res = w.failure_from_scratch(spec, kind, head, w.started_wall,
                                          w.run_started, self._time)
             pending.extendleft(reversed(w.queue))
             w.queue.clear()

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from fmu_surrogate.fmu.runner.failures import _trim
+from fmu_surrogate.fmu.runner.logs import read_bounded
 from fmu_surrogate.fmu.runner.runs import RunnerConfig, RunResult, RunSpec
 from fmu_surrogate.fmu.runner.worker import _flush_c_stdio, _forked_main, _open_scratch
 
@@ -103,14 +104,12 @@ class _Worker:
             self.log.close()
 
     def log_tail(self, limit: int = 3000) -> str:
-        """What the worker wrote to its log since the start of its current run (trimmed)."""
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(self.log_offset)
-                text = f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        return _trim(text, limit)
+        """What the worker wrote to its log since the start of its current run: its head and
+        tail, about ``limit`` characters, and how many bytes were left out between them (never
+        more than that is read)."""
+        text = read_bounded(self.log_path, self.log_offset, head=limit // 3,
+                            tail=limit - limit // 3)
+        return _trim(text, limit + 100)  # room for the line that counts the bytes left out
 
     def failure_from_scratch(self, spec: RunSpec, kind: str, head: str, started_wall: float,
                              started_mono: float, time: np.ndarray) -> RunResult:
@@ -147,7 +146,10 @@ def spawn_worker(config: RunnerConfig, folder: str, slot: int, fork: bool) -> _W
     w.header[1] = -1
     w.log_path = os.path.join(folder, f"worker-{slot}.log")
     w.log = open(w.log_path, "ab")  # noqa: SIM115 - stays open as the worker's stdout
-    w.log_offset = w.log.tell()
+    # a replacement starts with an empty log: the worker empties it at the start of each run,
+    # so an offset past the dead worker's output would point past the new worker's first run
+    w.log.truncate(0)
+    w.log_offset = 0
     parent_sock, child_sock = socket.socketpair()
     if fork:
         w.proc = _fork(config, child_sock, w)

@@ -30,7 +30,8 @@ from typing import Any, TypeVar
 _F = TypeVar("_F", bound=Callable[..., Any])
 from pathlib import Path
 
-__all__ = ["ENV", "harvest_space", "in_harvest_space", "parents", "remove_stale", "scratch_root"]
+__all__ = ["ENV", "Terminated", "harvest_space", "in_harvest_space", "parents", "remove_stale",
+           "scratch_root"]
 
 #: environment variable naming the current harvest's folder (inherited by workers)
 ENV = "FMU_SURROGATE_TMP"
@@ -108,6 +109,17 @@ class _Terminated(BaseException):
     """SIGTERM during a harvest (raised in the main thread so that cleanup runs)."""
 
 
+class Terminated(SystemExit):
+    """The harvest ended on SIGTERM, after its cleanup; exit status 143 (128 + SIGTERM).
+
+    The finished runs are in the run store: the same harvest resumes them.  The CLI reports
+    it in one line, as it reports Ctrl-C.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(128 + signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def harvest_space() -> Iterator[Path]:
     """The folder of one harvest; removed with everything in it when the block ends.
@@ -137,7 +149,7 @@ def harvest_space() -> Iterator[Path]:
     try:
         yield path
     except _Terminated:
-        raise SystemExit(128 + signal.SIGTERM) from None
+        raise Terminated() from None
     finally:
         if main:
             signal.signal(signal.SIGTERM, old_handler)

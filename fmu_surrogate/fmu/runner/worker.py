@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fmu_surrogate.fmu.runner.failures import classify
+from fmu_surrogate.fmu.runner.failures import _MAX_MESSAGE, classify
+from fmu_surrogate.fmu.runner.logs import read_bounded, start_log_keeper
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.runner.runs import RunnerConfig
@@ -40,6 +41,23 @@ def _set_pdeathsig() -> None:
         libc.prctl(1, _signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def _default_signals() -> None:
+    """Let SIGTERM, SIGINT (and SIGHUP unless ignored) end this worker by their default action.
+
+    A forked worker inherits the parent's Python handlers: the harvest turns SIGTERM into an
+    exception so that it can clean up, and in a worker that exception would be raised inside
+    the FMU call, recorded as a failure of the run, and the worker would go on (or, inside the
+    FMU's C code, never run at all).  With the default action a worker told to stop dies by the
+    signal at once, and the parent records its run as interrupted.
+    """
+    sigs = [_signal.SIGTERM, _signal.SIGINT]
+    if hasattr(_signal, "SIGHUP") and _signal.getsignal(_signal.SIGHUP) is not _signal.SIG_IGN:
+        sigs.append(_signal.SIGHUP)  # a harvest started under nohup keeps its workers too
+    for sig in sigs:
+        with contextlib.suppress(ValueError, OSError):
+            _signal.signal(sig, _signal.SIG_DFL)
 
 
 def _flush_c_stdio() -> None:
@@ -63,6 +81,7 @@ def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
 def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by the tests)
     """Entry point of a spawned worker: ``python -c '...; _worker_main()' FD PARENT_PID``."""
     _set_pdeathsig()
+    _default_signals()
     fd, parent = int(sys.argv[1]), int(sys.argv[2])
     if os.getppid() != parent:  # parent already gone before prctl took effect
         os._exit(0)
@@ -94,6 +113,7 @@ def _forked_main(sock_fd: int, log_fd: int, parent: int, cfg: RunnerConfig,
         if faulthandler.is_enabled():  # its fd belongs to the parent
             faulthandler.disable()
         os.setsid()
+        _default_signals()
         _set_pdeathsig()
         if os.getppid() != parent:
             os._exit(0)
@@ -207,6 +227,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
     _keep_temporary_files_in(os.path.dirname(scratch_path))
     err_fd = 2
     echo = _BoundedEcho(err_fd)
+    start_log_keeper(err_fd)  # what the FMU prints itself: head and tail of each run stay
 
     time = np.ascontiguousarray(cfg.time, dtype=np.float64)
     ncol = cfg.n_columns
@@ -262,14 +283,10 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
             extra = ""
             if res.error is not None and log_pos is not None:
                 _flush_c_stdio()
-                try:
-                    with open(log_path, "rb") as f:
-                        f.seek(log_pos)
-                        text = f.read(1 << 16).decode("utf-8", "replace")
-                    # our own echo of the FMU log is already in the message
-                    extra = "\n".join(l for l in text.splitlines() if not l.startswith("[FMU "))
-                except OSError:
-                    pass
+                text = read_bounded(log_path, log_pos, head=_MAX_MESSAGE // 4,
+                                    tail=_MAX_MESSAGE // 2)
+                # our own echo of the FMU log is already in the message
+                extra = "\n".join(l for l in text.splitlines() if not l.startswith("[FMU "))
             kind, message = classify(res, time, threshold, extra_text=extra)
             n = res.n_done
             finished = _time.time()

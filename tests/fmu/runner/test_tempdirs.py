@@ -71,13 +71,18 @@ def test_sigterm_and_sigint_remove_the_harvest_folder(faulty_fmu, tmp_path, sig,
     time.sleep(0.3)
     proc.send_signal(sig)
     try:
-        proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:  # show where it stuck: faulthandler dumps on SIGABRT
         proc.send_signal(signal.SIGABRT)
         _, err = proc.communicate(timeout=30)
         pytest.fail(f"the harvest did not end 30 s after {sig!r}; its threads:\n"
                     f"{err.decode(errors='replace')[-6000:]}")
     assert proc.returncode == status
+    # one line saying what happened and how to go on, as for Ctrl-C, and no traceback
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    what = "terminated by SIGTERM" if sig == signal.SIGTERM else "interrupted"
+    assert lines[0].startswith(what) and "run the same command again to resume" in lines[0]
     assert root.is_dir() and not list(root.iterdir())
     assert not _ours(proc.pid)
     # the store keeps what it had: running the same command again resumes (nothing to redo

@@ -6,6 +6,7 @@ from sklearn.base import clone
 
 from fmu_surrogate.benchmarks import duffing
 from fmu_surrogate.identify.laws.gp_rvm import GPRVM
+from fmu_surrogate.identify.laws.library import unit_scales
 from fmu_surrogate.identify.laws.rvm import RVM, RVMInputError
 
 
@@ -124,9 +125,22 @@ def test_unit_invariance_exact():
     scale = np.array([1, 1, 1, 1, 1e3, 1])
     b = GPRVM().fit(P * scale, y, x)
     np.testing.assert_array_equal(a.active_, b.active_)
-    # rounding only: measured 8e-14
-    np.testing.assert_allclose(b.coef_ * scale, a.coef_, rtol=1e-10)
-    assert b.noise_variance_ == pytest.approx(a.noise_variance_, rel=1e-10)
+    # The fit sees the same scaled design up to rounding (1e3 is not a power of two), so the two
+    # fits differ by rounding amplified by the conditioning of what they compute.  The noise
+    # variance (like sf2 and ell) is the minimiser of the M-step's Q2: a minimum of a smooth
+    # function is located only to δz ≈ sqrt(2 u |f| / f''), i.e. to about sqrt(u) = 1.5e-8 in
+    # the log-parameters when the objective carries rounding u (|f| / f'' of order one), whatever
+    # the optimiser.  The coefficients solve H mu = g with H, g smooth in those parameters:
+    # relative change <= cond(H) * sqrt(u), cond(H) from the posterior covariance (H^-1 in the
+    # fit's unit-scaled columns).  Measured (OpenBLAS, OMP_NUM_THREADS=1 / 2): noise variance
+    # 2.1e-8 / 8e-11, coefficients 6e-12 / 1.7e-11; the bounds: 4 sqrt(u) = 6e-8 for the noise
+    # variance, cond(H) sqrt(u) (cond(H) = 11 here, so 1.6e-7) for the coefficients.
+    sqrt_u = np.sqrt(np.finfo(float).eps)
+    act = np.flatnonzero(a.active_)
+    s = unit_scales(P)[act]
+    cond_h = np.linalg.cond(a.coef_cov_[np.ix_(act, act)] * np.outer(s, s))
+    np.testing.assert_allclose(b.coef_ * scale, a.coef_, rtol=cond_h * sqrt_u)
+    assert b.noise_variance_ == pytest.approx(a.noise_variance_, rel=4 * sqrt_u)
 
 
 def test_degenerate_inputs_give_documented_results():
