@@ -39,6 +39,8 @@ static double quad_w(const double *P, const double *x, const double *u)
 
 fmi2Status model_initialize(ModelInstance *c)
 {
+    int i;
+    for (i = 0; i < NX; i++) c->d.r[SUR_VR_X0 + i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
     c->d.sur_h0 = hamiltonian(xs(c));
     return fmi2OK;
 }

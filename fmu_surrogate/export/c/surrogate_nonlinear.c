@@ -197,6 +197,8 @@ static int consistent(ModelInstance *c, double *x, const double *u)
 fmi2Status model_initialize(ModelInstance *c)
 {
     double *x = &c->d.r[SUR_VR_X0];
+    int i;
+    for (i = 0; i < NX; i++) x[i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
 #if SUR_NA > 0
     {
         double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];

@@ -62,7 +62,8 @@ def _identifier(system: Any, model_name: str | None) -> str:
 
 
 def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | str = 2,
-               model_name: str | None = None, step: float | None = None) -> Path:
+               model_name: str | None = None, step: float | None = None,
+               x0: Any = None) -> Path:
     """Compile a pH surrogate into a standalone FMU.
 
     Parameters
@@ -82,6 +83,10 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         ``ceil(H / step)`` equal sub-steps (default: one step per communication step, as
         ``ph.simulate`` on the communication grid).  Linear surrogates step exactly for any
         communication step and ignore it.  Written as the default experiment's step size.
+    x0 : array_like, shape (n,), optional
+        Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
+        (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
+        the FMU starts from them).  Default zero.
 
     Returns
     -------
@@ -93,7 +98,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     ------
     ExportError
         NaN or infinite entries, a singular ``E``, an effort that cannot be exported, a bad
-        ``fmi_version``, or a model description that does not validate.
+        ``fmi_version``, an ``x0`` of the wrong shape or not finite, or a model description
+        that does not validate.
     SurrogateFileError
         ``surrogate`` is a file that cannot be read.
     FMUBuildError
@@ -114,6 +120,11 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     if step is not None and not (np.isfinite(step) and step > 0):
         raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
     check_finite(system)
+    if x0 is not None:
+        x0 = np.asarray(x0, dtype=float)
+        if x0.shape != (system.n_states,) or not np.all(np.isfinite(x0)):
+            raise ExportError(f"x0 must be {system.n_states} finite numbers (one per state), got "
+                              f"shape {x0.shape}.")
     from fmu_surrogate.ph import LinearPH
 
     if isinstance(system, LinearPH) and not is_exact_linear(system):
@@ -124,7 +135,7 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
     data = surrogate_data(system, step=step)
-    spec = surrogate_spec(system, identifier, step=step)
+    spec = surrogate_spec(system, identifier, step=step, x0=x0)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)
     with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:

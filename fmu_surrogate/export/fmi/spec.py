@@ -2,23 +2,27 @@
 generated C header with the surrogate's data (``surrogate_data.h``).
 
 Variables, in value-reference order (all Real): the input ports, the output ports, ``H`` and
-``energy_residual`` (when the surrogate has a Hamiltonian), the states, the derivatives of the
-differential states, ``energy_dissipated``, ``energy_supplied`` and their derivatives.  The value
-references the C code needs are ``#define``\\ d from the same list, so the XML and the binary
-cannot disagree.
+``energy_residual`` (when the surrogate has a Hamiltonian), the parameters ``x_start[i]`` (the
+initial state, settable before initialisation), the states (calculated from ``x_start``), the
+derivatives of the differential states, ``energy_dissipated``, ``energy_supplied`` and their
+derivatives.  The value references the C code needs are ``#define``\\ d from the same list, so
+the XML and the binary cannot disagree.  Outputs and derivatives declare their true dependencies
+(:mod:`fmu_surrogate.export.fmi.structure`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError, effort_c_source
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
+from fmu_surrogate.export.fmi.structure import Sparsity, linear_sparsity, nonlinear_sparsity
 from fmu_surrogate.export.names import exported_names
 
-__all__ = ["is_exact_linear", "surrogate_data", "surrogate_spec"]
+__all__ = ["is_exact_linear", "linear_matrices", "surrogate_data", "surrogate_spec"]
 
 #: singular values of E below this (relative) make a state algebraic
 _E_RCOND = 1e-12
@@ -57,7 +61,42 @@ def _has_h(system: Any) -> bool:
     return is_exact_linear(system) or bool(system.has_hamiltonian)
 
 
-def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -> ModelSpec:
+def _start_name(i: int) -> str:
+    return f"x_start[{i + 1}]"
+
+
+def _sparsity(system: Any) -> Sparsity:
+    if is_exact_linear(system):
+        return linear_sparsity(linear_matrices(system))
+    return nonlinear_sparsity(system, *_algebraic(system))
+
+
+def _with_dependencies(v: list[Var], system: Any, names: dict[str, dict[str, str]],
+                       cols_d: np.ndarray) -> list[Var]:
+    """``v`` with the ``<ModelStructure>`` dependencies of its unknowns (:mod:`.structure`)."""
+    sp = _sparsity(system)
+    ins, outs, sts = (list(names[g].values()) for g in ("inputs", "outputs", "states"))
+    energies = ("energy_dissipated", "energy_supplied")
+
+    def deps(mx: np.ndarray, mu: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        us = tuple(ins[k] for k in np.flatnonzero(mu))
+        return (tuple(sts[j] for j in np.flatnonzero(mx)) + us,
+                tuple(_start_name(j) for j in np.flatnonzero(mx)) + us)
+
+    table = {outs[i]: deps(sp.y_x[i], sp.y_u[i]) for i in range(len(outs))}
+    table.update({f"der({sts[j]})": deps(sp.dx_x[k], sp.dx_u[k]) for k, j in enumerate(cols_d)})
+    table.update({sts[j]: ((), (_start_name(j),)) for j in cols_d})
+    table["H"] = deps(sp.h_x, sp.h_u)
+    table["energy_residual"] = (table["H"][0] + energies, table["H"][1] + energies)
+    table["der(energy_dissipated)"] = deps(sp.diss_x, sp.diss_u)
+    table["der(energy_supplied)"] = deps(sp.supp_x, sp.supp_u)
+    return [replace(var, dependencies=table[var.name][0],
+                    initial_dependencies=table[var.name][1]) if var.name in table else var
+            for var in v]
+
+
+def surrogate_spec(system: Any, identifier: str, *, step: float | None = None,
+                   x0: Any = None) -> ModelSpec:
     """The :class:`ModelSpec` of an exported surrogate.
 
     Parameters
@@ -68,6 +107,8 @@ def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -
         ``modelIdentifier`` (a C identifier).
     step : float, optional
         Internal step of the scheme (written as the default experiment's step size).
+    x0 : array_like, shape (n,), optional
+        Initial state: the start values of the parameters ``x_start[i]`` (default zero).
 
     Returns
     -------
@@ -76,6 +117,7 @@ def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -
     names = exported_names(system)
     n, m = system.n_states, system.n_inputs
     ins, outs, sts = (list(names[g].values()) for g in ("inputs", "outputs", "states"))
+    x_init = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(n)
     exact = is_exact_linear(system)
     cols_d = np.arange(n) if exact else np.setdiff1d(np.arange(n), _algebraic(system)[1])
     u_units, y_units = _units(system, "inputs", m), _units(system, "outputs", m)
@@ -94,9 +136,14 @@ def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -
         v += [Var("H", "output", description="Hamiltonian H(x) (stored energy)"),
               Var("energy_residual", "output",
                   description="H(x) - H(x_init) + dissipated - supplied (0 for an exact balance)")]
-    x0 = len(v)
+    xs0 = len(v)
     algebraic = set(range(n)) - set(cols_d.tolist())
-    v += [Var(sts[i], "local", "continuous", 0.0, unit=x_units[i],
+    v += [Var(_start_name(i), "parameter", "fixed", float(x_init[i]), unit=x_units[i],
+              description=f"initial value of {sts[i]}"
+              + (" (a guess: made consistent with the inputs)" if i in algebraic else ""))
+          for i in range(n)]
+    x0_vr = len(v)
+    v += [Var(sts[i], "local", "continuous", unit=x_units[i],
               description=orig("states", i, "algebraic state" if i in algebraic
                                else f"state {i + 1}")) for i in range(n)]
     dx0 = len(v)
@@ -109,6 +156,7 @@ def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -
               description="dissipated power z^T R z"),
           Var("der(energy_supplied)", derivative="energy_supplied",
               description="supplied power y^T u")]
+    v = _with_dependencies(v, system, names, cols_d)
     changed = [f"{o!r} -> {s}" for g in names.values() for o, s in g.items() if o != s]
     scheme = ("steps exactly for inputs held over a step" if exact else
               "steps with the average-vector-field scheme of fmu_surrogate.ph.simulate "
@@ -125,9 +173,9 @@ def surrogate_spec(system: Any, identifier: str, *, step: float | None = None) -
         data = "double sur_h0; int sur_started; double sur_hprev; double sur_xprev[NX];"
         work = "double sur_jz[NX * NX]; double sur_dzb[NX * NX]; double sur_jac[NX * NX];"
     defines: dict[str, int | float | str] = {
-        "NX": n, "NU": m, "NW": "(NX + NU)", "SUR_VR_U0": 0, "SUR_VR_Y0": m, "SUR_VR_X0": x0,
-        "SUR_VR_DX0": dx0, "MODEL_DO_STEP": 1, "MODEL_EXTRA_DATA": data,
-        "MODEL_EXTRA_WORKSPACE": work,
+        "NX": n, "NU": m, "NW": "(NX + NU)", "SUR_VR_U0": 0, "SUR_VR_Y0": m,
+        "SUR_VR_XS0": xs0, "SUR_VR_X0": x0_vr, "SUR_VR_DX0": dx0, "MODEL_DO_STEP": 1,
+        "MODEL_EXTRA_DATA": data, "MODEL_EXTRA_WORKSPACE": work,
     }
     return ModelSpec(identifier, desc,
                      "surrogate_linear.c" if exact else "surrogate_nonlinear.c", tuple(v),
@@ -149,7 +197,20 @@ def _c_ints(name: str, a: Any) -> str:
     return f"static const int {name}[{len(flat)}] = {{{', '.join(map(str, flat))}}};"
 
 
-def _linear_data(system: Any) -> list[str]:
+def linear_matrices(system: Any) -> dict[str, np.ndarray]:
+    """The matrices of an exact linear surrogate's C code.
+
+    Parameters
+    ----------
+    system : LinearPH
+        The surrogate (invertible ``E``).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``x' = A x + B u``, ``y = C x + D u``, ``H = ½ xᵀ HM x``; with ``w = (x, u)``:
+        ``w' = M w``, dissipated power ``wᵀ PR w``, supplied power ``wᵀ PS w``.
+    """
     n, m = system.n_states, system.n_inputs
     E, Q = np.asarray(system.E, dtype=float), system.Q
     A = np.linalg.solve(E, (system.J - system.R) @ Q)
@@ -160,11 +221,18 @@ def _linear_data(system: Any) -> list[str]:
     M[:n, :n], M[:n, n:] = A, Bu
     PR[:n, :n] = Q.T @ system.R @ Q
     PS[:n, n:], PS[n:, :n] = 0.5 * C.T, 0.5 * C
+    return {"A": A, "B": Bu, "C": C, "D": np.zeros((m, m)), "HM": Q.T @ E, "M": M, "PR": PR,
+            "PS": PS}
+
+
+def _linear_data(system: Any) -> list[str]:
+    n, m = system.n_states, system.n_inputs
+    k = linear_matrices(system)
     return ["/* x' = SUR_A x + SUR_B u,  y = SUR_C x,  H = 1/2 x' SUR_HM x */",
-            _c_array("SUR_A", A), _c_array("SUR_B", Bu if m else np.zeros((n, 1))),
-            _c_array("SUR_C", C), _c_array("SUR_HM", Q.T @ E),
+            _c_array("SUR_A", k["A"]), _c_array("SUR_B", k["B"] if m else np.zeros((n, 1))),
+            _c_array("SUR_C", k["C"]), _c_array("SUR_HM", k["HM"]),
             "/* w = (x, u): w' = SUR_M w; dissipated power w' SUR_PR w, supplied w' SUR_PS w */",
-            _c_array("SUR_M", M), _c_array("SUR_PR", PR), _c_array("SUR_PS", PS)]
+            _c_array("SUR_M", k["M"]), _c_array("SUR_PR", k["PR"]), _c_array("SUR_PS", k["PS"])]
 
 
 def _scheme_data(system: Any, step: float | None, max_newton: int) -> list[str]:

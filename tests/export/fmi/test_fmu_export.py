@@ -57,7 +57,7 @@ def _zoh(system, t, U, x0):
 
 
 def _start():
-    return {f"x{i + 1}": X0[i] for i in range(N)}
+    return {f"x_start[{i + 1}]": X0[i] for i in range(N)}
 
 
 def _rel(a, b):
@@ -163,7 +163,7 @@ def _instantiated(fmu, fmi_type="CoSimulation"):
     inst.instantiate()
     inst.setupExperiment(startTime=0.0)
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    inst.setReal([vr[f"x{i + 1}"] for i in range(N)], list(X0))
+    inst.setReal([vr[f"x_start[{i + 1}]"] for i in range(N)], list(X0))
     inst.enterInitializationMode()
     inst.exitInitializationMode()
     return inst, vr
@@ -237,7 +237,7 @@ def test_libcosim_runs_the_exported_fmu(system, fmus):
     assert i >= 0
     u = np.array([0.6, -0.3])
     for k in range(N):
-        ex.real_initial_value(i, vr[f"x{k + 1}"], float(X0[k]))
+        ex.real_initial_value(i, vr[f"x_start[{k + 1}]"], float(X0[k]))
     for name, val in zip(["F_in", "u2"], u):
         ex.real_initial_value(i, vr[name], float(val))
     obs = CosimObserver.create_last_value()
@@ -296,7 +296,7 @@ def test_fmi3_state_round_trip_and_directional_derivatives(system, fmus):
     vr = {v.name: v.valueReference for v in md.modelVariables}
     xs = [vr[f"x{i + 1}"] for i in range(N)]
     inst.enterInitializationMode(startTime=0.0)
-    inst.setFloat64(xs, list(X0))
+    inst.setFloat64([vr[f"x_start[{i + 1}]"] for i in range(N)], list(X0))
     inst.exitInitializationMode()
     inst.setFloat64([vr["F_in"], vr["u2"]], [0.5, -0.2])
     inst.doStep(0.0, 0.1)
