@@ -10,9 +10,10 @@ drift apart.  Nothing of Python is needed at run time.
 
 Linear surrogates (:class:`~fmu_surrogate.ph.LinearPH` with an invertible ``E``) step exactly for
 the input held over a communication step (zero-order hold, what co-simulation importers do): the
-matrix exponential of ``[[A, B], [0, 0]] h`` by scaling and squaring with the degree-13 Padé
-approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
-of a step come from Van Loan's block exponential (``c/dense.h``).
+matrix exponential of ``[[A, E⁻¹(G − P)], [0, 0]] h`` by scaling and squaring with the
+degree-13 Padé approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
+of a step come from Van Loan's block exponential (``c/dense.h``); the outputs carry the
+feedthrough ``y = (G + P)ᵀQx + (S − N)u`` and the wiring of a ``PortedSystem``.
 
 Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``TermEffort`` or
 ``CompositeEffort``) step with the scheme of
@@ -32,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.export.fmi.c_data import is_exact_linear, surrogate_data
 from fmu_surrogate.export.fmi.fmi3_xml import model_description_xml3
-from fmu_surrogate.export.fmi.spec import is_exact_linear, surrogate_data, surrogate_spec
+from fmu_surrogate.export.fmi.spec import surrogate_spec
 from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.source import check_finite, load_surrogate
+from fmu_surrogate.export.wiring import wiring
 
 __all__ = ["export_fmu"]
 
@@ -68,8 +71,10 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
 
     Parameters
     ----------
-    surrogate : LinearPH, PHDAE or path
-        The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).
+    surrogate : LinearPH, PHDAE, PortedSystem or path
+        The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).  A ``PortedSystem``
+        exports with its external names, causalities, units, signs, constant sources (tunable
+        parameters) and measured outputs (:mod:`fmu_surrogate.export.wiring`).
     path : path
         The ``.fmu`` to write (parent folders are created).
     fmi_version : {2, 3}
@@ -86,7 +91,7 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     x0 : array_like, shape (n,), optional
         Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
         (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
-        the FMU starts from them).  Default zero.
+        the FMU starts from them).  Default: a ``PortedSystem``'s ``x0``, else zero.
 
     Returns
     -------
@@ -115,16 +120,13 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     """
     from fmu_surrogate.fmu.model.compile import build_fmu
 
-    system, _ = load_surrogate(surrogate)
+    sur, _ = load_surrogate(surrogate)
     version = _version(fmi_version)
     if step is not None and not (np.isfinite(step) and step > 0):
         raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
+    w = wiring(sur, x0)
+    system = w.system
     check_finite(system)
-    if x0 is not None:
-        x0 = np.asarray(x0, dtype=float)
-        if x0.shape != (system.n_states,) or not np.all(np.isfinite(x0)):
-            raise ExportError(f"x0 must be {system.n_states} finite numbers (one per state), got "
-                              f"shape {x0.shape}.")
     from fmu_surrogate.ph import LinearPH
 
     if isinstance(system, LinearPH) and not is_exact_linear(system):
@@ -133,9 +135,14 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "midpoint rule, which the FMU does not reproduce.  Export it as "
             "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
+    if not is_exact_linear(system) and (system.has_feedthrough or not w.identity):
+        raise ExportError(
+            "a nonlinear surrogate exports with y = B^T z(x) on its own ports only: this one has "
+            "a feedthrough (P, S, N) or a port wiring (PortedSystem).  Export a LinearPH core, or "
+            "the nonlinear core without feedthrough and wiring.")
     identifier = _identifier(system, model_name)
-    data = surrogate_data(system, step=step)
-    spec = surrogate_spec(system, identifier, step=step, x0=x0)
+    data = surrogate_data(w, step=step)
+    spec = surrogate_spec(w, identifier, step=step)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)
     with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:

@@ -33,6 +33,9 @@ class Sparsity:
         The Hamiltonian.
     diss_x, diss_u, supp_x, supp_u : ndarray of bool
         Dissipated and supplied power (the derivatives of the two energy integrals).
+    y_s, dx_s, diss_s, supp_s : ndarray of bool, optional
+        Dependencies on the constant sources (parameters: they matter at initialisation),
+        columns in the order of the sources; none by default.
     """
 
     y_x: np.ndarray
@@ -45,6 +48,10 @@ class Sparsity:
     diss_u: np.ndarray
     supp_x: np.ndarray
     supp_u: np.ndarray
+    y_s: np.ndarray | None = None
+    dx_s: np.ndarray | None = None
+    diss_s: np.ndarray | None = None
+    supp_s: np.ndarray | None = None
 
 
 def _quad_mask(P: np.ndarray) -> np.ndarray:
@@ -52,26 +59,40 @@ def _quad_mask(P: np.ndarray) -> np.ndarray:
     return np.any((P + P.T) != 0, axis=1)
 
 
-def linear_sparsity(mats: dict[str, np.ndarray]) -> Sparsity:
+def linear_sparsity(mats: dict[str, np.ndarray], Tu: np.ndarray, Ty: np.ndarray,
+                    sources: np.ndarray) -> Sparsity:
     """Dependencies of an exact linear surrogate from the matrices its C code uses.
 
     Parameters
     ----------
     mats : dict of str to ndarray
-        ``A`` (n, n), ``B`` (n, k_in), ``C`` (k_out, n), ``D`` (k_out, k_in), ``HM`` (n, n), and
-        ``PR``, ``PS`` ((n + k_in) square): ``x' = A x + B u``, ``y = C x + D u``,
-        ``H = ½ xᵀ HM x``, powers ``wᵀ PR w``, ``wᵀ PS w`` with ``w = (x, u)``.
+        :func:`~fmu_surrogate.export.fmi.c_data.linear_matrices`: ``A`` (n, n), ``BE`` (n, k_in),
+        ``CE`` (k_out, n), ``DE`` (k_out, k_in) on the external inputs and outputs, ``HM``
+        (n, n), and the powers' ``PR``, ``PS`` ((n + m) square) on ``w = (x, u_ph)``.
+    Tu : ndarray, shape (m, k_in)
+        How the external inputs drive the pH ports.
+    Ty : ndarray, shape (k_out, m)
+        How the pH port outputs enter the external outputs.
+    sources : ndarray of int
+        The pH ports driven by constant sources.
 
     Returns
     -------
     Sparsity
+        An output depends on an external input exactly where ``DE = Ty D Tu + Du ≠ 0``.
     """
     n = mats["A"].shape[0]
+    tu = (Tu != 0).astype(int)
+
+    def on_inputs(mask_ph: np.ndarray) -> np.ndarray:
+        return (mask_ph.astype(int) @ tu) > 0
+
     diss, supp = _quad_mask(mats["PR"]), _quad_mask(mats["PS"])
-    h = _quad_mask(mats["HM"])
-    k_in = mats["B"].shape[1]
-    return Sparsity(mats["C"] != 0, mats["D"] != 0, mats["A"] != 0, mats["B"] != 0, h,
-                    np.zeros(k_in, bool), diss[:n], diss[n:], supp[:n], supp[n:])
+    return Sparsity(mats["CE"] != 0, mats["DE"] != 0, mats["A"] != 0, mats["BE"] != 0,
+                    _quad_mask(mats["HM"]), np.zeros(Tu.shape[1], bool), diss[:n],
+                    on_inputs(diss[n:]), supp[:n], on_inputs(supp[n:]),
+                    (Ty @ mats["D"])[:, sources] != 0, mats["B"][:, sources] != 0,
+                    diss[n + sources], supp[n + sources])
 
 
 def nonlinear_sparsity(system: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsity:
