@@ -69,6 +69,8 @@ from scipy.linalg import lu_factor, lu_solve
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.figures import finish as _finish
 from fmu_surrogate.figures import pyplot as _pyplot
+from fmu_surrogate.ph.ported_simulation import PortedTrajectory, port_inputs, ported_trajectory
+from fmu_surrogate.ph.ports import PortedSystem
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]
@@ -203,22 +205,25 @@ class Trajectory:
 
 
 def simulate(
-    system: PHDAE,
+    system: PHDAE | PortedSystem,
     t: ArrayLike,
     u: ArrayLike | None,
     x0: ArrayLike | None = None,
     method: str = "auto",
     *,
-    hold: str = "linear",
+    hold: str | None = None,
     tol: float = 1e-12,
     max_newton: int = 25,
-) -> Trajectory:
+) -> Trajectory | PortedTrajectory:
     """Simulate a pH system on the grid ``t`` with a structure-preserving scheme.
 
     Parameters
     ----------
-    system : LinearPH or PHDAE
-        The system.
+    system : LinearPH, PHDAE or PortedSystem
+        The system.  A :class:`~fmu_surrogate.ph.PortedSystem` takes its external inputs as
+        ``u``, starts from its operating point ``x0`` unless one is given, and returns a
+        :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory` (external outputs, the
+        supplied energy split into external ports and internal constant sources).
     t : array_like, shape (N,)
         Strictly increasing times [s].
     u : array_like, shape (N, m) or (N,) for one port, or None
@@ -229,10 +234,11 @@ def simulate(
     method : {"auto", "midpoint", "avf"}
         ``"auto"``: midpoint for linear systems (exact energy balance for quadratic H), AVF
         otherwise.
-    hold : {"linear", "zoh"}
+    hold : {"linear", "zoh"}, optional
         How the input varies between grid points: linearly (``ū_k = (u_k + u_{k+1})/2``), or
         held at ``u_k`` over the step — what a co-simulation FMU sees from its importer (the
-        harvest records this in the dataset's ``input_interpolation``).  With ``"zoh"`` the
+        harvest records this in the dataset's ``input_interpolation``).  Default ``"zoh"``
+        for a PortedSystem, ``"linear"`` otherwise.  With ``"zoh"`` the
         algebraic states of an index-1 system jump at the nodes to stay consistent with the
         new input (``H`` does not depend on them, so the energy balance is unaffected).
     tol : float
@@ -242,7 +248,7 @@ def simulate(
 
     Returns
     -------
-    Trajectory
+    Trajectory or PortedTrajectory
         ``t, x, z, u, y, H``, the energy terms and ``energy_residual``.
 
     Raises
@@ -268,8 +274,15 @@ def simulate(
     """
     if method not in ("auto", "midpoint", "avf"):
         raise ValueError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
-    if hold not in ("linear", "zoh"):
+    if hold not in (None, "linear", "zoh"):
         raise ValueError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
+    if isinstance(system, PortedSystem):  # a drop-in surrogate: its ports in ported_simulation
+        hold = hold or "zoh"
+        U_ext, U_ph, x0 = port_inputs(system, t, u, x0)
+        core = simulate(system.system, t, U_ph, x0, method, hold=hold, tol=tol,
+                        max_newton=max_newton)
+        return ported_trajectory(system, core, U_ext, hold)
+    hold = hold or "linear"
     n, m = system.n_states, system.n_inputs
     t = np.asarray(t, dtype=float).reshape(-1)
     if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
