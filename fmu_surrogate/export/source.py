@@ -35,11 +35,11 @@ def load_surrogate(surrogate: Any) -> tuple[Any, str | None]:
         The file cannot be read.
     """
     from fmu_surrogate.ph import PHDAE, load
+    from fmu_surrogate.ph.ports import PortedSystem
 
     if isinstance(surrogate, (str, os.PathLike)):
         return load(surrogate), Path(surrogate).stem
-    ported = isinstance(getattr(surrogate, "system", None), PHDAE) and hasattr(surrogate, "ports")
-    if not isinstance(surrogate, PHDAE) and not ported:
+    if not isinstance(surrogate, (PHDAE, PortedSystem)):
         raise ExportError(f"cannot export a {type(surrogate).__name__}: pass a pH system "
                           f"(LinearPH, PHDAE), a PortedSystem or the path of a surrogate JSON "
                           f"file.")
