@@ -195,7 +195,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     Raises
     ------
     ExportError
-        Invalid names, NaN or infinite parameters, an empty kernel expansion.
+        Invalid names, NaN or infinite parameters, an empty kernel expansion, no states.
     UnsupportedEffortError
         An effort kind without a translation.
     """
@@ -204,6 +204,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     system = w.system
     _check_name(model_name, "model name")
     check_finite(system)
+    if system.n_states == 0:
+        raise ExportError("an order-0 surrogate (the static map y = (S - N) u) has no Modelica "
+                          "form here; export it as an FMU (export_fmu), which handles it.")
     ex = effort_expressions(system)
     n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
     ft, ported = system.has_feedthrough, not w.identity

@@ -33,7 +33,9 @@ def is_exact_linear(system: Any) -> bool:
     """
     from fmu_surrogate.ph import LinearPH
 
-    return isinstance(system, LinearPH) and np.linalg.cond(system.E) < 1.0 / _E_RCOND
+    if not isinstance(system, LinearPH):
+        return False
+    return system.n_states == 0 or bool(np.linalg.cond(system.E) < 1.0 / _E_RCOND)
 
 
 def algebraic(system: Any) -> tuple[np.ndarray, np.ndarray]:

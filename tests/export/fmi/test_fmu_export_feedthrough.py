@@ -134,3 +134,27 @@ def test_directional_derivatives_carry_the_feedthrough(system, fmus):
     assert np.allclose(dd, ref, rtol=1e-13, atol=1e-14)  # linear: exact up to round-off
     inst.terminate()
     inst.freeInstance()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_order_zero_is_the_static_map(tmp_path, version):
+    from fmpy import simulate_fmu
+
+    from fmu_surrogate.export import ExportError, export_modelica
+
+    e = np.zeros((0, 0))
+    static = LinearPH(e, e, e, np.zeros((0, 2)), S=[[2.0, 0.5], [0.5, 1.0]],
+                      N=[[0.0, 0.3], [-0.3, 0.0]])
+    fmu = export_fmu(static, tmp_path / "static.fmu", fmi_version=version)
+    sig = np.zeros(3, dtype=[("time", float), ("u1", float), ("u2", float)])
+    sig["time"], sig["u1"], sig["u2"] = [0.0, 0.5, 1.0], [1.0, 1.0, -1.0], [2.0, 2.0, 0.5]
+    for kind in ("CoSimulation", "ModelExchange"):
+        r = simulate_fmu(str(fmu), fmi_type=kind, stop_time=0.5, output_interval=0.5,
+                         input=sig, output=["y1", "y2", "energy_dissipated", "energy_residual"])
+        u = np.array([1.0, 2.0])
+        # y = (S − N) u and ∫ uᵀSu dt, sums of a few products: exact to round-off
+        assert np.allclose([r["y1"][-1], r["y2"][-1]], static.D @ u, rtol=1e-15, atol=0)
+        assert r["energy_dissipated"][-1] == pytest.approx(0.5 * u @ static.S @ u, rel=1e-14)
+        assert abs(r["energy_residual"][-1]) < 1e-14
+    with pytest.raises(ExportError, match="order-0 surrogate"):
+        export_modelica(static, tmp_path / "static.mo")
