@@ -23,23 +23,11 @@
 #include "fmi2_framework.h"
 #include "dense.h"
 #include "surrogate_data.h"
+#include "wiring.h"
 
 #define SUR_H_RTOL 1e-12
 
-#define NXA FMU_ALLOC_SIZE(NX)
-#define NUA FMU_ALLOC_SIZE(NU)
-
 static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
-static const double *ues(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
-
-/* pH port inputs u = TU u_ext + CU, the sources' parameters on their ports. */
-static void port_inputs(const ModelInstance *c, double *u)
-{
-    int i;
-    dn_matvec(NU, NUE, NUE, SUR_TU, ues(c), u);
-    for (i = 0; i < NU; i++) u[i] += SUR_CU[i];
-    for (i = 0; i < SUR_NSRC; i++) u[SUR_SRC[i]] = c->d.r[SUR_VR_SRC0 + i];
-}
 
 static double hamiltonian(const double *x) { return 0.5 * dn_quad(NX, SUR_HM, x); }
 
@@ -73,16 +61,11 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     V(der_energy_dissipated) = quad_w(SUR_PR, x, u);
     V(der_energy_supplied) = quad_w(SUR_PS, x, u);
     if (outputs) {
-        double y[NUA], du[NUA], ye[FMU_ALLOC_SIZE(NYE)], t[FMU_ALLOC_SIZE(NYE)];
-        double *yout = &c->d.r[SUR_VR_Y0];
+        double y[NUA], du[NUA];
         dn_matvec(NU, NX, NX, SUR_C, x, y);
         dn_matvec(NU, NU, NU, SUR_D, u, du);
         for (i = 0; i < NU; i++) y[i] += du[i];
-        dn_matvec(NYE, NU, NU, SUR_TY, y, ye);
-        dn_matvec(NYE, NX, NX, SUR_CX, x, t);
-        for (i = 0; i < NYE; i++) ye[i] += t[i] + SUR_CY[i];
-        dn_matvec(NYE, NUE, NUE, SUR_DU, ues(c), t);
-        for (i = 0; i < NYE; i++) yout[i] = ye[i] + t[i];
+        external_outputs(c, y, x);
         V(H) = hamiltonian(x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }

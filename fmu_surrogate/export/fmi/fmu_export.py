@@ -20,7 +20,8 @@ Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``T
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
 and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
-from :func:`fmu_surrogate.export.expressions.effort.effort_c_source`.
+from :func:`fmu_surrogate.export.expressions.effort.effort_c_source`; the feedthrough and the
+wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
 """
 
 from __future__ import annotations
@@ -135,11 +136,6 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "midpoint rule, which the FMU does not reproduce.  Export it as "
             "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
-    if not is_exact_linear(system) and (system.has_feedthrough or not w.identity):
-        raise ExportError(
-            "a nonlinear surrogate exports with y = B^T z(x) on its own ports only: this one has "
-            "a feedthrough (P, S, N) or a port wiring (PortedSystem).  Export a LinearPH core, or "
-            "the nonlinear core without feedthrough and wiring.")
     identifier = _identifier(system, model_name)
     data = surrogate_data(w, step=step)
     spec = surrogate_spec(w, identifier, step=step)
@@ -154,8 +150,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         if version == "3.0":
             sources.append(C_DIR / "fmi3_adapter.c")
             cflags.append(f"-DFMI2_FUNCTION_PREFIX={FMI2_PREFIX}")
-        headers = [FRAMEWORK_DIR / "fmi2_framework.h", C_DIR / "dense.h", gen / "model_vars.h",
-                   gen / "surrogate_data.h"]
+        headers = [FRAMEWORK_DIR / "fmi2_framework.h", C_DIR / "dense.h", C_DIR / "wiring.h",
+                   gen / "model_vars.h", gen / "surrogate_data.h"]
         before = out.stat().st_mtime_ns if out.is_file() else None
         build_fmu(sources, xml, out, identifier, headers=headers, cflags=cflags,
                   fmi_version=version)

@@ -38,7 +38,7 @@ def _start_name(i: int) -> str:
 def _sparsity(w: Wiring) -> Sparsity:
     if is_exact_linear(w.system):
         return linear_sparsity(linear_matrices(w), w.Tu, w.Ty, w.sources)
-    return nonlinear_sparsity(w.system, *algebraic(w.system))
+    return nonlinear_sparsity(w, *algebraic(w.system))
 
 
 def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]],
@@ -60,7 +60,7 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
         return None if a is None else a[i]
 
     table = {outs[i]: deps(sp.y_x[i], sp.y_u[i], row(sp.y_s, i)) for i in range(len(outs))}
-    table.update({f"der({sts[j]})": deps(sp.dx_x[k], sp.dx_u[k], row(sp.dx_s, j))
+    table.update({f"der({sts[j]})": deps(sp.dx_x[k], sp.dx_u[k], row(sp.dx_s, k))
                   for k, j in enumerate(cols_d)})
     table.update({sts[j]: ((), (_start_name(j),)) for j in cols_d})
     table["H"] = deps(sp.h_x, sp.h_u)

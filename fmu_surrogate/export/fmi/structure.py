@@ -35,7 +35,7 @@ class Sparsity:
         Dissipated and supplied power (the derivatives of the two energy integrals).
     y_s, dx_s, diss_s, supp_s : ndarray of bool, optional
         Dependencies on the constant sources (parameters: they matter at initialisation),
-        columns in the order of the sources; none by default.
+        columns in the order of the sources (rows as ``y_x``, ``dx_x``); none by default.
     """
 
     y_x: np.ndarray
@@ -95,13 +95,19 @@ def linear_sparsity(mats: dict[str, np.ndarray], Tu: np.ndarray, Ty: np.ndarray,
                     diss[n + sources], supp[n + sources])
 
 
-def nonlinear_sparsity(system: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsity:
-    """Dependencies of a nonlinear surrogate ``E x' = (J − R) z(x) + B u``, ``y = Bᵀ z(x)``.
+def _bool_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a.astype(int) @ b.astype(int)) > 0
+
+
+def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsity:
+    """Dependencies of a nonlinear surrogate ``E x' = (J − R) z(x) + (G − P) u``,
+    ``y = (G + P)ᵀ z(x) + D u``, on its external variables (``w``: its
+    :class:`~fmu_surrogate.export.wiring.Wiring`).
 
     Parameters
     ----------
-    system : PHDAE
-        The surrogate (its effort is taken as dense in the differential states).
+    w : Wiring
+        The surrogate (its effort is taken as dense in the differential states) and its wiring.
     rows_a, cols_a : ndarray of int
         The algebraic equations (zero rows of ``E``) and states (zero columns).
 
@@ -109,18 +115,29 @@ def nonlinear_sparsity(system: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> S
     -------
     Sparsity
     """
+    system = w.system
     n, m = system.n_states, system.n_inputs
-    B = np.asarray(system.B, dtype=float).reshape(n, m)
+    Bin = np.asarray(system.input_matrix, dtype=float).reshape(n, m)
+    Bout = np.asarray(system.output_matrix, dtype=float).reshape(n, m)
     x_d = np.ones(n, bool)
     x_d[cols_a] = False
-    # the algebraic states solve (J - R)_a z(x) + B_a u = 0: they follow these inputs
-    u_alg = np.any(B[rows_a] != 0, axis=0)
+    # the algebraic states solve (J - R)_a z(x) + B_a u = 0: they follow these ports
+    u_alg = np.any(Bin[rows_a] != 0, axis=0)
     rows_d = np.setdiff1d(np.arange(n), rows_a)
     cols_d = np.flatnonzero(x_d)
     E = np.asarray(system.E, dtype=float)
     einv = np.linalg.inv(E[np.ix_(rows_d, cols_d)]) != 0
-    # x_d' = E_dd⁻¹ [(J - R) z(x) + B u]_d
-    dx_u = (einv.astype(int) @ (B[rows_d] != 0).astype(int) > 0) | u_alg
-    n_d = rows_d.size
-    return Sparsity(np.tile(x_d, (m, 1)), np.tile(u_alg, (m, 1)), np.tile(x_d, (n_d, 1)), dx_u,
-                    x_d, u_alg, x_d, u_alg, x_d, u_alg | np.any(B != 0, axis=0))
+    # on the pH ports: x_d' = E_dd⁻¹ [(J - R) z(x) + B u]_d, y = Boutᵀ z + D u, powers
+    dx_u = _bool_product(einv, Bin[rows_d] != 0) | u_alg
+    y_u = (system.D != 0) | u_alg
+    diss_u = u_alg | np.any(system.P != 0, axis=0) | np.any(system.S != 0, axis=1)
+    supp_u = u_alg | np.any(Bout != 0, axis=0) | np.any((system.D + system.D.T) != 0, axis=1)
+    tu, ty = w.Tu != 0, w.Ty != 0
+    src = w.sources
+    n_d, k_out = rows_d.size, ty.shape[0]
+    ye_x = _bool_product(ty, np.tile(x_d, (m, 1))) | (w.Cx != 0)
+    return Sparsity(ye_x, _bool_product(_bool_product(ty, y_u), tu) | (w.Du != 0),
+                    np.tile(x_d, (n_d, 1)), _bool_product(dx_u, tu), x_d,
+                    _bool_product(u_alg, tu), x_d, _bool_product(diss_u, tu), x_d,
+                    _bool_product(supp_u, tu), _bool_product(ty, y_u)[:, src].reshape(k_out, -1),
+                    dx_u[:, src], diss_u[src], supp_u[src])
