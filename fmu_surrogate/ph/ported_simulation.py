@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.ph.ports import PortedSystem
+from fmu_surrogate.ph.structure import StructureError
 
 if TYPE_CHECKING:
     from fmu_surrogate.ph.integrators import Trajectory
@@ -109,7 +110,7 @@ def port_inputs(ported: PortedSystem, t: ArrayLike, u_ext: ArrayLike | None,
     N, k = np.asarray(t).reshape(-1).size, ported.n_inputs
     if u_ext is None or np.size(u_ext) == 0:
         if k:
-            raise ValueError(f"the surrogate has {k} inputs {list(ported.input_names)}; pass "
+            raise StructureError(f"the surrogate has {k} inputs {list(ported.input_names)}; pass "
                              f"u of shape ({N}, {k}).")
         U = np.zeros((N, 0))
     else:
@@ -117,7 +118,7 @@ def port_inputs(ported: PortedSystem, t: ArrayLike, u_ext: ArrayLike | None,
         if U.ndim == 1 and k == 1:
             U = U[:, None]
         if U.shape != (N, k):
-            raise ValueError(f"u must have shape ({N}, {k}) (one column per input "
+            raise StructureError(f"u must have shape ({N}, {k}) (one column per input "
                              f"{list(ported.input_names)}), got {U.shape}.")
     x = ported.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
     return U, ported.inputs_to_ports(U), x

@@ -20,10 +20,10 @@ operating point.  Its pH core ``system`` (structure exact by construction) talks
 
 :class:`PortedSystem` bundles the core, the wiring and the operating point ``x0``.
 
-Additions to, and deviations from, the shared drop-in contract
--------------------------------------------------------------
+Interface notes (the drop-in surrogate interface, as implemented)
+-----------------------------------------------------------------
 * ``PortMap.identity(m, input_names=None, output_names=None, *, n_states=0, input_units=None,
-  output_units=None)``: the contract's three arguments, plus keywords.  A ``PortMap`` whose
+  output_units=None)``: three positional arguments, plus keywords.  A ``PortMap`` whose
   ``Cx`` has no columns (``n_states=0``, the default of ``identity``) reads no state; a
   :class:`PortedSystem` widens it to zeros of the system's ``n`` (its ``.ports`` is then a copy
   with the full ``Cx``).
@@ -34,9 +34,15 @@ Additions to, and deviations from, the shared drop-in contract
 * ``fs.ph.simulate(ported, t, u_ext, x0=None, hold=None)``: ``hold=None`` means ``"zoh"`` for a
   :class:`PortedSystem` (what a co-simulation importer gives an FMU) and ``"linear"`` for a bare
   system, as before; it returns a :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory`.
+  A bare system's ``x0`` defaults to the rest state ``0``; its ``Trajectory`` has the
+  steps' outputs ``ybar`` (those of the energy balance).
 * The pH systems also have ``input_matrix`` (``G − P``), ``output_matrix`` (``G + P``), ``W``,
   ``D``, ``has_feedthrough``, ``output_from_effort(z, u)`` and ``dissipation_rate(z, u)``;
-  ``output(x, u=None)`` needs ``u`` only when ``D ≠ 0``.
+  ``output(x, u=None)`` needs ``u`` only when ``D ≠ 0`` (else a :class:`StructureError`).
+* ``fs.ph.load`` returns a ``PortedSystem`` for a file saved from one (schema surrogate-2),
+  else the bare system as before.
+* No ``power_in`` helper: the energy a simulation supplies through the ports is in the
+  :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory`.
 """
 
 from __future__ import annotations

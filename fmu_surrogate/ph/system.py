@@ -260,8 +260,8 @@ class PHDAE:
         z = self.effort(x)
         if u is None:
             if self.D.any():
-                raise ValueError("this system has a feedthrough D = S − N: pass the inputs u "
-                                 "to output(x, u).")
+                raise StructureError("this system has a feedthrough D = S − N: pass the "
+                                     "inputs u to output(x, u).")
             return z @ self.output_matrix
         return self.output_from_effort(z, u)
 
