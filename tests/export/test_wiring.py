@@ -289,3 +289,21 @@ def test_nonlinear_ported_directional_derivatives(tmp_path):
     assert np.abs(dd - fd).max() < 1e-9 * np.abs(fd).max()
     inst.terminate()
     inst.freeInstance()
+
+
+def test_a_drop_in_surrogate_file_exports_with_its_wiring_and_operating_point(tmp_path):
+    from fmpy import read_model_description
+
+    from fmu_surrogate.export import export_modelica
+    from fmu_surrogate.ph import save
+
+    path = save(ported(), tmp_path / "drop.json",
+                provenance={"source_fmu": {"name": "vendor", "guid": "g", "sha256": "0"}})
+    md = read_model_description(str(export_fmu(path, tmp_path / "drop.fmu")))
+    v = {x.name: x for x in md.modelVariables}
+    assert md.coSimulation.modelIdentifier == "vendor_surrogate"
+    assert [n for n in v if v[n].causality in ("input", "output")][:5] == ["F", "u3", "v", "q",
+                                                                           "i3"]
+    assert [float(v[f"x_start[{i + 1}]"].start) for i in range(3)] == X0.tolist()
+    text = export_modelica(path, tmp_path).read_text()
+    assert "  {v, q, i3} = Ty*y_ph + Cx*x + Du*{F, u3} + cy;" in text
