@@ -62,7 +62,7 @@ def _run(fmu, sig, start=None):
     r = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=T_END, output_interval=H_STEP,
                      input=sig, start_values=start or {},
                      output=["v", "q", "i3", "F", "u3", "x1", "x2", "x3", "energy_residual",
-                             "energy_supplied", "energy_dissipated"])
+                             "energy_supplied", "energy_dissipated", "energy_supplied_sources"])
     X = np.column_stack([r[f"x{i + 1}"] for i in range(3)])
     return r, X, np.column_stack([r["v"], r["q"], r["i3"]]), np.column_stack([r["F"], r["u3"]])
 
@@ -73,7 +73,7 @@ def test_ported_fmu_reproduces_ph_simulate_from_the_operating_point(fmus, versio
     t, U, sig = _grid()
     r, X, Y, U_read = _run(fmus[version], sig)
     # ph.simulate(ported, ...) from ported.x0
-    ref = extrapolated(sur, t, U, keys=("x", "y", "supplied", "dissipated"))
+    ref = extrapolated(sur, t, U, keys=("x", "y", "supplied", "dissipated", "supplied_sources"))
     assert np.array_equal(X[0], X0)
     # fmpy reads the outputs after a step with the input of that step (tests/export/fmi/
     # test_fmu_export_feedthrough.py): the external feedthrough term uses the recorded input
@@ -83,8 +83,10 @@ def test_ported_fmu_reproduces_ph_simulate_from_the_operating_point(fmus, versio
     assert np.abs(X - ref["x"]).max() < 1e-12 * np.abs(ref["x"]).max()
     assert np.abs(Y - ref["y"]).max() < 1e-12 * np.abs(ref["y"]).max()
     # the energy through all pH ports, the preload's included (ph's supplied_external +
-    # supplied_sources), and the dissipation: measured 8.4e-15 and 3.8e-14 relative
-    for key, name in (("supplied", "energy_supplied"), ("dissipated", "energy_dissipated")):
+    # supplied_sources), the dissipation, and the preload's share (∫ cuᵀy from the integral of
+    # the exponential): measured 8.4e-15, 3.8e-14 and 3.0e-15 relative
+    for key, name in (("supplied", "energy_supplied"), ("dissipated", "energy_dissipated"),
+                      ("supplied_sources", "energy_supplied_sources")):
         assert np.abs(r[name] - ref[key]).max() < 1e-12 * np.abs(ref[key]).max(), key
     # the exact balance: measured 6.7e-16
     assert np.abs(r["energy_residual"]).max() < 1e-12
@@ -157,10 +159,11 @@ def test_model_exchange_derivatives_through_the_wiring(fmus):
     vr = {v.name: v.valueReference for v in md.modelVariables}
     knowns = [vr[k] for k in ("x1", "x2", "x3", "F", "u3")]
     unknowns = [vr[k] for k in ("der(x1)", "der(x2)", "der(x3)", "v", "q", "i3",
-                                "der(energy_dissipated)", "der(energy_supplied)")]
+                                "der(energy_dissipated)", "der(energy_supplied)",
+                                "der(energy_supplied_sources)")]
 
     def values(w):
-        x = np.concatenate([w[:3], [0.0, 0.0]])  # then the two energy states
+        x = np.concatenate([w[:3], [0.0, 0.0, 0.0]])  # then the three energy states
         inst.setContinuousStates(x.ctypes.data_as(POINTER(c_double)), x.size)
         inst.setReal([vr["F"], vr["u3"]], list(w[3:]))
         return np.array(inst.getReal(unknowns))
@@ -173,7 +176,7 @@ def test_model_exchange_derivatives_through_the_wiring(fmus):
     z = sur.system.effort(x)
     y = sur.system.output_from_effort(z, u)
     ref = np.concatenate([sur.system.flow(x, u), sur.outputs(x, ue),
-                          [sur.system.dissipation_rate(z, u), y @ u]])
+                          [sur.system.dissipation_rate(z, u), y @ u, y @ sur.ports.cu]])
     # the same sums in another order: measured 8.9e-16 absolute
     assert np.allclose(got, ref, rtol=1e-13, atol=1e-14)
     seed = np.random.default_rng(2).normal(size=5)
@@ -221,7 +224,7 @@ def test_nonlinear_ported_fmu_reproduces_ph_simulate(tmp_path, version):
     sig["time"], sig["F"] = t, np.sin(2 * t)
     r = simulate_fmu(str(fmu), stop_time=stop, output_interval=hc, input=sig,
                      output=["x1", "x2", "v", "q", "F", "energy_residual", "energy_supplied",
-                             "energy_dissipated"])
+                             "energy_dissipated", "energy_supplied_sources"])
     # ph.simulate on the internal grid with the input held over each communication step
     k = round(hc / step)
     tf = np.linspace(0.0, stop, (t.size - 1) * k + 1)
@@ -233,9 +236,11 @@ def test_nonlinear_ported_fmu_reproduces_ph_simulate(tmp_path, version):
     assert np.abs(X - tr.x[::k]).max() < 1e-12 * np.abs(tr.x).max()
     assert np.abs(Y - tr.y[::k]).max() < 1e-12 * np.abs(tr.y).max()
     # the scheme's energies, the preload's power (0.13 of 0.32) included in the supplied
-    # energy: measured 7.8e-16 (supplied), 7.0e-16 (dissipated) relative, residual 1.9e-15
+    # energy: measured 7.8e-16 (supplied), 7.0e-16 (dissipated), 6.6e-16 (the preload's
+    # share) relative, residual 1.9e-15
     for name, ref in (("energy_supplied", tr.supplied[::k]),
-                      ("energy_dissipated", tr.dissipated[::k])):
+                      ("energy_dissipated", tr.dissipated[::k]),
+                      ("energy_supplied_sources", tr.supplied_sources[::k])):
         assert np.abs(r[name] - ref).max() < 1e-12 * np.abs(ref).max(), name
     assert np.abs(r["energy_residual"]).max() < 1e-12 * tr.energy_scale
     got = _structure(fmu)
@@ -263,10 +268,10 @@ def test_nonlinear_ported_directional_derivatives(tmp_path):
     vr = {v.name: v.valueReference for v in md.modelVariables}
     knowns = [vr[k] for k in ("x1", "x2", "F")]
     unknowns = [vr[k] for k in ("der(x1)", "der(x2)", "v", "q", "H", "der(energy_dissipated)",
-                                "der(energy_supplied)")]
+                                "der(energy_supplied)", "der(energy_supplied_sources)")]
 
     def values(w):
-        x = np.concatenate([w[:2], [0.0, 0.0]])
+        x = np.concatenate([w[:2], [0.0, 0.0, 0.0]])
         inst.setContinuousStates(x.ctypes.data_as(POINTER(c_double)), x.size)
         inst.setReal([vr["F"]], [w[2]])
         return np.array(inst.getReal(unknowns))
@@ -277,7 +282,8 @@ def test_nonlinear_ported_directional_derivatives(tmp_path):
     z = sur.system.effort(x)
     y = sur.system.output_from_effort(z, u)
     ref = np.concatenate([sur.system.flow(x, u), sur.outputs(x, ue),
-                          [sur.system.hamiltonian(x), sur.system.dissipation_rate(z, u), y @ u]])
+                          [sur.system.hamiltonian(x), sur.system.dissipation_rate(z, u), y @ u,
+                           y @ sur.ports.cu]])
     # the same sums of the kernel expansion in C and numpy: measured 1.1e-16 absolute
     assert np.allclose(values(base), ref, rtol=1e-13, atol=1e-14)
     seed = np.array([0.7, -0.2, 1.3])

@@ -15,6 +15,9 @@
  * are computed when the communication step size changes (by more than 1e-12 relative) and
  * cached otherwise, so
  * energy_residual = H(x) - H(x_init) + dissipated - supplied is the round-off of the exact step.
+ * With a constant part cu of the port inputs (SUR_HAS_SRC), its share of the supplied energy,
+ * int cu'y dt = cu' (C [psi w0]_x + h D u) with psi = int_0^h exp(M s) ds, is
+ * energy_supplied_sources.
  * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
  * states as well (der(energy_dissipated) = [z; u]'W[z; u], der(energy_supplied) = y'u),
  * integrated by the importer with the inputs it applies to the model, so energy_residual there
@@ -52,7 +55,7 @@ fmi2Status model_initialize(ModelInstance *c)
 fmi2Status model_evaluate(ModelInstance *c, int outputs)
 {
     const double *x = xs(c);
-    double *dx = &c->d.r[SUR_VR_DX0], u[NUA], bu[NXA];
+    double *dx = &c->d.r[SUR_VR_DX0], u[NUA], bu[NXA], y[NUA], du[NUA];
     int i;
     port_inputs(c, u);
     dn_matvec(NX, NX, NX, SUR_A, x, dx);
@@ -60,17 +63,47 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     for (i = 0; i < NX; i++) dx[i] += bu[i];
     V(der_energy_dissipated) = quad_w(SUR_PR, x, u);
     V(der_energy_supplied) = quad_w(SUR_PS, x, u);
+    dn_matvec(NU, NX, NX, SUR_C, x, y);
+    dn_matvec(NU, NU, NU, SUR_D, u, du);
+    for (i = 0; i < NU; i++) y[i] += du[i];
+#if SUR_HAS_SRC
+    {
+        double cv[NUA], p = 0.0;
+        constant_inputs(c, cv);
+        for (i = 0; i < NU; i++) p += cv[i] * y[i];
+        V(der_energy_supplied_sources) = p;
+    }
+#endif
     if (outputs) {
-        double y[NUA], du[NUA];
-        dn_matvec(NU, NX, NX, SUR_C, x, y);
-        dn_matvec(NU, NU, NU, SUR_D, u, du);
-        for (i = 0; i < NU; i++) y[i] += du[i];
         external_outputs(c, y, x);
         V(H) = hamiltonian(x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }
     return fmi2OK;
 }
+
+#if SUR_HAS_SRC
+/* psi = int_0^h exp(M s) ds, the upper-right block of exp([[M, I], [0, 0]] h); 0 on success. */
+static int integral_expm(double h, double *psi)
+{
+    const int q = 2 * NW;
+    double *Z = (double *)malloc(sizeof(double) * 2 * (size_t)q * (size_t)q), *F;
+    int i, j, bad;
+    if (!Z) return 1;
+    F = Z + (size_t)q * (size_t)q;
+    memset(Z, 0, sizeof(double) * (size_t)q * (size_t)q);
+    for (i = 0; i < NW; i++) {
+        for (j = 0; j < NW; j++) Z[i * q + j] = SUR_M[i * NW + j] * h;
+        Z[i * q + NW + i] = h;
+    }
+    bad = dn_expm(q, Z, F);
+    if (!bad)
+        for (i = 0; i < NW; i++)
+            for (j = 0; j < NW; j++) psi[i * NW + j] = F[i * q + NW + j];
+    free(Z);
+    return bad;
+}
+#endif
 
 /* exp(M h) and the energy integrals for step size h (cached). */
 static fmi2Status prepare(ModelInstance *c, double h)
@@ -85,6 +118,9 @@ static fmi2Status prepare(ModelInstance *c, double h)
         for (i = 0; i < NW * NW; i++) M[i] = SUR_M[i] * h;
     bad = !M || dn_expm(NW, M, c->sur_phi) || dn_van_loan(NW, SUR_M, SUR_PR, h, c->sur_wr) ||
           dn_van_loan(NW, SUR_M, SUR_PS, h, c->sur_ws);
+#if SUR_HAS_SRC
+    bad = bad || integral_expm(h, c->sur_psi);
+#endif
     free(M);
     if (bad)
         return model_fail(c, "matrix exponential for the step size %g failed (out of memory "
@@ -102,6 +138,22 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
     port_inputs(c, u);
     V(energy_dissipated) += quad_w(c->sur_wr, x, u);
     V(energy_supplied) += quad_w(c->sur_ws, x, u);
+#if SUR_HAS_SRC
+    { /* int cu'y dt = cu' (C [psi w0]_x + h D u) */
+        double cv[NUA], xi[NXA], y[NUA], du[NUA], s = 0.0;
+        constant_inputs(c, cv);
+        for (i = 0; i < NX; i++) {
+            double acc = 0.0;
+            for (j = 0; j < NX; j++) acc += c->sur_psi[i * NW + j] * x[j];
+            for (j = 0; j < NU; j++) acc += c->sur_psi[i * NW + NX + j] * u[j];
+            xi[i] = acc;
+        }
+        dn_matvec(NU, NX, NX, SUR_C, xi, y);
+        dn_matvec(NU, NU, NU, SUR_D, u, du);
+        for (i = 0; i < NU; i++) s += cv[i] * (y[i] + H * du[i]);
+        V(energy_supplied_sources) += s;
+    }
+#endif
     for (i = 0; i < NX; i++) {
         double acc = 0.0;
         for (j = 0; j < NX; j++) acc += c->sur_phi[i * NW + j] * x[j];
@@ -134,7 +186,11 @@ static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueRefer
     int row, col, i;
     const int kx = (int)kn - SUR_VR_X0, ku = (int)kn - SUR_VR_U0;
     const int is_x = kx >= 0 && kx < NX, is_u = ku >= 0 && ku < NUE;
-    const int is_e = kn == VR_energy_dissipated || kn == VR_energy_supplied;
+    const int is_e = kn == VR_energy_dissipated || kn == VR_energy_supplied
+#if SUR_HAS_SRC
+                     || kn == VR_energy_supplied_sources
+#endif
+        ;
     if (!is_x && !is_u && !is_e) return 1;
     *out = 0.0;
     if ((int)un >= SUR_VR_DX0 && (int)un < SUR_VR_DX0 + NX) {
@@ -155,6 +211,19 @@ static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueRefer
                 *out += 0.5 * (SUR_HM[kx * NX + col] + SUR_HM[col * NX + kx]) * xs(c)[col];
         return 0;
     }
+#if SUR_HAS_SRC
+    if (un == VR_der_energy_supplied_sources) { /* cu' (C dx + D TU du_ext) */
+        double cv[NUA];
+        constant_inputs(c, cv);
+        for (i = 0; i < NU; i++) {
+            if (is_x) *out += cv[i] * SUR_C[i * NX + kx];
+            if (is_u)
+                for (col = 0; col < NU; col++)
+                    *out += cv[i] * SUR_D[i * NU + col] * SUR_TU[col * NUE + ku];
+        }
+        return 0;
+    }
+#endif
     if (un == VR_der_energy_dissipated || un == VR_der_energy_supplied) {
         const double *P = un == VR_der_energy_dissipated ? SUR_PR : SUR_PS;
         double u[NUA];

@@ -267,6 +267,14 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         if (outputs) external_outputs(c, y, x);
         V(der_energy_dissipated) = d;
         V(der_energy_supplied) = s;
+#if SUR_HAS_SRC
+        {
+            double cv[NUA], p = 0.0;
+            constant_inputs(c, cv);
+            for (j = 0; j < NU; j++) p += cv[j] * y[j];
+            V(der_energy_supplied_sources) = p;
+        }
+#endif
     }
 #if SUR_HAS_H
     if (outputs) {
@@ -368,6 +376,14 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     {
         double y[NUA], d, s;
         port_power(zb, u, y, &d, &s);
+#if SUR_HAS_SRC
+        {
+            double cv[NUA], p = 0.0;
+            constant_inputs(c, cv);
+            for (i = 0; i < NU; i++) p += cv[i] * y[i];
+            V(energy_supplied_sources) += h * p;
+        }
+#endif
         V(energy_dissipated) += h * d;
         V(energy_supplied) += h * s;
     }
@@ -421,7 +437,11 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         const int kx = (int)knowns[k] - SUR_VR_X0, ku = (int)knowns[k] - SUR_VR_U0;
         if (kx >= 0 && kx < NX) dxs[kx] += seed[k];
         else if (ku >= 0 && ku < NUE) due[ku] += seed[k];
-        else if (!(knowns[k] == VR_energy_dissipated || knowns[k] == VR_energy_supplied))
+        else if (!(knowns[k] == VR_energy_dissipated || knowns[k] == VR_energy_supplied
+#if SUR_HAS_SRC
+                   || knowns[k] == VR_energy_supplied_sources
+#endif
+                   ))
             return model_fail(c, "value reference %u is not a state or an input (knowns must "
                                  "be states or inputs)", (unsigned)knowns[k]);
     }
@@ -483,6 +503,12 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
             acc = dd;
         } else if (un == VR_der_energy_supplied) {
             acc = ds;
+#if SUR_HAS_SRC
+        } else if (un == VR_der_energy_supplied_sources) { /* cu' dy */
+            double cv[NUA];
+            constant_inputs(c, cv);
+            for (j = 0; j < NU; j++) acc += cv[j] * dy[j];
+#endif
         } else {
             return model_fail(c, "value reference %u is not a state derivative, an output port, "
                                  "H or an energy derivative", (unsigned)un);

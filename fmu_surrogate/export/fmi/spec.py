@@ -2,13 +2,14 @@
 
 Variables, in value-reference order (all Real): the external inputs and outputs (the pH ports
 of a bare system, the :class:`~fmu_surrogate.ph.ports.PortMap`'s variables of a
-``PortedSystem``), ``H`` and
-``energy_residual`` (when the surrogate has a Hamiltonian), the parameters ``x_start[i]`` (the
-initial state, settable before initialisation), the states (calculated from ``x_start``), the
-derivatives of the differential states, ``energy_dissipated``, ``energy_supplied`` and their
-derivatives.  The value references the C code needs are ``#define``\\ d from the same list, so
-the XML and the binary cannot disagree.  The constant sources of a ``PortedSystem`` follow
-``x_start`` as tunable parameters named after their pH ports.  Outputs and derivatives declare their true dependencies
+``PortedSystem``), ``H`` and ``energy_residual`` (when the surrogate has a Hamiltonian), the
+parameters ``x_start[i]`` (the initial state, settable before initialisation), the constant
+sources of a ``PortedSystem`` (tunable parameters named after their pH ports), the states
+(calculated from ``x_start``), the derivatives of the differential states, ``energy_dissipated``,
+``energy_supplied`` and their derivatives, and with a constant part ``cu`` of the port inputs
+``energy_supplied_sources`` (its share of ``energy_supplied``) and its derivative.  The value
+references the C code needs are ``#define``\\ d from the same list, so the XML and the binary
+cannot disagree.  Outputs and derivatives declare their true dependencies
 (:mod:`fmu_surrogate.export.fmi.structure`).
 """
 
@@ -67,6 +68,7 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table["energy_residual"] = (table["H"][0] + energies, table["H"][1] + energies)
     table["der(energy_dissipated)"] = deps(sp.diss_x, sp.diss_u, sp.diss_s)
     table["der(energy_supplied)"] = deps(sp.supp_x, sp.supp_u, sp.supp_s)
+    table["der(energy_supplied_sources)"] = table["der(energy_supplied)"]
     return [replace(var, dependencies=table[var.name][0],
                     initial_dependencies=table[var.name][1]) if var.name in table else var
             for var in v]
@@ -138,6 +140,13 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
               description="dissipated power [z; u]^T W [z; u]"),
           Var("der(energy_supplied)", derivative="energy_supplied",
               description="supplied power y^T u")]
+    has_src = bool(w.sources.size or np.any(w.cu != 0))
+    if has_src:
+        v += [Var("energy_supplied_sources", "local", "continuous", 0.0,
+                  description="energy supplied by the constant part cu of the pH port inputs "
+                              "(sources, offsets; part of energy_supplied), integral of y^T cu"),
+              Var("der(energy_supplied_sources)", derivative="energy_supplied_sources",
+                  description="power of the constant part of the pH port inputs, y^T cu")]
     v = _with_dependencies(v, w, names, cols_d, src)
     changed = [f"{o!r} -> {s}" for g in names.values() for o, s in g.items() if o != s]
     scheme = ("steps exactly for inputs held over a step" if exact else
@@ -150,14 +159,14 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
     if exact:
         data = "double sur_h0;"
         work = ("int sur_cached; double sur_h; double sur_phi[NW * NW]; double sur_wr[NW * NW]; "
-                "double sur_ws[NW * NW];")
+                "double sur_ws[NW * NW]; double sur_psi[NW * NW];")
     else:
         data = "double sur_h0; int sur_started; double sur_hprev; double sur_xprev[NX];"
         work = "double sur_jz[NX * NX]; double sur_dzb[NX * NX]; double sur_jac[NX * NX];"
     defines: dict[str, int | float | str] = {
         "NX": n, "NU": m, "NUE": k_in, "NYE": k_out, "NW": "(NX + NU)", "SUR_VR_U0": 0,
         "SUR_VR_Y0": k_in, "SUR_VR_XS0": xs0, "SUR_VR_SRC0": src0, "SUR_VR_X0": x0_vr,
-        "SUR_VR_DX0": dx0, "MODEL_DO_STEP": 1,
+        "SUR_VR_DX0": dx0, "SUR_HAS_SRC": int(has_src), "MODEL_DO_STEP": 1,
         "MODEL_EXTRA_DATA": data, "MODEL_EXTRA_WORKSPACE": work,
     }
     return ModelSpec(identifier, desc,
