@@ -47,54 +47,6 @@ static double amax(const double *v, int n)
     return m;
 }
 
-/* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
-   orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
-   rotations; returns the largest s[j]. */
-static double jacobi_columns(int n, double *U, double *V, double *s)
-{
-    double smax = 0.0;
-    int i, j, p, q, sweep, rotated = 1;
-    if (V) {
-        for (i = 0; i < n * n; i++) V[i] = 0.0;
-        for (i = 0; i < n; i++) V[i * n + i] = 1.0;
-    }
-    for (sweep = 0; sweep < 80 && rotated; sweep++) {
-        rotated = 0;
-        for (p = 0; p < n - 1; p++)
-            for (q = p + 1; q < n; q++) {
-                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
-                for (i = 0; i < n; i++) {
-                    al += U[i * n + p] * U[i * n + p];
-                    be += U[i * n + q] * U[i * n + q];
-                    ga += U[i * n + p] * U[i * n + q];
-                }
-                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
-                rotated = 1;
-                ze = (be - al) / (2.0 * ga);
-                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
-                co = 1.0 / sqrt(1.0 + t * t);
-                si = co * t;
-                for (i = 0; i < n; i++) {
-                    const double up = U[i * n + p], uq = U[i * n + q];
-                    U[i * n + p] = co * up - si * uq;
-                    U[i * n + q] = si * up + co * uq;
-                    if (V) {
-                        const double vp = V[i * n + p], vq = V[i * n + q];
-                        V[i * n + p] = co * vp - si * vq;
-                        V[i * n + q] = si * vp + co * vq;
-                    }
-                }
-            }
-    }
-    for (j = 0; j < n; j++) {
-        double acc = 0.0;
-        for (i = 0; i < n; i++) acc += U[i * n + j] * U[i * n + j];
-        s[j] = sqrt(acc);
-        if (s[j] > smax) smax = s[j];
-    }
-    return smax;
-}
-
 /*
  * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
  * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
@@ -108,7 +60,7 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
     V = U + n * n;
     s = V + n * n;
     memcpy(U, A, sizeof(double) * (size_t)(n * n));
-    smax = jacobi_columns(n, U, V, s);
+    smax = dn_jacobi_columns(n, U, V, s);
     for (i = 0; i < n; i++) x[i] = 0.0;
     for (j = 0; j < n; j++) {
         double c = 0.0;
@@ -128,7 +80,7 @@ static int rank_of(int k, const double *A)
     int j, r = 0;
     if (!U) return -1;
     memcpy(U, A, sizeof(double) * (size_t)(k * k));
-    smax = jacobi_columns(k, U, NULL, s);
+    smax = dn_jacobi_columns(k, U, NULL, s);
     for (j = 0; j < k; j++)
         if (s[j] > smax * k * DBL_EPSILON) r++;
     free(U);

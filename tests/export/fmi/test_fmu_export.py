@@ -330,14 +330,20 @@ def test_x0_is_the_start_value_of_the_x_start_parameters(system, tmp_path, versi
         assert (p.causality, p.variability) == ("parameter", "fixed")
         assert float(p.start) == X0[i]
         assert names[f"x{i + 1}"].initial == "calculated"
+    from tests.export._reference import extrapolated
+
     t, U, sig = _grid_inputs()
-    _, Y = _zoh(system, t, U, X0)
+    # fs.ph.simulate from x0, extrapolated to the exact step (tests/export/_reference.py)
+    ref = extrapolated(system, t, U, X0)
     # no start values given: the FMU starts from x0
     r = simulate_fmu(str(fmu), stop_time=T_END, output_interval=H_STEP, input=sig,
-                     output=["y1", "y2", "x1"])
-    assert r["x1"][0] == X0[0]
-    # measured 2.0e-15 as from the start values above: the exact step, round-off only
-    assert _rel(np.column_stack([r["y1"], r["y2"]]), Y) < 1e-13
+                     output=["y1", "y2", "x1", "x2", "x3", "x4", "x5"])
+    X = np.column_stack([r[f"x{i + 1}"] for i in range(N)])
+    assert np.array_equal(X[0], X0)
+    # measured 2.3e-14 (x) and 3.9e-14 (y) relative: the exact step and ph.simulate's
+    # extrapolation agree to round-off
+    assert _rel(X, ref["x"]) < 1e-12
+    assert _rel(np.column_stack([r["y1"], r["y2"]]), ref["y"]) < 1e-12
     # a user sets another initial state through the parameters
     x1 = -X0
     r = simulate_fmu(str(fmu), stop_time=T_END, output_interval=H_STEP, input=sig,
