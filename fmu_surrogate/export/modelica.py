@@ -12,7 +12,15 @@ reduction) and ``hamiltonian`` are Modelica functions rendered from the same exp
 as the C code of the FMU exporter (:mod:`fmu_surrogate.export.expressions.effort`), kernel sums as
 ``for`` loops over parameter arrays.  Ports are ``Modelica.Blocks.Interfaces.RealInput`` /
 ``RealOutput`` named after the surrogate's ports, sanitised to Modelica identifiers; the mapping
-is recorded in the model's documentation.  Several surrogates become a package directory
+is recorded in the model's documentation.  A feedthrough adds the parameters ``P, S, N``::
+
+    E*der(x) = (J - R)*z + (B - P)*u;   y = transpose(B + P)*z + (S - N)*u;
+    P_dissipated = z*(R*z) + 2*z*(P*u) + u*(S*u);
+
+and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
+``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
+``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
+outputs), starting from its operating point ``x_start``.  Several surrogates become a package directory
 (``package.mo``, ``package.order``, one file per model), as ``modelica/FmuSurrogateBenchmarks``.
 """
 
@@ -36,6 +44,7 @@ from fmu_surrogate.export.expressions.render import number, render_modelica_func
 from fmu_surrogate.export.names import MODELICA_KEYWORDS as KEYWORDS
 from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.source import check_finite, load_surrogate
+from fmu_surrogate.export.wiring import Wiring, wiring
 
 __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
 
@@ -46,6 +55,9 @@ _INTERNAL = frozenset([
     "effortDerivative", "hamiltonian", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
     "transpose", "Real", "Integer", "Boolean", "String"
 ])
+#: names the model uses only with a feedthrough (P, S, N) or a port wiring (a PortedSystem)
+_FEEDTHROUGH = frozenset(["P", "S", "N"])
+_WIRING = frozenset(["Tu", "cu", "Ty", "Cx", "Du", "cy", "y_ph"])
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
@@ -105,10 +117,7 @@ class _Names:
         return name
 
 
-def _unit(system: Any, group: str, k: int) -> str:
-    units = getattr(system, "units", None) or {}
-    vals = units.get(group) or []
-    u = vals[k] if k < len(vals) else ""
+def _unit(u: str | None) -> str:
     return f'unit = "{_string(u)}"' if isinstance(u, str) and u else ""
 
 
@@ -121,11 +130,45 @@ def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
               f"by method <code>{html.escape(str(prov.get('method')))}</code>.</p>\n"
               if src else "")
     info = (f"<html>\n<p>Port-Hamiltonian surrogate exported by fmu-surrogate: "
-            f"E der(x) = (J - R) z(x) + B u, y = B' z(x), with the effort {html.escape(ex.kind)}."
+            f"E der(x) = (J - R) z(x) + (B - P) u, y = (B + P)' z(x) + (S - N) u (P, S, N zero "
+            f"unless declared), with the effort {html.escape(ex.kind)}."
             f"</p>\n{origin}<p>Names of the surrogate and their Modelica identifiers:</p>\n"
             f"<table border=\"1\">\n<tr><th>kind</th><th>surrogate</th><th>Modelica</th></tr>\n"
             f"{rows}\n</table>\n</html>")
     return _string(info)
+
+
+def _io_lines(w: Wiring, ins: list[str], outs: list[str]) -> list[str]:
+    """Declarations of the external inputs and outputs."""
+    lines = []
+    for name, orig, unit in zip(ins, w.input_names, w.input_units):
+        mod = _unit(unit)
+        lines.append(f'  Modelica.Blocks.Interfaces.RealInput {name}{f"({mod})" if mod else ""} '
+                     f'"Input {_string(orig)}";')
+    for name, orig, unit in zip(outs, w.output_names, w.output_units):
+        mod = _unit(unit)
+        lines.append(f'  Modelica.Blocks.Interfaces.RealOutput {name}{f"({mod})" if mod else ""}'
+                     f' "Output {_string(orig)}";')
+    return lines
+
+
+def _wiring_parameters(w: Wiring, n: int, m: int) -> list[str]:
+    k_in, k_out = len(w.input_names), len(w.output_names)
+    out = []
+    if k_in:
+        out.append(f'  parameter Real Tu[{m}, {k_in}] = {_array(w.Tu, "    ")} '
+                   f'"pH port inputs from the inputs: u = Tu*inputs + cu";')
+    out.append(f'  parameter Real cu[{m}] = {_array(w.cu, "    ")} '
+               f'"Constant sources and offsets of the pH port inputs";')
+    out.append(f'  parameter Real Ty[{k_out}, {m}] = {_array(w.Ty, "    ")} '
+               f'"Outputs from the pH port outputs: outputs = Ty*y_ph + Cx*x + Du*inputs + cy";')
+    out.append(f'  parameter Real Cx[{k_out}, {n}] = {_array(w.Cx, "    ")} '
+               f'"Outputs measured from the state";')
+    if k_in:
+        out.append(f'  parameter Real Du[{k_out}, {k_in}] = {_array(w.Du, "    ")} '
+                   f'"Outputs measured from the inputs";')
+    out.append(f'  parameter Real cy[{k_out}] = {_array(w.cy, "    ")} "Output offsets";')
+    return out
 
 
 def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
@@ -134,8 +177,11 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
 
     Parameters
     ----------
-    surrogate : PHDAE, LinearPH or path
-        The surrogate, or its JSON file.
+    surrogate : PHDAE, LinearPH, PortedSystem or path
+        The surrogate, or its JSON file.  A feedthrough ``P, S, N`` appears as parameters of
+        those names; a ``PortedSystem`` shows its external inputs and outputs (names, units) and
+        the wiring ``u = Tu*inputs + cu``, ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy`` to the pH
+        ports ``(u, y_ph)``; its operating point is ``x_start``.
     model_name : str
         Name of the model (a Modelica identifier).
     within : str, optional
@@ -149,31 +195,39 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     Raises
     ------
     ExportError
-        Invalid names, NaN or infinite parameters, an empty kernel expansion.
+        Invalid names, NaN or infinite parameters, an empty kernel expansion, no states.
     UnsupportedEffortError
         An effort kind without a translation.
     """
-    system, _ = load_surrogate(surrogate)
+    sur, _ = load_surrogate(surrogate)
+    w = wiring(sur)
+    system = w.system
     _check_name(model_name, "model name")
     check_finite(system)
+    if system.n_states == 0:
+        raise ExportError("an order-0 surrogate (the static map y = (S - N) u) has no Modelica "
+                          "form here; export it as an FMU (export_fmu), which handles it.")
     ex = effort_expressions(system)
     n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
+    ft, ported = system.has_feedthrough, not w.identity
     ident = np.array_equal(system.E, np.eye(n))
     # effort data keep their names unless one means a system matrix with other values
     sys_mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
+    internal = set(_INTERNAL) | (_FEEDTHROUGH if ft else set()) | (_WIRING if ported else set())
     pnames = {}
     for p, a in ex.params.items():
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
-        pnames[p] = f"effort_{p}" if clash or p in _INTERNAL - {"E"} else p
-    names = _Names(set(_INTERNAL) | set(pnames.values()) | {model_name})
-    ins = [names.add(s, "input") for s in system.input_names]
-    outs = [names.add(s, "output") for s in system.output_names]
+        pnames[p] = f"effort_{p}" if clash or p in internal - {"E"} else p
+    names = _Names(internal | set(pnames.values()) | {model_name})
+    ins = [names.add(s, "input") for s in w.input_names]
+    outs = [names.add(s, "output") for s in w.output_names]
     names.mapping += [("state", s, f"x[{k + 1}]") for k, s in enumerate(system.state_names)]
     diff = np.any(system.E != 0, axis=0)
+    Bin, Bout = ("B - P", "B + P") if ft else ("B", "B")
 
     lines = [f"within {within};"] if within else []
-    lines.append(f'model {model_name} "pH surrogate: E*der(x) = (J - R)*z(x) + B*u, '
-                 f'y = transpose(B)*z(x)"')
+    lines.append(f'model {model_name} "pH surrogate: E*der(x) = (J - R)*z(x) + ({Bin})*u, '
+                 f'y = transpose({Bout})*z(x){" + (S - N)*u" if ft else ""}"')
     if not ident:
         lines.append(f'  parameter Real E[{n}, {n}] = {_array(system.E, "    ")} '
                      f'"Descriptor matrix" annotation (Evaluate = true);')
@@ -182,9 +236,18 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
               (f'  parameter Real R[{n}, {n}] = {_array(system.R, "    ")} '
               f'"Dissipation matrix (symmetric positive semi-definite)";'),
               *([f'  parameter Real B[{n}, {m}] = {_array(system.B, "    ")} "Port matrix";']
-                if m else []),
-              (f'  parameter Real x_start[{n}] = {_array(np.zeros(n), "    ")} '
-              f'"Start values of the states (fixed where E has a nonzero column)";')]
+                if m else [])]
+    if ft:
+        lines += [(f'  parameter Real P[{n}, {m}] = {_array(system.P, "    ")} '
+                   f'"Dissipative coupling of states and ports";'),
+                  (f'  parameter Real S[{m}, {m}] = {_array(system.S, "    ")} '
+                   f'"Symmetric feedthrough ([[R, P], [transpose(P), S]] is PSD)";'),
+                  (f'  parameter Real N[{m}, {m}] = {_array(system.N, "    ")} '
+                   f'"Skew-symmetric feedthrough";')]
+    if ported:
+        lines += _wiring_parameters(w, n, m)
+    lines.append(f'  parameter Real x_start[{n}] = {_array(w.x0, "    ")} '
+                 f'"Start values of the states (fixed where E has a nonzero column)";')
     declared = {"E"} if not ident else set()
     for p, a in ex.params.items():
         if pnames[p] in declared:
@@ -192,22 +255,15 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         declared.add(pnames[p])
         dims = "" if a.ndim == 0 else f"[{', '.join(map(str, a.shape))}]"
         lines.append(f'  parameter Real {pnames[p]}{dims} = {_array(a, "    ")} "Effort data";')
-    for k, (name, orig) in enumerate(zip(ins, system.input_names)):
-        mod = _unit(system, "inputs", k)
-        lines.append(f'  Modelica.Blocks.Interfaces.RealInput {name}{f"({mod})" if mod else ""} '
-                     f'"Input {_string(orig)}";')
-    for k, (name, orig) in enumerate(zip(outs, system.output_names)):
-        mod = _unit(system, "outputs", k)
-        lines.append(f'  Modelica.Blocks.Interfaces.RealOutput {name}{f"({mod})" if mod else ""}'
-                     f' "Output {_string(orig)}";')
+    lines += _io_lines(w, ins, outs)
     if has_h:
         lines += ['  Modelica.Blocks.Interfaces.RealOutput H "Hamiltonian H(x)";',
                   ('  Modelica.Blocks.Interfaces.RealOutput energy_residual '
                   '"H - H_start - E_supplied + E_dissipated (zero for an exact solution)";')]
-    lines += [('  Modelica.Blocks.Interfaces.RealOutput P_supplied "Power supplied at the ports, '
-              'y*u";'),
+    lines += [('  Modelica.Blocks.Interfaces.RealOutput P_supplied "Power supplied at the pH '
+              'ports, y*u";'),
               ('  Modelica.Blocks.Interfaces.RealOutput P_dissipated "Power dissipated, '
-              'z*R*z";')]
+              f'{"[z; u]*W*[z; u]" if ft else "z*R*z"}";')]
     fixed = "{" + ", ".join("true" if d else "false" for d in diff) + "}"
     lines += [(f'  Real x[{n}](start = x_start, fixed = {fixed}) '
               f'"States: {_string(", ".join(system.state_names))}";'),
@@ -220,21 +276,30 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     if has_h:
         lines.append('  parameter Real H_start(fixed = false) "H at the start";')
     if m:
-        lines.append(f'  Real u[{m}] "Inputs as a vector";')
+        lines.append(f'  Real u[{m}] "{"pH port inputs" if ported else "Inputs as a vector"}";')
+    if ported:
+        lines.append(f'  Real y_ph[{m}] "pH port outputs";')
     lines.append(_functions(ex, pnames, n))
     if has_h:
         lines += ["initial equation", "  H_start = H;"]
     call = ", ".join(["x"] + [pnames[p] for p in used_params(ex.z)])
-    y = "{" + ", ".join(outs) + "}"
+    ext_u = "{" + ", ".join(ins) + "}"
+    y = "y_ph" if ported else "{" + ", ".join(outs) + "}"
     lhs = "der(x)" if ident else "E*der(x)"
+    lines += ["equation"]
     if m:
-        lines += ["equation", f"  u = {{{', '.join(ins)}}};", f"  z = effort({call});",
-                  f"  {lhs} = (J - R)*z + B*u;", f"  {y} = transpose(B)*z;",
+        u_eq = (f"Tu*{ext_u} + cu" if ins else "cu") if ported else ext_u
+        lines += [f"  u = {u_eq};", f"  z = effort({call});",
+                  f"  {lhs} = (J - R)*z + {'(B - P)' if ft else 'B'}*u;",
+                  f"  {y} = transpose({'B + P' if ft else 'B'})*z{' + (S - N)*u' if ft else ''};",
                   f"  P_supplied = {y}*u;"]
     else:
-        lines += ["equation", f"  z = effort({call});", f"  {lhs} = (J - R)*z;",
-                  "  P_supplied = 0;"]
-    lines.append("  P_dissipated = z*(R*z);")
+        lines += [f"  z = effort({call});", f"  {lhs} = (J - R)*z;", "  P_supplied = 0;"]
+    if ported:
+        lines.append(f"  {{{', '.join(outs)}}} = Ty*y_ph + Cx*x"
+                     f"{f' + Du*{ext_u}' if ins else ''} + cy;")
+    lines.append("  P_dissipated = z*(R*z) + 2*z*(P*u) + u*(S*u);" if ft
+                 else "  P_dissipated = z*(R*z);")
     if has_h:
         hcall = ", ".join(["x"] + [pnames[p] for p in used_params(ex.H)])
         lines += [f"  H = hamiltonian({hcall});",

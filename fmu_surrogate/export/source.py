@@ -18,13 +18,14 @@ def load_surrogate(surrogate: Any) -> tuple[Any, str | None]:
 
     Parameters
     ----------
-    surrogate : PHDAE, LinearPH or path
-        A pH system or the path of a surrogate JSON file (:func:`fmu_surrogate.ph.save`).
+    surrogate : PHDAE, LinearPH, PortedSystem or path
+        A pH system, a drop-in surrogate (a pH core with its port wiring), or the path of a
+        surrogate JSON file (:func:`fmu_surrogate.ph.save`).
 
     Returns
     -------
     tuple
-        ``(system, stem)``.
+        ``(surrogate, stem)``.
 
     Raises
     ------
@@ -34,17 +35,20 @@ def load_surrogate(surrogate: Any) -> tuple[Any, str | None]:
         The file cannot be read.
     """
     from fmu_surrogate.ph import PHDAE, load
+    from fmu_surrogate.ph.ports import PortedSystem
 
     if isinstance(surrogate, (str, os.PathLike)):
         return load(surrogate), Path(surrogate).stem
-    if not isinstance(surrogate, PHDAE):
+    if not isinstance(surrogate, (PHDAE, PortedSystem)):
         raise ExportError(f"cannot export a {type(surrogate).__name__}: pass a pH system "
-                          f"(LinearPH, PHDAE) or the path of a surrogate JSON file.")
+                          f"(LinearPH, PHDAE), a PortedSystem or the path of a surrogate JSON "
+                          f"file.")
     return surrogate, None
 
 
 def check_finite(system: Any) -> None:
-    """Refuse a system whose matrices (``E, J, R, B`` and a linear system's ``Q``) are not finite.
+    """Refuse a system whose matrices (``E, J, R, B``, ``P, S, N`` and a linear system's ``Q``)
+    are not finite.
 
     Parameters
     ----------
@@ -56,7 +60,7 @@ def check_finite(system: Any) -> None:
     ExportError
         Naming the first matrix with a NaN or infinite entry.
     """
-    for key in ("E", "J", "R", "B", "Q"):
+    for key in ("E", "J", "R", "B", "Q", "P", "S", "N"):
         a = getattr(system, key, None)
         if a is not None and not np.all(np.isfinite(np.asarray(a, dtype=float))):
             raise ExportError(f"the surrogate's matrix {key} contains NaN or Inf; an exported "

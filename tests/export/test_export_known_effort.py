@@ -62,7 +62,7 @@ def test_rc_fmu_reproduces_simulate_and_tracks_the_benchmark(rc):
     assert isinstance(system.effort_function, PartlyKnownEffort)
     u = rc_network.input_signal(T, 0.8, 1.7)  # held out: another amplitude and frequency
     x0 = np.array([2.0, u[0], u[0] - np.sqrt(4.0)])  # the benchmark's consistent start
-    F, r = _fmpy(rc["fmu"], u, system.input_names[0], {"x1": x0[0]}, ["energy_residual"])
+    F, r = _fmpy(rc["fmu"], u, system.input_names[0], {"x_start[1]": x0[0]}, ["energy_residual"])
     eres = r["energy_residual"]
     tr = fs.simulate(system, T[:HELD_OUT], u[:HELD_OUT], x0, hold="zoh")
     # the differential state: the same AVF steps with Newton on the index-1 system; measured
@@ -124,15 +124,15 @@ def test_rc_fmi3_co_simulation_and_model_exchange(rc):
     assert validate_fmu(str(rc["fmu"])) == [] and validate_fmu(str(rc["fmu3"])) == []
     system, name = rc["system"], rc["system"].input_names[0]
     u = rc_network.input_signal(T, 0.8, 1.7)
-    F2, _ = _fmpy(rc["fmu"], u, name, {"x1": 2.0}, stop=301)
-    F3, _ = _fmpy(rc["fmu3"], u, name, {"x1": 2.0}, stop=301)
+    F2, _ = _fmpy(rc["fmu"], u, name, {"x_start[1]": 2.0}, stop=301)
+    F3, _ = _fmpy(rc["fmu3"], u, name, {"x_start[1]": 2.0}, stop=301)
     assert np.array_equal(F3, F2)  # one C scheme behind both interfaces (measured: equal)
     # model exchange, constant input: x2 = u and x3 from the algebraic rows inside the
     # derivative call, so x1' = −G (z1(x1) − u) with G = 1
     sig = np.zeros(2, dtype=[("time", float), (name, float)])
     sig["time"], sig[name] = [0.0, 3.0], 1.0
     r = simulate_fmu(str(rc["fmu"]), fmi_type="ModelExchange", stop_time=3.0,
-                     output_interval=0.05, input=sig, start_values={"x1": 2.0},
+                     output_interval=0.05, input=sig, start_values={"x_start[1]": 2.0},
                      output=["x1", "x2", "x3"], relative_tolerance=1e-10)
     ref = solve_ivp(lambda _t, x1: [1.0 - system.effort([x1[0], 1.0, 0.0])[0]], (0.0, 3.0),
                     [2.0], t_eval=r["time"], rtol=1e-12, atol=1e-12)

@@ -82,7 +82,7 @@ def test_law_fmu_model_exchange_within_solver_tolerance(law):
     sig = np.zeros(2, dtype=[("time", float), ("u", float)])
     sig["time"], sig["u"] = [0.0, stop], u
     r = simulate_fmu(str(law["fmi2"]), fmi_type="ModelExchange", stop_time=stop,
-                     output_interval=0.05, input=sig, start_values={"y": 0.01},
+                     output_interval=0.05, input=sig, start_values={"x_start[1]": 0.01},
                      output=["y", "p"], relative_tolerance=1e-10)
     ref = solve_ivp(lambda _t, x: system.flow(x, [u]), (0.0, stop), [0.01, 0.0],
                     t_eval=r["time"], rtol=1e-12, atol=1e-14)

@@ -125,7 +125,7 @@ def test_identified_surrogate_runs_as_an_fmu(gp_surrogate, tmp_path):
     sig = np.zeros(tc.size, dtype=[("time", float), ("u1", float)])
     sig["time"], sig["u1"] = tc, uc
     r = simulate_fmu(str(fmu), stop_time=10.0, output_interval=0.05, input=sig,
-                     start_values={"x1": 2.0}, output=["x1", "energy_residual"])
+                     start_values={"x_start[1]": 2.0}, output=["x1", "energy_residual"])
     tf = np.linspace(0.0, 10.0, 1001)
     true = simulate(rc_network.system(), tf, np.append(np.repeat(uc[:-1], 5), uc[-1]),
                     [2.0, uc[0], 0.0], hold="zoh")

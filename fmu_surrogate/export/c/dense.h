@@ -3,13 +3,15 @@
  * products, LU with partial pivoting, the matrix exponential by scaling and squaring with the
  * degree-13 Pade approximant (Higham, SIAM J. Matrix Anal. Appl. 26(4), 2005 -- the algorithm of
  * scipy.linalg.expm for large norms), and Van Loan's integral of a quadratic form along
- * w' = M w (C. F. Van Loan, IEEE Trans. Autom. Control 23(3), 1978).
+ * w' = M w (C. F. Van Loan, IEEE Trans. Autom. Control 23(3), 1978), and the one-sided Jacobi
+ * orthogonalisation behind the nonlinear surrogate's minimum-norm Newton steps.
  *
- * Every function returns 0 on success and 1 when out of memory or singular.
+ * Every function returning int returns 0 on success and 1 when out of memory or singular.
  */
 #ifndef FMU_SURROGATE_DENSE_H
 #define FMU_SURROGATE_DENSE_H
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +240,54 @@ static int dn_van_loan(int p, const double *M, const double *P, double h, double
     }
     free(Z);
     return 0;
+}
+
+/* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
+   orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
+   rotations; returns the largest s[j]. */
+static double dn_jacobi_columns(int n, double *U, double *V, double *s)
+{
+    double smax = 0.0;
+    int i, j, p, q, sweep, rotated = 1;
+    if (V) {
+        for (i = 0; i < n * n; i++) V[i] = 0.0;
+        for (i = 0; i < n; i++) V[i * n + i] = 1.0;
+    }
+    for (sweep = 0; sweep < 80 && rotated; sweep++) {
+        rotated = 0;
+        for (p = 0; p < n - 1; p++)
+            for (q = p + 1; q < n; q++) {
+                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
+                for (i = 0; i < n; i++) {
+                    al += U[i * n + p] * U[i * n + p];
+                    be += U[i * n + q] * U[i * n + q];
+                    ga += U[i * n + p] * U[i * n + q];
+                }
+                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
+                rotated = 1;
+                ze = (be - al) / (2.0 * ga);
+                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
+                co = 1.0 / sqrt(1.0 + t * t);
+                si = co * t;
+                for (i = 0; i < n; i++) {
+                    const double up = U[i * n + p], uq = U[i * n + q];
+                    U[i * n + p] = co * up - si * uq;
+                    U[i * n + q] = si * up + co * uq;
+                    if (V) {
+                        const double vp = V[i * n + p], vq = V[i * n + q];
+                        V[i * n + p] = co * vp - si * vq;
+                        V[i * n + q] = si * vp + co * vq;
+                    }
+                }
+            }
+    }
+    for (j = 0; j < n; j++) {
+        double acc = 0.0;
+        for (i = 0; i < n; i++) acc += U[i * n + j] * U[i * n + j];
+        s[j] = sqrt(acc);
+        if (s[j] > smax) smax = s[j];
+    }
+    return smax;
 }
 
 #endif /* FMU_SURROGATE_DENSE_H */

@@ -1,36 +1,43 @@
 /*
  * Exported linear port-Hamiltonian surrogate (fmu_surrogate.export):
  *
- *   x' = A x + Bu u,   y = C x,   H = 1/2 x' HM x
- *   (A = E^-1 (J - R) Q, Bu = E^-1 B, C = B' Q, HM = sym(Q' E); generated in surrogate_data.h)
+ *   x' = A x + Bu u,   y = C x + D u,   H = 1/2 x' HM x
+ *   (A = E^-1 (J - R) Q, Bu = E^-1 (G - P), C = (G + P)' Q, D = S - N, HM = Q' E; generated in
+ *   surrogate_data.h) on the pH ports (u, y), wired to the FMU's variables (u_ext, y_ext) by
+ *
+ *   u = TU u_ext + CU   (sources: ports with a zero row of TU take their parameter's value)
+ *   y_ext = TY y + CX x + DU u_ext + CY
  *
  * Co-simulation: the input is held over a communication step (zero-order hold), so the step is
  * exact: w = (x, u), w' = M w with M = [[A, Bu], [0, 0]], x(t0 + h) = [exp(M h) w(t0)]_x.  The
  * exponential and the energy integrals over a step (Van Loan, see dense.h)
- *   dissipated  int z'Rz dt = w0' WR w0,    supplied  int y'u dt = w0' WS w0
+ *   dissipated  int [z; u]'W[z; u] dt = w0' WR w0,    supplied  int y'u dt = w0' WS w0
  * are computed when the communication step size changes (by more than 1e-12 relative) and
  * cached otherwise, so
  * energy_residual = H(x) - H(x_init) + dissipated - supplied is the round-off of the exact step.
+ * With a constant part cu of the port inputs (SUR_HAS_SRC), its share of the supplied energy,
+ * int cu'y dt = cu' (C [psi w0]_x + h D u) with psi = int_0^h exp(M s) ds, is
+ * energy_supplied_sources.
  * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
- * states as well (der(energy_dissipated) = z'Rz, der(energy_supplied) = y'u), integrated by the
- * importer with the inputs it applies to the model, so energy_residual there measures the
- * importer's integration error.
+ * states as well (der(energy_dissipated) = [z; u]'W[z; u], der(energy_supplied) = y'u),
+ * integrated by the importer with the inputs it applies to the model, so energy_residual there
+ * measures the importer's integration error.
  */
 #include "fmi2_framework.h"
 #include "dense.h"
 #include "surrogate_data.h"
+#include "wiring.h"
 
 #define SUR_H_RTOL 1e-12
 
 static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
-static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
 
 static double hamiltonian(const double *x) { return 0.5 * dn_quad(NX, SUR_HM, x); }
 
 /* w' P w for w = (x, u). */
 static double quad_w(const double *P, const double *x, const double *u)
 {
-    double w[NW];
+    double w[FMU_ALLOC_SIZE(NW)];
     int i;
     for (i = 0; i < NX; i++) w[i] = x[i];
     for (i = 0; i < NU; i++) w[NX + i] = u[i];
@@ -39,35 +46,64 @@ static double quad_w(const double *P, const double *x, const double *u)
 
 fmi2Status model_initialize(ModelInstance *c)
 {
+    int i;
+    for (i = 0; i < NX; i++) c->d.r[SUR_VR_X0 + i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
     c->d.sur_h0 = hamiltonian(xs(c));
     return fmi2OK;
 }
 
 fmi2Status model_evaluate(ModelInstance *c, int outputs)
 {
-    const double *x = xs(c), *u = us(c);
-    double *dx = &c->d.r[SUR_VR_DX0];
-    int i, j;
-    for (i = 0; i < NX; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NX; j++) acc += SUR_A[i * NX + j] * x[j];
-        for (j = 0; j < NU; j++) acc += SUR_B[i * FMU_ALLOC_SIZE(NU) + j] * u[j];
-        dx[i] = acc;
-    }
+    const double *x = xs(c);
+    double *dx = &c->d.r[SUR_VR_DX0], u[NUA], bu[NXA], y[NUA], du[NUA];
+    int i;
+    port_inputs(c, u);
+    dn_matvec(NX, NX, NX, SUR_A, x, dx);
+    dn_matvec(NX, NU, NU, SUR_B, u, bu);
+    for (i = 0; i < NX; i++) dx[i] += bu[i];
     V(der_energy_dissipated) = quad_w(SUR_PR, x, u);
     V(der_energy_supplied) = quad_w(SUR_PS, x, u);
+    dn_matvec(NU, NX, NX, SUR_C, x, y);
+    dn_matvec(NU, NU, NU, SUR_D, u, du);
+    for (i = 0; i < NU; i++) y[i] += du[i];
+#if SUR_HAS_SRC
+    {
+        double cv[NUA], p = 0.0;
+        constant_inputs(c, cv);
+        for (i = 0; i < NU; i++) p += cv[i] * y[i];
+        V(der_energy_supplied_sources) = p;
+    }
+#endif
     if (outputs) {
-        double *y = &c->d.r[SUR_VR_Y0];
-        for (i = 0; i < NU; i++) {
-            double acc = 0.0;
-            for (j = 0; j < NX; j++) acc += SUR_C[i * NX + j] * x[j];
-            y[i] = acc;
-        }
+        external_outputs(c, y, x);
         V(H) = hamiltonian(x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }
     return fmi2OK;
 }
+
+#if SUR_HAS_SRC
+/* psi = int_0^h exp(M s) ds, the upper-right block of exp([[M, I], [0, 0]] h); 0 on success. */
+static int integral_expm(double h, double *psi)
+{
+    const int q = 2 * NW;
+    double *Z = (double *)malloc(sizeof(double) * 2 * (size_t)q * (size_t)q), *F;
+    int i, j, bad;
+    if (!Z) return 1;
+    F = Z + (size_t)q * (size_t)q;
+    memset(Z, 0, sizeof(double) * (size_t)q * (size_t)q);
+    for (i = 0; i < NW; i++) {
+        for (j = 0; j < NW; j++) Z[i * q + j] = SUR_M[i * NW + j] * h;
+        Z[i * q + NW + i] = h;
+    }
+    bad = dn_expm(q, Z, F);
+    if (!bad)
+        for (i = 0; i < NW; i++)
+            for (j = 0; j < NW; j++) psi[i * NW + j] = F[i * q + NW + j];
+    free(Z);
+    return bad;
+}
+#endif
 
 /* exp(M h) and the energy integrals for step size h (cached). */
 static fmi2Status prepare(ModelInstance *c, double h)
@@ -82,6 +118,9 @@ static fmi2Status prepare(ModelInstance *c, double h)
         for (i = 0; i < NW * NW; i++) M[i] = SUR_M[i] * h;
     bad = !M || dn_expm(NW, M, c->sur_phi) || dn_van_loan(NW, SUR_M, SUR_PR, h, c->sur_wr) ||
           dn_van_loan(NW, SUR_M, SUR_PS, h, c->sur_ws);
+#if SUR_HAS_SRC
+    bad = bad || integral_expm(h, c->sur_psi);
+#endif
     free(M);
     if (bad)
         return model_fail(c, "matrix exponential for the step size %g failed (out of memory "
@@ -93,12 +132,28 @@ static fmi2Status prepare(ModelInstance *c, double h)
 
 fmi2Status model_do_step(ModelInstance *c, double t0, double H)
 {
-    double *x = &c->d.r[SUR_VR_X0], xn[NX];
-    const double *u = us(c);
+    double *x = &c->d.r[SUR_VR_X0], xn[NXA], u[NUA];
     int i, j;
     if (prepare(c, H) > fmi2Warning) return fmi2Error;
+    port_inputs(c, u);
     V(energy_dissipated) += quad_w(c->sur_wr, x, u);
     V(energy_supplied) += quad_w(c->sur_ws, x, u);
+#if SUR_HAS_SRC
+    { /* int cu'y dt = cu' (C [psi w0]_x + h D u) */
+        double cv[NUA], xi[NXA], y[NUA], du[NUA], s = 0.0;
+        constant_inputs(c, cv);
+        for (i = 0; i < NX; i++) {
+            double acc = 0.0;
+            for (j = 0; j < NX; j++) acc += c->sur_psi[i * NW + j] * x[j];
+            for (j = 0; j < NU; j++) acc += c->sur_psi[i * NW + NX + j] * u[j];
+            xi[i] = acc;
+        }
+        dn_matvec(NU, NX, NX, SUR_C, xi, y);
+        dn_matvec(NU, NU, NU, SUR_D, u, du);
+        for (i = 0; i < NU; i++) s += cv[i] * (y[i] + H * du[i]);
+        V(energy_supplied_sources) += s;
+    }
+#endif
     for (i = 0; i < NX; i++) {
         double acc = 0.0;
         for (j = 0; j < NX; j++) acc += c->sur_phi[i * NW + j] * x[j];
@@ -123,26 +178,31 @@ static double dquad(const double *P, const double *x, const double *u, int k)
     return acc;
 }
 
-/* d(unknown)/d(known) of the linear model at the current state and input. */
+/* d(unknown)/d(known) of the linear model at the current state and input: knowns are states and
+   external inputs; an external input k acts on the ports through column k of TU. */
 static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueReference kn,
                    double *out)
 {
-    int row, col, k;
+    int row, col, i;
     const int kx = (int)kn - SUR_VR_X0, ku = (int)kn - SUR_VR_U0;
-    const int is_x = kx >= 0 && kx < NX, is_u = ku >= 0 && ku < NU;
-    const int is_e = kn == VR_energy_dissipated || kn == VR_energy_supplied;
+    const int is_x = kx >= 0 && kx < NX, is_u = ku >= 0 && ku < NUE;
+    const int is_e = kn == VR_energy_dissipated || kn == VR_energy_supplied
+#if SUR_HAS_SRC
+                     || kn == VR_energy_supplied_sources
+#endif
+        ;
     if (!is_x && !is_u && !is_e) return 1;
     *out = 0.0;
-    k = is_x ? kx : NX + ku; /* index in w = (x, u) */
     if ((int)un >= SUR_VR_DX0 && (int)un < SUR_VR_DX0 + NX) {
         row = (int)un - SUR_VR_DX0;
         if (is_x) *out = SUR_A[row * NX + kx];
-        if (is_u) *out = SUR_B[row * FMU_ALLOC_SIZE(NU) + ku];
+        if (is_u) *out = SUR_BE[row * NUE + ku];
         return 0;
     }
-    if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NU) {
+    if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NYE) {
         row = (int)un - SUR_VR_Y0;
-        if (is_x) *out = SUR_C[row * NX + kx];
+        if (is_x) *out = SUR_CE[row * NX + kx];
+        if (is_u) *out = SUR_DE[row * NUE + ku];
         return 0;
     }
     if (un == VR_H) {
@@ -151,8 +211,28 @@ static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueRefer
                 *out += 0.5 * (SUR_HM[kx * NX + col] + SUR_HM[col * NX + kx]) * xs(c)[col];
         return 0;
     }
+#if SUR_HAS_SRC
+    if (un == VR_der_energy_supplied_sources) { /* cu' (C dx + D TU du_ext) */
+        double cv[NUA];
+        constant_inputs(c, cv);
+        for (i = 0; i < NU; i++) {
+            if (is_x) *out += cv[i] * SUR_C[i * NX + kx];
+            if (is_u)
+                for (col = 0; col < NU; col++)
+                    *out += cv[i] * SUR_D[i * NU + col] * SUR_TU[col * NUE + ku];
+        }
+        return 0;
+    }
+#endif
     if (un == VR_der_energy_dissipated || un == VR_der_energy_supplied) {
-        if (!is_e) *out = dquad(un == VR_der_energy_dissipated ? SUR_PR : SUR_PS, xs(c), us(c), k);
+        const double *P = un == VR_der_energy_dissipated ? SUR_PR : SUR_PS;
+        double u[NUA];
+        port_inputs(c, u);
+        if (is_x) *out = dquad(P, xs(c), u, kx);
+        if (is_u)
+            for (i = 0; i < NU; i++)
+                if (SUR_TU[i * NUE + ku] != 0.0)
+                    *out += dquad(P, xs(c), u, NX + i) * SUR_TU[i * NUE + ku];
         return 0;
     }
     return 2;

@@ -1,8 +1,10 @@
 /*
  * Exported nonlinear port-Hamiltonian surrogate (fmu_surrogate.export):
  *
- *   E x' = T z(x) + B u,   y = B' z(x),   T = J - R,   E' z = grad H
+ *   E x' = T z(x) + B u,   y = BO' z(x) + D u,   T = J - R,   E' z = grad H
  *
+ * (B = G - P, BO = G + P, D = S - N with the feedthrough; dissipated power [z; u]'W[z; u] =
+ * z'Rz + 2 z'Pu + u'Su) on the pH ports (u, y), wired to the FMU's variables by wiring.h,
  * with z(x), dz/dx and H(x) from fmu_surrogate.export.expressions (eff_z, eff_dz, eff_H in
  * surrogate_data.h).  Co-simulation uses the scheme of fmu_surrogate.ph.simulate with the input
  * held over the communication step (hold="zoh"): average vector field with SUR_NQ-point
@@ -24,6 +26,7 @@
 #include "fmi2_framework.h"
 #include "dense.h"
 #include "surrogate_data.h"
+#include "wiring.h"
 
 /* The stopping rules of fmu_surrogate.ph.newton (TOL, FLOOR_, RCOND as there).  STALL is
    10x looser than the Python 1e-8: an identified kernel expansion is ill-conditioned (weights of
@@ -44,54 +47,6 @@ static double amax(const double *v, int n)
     return m;
 }
 
-/* One-sided Jacobi SVD of the n x n row-major U in place: on return the columns of U are
-   orthogonal (U = u_j s_j), s[j] their norms, and V (if not NULL, n x n) accumulates the
-   rotations; returns the largest s[j]. */
-static double jacobi_columns(int n, double *U, double *V, double *s)
-{
-    double smax = 0.0;
-    int i, j, p, q, sweep, rotated = 1;
-    if (V) {
-        for (i = 0; i < n * n; i++) V[i] = 0.0;
-        for (i = 0; i < n; i++) V[i * n + i] = 1.0;
-    }
-    for (sweep = 0; sweep < 80 && rotated; sweep++) {
-        rotated = 0;
-        for (p = 0; p < n - 1; p++)
-            for (q = p + 1; q < n; q++) {
-                double al = 0.0, be = 0.0, ga = 0.0, ze, t, co, si;
-                for (i = 0; i < n; i++) {
-                    al += U[i * n + p] * U[i * n + p];
-                    be += U[i * n + q] * U[i * n + q];
-                    ga += U[i * n + p] * U[i * n + q];
-                }
-                if (ga == 0.0 || fabs(ga) <= DBL_EPSILON * sqrt(al * be)) continue;
-                rotated = 1;
-                ze = (be - al) / (2.0 * ga);
-                t = (ze >= 0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
-                co = 1.0 / sqrt(1.0 + t * t);
-                si = co * t;
-                for (i = 0; i < n; i++) {
-                    const double up = U[i * n + p], uq = U[i * n + q];
-                    U[i * n + p] = co * up - si * uq;
-                    U[i * n + q] = si * up + co * uq;
-                    if (V) {
-                        const double vp = V[i * n + p], vq = V[i * n + q];
-                        V[i * n + p] = co * vp - si * vq;
-                        V[i * n + q] = si * vp + co * vq;
-                    }
-                }
-            }
-    }
-    for (j = 0; j < n; j++) {
-        double acc = 0.0;
-        for (i = 0; i < n; i++) acc += U[i * n + j] * U[i * n + j];
-        s[j] = sqrt(acc);
-        if (s[j] > smax) smax = s[j];
-    }
-    return smax;
-}
-
 /*
  * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
  * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
@@ -105,7 +60,7 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
     V = U + n * n;
     s = V + n * n;
     memcpy(U, A, sizeof(double) * (size_t)(n * n));
-    smax = jacobi_columns(n, U, V, s);
+    smax = dn_jacobi_columns(n, U, V, s);
     for (i = 0; i < n; i++) x[i] = 0.0;
     for (j = 0; j < n; j++) {
         double c = 0.0;
@@ -125,7 +80,7 @@ static int rank_of(int k, const double *A)
     int j, r = 0;
     if (!U) return -1;
     memcpy(U, A, sizeof(double) * (size_t)(k * k));
-    smax = jacobi_columns(k, U, NULL, s);
+    smax = dn_jacobi_columns(k, U, NULL, s);
     for (j = 0; j < k; j++)
         if (s[j] > smax * k * DBL_EPSILON) r++;
     free(U);
@@ -133,10 +88,30 @@ static int rank_of(int k, const double *A)
 }
 
 static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
-static const double *us(const ModelInstance *c) { return &c->d.r[SUR_VR_U0]; }
 
 /* B u (length NX) */
 static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, u, out); }
+
+/* pH port outputs y = BO' z + D u, dissipated power [z; u]'W[z; u] and supplied power y'u. */
+static void port_power(const double *z, const double *u, double *y, double *diss, double *supp)
+{
+    double rz[NX], pu[NX], su[NUA], du[NUA], d = 0.0, s = 0.0;
+    int i, j;
+    dn_matvec(NX, NX, NX, SUR_R, z, rz);
+    dn_matvec(NX, NU, SUR_BS, SUR_P, u, pu);
+    dn_matvec(NU, NU, NU, SUR_S, u, su);
+    dn_matvec(NU, NU, NU, SUR_D, u, du);
+    for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
+    for (j = 0; j < NU; j++) {
+        double acc = du[j];
+        for (i = 0; i < NX; i++) acc += SUR_BO[i * SUR_BS + j] * z[i];
+        y[j] = acc;
+        d += u[j] * su[j];
+        s += acc * u[j];
+    }
+    *diss = d;
+    *supp = s;
+}
 
 #if SUR_NA > 0
 /* Jaa = (T dz/dx)[algebraic rows, algebraic columns] at x (SUR_NA x SUR_NA); Jz receives
@@ -196,7 +171,10 @@ static int consistent(ModelInstance *c, double *x, const double *u)
 
 fmi2Status model_initialize(ModelInstance *c)
 {
-    double *x = &c->d.r[SUR_VR_X0];
+    double *x = &c->d.r[SUR_VR_X0], u[NUA];
+    int i;
+    for (i = 0; i < NX; i++) x[i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
+    port_inputs(c, u);
 #if SUR_NA > 0
     {
         double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];
@@ -207,7 +185,7 @@ fmi2Status model_initialize(ModelInstance *c)
                                  "degenerate start); this FMU handles ODE and index-1 "
                                  "surrogates: start from another state");
     }
-    if (consistent(c, x, us(c)))
+    if (consistent(c, x, u))
         return model_fail(c, "the algebraic equations have no solution near the initial state; "
                              "pass a consistent initial state");
 #endif
@@ -218,9 +196,9 @@ fmi2Status model_initialize(ModelInstance *c)
 
 fmi2Status model_evaluate(ModelInstance *c, int outputs)
 {
-    double *x = &c->d.r[SUR_VR_X0], z[NX], f[NX], b[NX];
-    const double *u = us(c);
+    double *x = &c->d.r[SUR_VR_X0], z[NX], f[NX], b[NX], u[NUA];
     int i, j;
+    port_inputs(c, u);
 #if SUR_NA > 0
     if (c->type == fmi2ModelExchange && !(c->d.state & ST_INITIALIZATION) && consistent(c, x, u))
         return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
@@ -236,17 +214,19 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         c->d.r[SUR_VR_DX0 + i] = acc;
     }
     {
-        double rz[NX], d = 0.0, s = 0.0;
-        dn_matvec(NX, NX, NX, SUR_R, z, rz);
-        for (i = 0; i < NX; i++) d += z[i] * rz[i];
-        for (j = 0; j < NU; j++) {
-            double y = 0.0;
-            for (i = 0; i < NX; i++) y += SUR_B[i * SUR_BS + j] * z[i];
-            s += y * u[j];
-            if (outputs) c->d.r[SUR_VR_Y0 + j] = y;
-        }
+        double y[NUA], d, s;
+        port_power(z, u, y, &d, &s);
+        if (outputs) external_outputs(c, y, x);
         V(der_energy_dissipated) = d;
         V(der_energy_supplied) = s;
+#if SUR_HAS_SRC
+        {
+            double cv[NUA], p = 0.0;
+            constant_inputs(c, cv);
+            for (j = 0; j < NU; j++) p += cv[j] * y[j];
+            V(der_energy_supplied_sources) = p;
+        }
+#endif
     }
 #if SUR_HAS_H
     if (outputs) {
@@ -346,15 +326,16 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
                              "after %d iterations (residual %.2e); use a smaller step, or check "
                              "the input and the initial state", t, h, SUR_MAX_NEWTON, best);
     {
-        double rz[NX], d = 0.0, s = 0.0;
-        int j;
-        dn_matvec(NX, NX, NX, SUR_R, zb, rz);
-        for (i = 0; i < NX; i++) d += zb[i] * rz[i];
-        for (j = 0; j < NU; j++) {
-            double y = 0.0;
-            for (i = 0; i < NX; i++) y += SUR_B[i * SUR_BS + j] * zb[i];
-            s += y * u[j];
+        double y[NUA], d, s;
+        port_power(zb, u, y, &d, &s);
+#if SUR_HAS_SRC
+        {
+            double cv[NUA], p = 0.0;
+            constant_inputs(c, cv);
+            for (i = 0; i < NU; i++) p += cv[i] * y[i];
+            V(energy_supplied_sources) += h * p;
         }
+#endif
         V(energy_dissipated) += h * d;
         V(energy_supplied) += h * s;
     }
@@ -371,9 +352,9 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
 
 fmi2Status model_do_step(ModelInstance *c, double t0, double H)
 {
-    double *x = &c->d.r[SUR_VR_X0];
-    const double *u = us(c);
+    double *x = &c->d.r[SUR_VR_X0], u[NUA];
     int k = 1, j;
+    port_inputs(c, u);
 #if SUR_NA > 0
     if (consistent(c, x, u)) /* the input changed at t0: the algebraic states follow */
         return model_fail(c, "the algebraic equations have no solution at t = %.17g", t0);
@@ -394,21 +375,29 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
                                         size_t n_known, const fmi2Real seed[],
                                         fmi2Real sensitivity[])
 {
-    /* ODE surrogates (E invertible): linearisation with the analytic Jacobian dz/dx */
-    double dxs[NX], dus[FMU_ALLOC_SIZE(NU)], dz[NX], tdz[NX], z[NX], f[NX];
+    /* ODE surrogates (E invertible): linearisation with the analytic Jacobian dz/dx; the
+       external inputs act on the ports through SUR_TU */
+    double dxs[NX], due[FMU_ALLOC_SIZE(NUE)], dus[NUA], dz[NX], tdz[NX], z[NX], f[NX];
+    double u[NUA], y[NUA], dy[NUA], dd, ds;
     double *Jz = c->sur_jz;
-    const double *x = xs(c), *u = us(c);
+    const double *x = xs(c);
     size_t i, k;
+    port_inputs(c, u);
     for (i = 0; i < NX; i++) dxs[i] = 0.0;
-    for (i = 0; i < (size_t)NU; i++) dus[i] = 0.0;
+    for (i = 0; i < (size_t)NUE; i++) due[i] = 0.0;
     for (k = 0; k < n_known; k++) {
         const int kx = (int)knowns[k] - SUR_VR_X0, ku = (int)knowns[k] - SUR_VR_U0;
         if (kx >= 0 && kx < NX) dxs[kx] += seed[k];
-        else if (ku >= 0 && ku < NU) dus[ku] += seed[k];
-        else if (!(knowns[k] == VR_energy_dissipated || knowns[k] == VR_energy_supplied))
+        else if (ku >= 0 && ku < NUE) due[ku] += seed[k];
+        else if (!(knowns[k] == VR_energy_dissipated || knowns[k] == VR_energy_supplied
+#if SUR_HAS_SRC
+                   || knowns[k] == VR_energy_supplied_sources
+#endif
+                   ))
             return model_fail(c, "value reference %u is not a state or an input (knowns must "
                                  "be states or inputs)", (unsigned)knowns[k]);
     }
+    dn_matvec(NU, NUE, NUE, SUR_TU, due, dus);
     eff_z(x, z);
     eff_dz(x, Jz);
     dn_matvec(NX, NX, NX, Jz, dxs, dz);           /* dz = Jz dx */
@@ -418,6 +407,33 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         bu(dus, b);
         for (i = 0; i < NX; i++) f[i] = tdz[i] + b[i]; /* d(T z + B u) */
     }
+    port_power(z, u, y, &dd, &ds);
+    {
+        /* dy = BO' dz + D du; d[z; u]'W[z; u] = 2 (Rz + Pu)'dz + 2 (P'z + Su)'du;
+           d(y'u) = dy'u + y'du */
+        double rz[NX], pu[NX], pz[NUA], su[NUA], ddu[NUA];
+        int j, l;
+        dn_matvec(NX, NX, NX, SUR_R, z, rz);
+        dn_matvec(NX, NU, SUR_BS, SUR_P, u, pu);
+        dn_matvec(NU, NU, NU, SUR_S, u, su);
+        dn_matvec(NU, NU, NU, SUR_D, dus, ddu);
+        for (j = 0; j < NU; j++) {
+            double acc = ddu[j], p = 0.0;
+            for (l = 0; l < NX; l++) {
+                acc += SUR_BO[l * SUR_BS + j] * dz[l];
+                p += SUR_P[l * SUR_BS + j] * z[l];
+            }
+            dy[j] = acc;
+            pz[j] = p;
+        }
+        dd = 0.0;
+        ds = 0.0;
+        for (l = 0; l < NX; l++) dd += 2.0 * (rz[l] + pu[l]) * dz[l];
+        for (j = 0; j < NU; j++) {
+            dd += 2.0 * (pz[j] + su[j]) * dus[j];
+            ds += dy[j] * u[j] + y[j] * dus[j];
+        }
+    }
     for (i = 0; i < n_unknown; i++) {
         const fmi2ValueReference un = unknowns[i];
         double acc = 0.0;
@@ -425,22 +441,26 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         if ((int)un >= SUR_VR_DX0 && (int)un < SUR_VR_DX0 + SUR_ND) {
             const int r = (int)un - SUR_VR_DX0;
             for (j = 0; j < SUR_ND; j++) acc += SUR_EINV[r * SUR_ND + j] * f[SUR_ROWS_D[j]];
-        } else if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NU) {
-            const int r = (int)un - SUR_VR_Y0;
-            for (l = 0; l < NX; l++) acc += SUR_B[l * SUR_BS + r] * dz[l];
+        } else if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NYE) {
+            const int r = (int)un - SUR_VR_Y0; /* Ty dy + Cx dx + Du du_ext */
+            for (j = 0; j < NU; j++) acc += SUR_TY[r * NU + j] * dy[j];
+            for (l = 0; l < NX; l++) acc += SUR_CX[r * NX + l] * dxs[l];
+            for (j = 0; j < NUE; j++) acc += SUR_DU[r * NUE + j] * due[j];
 #if SUR_HAS_H
         } else if (un == VR_H) { /* dH = z' E dx (compatibility E' z = grad H) */
             for (l = 0; l < NX; l++)
                 for (j = 0; j < NX; j++) acc += z[l] * SUR_E[l * NX + j] * dxs[j];
 #endif
-        } else if (un == VR_der_energy_dissipated) { /* d(z'Rz) = 2 z' R dz */
-            double rz[NX];
-            dn_matvec(NX, NX, NX, SUR_R, z, rz);
-            for (l = 0; l < NX; l++) acc += 2.0 * rz[l] * dz[l];
-        } else if (un == VR_der_energy_supplied) { /* d(y'u) = (B' dz)' u + (B' z)' du */
-            for (j = 0; j < NU; j++)
-                for (l = 0; l < NX; l++)
-                    acc += SUR_B[l * SUR_BS + j] * (dz[l] * u[j] + z[l] * dus[j]);
+        } else if (un == VR_der_energy_dissipated) {
+            acc = dd;
+        } else if (un == VR_der_energy_supplied) {
+            acc = ds;
+#if SUR_HAS_SRC
+        } else if (un == VR_der_energy_supplied_sources) { /* cu' dy */
+            double cv[NUA];
+            constant_inputs(c, cv);
+            for (j = 0; j < NU; j++) acc += cv[j] * dy[j];
+#endif
         } else {
             return model_fail(c, "value reference %u is not a state derivative, an output port, "
                                  "H or an energy derivative", (unsigned)un);

@@ -12,6 +12,7 @@ from xml.sax.saxutils import quoteattr
 from fmu_surrogate.export.fmi.model_description import (
     ModelSpec,
     start_text,
+    structure_attributes,
     xml_units_logs_experiment,
     xml_variable_attributes,
 )
@@ -71,10 +72,12 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
     out.append("  </ModelVariables>")
     out.append("  <ModelStructure>")
     states = spec.states()
-    out += [f'    <Output valueReference="{vr[v.name]}"/>' for v in spec.variables
+    key = "valueReference"
+    out += [f"    <Output{structure_attributes(v, vr, key=key)}/>" for v in spec.variables
             if v.causality == "output"]
-    out += [f'    <ContinuousStateDerivative valueReference="{vr[d.name]}"/>' for _, d in states]
-    out += [f'    <InitialUnknown valueReference="{vr[v.name]}"/>'
+    out += [f"    <ContinuousStateDerivative{structure_attributes(d, vr, key=key)}/>"
+            for _, d in states]
+    out += [f"    <InitialUnknown{structure_attributes(v, vr, initial=True, key=key)}/>"
             for v in spec.initial_unknowns()]
     out.append("  </ModelStructure>")
     out.append("</fmiModelDescription>")

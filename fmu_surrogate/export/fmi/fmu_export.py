@@ -10,16 +10,18 @@ drift apart.  Nothing of Python is needed at run time.
 
 Linear surrogates (:class:`~fmu_surrogate.ph.LinearPH` with an invertible ``E``) step exactly for
 the input held over a communication step (zero-order hold, what co-simulation importers do): the
-matrix exponential of ``[[A, B], [0, 0]] h`` by scaling and squaring with the degree-13 Padé
-approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
-of a step come from Van Loan's block exponential (``c/dense.h``).
+matrix exponential of ``[[A, E⁻¹(G − P)], [0, 0]] h`` by scaling and squaring with the
+degree-13 Padé approximant, computed in C whenever the step size changes and cached otherwise; the energy terms
+of a step come from Van Loan's block exponential (``c/dense.h``); the outputs carry the
+feedthrough ``y = (G + P)ᵀQx + (S − N)u`` and the wiring of a ``PortedSystem``.
 
 Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``TermEffort`` or
 ``CompositeEffort``) step with the scheme of
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
 and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
-from :func:`fmu_surrogate.export.expressions.render.effort_c_source`.
+from :func:`fmu_surrogate.export.expressions.render.effort_c_source`; the feedthrough and the
+wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.export.fmi.c_data import is_exact_linear, surrogate_data
 from fmu_surrogate.export.fmi.fmi3_xml import model_description_xml3
 from fmu_surrogate.export.fmi.model_description import (
     FRAMEWORK_DIR,
@@ -39,9 +42,10 @@ from fmu_surrogate.export.fmi.model_description import (
     FRAMEWORK_SOURCE,
     GENERATED_HEADER,
 )
-from fmu_surrogate.export.fmi.spec import is_exact_linear, surrogate_data, surrogate_spec
+from fmu_surrogate.export.fmi.spec import surrogate_spec
 from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.source import check_finite, load_surrogate
+from fmu_surrogate.export.wiring import wiring
 
 __all__ = ["export_fmu"]
 
@@ -66,13 +70,16 @@ def _identifier(system: Any, model_name: str | None) -> str:
 
 
 def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | str = 2,
-               model_name: str | None = None, step: float | None = None) -> Path:
+               model_name: str | None = None, step: float | None = None,
+               x0: Any = None) -> Path:
     """Compile a pH surrogate into a standalone FMU.
 
     Parameters
     ----------
-    surrogate : LinearPH, PHDAE or path
-        The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).
+    surrogate : LinearPH, PHDAE, PortedSystem or path
+        The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).  A ``PortedSystem``
+        exports with its external names, causalities, units, signs, constant sources (tunable
+        parameters) and measured outputs (:mod:`fmu_surrogate.export.wiring`).
     path : path
         The ``.fmu`` to write (parent folders are created).
     fmi_version : {2, 3}
@@ -86,6 +93,10 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         ``ceil(H / step)`` equal sub-steps (default: one step per communication step, as
         ``ph.simulate`` on the communication grid).  Linear surrogates step exactly for any
         communication step and ignore it.  Written as the default experiment's step size.
+    x0 : array_like, shape (n,), optional
+        Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
+        (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
+        the FMU starts from them).  Default: a ``PortedSystem``'s ``x0``, else zero.
 
     Returns
     -------
@@ -97,7 +108,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     ------
     ExportError
         NaN or infinite entries, a singular ``E``, an effort that cannot be exported, a bad
-        ``fmi_version``, or a model description that does not validate.
+        ``fmi_version``, an ``x0`` of the wrong shape or not finite, or a model description
+        that does not validate.
     SurrogateFileError
         ``surrogate`` is a file that cannot be read.
     FMUBuildError
@@ -113,10 +125,12 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     """
     from fmu_surrogate.fmu.model.compile import build_fmu
 
-    system, _ = load_surrogate(surrogate)
+    sur, _ = load_surrogate(surrogate)
     version = _version(fmi_version)
     if step is not None and not (np.isfinite(step) and step > 0):
         raise ExportError(f"step must be a positive number of seconds, got {step!r}.")
+    w = wiring(sur, x0)
+    system = w.system
     check_finite(system)
     from fmu_surrogate.ph import LinearPH
 
@@ -127,8 +141,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
-    data = surrogate_data(system, step=step)
-    spec = surrogate_spec(system, identifier, step=step)
+    data = surrogate_data(w, step=step)
+    spec = surrogate_spec(w, identifier, step=step)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)
     with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:
@@ -140,8 +154,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         if version == "3.0":
             sources.append(FRAMEWORK_DIR / "fmi3_adapter.c")
             cflags.append(f"-DFMI2_FUNCTION_PREFIX={FMI2_PREFIX}")
-        headers = [FRAMEWORK_HEADER, FRAMEWORK_DIR / "dense.h", gen / GENERATED_HEADER,
-                   gen / "surrogate_data.h"]
+        headers = [FRAMEWORK_HEADER, FRAMEWORK_DIR / "dense.h", FRAMEWORK_DIR / "wiring.h",
+                   gen / GENERATED_HEADER, gen / "surrogate_data.h"]
         before = out.stat().st_mtime_ns if out.is_file() else None
         build_fmu(sources, xml, out, identifier, headers=headers, cflags=cflags,
                   fmi_version=version)

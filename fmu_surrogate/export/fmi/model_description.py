@@ -66,9 +66,11 @@ class Var:
     derivative : str, optional
         Name of the continuous state this variable is the time derivative of.
     dependencies : tuple of str, optional
-        Outputs only: the inputs and continuous states the output depends on (``<Outputs>``
-        ``dependencies`` of the model structure; an input listed here is direct feedthrough).
-        ``None`` declares nothing, which FMI reads as "depends on every input and state".
+        For an output or a state derivative: the states and inputs it depends on (its
+        ``<ModelStructure>`` entry); ``None`` declares a dependency on everything.
+    initial_dependencies : tuple of str, optional
+        For an initial unknown: the start values (parameters, inputs, ``exact`` states) it
+        depends on at initialisation; ``None`` declares a dependency on everything.
     """
 
     name: str
@@ -81,6 +83,7 @@ class Var:
     type: str = "Real"
     derivative: str | None = None
     dependencies: tuple[str, ...] | None = None
+    initial_dependencies: tuple[str, ...] | None = None
 
     @property
     def symbol(self) -> str:
@@ -165,21 +168,12 @@ class ModelSpec:
                 raise ValueError(f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
             if v.derivative is not None and v.derivative not in known:
                 raise ValueError(f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
-            if v.dependencies is not None:
-                self._check_dependencies(v)
+            unknown = set(v.dependencies or ()) | set(v.initial_dependencies or ())
+            if unknown - known:
+                raise ValueError(f"{v.name} depends on unknown {sorted(unknown - known)}.")
             needs_start = v.causality in ("parameter", "input") or v.variability == "constant"
             if needs_start and v.start is None:
                 raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
-
-    def _check_dependencies(self, v: Var) -> None:
-        if v.causality != "output":
-            raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}).")
-        states = {s.name for s, _ in self.states()} if self.model_exchange else set()
-        knowns = states | {u.name for u in self.variables if u.causality == "input"}
-        unknown = [d for d in v.dependencies or () if d not in knowns]
-        if unknown:
-            raise ValueError(f"output {v.name} depends on {unknown}, which are neither inputs nor "
-                             "declared continuous states; list only those.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
@@ -296,17 +290,17 @@ class ModelSpec:
         outputs = [v for v in declared if v.causality == "output"]
         if outputs:
             out.append("    <Outputs>")
-            out += [f'      <Unknown index="{index[v.name]}"{_dependencies(v, index)}/>'
-                    for v in outputs]
+            out += [f"      <Unknown{structure_attributes(v, index)}/>" for v in outputs]
             out.append("    </Outputs>")
         if states:
             out.append("    <Derivatives>")
-            out += [f'      <Unknown index="{index[d.name]}"/>' for _, d in states]
+            out += [f"      <Unknown{structure_attributes(d, index)}/>" for _, d in states]
             out.append("    </Derivatives>")
         initial_unknowns = self.initial_unknowns()
         if initial_unknowns:
             out.append("    <InitialUnknowns>")
-            out += [f'      <Unknown index="{index[v.name]}"/>' for v in initial_unknowns]
+            out += [f"      <Unknown{structure_attributes(v, index, initial=True)}/>"
+                    for v in initial_unknowns]
             out.append("    </InitialUnknowns>")
         out.append("  </ModelStructure>")
         out.append("</fmiModelDescription>")
@@ -420,10 +414,31 @@ def xml_variable_attributes(v: Var, vr: dict[str, int]) -> str:
     return attrs
 
 
-def _dependencies(v: Var, index: dict[str, int]) -> str:
-    if v.dependencies is None:
-        return ""
-    return f' dependencies="{" ".join(str(index[d]) for d in v.dependencies)}"'
+def structure_attributes(v: Var, ref: dict[str, int], *, initial: bool = False,
+                         key: str = "index") -> str:
+    """`` index="…" dependencies="…"`` of one ``<ModelStructure>`` entry (FMI 2.0: indices of
+    ``<ModelVariables>``; FMI 3.0: ``key="valueReference"`` and value references).
+
+    Parameters
+    ----------
+    v : Var
+        The unknown.
+    ref : dict of str to int
+        Index (FMI 2.0) or value reference (FMI 3.0) by name.
+    initial : bool
+        The ``<InitialUnknowns>`` entry (:attr:`Var.initial_dependencies`).
+    key : str
+        Name of the attribute that identifies ``v``.
+
+    Returns
+    -------
+    str
+    """
+    deps = v.initial_dependencies if initial else v.dependencies
+    text = f' {key}="{ref[v.name]}"'
+    if deps is not None:
+        text += f' dependencies="{" ".join(str(ref[d]) for d in sorted(deps, key=ref.get))}"'
+    return text
 
 
 def _access(v: Var) -> int:

@@ -64,7 +64,7 @@ def test_kernel_surrogate_reproduces_ph_simulate(fmus, key):
     t, sig = _signal(lambda t: np.sin(2 * t))
     x0 = np.array([0.5, -0.3])
     r = simulate_fmu(str(fmus[key]), stop_time=T_END, output_interval=HC, input=sig,
-                     start_values={"x1": x0[0], "x2": x0[1]},
+                     start_values={"x_start[1]": x0[0], "x_start[2]": x0[1]},
                      output=["x1", "x2", "y", "H", "energy_residual"])
     tr, k = _python(_kernel_oscillator(), t, sig, x0)
     X = np.column_stack([r["x1"], r["x2"]])
@@ -82,7 +82,7 @@ def test_index1_surrogate_reproduces_ph_simulate(fmus):
     t, sig = _signal(lambda t: 1.0 + 0.5 * np.sin(t))
     x0 = np.array([2.0, 0.0, 0.0])  # algebraic part made consistent by both
     r = simulate_fmu(str(fmus["dae"]), stop_time=T_END, output_interval=HC, input=sig,
-                     start_values={"x1": x0[0]}, output=["x1", "x2", "x3", "energy_residual"])
+                     start_values={"x_start[1]": x0[0]}, output=["x1", "x2", "x3", "energy_residual"])
     sysm = _rc_like()
     tr, k = _python(sysm, t, sig, x0)
     # differential state: measured 1.1e-15 relative
@@ -103,7 +103,7 @@ def test_kernel_surrogate_model_exchange_within_solver_tolerance(fmus):
     sig = np.zeros(2, dtype=[("time", float), ("u", float)])
     sig["time"], sig["u"] = [0.0, T_END], u
     r = simulate_fmu(str(fmus["ode"]), fmi_type="ModelExchange", stop_time=T_END,
-                     output_interval=HC, input=sig, start_values={"x1": x0[0], "x2": x0[1]},
+                     output_interval=HC, input=sig, start_values={"x_start[1]": x0[0], "x_start[2]": x0[1]},
                      output=["x1", "x2", "energy_residual"], relative_tolerance=1e-8)
     ref = solve_ivp(lambda _t, x: sysm.flow(x, [u]), (0.0, T_END), x0, t_eval=r["time"],
                     rtol=1e-12, atol=1e-12)
@@ -120,7 +120,7 @@ def test_index1_model_exchange_solves_the_algebraic_part(fmus):
     sig = np.zeros(2, dtype=[("time", float), ("u", float)])
     sig["time"], sig["u"] = [0.0, T_END], 1.0
     r = simulate_fmu(str(fmus["dae"]), fmi_type="ModelExchange", stop_time=T_END,
-                     output_interval=HC, input=sig, start_values={"x1": 2.0},
+                     output_interval=HC, input=sig, start_values={"x_start[1]": 2.0},
                      output=["x1", "x2", "x3"], relative_tolerance=1e-8)
 
     def rhs(_t, x1):  # x2 = u, x3 from the second algebraic row (T z + B u)_1 = 0
@@ -198,7 +198,7 @@ def test_fmu_state_keeps_the_scheme_history(fmus):
     inst.instantiate()
     inst.setupExperiment(startTime=0.0)
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    inst.setReal([vr["x1"], vr["x2"]], [0.5, -0.3])
+    inst.setReal([vr["x_start[1]"], vr["x_start[2]"]], [0.5, -0.3])
     inst.enterInitializationMode()
     inst.exitInitializationMode()
     inst.setReal([vr["u"]], [0.3])

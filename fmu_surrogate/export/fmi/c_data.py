@@ -1,0 +1,191 @@
+"""The generated C header with an exported surrogate's data (``surrogate_data.h``).
+
+A linear surrogate (``LinearPH`` with an invertible ``E``) steps exactly (``c/surrogate_linear.c``):
+its header holds the state-space matrices with the feedthrough, the block matrices of the exact
+step and of the energy integrals, and the wiring of the pH ports to the FMU's variables
+(:mod:`fmu_surrogate.export.wiring`).  A nonlinear surrogate runs the scheme of
+:func:`fmu_surrogate.ph.simulate` (``c/surrogate_nonlinear.c``): its header holds the scheme's
+data and the effort's C code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.export.expressions.render import effort_c_source
+from fmu_surrogate.export.wiring import Wiring
+
+__all__ = ["algebraic", "is_exact_linear", "linear_matrices", "surrogate_data"]
+
+#: singular values of E below this (relative) make a state algebraic
+_E_RCOND = 1e-12
+
+
+def is_exact_linear(system: Any) -> bool:
+    """Whether the surrogate steps exactly (a ``LinearPH`` with an invertible ``E``).
+
+    Parameters
+    ----------
+    system : LinearPH or PHDAE
+        The surrogate.
+    """
+    from fmu_surrogate.ph import LinearPH
+
+    if not isinstance(system, LinearPH):
+        return False
+    return system.n_states == 0 or bool(np.linalg.cond(system.E) < 1.0 / _E_RCOND)
+
+
+def algebraic(system: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The algebraic equations (zero rows of ``E``) and states (zero columns).
+
+    Parameters
+    ----------
+    system : PHDAE
+        The surrogate.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(rows_a, cols_a)``.
+
+    Raises
+    ------
+    ExportError
+        As many zero rows as zero columns are needed.
+    """
+    E = np.asarray(system.E)
+    rows_a = np.flatnonzero(~np.any(E != 0, axis=1))
+    cols_a = np.flatnonzero(~np.any(E != 0, axis=0))
+    if rows_a.size != cols_a.size:
+        raise ExportError(f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; write "
+                          "the DAE with as many algebraic equations as algebraic states.")
+    return rows_a, cols_a
+
+
+def _c_array(name: str, a: Any) -> str:
+    flat = np.asarray(a, dtype=float).reshape(-1)
+    if flat.size == 0:
+        flat = np.zeros(1)
+    body = ", ".join(repr(float(v)) for v in flat)
+    return f"static const double {name}[{flat.size}] = {{{body}}};"
+
+
+def _c_ints(name: str, a: Any) -> str:
+    flat = [int(v) for v in np.asarray(a).reshape(-1)] or [0]
+    return f"static const int {name}[{len(flat)}] = {{{', '.join(map(str, flat))}}};"
+
+
+def linear_matrices(w: Wiring) -> dict[str, np.ndarray]:
+    """The matrices of an exact linear surrogate's C code.
+
+    Parameters
+    ----------
+    w : Wiring
+        The surrogate (a ``LinearPH`` core with an invertible ``E``) and its wiring.
+
+    Returns
+    -------
+    dict of str to ndarray
+        On the pH ports: ``x' = A x + B u``, ``y = C x + D u``, ``H = ½ xᵀ HM x``; with
+        ``w = (x, u)``: ``w' = M w``, dissipated power ``wᵀ PR w = [z; u]ᵀ W [z; u]``, supplied
+        power ``wᵀ PS w = yᵀu``.  On the external variables (``Tu``, ``Ty``, … of the wiring):
+        ``BE = B Tu`` (n, k_in), ``CE = Ty C + Cx`` (k_out, n), ``DE = Ty D Tu + Du``
+        (k_out, k_in), the derivatives of ``x'`` and ``y_ext``.
+    """
+    s = w.system
+    n, m = s.n_states, s.n_inputs
+    E, Q = np.asarray(s.E, dtype=float), s.Q
+    A = np.linalg.solve(E, (s.J - s.R) @ Q) if n else np.zeros((0, 0))
+    Bu = np.linalg.solve(E, s.input_matrix) if n else np.zeros((0, m))
+    C = s.output_matrix.T @ Q
+    D = s.D
+    p = n + m
+    M, PR, PS = np.zeros((p, p)), np.zeros((p, p)), np.zeros((p, p))
+    M[:n, :n], M[:n, n:] = A, Bu
+    # [z; u]ᵀ W [z; u] with z = Q x
+    PR[:n, :n], PR[:n, n:], PR[n:, :n], PR[n:, n:] = Q.T @ s.R @ Q, Q.T @ s.P, s.P.T @ Q, s.S
+    # yᵀu = xᵀCᵀu + uᵀDu, and uᵀDu = uᵀ S u (N is skew)
+    PS[:n, n:], PS[n:, :n], PS[n:, n:] = 0.5 * C.T, 0.5 * C, 0.5 * (D + D.T)
+    return {"A": A, "B": Bu, "C": C, "D": D, "HM": Q.T @ E, "M": M, "PR": PR, "PS": PS,
+            "BE": Bu @ w.Tu, "CE": w.Ty @ C + w.Cx, "DE": w.Ty @ D @ w.Tu + w.Du}
+
+
+def _wiring_data(w: Wiring) -> list[str]:
+    return ["/* u = SUR_TU u_ext + SUR_CU; y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY */",
+            _c_array("SUR_TU", w.Tu), _c_array("SUR_CU", w.cu), _c_array("SUR_TY", w.Ty),
+            _c_array("SUR_CX", w.Cx), _c_array("SUR_DU", w.Du), _c_array("SUR_CY", w.cy),
+            f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources)]
+
+
+def _linear_data(w: Wiring) -> list[str]:
+    k = linear_matrices(w)
+    return ["/* pH ports: x' = SUR_A x + SUR_B u, y = SUR_C x + SUR_D u, H = 1/2 x' SUR_HM x */",
+            _c_array("SUR_A", k["A"]), _c_array("SUR_B", k["B"]), _c_array("SUR_C", k["C"]),
+            _c_array("SUR_D", k["D"]), _c_array("SUR_HM", k["HM"]),
+            "/* w = (x, u): w' = SUR_M w; dissipated power w' SUR_PR w, supplied w' SUR_PS w */",
+            _c_array("SUR_M", k["M"]), _c_array("SUR_PR", k["PR"]), _c_array("SUR_PS", k["PS"]),
+            *_wiring_data(w),
+            "/* derivatives on the external inputs: d x'/d u_ext, d y_ext/dx, d y_ext/d u_ext */",
+            _c_array("SUR_BE", k["BE"]), _c_array("SUR_CE", k["CE"]), _c_array("SUR_DE", k["DE"])]
+
+
+def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
+    from fmu_surrogate.ph.integrators import GL_NODES, GL_WEIGHTS
+
+    system = w.system
+    n, m = system.n_states, system.n_inputs
+
+    def ports(name: str, a: np.ndarray) -> str:  # (n, m) with the row stride SUR_BS
+        return _c_array(name, a if m else np.zeros((n, 1)))
+
+    E = np.asarray(system.E, dtype=float)
+    rows_a, cols_a = algebraic(system)
+    rows_d = np.setdiff1d(np.arange(n), rows_a)
+    cols_d = np.setdiff1d(np.arange(n), cols_a)
+    Edd = E[np.ix_(rows_d, cols_d)]
+    if np.linalg.cond(Edd) > 1.0 / _E_RCOND:
+        raise ExportError("the differential block of E is singular: write E = diag(E_dd, 0) with "
+                          "an invertible E_dd (algebraic states are zero columns of E).")
+    return [
+        f"#define SUR_NA {rows_a.size}", f"#define SUR_NA_ALLOC {max(rows_a.size, 1)}",
+        f"#define SUR_ND {cols_d.size}", f"#define SUR_BS {max(m, 1)}",
+        f"#define SUR_NQ {GL_NODES.size}", f"#define SUR_STEP {float(step or 0.0)!r}",
+        f"#define SUR_MAX_NEWTON {int(max_newton)}",
+        _c_array("SUR_E", E), _c_array("SUR_T", system.J - system.R), _c_array("SUR_R", system.R),
+        "/* E x' = SUR_T z + SUR_B u, y = SUR_BO' z + SUR_D u; W = [[R, SUR_P], [P', SUR_S]] */",
+        ports("SUR_B", system.input_matrix), ports("SUR_BO", system.output_matrix),
+        ports("SUR_P", system.P), _c_array("SUR_S", system.S), _c_array("SUR_D", system.D),
+        *_wiring_data(w),
+        _c_array("SUR_EINV", np.linalg.inv(Edd)), _c_ints("SUR_ROWS_D", rows_d),
+        _c_ints("SUR_ROWS_A", rows_a), _c_ints("SUR_COLS_A", cols_a),
+        _c_array("SUR_NODES", GL_NODES), _c_array("SUR_WEIGHTS", GL_WEIGHTS),
+        effort_c_source(system, "eff"), "#define SUR_HAS_H eff_HAS_H",
+    ]
+
+
+def surrogate_data(w: Wiring, *, step: float | None = None, max_newton: int = 25) -> str:
+    """Text of ``surrogate_data.h``: the matrices and the wiring (linear) or the scheme's data
+    and the effort's C code (nonlinear).
+
+    Parameters
+    ----------
+    w : Wiring
+        The surrogate and its wiring.
+    step : float, optional
+        Internal step of the nonlinear scheme (0: one per communication step).
+    max_newton : int
+        Newton iterations per step before the FMU reports a failure.
+
+    Returns
+    -------
+    str
+    """
+    body = (_linear_data(w) if is_exact_linear(w.system)
+            else _scheme_data(w, step, max_newton))
+    return "\n".join(["/* Generated by fmu_surrogate.export: the surrogate's data (row-major). */",
+                      "#ifndef SURROGATE_DATA_H", "#define SURROGATE_DATA_H", *body, "#endif",
+                      ""])

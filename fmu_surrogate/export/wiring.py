@@ -1,0 +1,129 @@
+"""The outside of an exported surrogate: its external variables and how they wire to the pH ports.
+
+A bare ``LinearPH``/``PHDAE`` shows its pH ports as they are (the identity wiring, names and units
+of the system).  A :class:`~fmu_surrogate.ph.ports.PortedSystem` shows the external variables of
+its :class:`~fmu_surrogate.ph.ports.PortMap`::
+
+    u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Du u_ext + cy
+
+Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
+value (``cu``) a parameter, so a user can change the preload.  The exporters read everything
+about the outside from one :class:`Wiring`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.export.expressions.effort import ExportError
+
+__all__ = ["Wiring", "wiring"]
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """A surrogate's pH core and its outside.
+
+    Attributes
+    ----------
+    system : LinearPH or PHDAE
+        The pH core.
+    input_names, output_names : tuple of str
+        External inputs (``k_in``) and outputs (``k_out``), unsanitised.
+    state_names : tuple of str
+        The core's states.
+    input_units, output_units : tuple of str or None
+        Units of the external variables.
+    state_units : tuple of str or None
+        Units of the states (from the core's ``units``).
+    Tu, cu, Ty, Cx, Du, cy : ndarray
+        The affine wiring (shapes as in :class:`~fmu_surrogate.ph.ports.PortMap`).
+    x0 : ndarray, shape (n,)
+        Initial state.
+    sources : ndarray of int
+        pH ports driven by a constant only (zero rows of ``Tu``).
+    identity : bool
+        Whether the external variables are the pH ports themselves.
+    """
+
+    system: Any
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    state_names: tuple[str, ...]
+    input_units: tuple[str | None, ...]
+    output_units: tuple[str | None, ...]
+    state_units: tuple[str | None, ...]
+    Tu: np.ndarray
+    cu: np.ndarray
+    Ty: np.ndarray
+    Cx: np.ndarray
+    Du: np.ndarray
+    cy: np.ndarray
+    x0: np.ndarray
+    sources: np.ndarray
+    identity: bool
+
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        """The core's names of the source ports."""
+        return tuple(self.system.input_names[i] for i in self.sources)
+
+
+def _units(system: Any, group: str, count: int) -> tuple[str | None, ...]:
+    units = getattr(system, "units", None) or {}
+    vals = list(units.get(group, []) or [])
+    return tuple(str(u) if u else None for u in vals) if len(vals) == count else (None,) * count
+
+
+def _x0(x0: Any, n: int) -> np.ndarray:
+    x = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float)
+    if x.shape != (n,) or not np.all(np.isfinite(x)):
+        raise ExportError(f"x0 must be {n} finite numbers (one per state), got shape "
+                          f"{x.shape}.")
+    return x
+
+
+def wiring(surrogate: Any, x0: Any = None) -> Wiring:
+    """The :class:`Wiring` of a pH system or a ``PortedSystem``.
+
+    Parameters
+    ----------
+    surrogate : LinearPH, PHDAE or PortedSystem
+        The surrogate.
+    x0 : array_like, shape (n,), optional
+        Initial state; default the ``PortedSystem``'s operating point ``x0``, else zero.
+
+    Returns
+    -------
+    Wiring
+
+    Raises
+    ------
+    ExportError
+        ``x0`` is not ``n`` finite numbers.
+    """
+    from fmu_surrogate.ph import PHDAE
+
+    if isinstance(surrogate, PHDAE):
+        s = surrogate
+        n, m = s.n_states, s.n_inputs
+        eye = np.eye(m)
+        return Wiring(s, tuple(s.input_names), tuple(s.output_names), tuple(s.state_names),
+                      _units(s, "inputs", m), _units(s, "outputs", m),
+                      _units(s, "states", n), eye, np.zeros(m), eye,
+                      np.zeros((m, n)), np.zeros((m, m)), np.zeros(m), _x0(x0, n),
+                      np.zeros(0, int), True)
+    s, p = surrogate.system, surrogate.ports
+    n = s.n_states
+    x_init = surrogate.x0 if x0 is None else x0
+    sources = np.flatnonzero(~np.any(np.asarray(p.Tu) != 0, axis=1))
+    return Wiring(s, tuple(p.input_names), tuple(p.output_names), tuple(s.state_names),
+                  tuple(p.input_units), tuple(p.output_units), _units(s, "states", n),
+                  np.asarray(p.Tu, float),
+                  np.asarray(p.cu, float), np.asarray(p.Ty, float),
+                  np.asarray(p.Cx, float).reshape(len(p.output_names), n),
+                  np.asarray(p.Du, float), np.asarray(p.cy, float), _x0(x_init, n), sources,
+                  False)
