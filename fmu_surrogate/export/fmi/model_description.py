@@ -168,12 +168,25 @@ class ModelSpec:
                 raise ValueError(f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
             if v.derivative is not None and v.derivative not in known:
                 raise ValueError(f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
-            unknown = set(v.dependencies or ()) | set(v.initial_dependencies or ())
-            if unknown - known:
-                raise ValueError(f"{v.name} depends on unknown {sorted(unknown - known)}.")
+            if v.dependencies is not None:
+                self._check_dependencies(v)
+            unknown = set(v.initial_dependencies or ()) - known
+            if unknown:
+                raise ValueError(f"{v.name} depends on unknown {sorted(unknown)}.")
             needs_start = v.causality in ("parameter", "input") or v.variability == "constant"
             if needs_start and v.start is None:
                 raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
+
+    def _check_dependencies(self, v: Var) -> None:
+        if v.causality != "output" and v.derivative is None:
+            raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}); "
+                             "state derivatives declare theirs too.")
+        states = {s.name for s, _ in self.states()} if self.model_exchange else set()
+        knowns = states | {u.name for u in self.variables if u.causality == "input"}
+        unknown = [d for d in v.dependencies or () if d not in knowns]
+        if unknown:
+            raise ValueError(f"{v.name} depends on {unknown}, which are neither inputs nor "
+                             "declared continuous states; list only those.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
