@@ -178,11 +178,14 @@ class ModelSpec:
                 raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
 
     def _check_dependencies(self, v: Var) -> None:
-        if v.causality != "output" and v.derivative is None:
+        state_names = {u.derivative for u in self.variables if u.derivative is not None}
+        if v.causality != "output" and v.derivative is None and v.name not in state_names:
             raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}); "
-                             "state derivatives declare theirs too.")
+                             "states and their derivatives declare theirs too.")
         states = {s.name for s, _ in self.states()} if self.model_exchange else set()
-        knowns = states | {u.name for u in self.variables if u.causality == "input"}
+        knowns = states | {u.name for u in self.variables if u.causality in ("input", "parameter")}
+        if v.causality == "output":
+            knowns -= {u.name for u in self.variables if u.causality == "parameter"}
         unknown = [d for d in v.dependencies or () if d not in knowns]
         if unknown:
             raise ValueError(f"{v.name} depends on {unknown}, which are neither inputs nor "
