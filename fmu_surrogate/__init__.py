@@ -44,6 +44,9 @@ _LAZY: dict[str, str] = {
     "LinearPH": "fmu_surrogate.ph.system",
     "KernelEffort": "fmu_surrogate.ph.efforts.kernel",
     "TermEffort": "fmu_surrogate.ph.efforts.term",
+    "NonlinearPH": "fmu_surrogate.ph.nonlinear",
+    "ConvexEffort": "fmu_surrogate.ph.efforts.convex",
+    "PowerDissipation": "fmu_surrogate.ph.dissipation",
     "PortMap": "fmu_surrogate.ph.ports",
     "PortedSystem": "fmu_surrogate.ph.ports",
     # pH systems: files, coupling, simulation
@@ -101,7 +104,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.laws.rvm import RVM as RVM
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier as LinearPHIdentifier
     from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort
+    from fmu_surrogate.ph.dissipation import PowerDissipation as PowerDissipation
+    from fmu_surrogate.ph.efforts.convex import ConvexEffort as ConvexEffort
     from fmu_surrogate.ph.efforts.term import TermEffort as TermEffort
+    from fmu_surrogate.ph.nonlinear import NonlinearPH as NonlinearPH
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save
     from fmu_surrogate.ph.integrators import simulate as simulate

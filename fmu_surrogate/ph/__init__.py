@@ -2,12 +2,15 @@
 structure-preserving simulation.  Knows nothing of FMUs or of identification (docs/design.md §7).
 """
 
+from fmu_surrogate.ph.dissipation import PowerDissipation
+from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
 from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
 from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
+from fmu_surrogate.ph.nonlinear import NonlinearPH
 from fmu_surrogate.ph.ported_simulation import PortedTrajectory
 from fmu_surrogate.ph.ports import PortedSystem, PortMap
 from fmu_surrogate.ph.structure import (
@@ -24,15 +27,18 @@ __all__ = [
     "PHDAE",
     "CompositeEffort",
     "ConvergenceError",
+    "ConvexEffort",
     "KernelEffort",
     "LinearEffort",
     "LinearPH",
+    "NonlinearPH",
     "PartlyKnownEffort",
     "PolynomialEffort",
     "PortMap",
     "PortedSystem",
     "PortedTrajectory",
     "PowerBalance",
+    "PowerDissipation",
     "StructureError",
     "SurrogateFileError",
     "TermEffort",

@@ -7,7 +7,9 @@ linearly (so ``ū_k = (u_k + u_{k+1})/2`` is the exact mean over a step), one st
     E (x_{k+1} − x_k) = h [(J − R) z̄_k + B ū_k],      ȳ_k = Bᵀ z̄_k
 
 (with a feedthrough, ``B`` is ``G − P`` in the state equation and ``ȳ_k = (G + P)ᵀ z̄_k + D ū_k``,
-the dissipation ``h [z̄; ū]ᵀ W [z̄; ū]``: the balance below holds unchanged)
+the dissipation ``h [z̄; ū]ᵀ W [z̄; ū]``; a state-dependent ``R₀ + R_nl(z)`` of a
+:class:`~fmu_surrogate.ph.NonlinearPH` enters as ``R₀ + R_nl(z̄)``: the balance below holds
+unchanged)
 
 * ``"midpoint"``: ``z̄_k = z((x_k + x_{k+1})/2)``;
 * ``"avf"`` (average vector field, a discrete gradient): ``z̄_k = ∫₀¹ z(x_k + s Δ) ds`` with
@@ -387,6 +389,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     E, B = system.E, system.input_matrix
     rows_a, cols_a = _algebraic(system)
     eff = _Effort(system)
+    nl = getattr(system, "nonlinear_dissipation", None)  # R(x) = R + R_nl(z): NonlinearPH
     high_index = False
     if rows_a.size:
         if rows_a.size != cols_a.size:
@@ -426,7 +429,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             # steps, each one residual evaluation) — it changes by O(h·|δx|) within a step
             fresh = Jac is None or it <= 2
             F, Jnew, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                    mask_a, rows_a, jacobian=fresh)
+                                    mask_a, rows_a, jacobian=fresh, nl=nl)
             Jac = Jnew if fresh else Jac
             fn = np.abs(F).max()
             if fn < best[0]:
@@ -454,7 +457,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             if step <= tol * (1.0 + np.abs(xn).max()):
                 converged = True
                 _, _, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                     mask_a, rows_a, jacobian=False)
+                                     mask_a, rows_a, jacobian=False, nl=nl)
                 break
         if not converged:
             raise ConvergenceError(
@@ -475,11 +478,14 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
 
 def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, ubar: Array,
               u_next: Array, h: float, nodes: Array, weights: Array, mask_a: Array | None,
-              rows_a: Array, jacobian: bool = True) -> tuple[Array, Array | None, Array]:
+              rows_a: Array, jacobian: bool = True,
+              nl: Any = None) -> tuple[Array, Array | None, Array]:
     """Residual, Jacobian and path-averaged effort of one step (see the module docs).
 
     ``mask_a`` marks the multipliers of a higher-index system (constant over the step), or is
-    ``None`` (index ≤ 1: the whole state moves linearly along the path).
+    ``None`` (index ≤ 1: the whole state moves linearly along the path).  ``nl`` is a
+    state-dependent dissipation ``R_nl(z)`` (:class:`~fmu_surrogate.ph.NonlinearPH`), evaluated
+    at the step's mean effort: its force ``R_nl(z̄) z̄`` joins ``(J − R) z̄``.
     """
     delta = xn - xk
     if mask_a is None:
@@ -492,6 +498,8 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
     zs = eff(pts)
     zb = weights @ zs[: xi.shape[0]]
     F = E @ delta - h * (T @ zb + B @ ubar)
+    if nl is not None:
+        F = F + h * nl.force(zb[None, :])[0]
     if mask_a is not None:  # higher index: the algebraic rows hold at the new node
         F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
     if not jacobian:
@@ -504,6 +512,8 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         dxi = np.where(mask_a[None, :], 1.0, nodes[:, None])     # ∂ξ_q/∂x_{k+1} per column
         dzb = np.einsum("q,qij,qj->ij", weights, Jz, dxi)
     Jac = E - h * (T @ dzb)
+    if nl is not None:
+        Jac = Jac + h * (nl.force_jacobian(zb[None, :])[0] @ dzb)
     if mask_a is not None:
         Jac[rows_a] = (T @ Jall[-1])[rows_a]
     return F, Jac, zb
