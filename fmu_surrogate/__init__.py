@@ -66,6 +66,7 @@ _LAZY: dict[str, str] = {
     # identification
     "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
+    "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
     "RVM": "fmu_surrogate.identify.laws.rvm",
     "GPRVM": "fmu_surrogate.identify.laws.gp_rvm",
     "CandidateLibrary": "fmu_surrogate.identify.laws.library",
@@ -103,16 +104,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.laws.library import polynomial_library as polynomial_library
     from fmu_surrogate.identify.laws.rvm import RVM as RVM
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier as LinearPHIdentifier
-    from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort
+    from fmu_surrogate.identify.nonlinear.estimator import (
+        NonlinearPHIdentifier as NonlinearPHIdentifier,
+    )
     from fmu_surrogate.ph.dissipation import PowerDissipation as PowerDissipation
     from fmu_surrogate.ph.efforts.convex import ConvexEffort as ConvexEffort
+    from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort
     from fmu_surrogate.ph.efforts.term import TermEffort as TermEffort
-    from fmu_surrogate.ph.nonlinear import NonlinearPH as NonlinearPH
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save
     from fmu_surrogate.ph.integrators import simulate as simulate
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
+    from fmu_surrogate.ph.nonlinear import NonlinearPH as NonlinearPH
     from fmu_surrogate.ph.ports import PortedSystem as PortedSystem
     from fmu_surrogate.ph.ports import PortMap as PortMap
     from fmu_surrogate.ph.structure import StructureError as StructureError

@@ -26,6 +26,9 @@ _LAZY = {
     "Experiment": "fmu_surrogate.identify.linear.model.adjoint",
     "Regularization": "fmu_surrogate.identify.linear.model.adjoint",
     "cost_and_gradient": "fmu_surrogate.identify.linear.model.adjoint",
+    # nonlinear pH systems with a latent state from input-output data
+    "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
+    "NonlinearPHFit": "fmu_surrogate.identify.nonlinear.estimator",
     "taylor_test": "fmu_surrogate.identify.linear.model.gradient_check",
     "compare_with_autograd": "fmu_surrogate.identify.linear.model.gradient_check",
 }
