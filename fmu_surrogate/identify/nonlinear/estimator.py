@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.identify.nonlinear.parametrisation import (
+    NonlinearFitError,
     energy_coordinates,
     to_system,
 )
@@ -40,7 +41,7 @@ from fmu_surrogate.ph import NonlinearPH, PortedSystem, PortMap, simulate
 
 Array = NDArray[np.float64]
 
-__all__ = ["NonlinearPHFit", "NonlinearPHIdentifier"]
+__all__ = ["NonlinearFitError", "NonlinearPHFit", "NonlinearPHIdentifier"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ class NonlinearPHFit(FitResult):
         The nonlinear model's.
     n_train, n_validation : int
         Number of training and held-out experiments.
-    n_segments, segment_length : int
-        Shooting segments and their steps.
+    n_segments, segment_length, substeps : int
+        Shooting segments, their steps, RK4 steps per sample step.
     linear_time : float
         Seconds of the linear fit.
     """
@@ -75,6 +76,7 @@ class NonlinearPHFit(FitResult):
     n_validation: int = 0
     n_segments: int = 0
     segment_length: int = 0
+    substeps: int = 1
     linear_time: float = 0.0
 
     def report(self) -> str:
@@ -127,9 +129,10 @@ class NonlinearPHIdentifier(PHEstimator):
     validation_runs : int
         The last this many experiments are held out (when there are more).
     linear : estimator, optional
-        Unfitted linear pH estimator for the start (cloned; default
-        ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))``); it must have ``system_`` and
-        ``x0_`` after ``fit``.
+        Linear pH estimator for the start (default
+        ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))``): an unfitted one is cloned and
+        fitted to the training experiments, a fitted one (with ``system_``) is used as it is —
+        it must have been fitted to the same training experiments.
     input_hold : {"linear", "zoh"}, optional
         Input between samples for array data (default ``"linear"``); :meth:`fit_dataset` takes
         the dataset's unless set.
@@ -176,7 +179,8 @@ class NonlinearPHIdentifier(PHEstimator):
 
         if u is not None or y is not None:
             if u is None or y is None:
-                raise TypeError("fit(t, u, y) needs both u and y (or pass a list of experiments).")
+                raise NonlinearFitError("fit(t, u, y) needs both u and y (or pass a list of "
+                                        "experiments).")
             experiments = [(experiments, u, y)]
         if isinstance(experiments, tuple) and len(experiments) == 3 and not isinstance(
                 experiments[0], (tuple, list, Experiment)):
@@ -186,9 +190,10 @@ class NonlinearPHIdentifier(PHEstimator):
             ex = e if isinstance(e, Experiment) else Experiment.from_arrays(*e, hold)
             out.append((np.asarray(ex.t), np.asarray(ex.u), np.asarray(ex.y), ex.hold))
         if not out:
-            raise ValueError("no experiments given; pass at least one (t, u, y) experiment.")
+            raise NonlinearFitError("no experiments given; pass at least one (t, u, y) "
+                                    "experiment.")
         if len({e[1].shape[1] for e in out}) != 1:
-            raise ValueError("all experiments must have the same number of inputs.")
+            raise NonlinearFitError("all experiments must have the same number of inputs.")
         return out
 
     # -- fitting -----------------------------------------------------------------------------
@@ -237,11 +242,11 @@ class NonlinearPHIdentifier(PHEstimator):
 
         inputs, outputs = list(inputs), list(outputs)
         if not inputs or len(inputs) != len(outputs):
-            raise ValueError(f"need as many outputs as inputs (collocated ports), got "
+            raise NonlinearFitError(f"need as many outputs as inputs (collocated ports), got "
                              f"{len(inputs)} inputs and {len(outputs)} outputs.")
         arrays = run_arrays(ds, inputs + outputs, runs=runs)
         if not arrays:
-            raise ValueError("the dataset has no usable runs (none with status 'ok' selected).")
+            raise NonlinearFitError("the dataset has no usable runs (none with status 'ok' selected).")
         m = len(inputs)
         hold = self.input_hold or hold_from_dataset(ds)
         self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
@@ -253,11 +258,12 @@ class NonlinearPHIdentifier(PHEstimator):
 
         bad = [k for k in self.ridges if k not in RIDGE_KINDS]
         if bad:
-            raise ValueError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
+            raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
         if int(self.n_states) < 1 or int(self.n_dissipation) < 0 or int(self.max_iter) < 0:
-            raise ValueError("n_states must be >= 1, n_dissipation and max_iter >= 0.")
+            raise NonlinearFitError("n_states must be >= 1, n_dissipation and max_iter >= 0.")
         if self.segment_length is not None and int(self.segment_length) < 1:
-            raise ValueError(f"segment_length must be >= 1 or None, got {self.segment_length}.")
+            raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
+                                    f"{self.segment_length}.")
 
     def _linear_start(self, train: list[tuple]) -> Any:
         from sklearn.base import clone
@@ -265,6 +271,8 @@ class NonlinearPHIdentifier(PHEstimator):
         from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
         from fmu_surrogate.identify.linear.model.experiments import Experiment
 
+        if self.linear is not None and hasattr(self.linear, "system_"):
+            return self.linear  # fitted already (on these training experiments)
         est = (LinearPHIdentifier(int(self.n_states), learn=("J", "R", "B"))
                if self.linear is None else clone(self.linear))
         return est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in train])
@@ -298,7 +306,7 @@ class NonlinearPHIdentifier(PHEstimator):
             train_error=_relative_error(system, train, x0),
             validation_error=_relative_error(system, val, x0),
             n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
-            segment_length=out.segment_length, linear_time=lin_time)
+            segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)
         return self
 
     # -- use ---------------------------------------------------------------------------------

@@ -17,11 +17,20 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize
 
-from fmu_surrogate.identify.nonlinear.parametrisation import Layout, initial_vector
+from fmu_surrogate.identify.nonlinear.parametrisation import (
+    Layout,
+    NonlinearFitError,
+    initial_vector,
+)
 from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
 from fmu_surrogate.ph import LinearPH, simulate
 
 Array = NDArray[np.float64]
+
+#: RK4 is stable for h·λ on the negative real axis down to −2.78; substeps keep h ρ below this
+RK4_REACH = 2.5
+#: more substeps than this per sample step: the linear start is too stiff for the fit
+MAX_SUBSTEPS = 20
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,7 @@ class Optimised:
     reason: str
     n_segments: int
     segment_length: int
+    substeps: int
 
 
 def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
@@ -91,6 +101,14 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
     Z = X  # Q = I: the effort of the linear model is its state
     seg = make_segments(train, est.segment_length)
     L = seg.h.shape[1]
+    rho = float(np.abs(np.linalg.eigvals(lin["J"] - lin["R"])).max()) if n else 0.0
+    substeps = max(1, int(np.ceil(float(seg.h.max()) * rho / RK4_REACH)))
+    if substeps > MAX_SUBSTEPS:
+        raise NonlinearFitError(
+            f"the linear start has a mode of rate {rho:.3g}/s, {float(seg.h.max()) * rho:.0f} "
+            f"times faster than the sampling step: RK4 would need {substeps} substeps per "
+            f"sample. Fit with a lower order (n_states) or more and longer experiments, or "
+            f"sample faster.")
     free = ~seg.first
     kinds = tuple(str(k) for k in est.ridges)
     D = int(est.n_dissipation)
@@ -126,7 +144,7 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
         x_start = x_start.index_copy(0, first_idx, x_fixed)
         if free_idx.numel():
             x_start = x_start.index_copy(0, free_idx, field.blocks["x"])
-        Y, x_end = rollout(field, x_start, seg)
+        Y, x_end = rollout(field, x_start, seg, substeps)
         cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
         if cur.numel():
             cost = cost + mu * torch.mean(((x_end[cur] - x_start[nxt]) / x_scale) ** 2)
@@ -140,10 +158,15 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
     torch.set_num_threads(1)
     try:
         c0, _ = objective(theta0)
+        if not c0 < 1e300:
+            raise NonlinearFitError("the linear start's simulation over the shooting segments "
+                                    "is not finite; check the data (NaN, units) or fit with a "
+                                    "lower order.")
         costs.append(c0)
         if int(est.max_iter) == 0:  # the linear start itself (scipy would still take a step)
             return Optimised(layout, theta0, smoothing, np.asarray(costs), 0,
-                             "max_iter = 0: the linear start", len(seg.first), L)
+                             "max_iter = 0: the linear start", len(seg.first), L,
+                             substeps)
         res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
                        callback=lambda intermediate_result: costs.append(
                            float(intermediate_result.fun)),
@@ -152,5 +175,5 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
     finally:
         torch.set_num_threads(threads)
     return Optimised(layout, np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
-                     int(res.nit), str(res.message), len(seg.first), L)
+                     int(res.nit), str(res.message), len(seg.first), L, substeps)
 

@@ -29,9 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.ph import ConvexEffort, LinearPH, NonlinearPH, PowerDissipation
 
 Array = NDArray[np.float64]
+
+class NonlinearFitError(FmuSurrogateError, ValueError):
+    """Settings or data the nonlinear fit cannot work with; the message says the fix."""
+
 
 #: bounds of the dissipation exponents p (force ~ |s|^(1+p)): from nearly Coulomb to quartic
 EXPONENT_BOUNDS = (-0.9, 3.0)

@@ -1,42 +1,25 @@
 """Nonlinear pH identification from input-output data only: a mass with a power-law damper
 ``c sign(v)|v|^(4/3)`` and a progressive spring ``k₁q + k₃q³``, force in, velocity out,
-simulated with scipy — against the linear pH fit of the same data."""
+simulated with scipy (``mass_experiment``, tests/identify/conftest.py) — against the linear pH
+fit of the same data."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 import fmu_surrogate as fs
 from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
 
-def mass_experiment(seed, T=20.0, dt=0.02, c=0.5, k1=1.0, k3=2.0):
-    """A random multisine force (0.05–0.6 Hz, peak ≈ 4) on the unit mass, from rest."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(0.0, T + dt / 2, dt)
-    f, ph, a = rng.uniform(0.05, 0.6, 6), rng.uniform(0, 2 * np.pi, 6), rng.uniform(0.5, 1, 6)
-
-    def F(s):
-        return 4.0 * (np.sin(2 * np.pi * np.multiply.outer(s, f) + ph) @ a) / a.sum()
-
-    def rhs(s, x):
-        q, v = x
-        return [v, F(s) - c * np.sign(v) * abs(v) ** (4 / 3) - k1 * q - k3 * q ** 3]
-
-    sol = solve_ivp(rhs, (0, T), [0.0, 0.0], t_eval=t, rtol=1e-10, atol=1e-12, method="DOP853")
-    return t, F(t)[:, None], sol.y[1][:, None]
-
-
 @pytest.fixture(scope="module")
-def fitted():
+def fitted(mass_experiment):
     exps = [mass_experiment(s) for s in (1, 2, 3)]  # the last one held out
     est = NonlinearPHIdentifier(2, ridges=("quartic",), segment_length=25, max_iter=150)
     return est.fit(exps)
 
 
-def test_identifies_the_nonlinear_mass_where_the_linear_fit_fails(fitted):
+def test_identifies_the_nonlinear_mass_where_the_linear_fit_fails(fitted, mass_experiment):
     r = fitted.result_
     assert r.n_train == 2 and r.n_validation == 1
     # measured: linear 38.0 % train / 44.8 % held-out, nonlinear 0.20 % / 0.21 % (150 L-BFGS-B
@@ -55,7 +38,7 @@ def test_identifies_the_nonlinear_mass_where_the_linear_fit_fails(fitted):
     assert "held-out" in r.report()
 
 
-def test_identified_model_is_passive_and_saved_exactly(fitted, tmp_path):
+def test_identified_model_is_passive_and_saved_exactly(fitted, tmp_path, mass_experiment):
     sys = fitted.to_surrogate()
     assert isinstance(sys, fs.NonlinearPH)
     assert np.all(sys.effort_function.weights >= 0) and np.all(sys.dissipation.gains >= 0)
@@ -67,7 +50,7 @@ def test_identified_model_is_passive_and_saved_exactly(fitted, tmp_path):
     assert np.array_equal(fs.simulate(back, t, u).y, tr.y)
 
 
-def test_starts_where_the_linear_fit_ends():
+def test_starts_where_the_linear_fit_ends(mass_experiment):
     exps = [mass_experiment(s, T=6.0) for s in (1, 2)]
     est = NonlinearPHIdentifier(2, segment_length=25, max_iter=0, validation_runs=1).fit(exps)
     r = est.result_
@@ -79,7 +62,7 @@ def test_starts_where_the_linear_fit_ends():
     assert r.validation_error == pytest.approx(r.linear_validation_error, rel=1e-9)
 
 
-def test_fit_dataset_gives_a_drop_in_surrogate_with_the_names():
+def test_fit_dataset_gives_a_drop_in_surrogate_with_the_names(mass_experiment):
     from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
     runs = [mass_experiment(s, T=4.0) for s in (1, 2)]
@@ -97,7 +80,7 @@ def test_fit_dataset_gives_a_drop_in_surrogate_with_the_names():
         NonlinearPHIdentifier(2).fit_dataset(ds, inputs=["F"], outputs=[])
 
 
-def test_settings_are_checked_at_fit():
+def test_settings_are_checked_at_fit(mass_experiment):
     t, u, y = mass_experiment(1, T=2.0)
     with pytest.raises(ValueError, match="ridges"):
         NonlinearPHIdentifier(ridges=("cubic",)).fit(t, u, y)
