@@ -86,3 +86,16 @@ def test_settings_are_checked_at_fit(mass_experiment):
         NonlinearPHIdentifier(ridges=("cubic",)).fit(t, u, y)
     with pytest.raises(fs.NotFittedError):
         NonlinearPHIdentifier().to_surrogate()
+
+
+def test_feedthrough_is_fitted_when_asked(mass_experiment):
+    """``feedthrough=True`` adds ``P, S, N`` (W₀ = LLᵀ over states and ports) to the fit."""
+    t, u, y = mass_experiment(1, T=6.0)
+    y = y + 0.2 * u  # a direct path from force to the output
+    est = NonlinearPHIdentifier(2, feedthrough=True, max_iter=15, validation_runs=0)
+    sys = est.fit(t, u, y).to_surrogate()
+    assert sys.P.shape == (2, 1) and sys.S.shape == (1, 1) and sys.S[0, 0] > 0
+    W = sys.W
+    assert np.linalg.eigvalsh(W).min() >= -1e-12 * np.abs(W).max()
+    assert est.result_.train_error < est.result_.linear_train_error
+    assert np.isnan(est.result_.validation_error)
