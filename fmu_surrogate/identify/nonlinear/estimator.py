@@ -182,8 +182,9 @@ class NonlinearPHIdentifier(PHEstimator):
                 raise NonlinearFitError("fit(t, u, y) needs both u and y (or pass a list of "
                                         "experiments).")
             experiments = [(experiments, u, y)]
-        if isinstance(experiments, tuple) and len(experiments) == 3 and not isinstance(
-                experiments[0], (tuple, list, Experiment)):
+        if isinstance(experiments, Experiment) or (
+                isinstance(experiments, tuple) and len(experiments) == 3
+                and not isinstance(experiments[0], (tuple, list, Experiment))):
             experiments = [experiments]
         out = []
         for e in experiments:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fmu_surrogate as fs
-from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+from fmu_surrogate.identify.nonlinear.estimator import NonlinearFitError, NonlinearPHIdentifier
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +86,13 @@ def test_settings_are_checked_at_fit(mass_experiment):
         NonlinearPHIdentifier(ridges=("cubic",)).fit(t, u, y)
     with pytest.raises(fs.NotFittedError):
         NonlinearPHIdentifier().to_surrogate()
+    with pytest.raises(NonlinearFitError, match="needs both u and y"):
+        NonlinearPHIdentifier().fit(t, u)
+    from fmu_surrogate.identify import Experiment
+
+    a = NonlinearPHIdentifier(max_iter=2, validation_runs=0).fit(Experiment.from_arrays(t, u, y))
+    b = NonlinearPHIdentifier(max_iter=2, validation_runs=0).fit(t, u, y)
+    assert np.array_equal(a.system_.J, b.system_.J)
 
 
 def test_feedthrough_is_fitted_when_asked(mass_experiment):
