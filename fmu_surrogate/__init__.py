@@ -44,6 +44,9 @@ _LAZY: dict[str, str] = {
     "LinearPH": "fmu_surrogate.ph.system",
     "KernelEffort": "fmu_surrogate.ph.efforts.kernel",
     "TermEffort": "fmu_surrogate.ph.efforts.term",
+    "NonlinearPH": "fmu_surrogate.ph.nonlinear",
+    "ConvexEffort": "fmu_surrogate.ph.efforts.convex",
+    "PowerDissipation": "fmu_surrogate.ph.dissipation",
     "PortMap": "fmu_surrogate.ph.ports",
     "PortedSystem": "fmu_surrogate.ph.ports",
     # pH systems: files, coupling, simulation
@@ -53,7 +56,7 @@ _LAZY: dict[str, str] = {
     "with_names": "fmu_surrogate.ph.system",
     "interconnect": "fmu_surrogate.ph.interconnect",
     "feedback": "fmu_surrogate.ph.interconnect",
-    "simulate": "fmu_surrogate.ph.integrators",
+    "simulate": "fmu_surrogate.ph.simulation.integrators",
     # validation against the reference FMU
     "validate": "fmu_surrogate.validation",
     "assert_surrogate_matches": "fmu_surrogate.testing.surrogates",
@@ -63,6 +66,7 @@ _LAZY: dict[str, str] = {
     # identification
     "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
+    "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
     "RVM": "fmu_surrogate.identify.laws.rvm",
     "GPRVM": "fmu_surrogate.identify.laws.gp_rvm",
     "CandidateLibrary": "fmu_surrogate.identify.laws.library",
@@ -100,15 +104,21 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.laws.library import polynomial_library as polynomial_library
     from fmu_surrogate.identify.laws.rvm import RVM as RVM
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier as LinearPHIdentifier
+    from fmu_surrogate.identify.nonlinear.estimator import (
+        NonlinearPHIdentifier as NonlinearPHIdentifier,
+    )
+    from fmu_surrogate.ph.dissipation import PowerDissipation as PowerDissipation
+    from fmu_surrogate.ph.efforts.convex import ConvexEffort as ConvexEffort
     from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort
     from fmu_surrogate.ph.efforts.term import TermEffort as TermEffort
     from fmu_surrogate.ph.files import load as load
     from fmu_surrogate.ph.files import save as save
-    from fmu_surrogate.ph.integrators import simulate as simulate
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
+    from fmu_surrogate.ph.nonlinear import NonlinearPH as NonlinearPH
     from fmu_surrogate.ph.ports import PortedSystem as PortedSystem
     from fmu_surrogate.ph.ports import PortMap as PortMap
+    from fmu_surrogate.ph.simulation.integrators import simulate as simulate
     from fmu_surrogate.ph.structure import StructureError as StructureError
     from fmu_surrogate.ph.system import PHDAE as PHDAE
     from fmu_surrogate.ph.system import LinearPH as LinearPH

@@ -4,6 +4,7 @@
 
     fmu-surrogate identify msd.nc --method linear --inputs F1,F2 --outputs v1,v2 --order 10 \\
         -o msd.json
+    fmu-surrogate identify damper.nc --method auto --inputs F --outputs v --order 2 -o d.json
     fmu-surrogate identify rc.nc --method gp --structure rc_network --states x1,x2,x3 \\
         --derivatives "der(x1),," --inputs u -o rc.json
     fmu-surrogate validate msd.json msd_chain.fmu --input F1=chirp:f0=0.05,f1=0.5,t1=40 \\
@@ -54,9 +55,15 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options of ``fmu-surrogate identify`` to ``p``."""
     p.add_argument("data", help="harvested NetCDF dataset")
     p.add_argument("-o", "--out", required=True, help="surrogate JSON file to write")
-    p.add_argument("--method", choices=("linear", "gp"), required=True,
-                   help="linear: linear pH model from inputs/outputs; gp: pH-DAE effort by "
-                        "Gaussian processes from states (needs --structure)")
+    p.add_argument("--method", choices=("linear", "nonlinear", "auto", "gp"), required=True,
+                   help="linear: linear pH model from inputs/outputs; nonlinear: nonlinear pH "
+                        "model with a latent state from inputs/outputs; auto: linear, and "
+                        "nonlinear only where the linear one misses --tolerance on the held-out "
+                        "runs; gp: pH-DAE effort by Gaussian processes from states (needs "
+                        "--structure)")
+    p.add_argument("--tolerance", type=float, default=0.02,
+                   help="auto: held-out relative error a linear model must reach to be kept "
+                        "(default 0.02)")
     p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
     p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
     p.add_argument("--order", type=int, help="linear: model order n")
@@ -170,6 +177,33 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     return est, est.to_surrogate(), lines
 
 
+def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
+                   held: list[int]) -> tuple[Any, Any, list[str]]:
+    """``--method auto`` / ``nonlinear``: :func:`fmu_surrogate.identify.selection.select_model`."""
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+    from fmu_surrogate.identify.selection import select_model
+
+    inputs, outputs = _names(args.inputs), _names(args.outputs)
+    if not outputs or not args.order or len(outputs) != len(inputs):
+        raise PipelineError(f"--method {args.method} needs --outputs (one per input) and "
+                            f"--order.")
+    k = len(inputs)
+    runs = [[(t, X[:, :k], X[:, k:]) for t, X in run_arrays(ds, inputs + outputs, runs=r)]
+            for r in (fit, held)]
+    lin = {"optimizer": args.optimizer,
+           "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
+    nl = {"max_iter": args.max_iter} if args.max_iter else {}
+    # --method nonlinear: a tolerance no linear model reaches
+    tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
+    choice = select_model(runs[0], runs[1], order=args.order, tolerance=tol,
+                          hold=hold_from_dataset(ds), linear=lin, nonlinear=nl)
+    if args.method == "nonlinear" and choice.method == "linear":
+        raise PipelineError(f"no nonlinear model was kept: {choice.reason}")
+    lines = [f"  training runs {fit}, held-out runs {held or 'none'}", choice.report()]
+    return choice.estimator, choice.estimator.to_surrogate(), lines
+
+
 def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
                  held: list[int]) -> tuple[Any, Any, list[str]]:
     from fmu_surrogate.fmu.dataset import run_arrays
@@ -243,8 +277,9 @@ def identify_command(args: argparse.Namespace) -> int:
     data = Path(args.data)
     ds = load_dataset(data)
     fit, held = _split_runs(ds, args.runs)
-    if args.method == "linear":
-        est, system, lines = _identify_linear(args, ds, fit, held)
+    if args.method in ("linear", "nonlinear", "auto"):
+        ident = _identify_linear if args.method == "linear" else _identify_auto
+        est, system, lines = ident(args, ds, fit, held)
         system = with_names(system, inputs=_names(args.inputs), outputs=_names(args.outputs))
     else:
         est, system, lines = _identify_gp(args, ds, fit, held)

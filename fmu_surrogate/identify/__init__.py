@@ -28,6 +28,11 @@ _LAZY = {
     "cost_and_gradient": "fmu_surrogate.identify.linear.model.adjoint_checked",
     "LM": "fmu_surrogate.identify.linear.optim.lm",
     "CG": "fmu_surrogate.identify.linear.optim.first_order",
+    # nonlinear pH systems with a latent state from input-output data
+    "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
+    "NonlinearPHFit": "fmu_surrogate.identify.nonlinear.estimator",
+    "select_model": "fmu_surrogate.identify.selection",
+    "ModelChoice": "fmu_surrogate.identify.selection",
     "taylor_test": "fmu_surrogate.identify.linear.model.gradient_check",
     "compare_with_autograd": "fmu_surrogate.identify.linear.model.gradient_check",
 }

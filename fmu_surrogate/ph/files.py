@@ -5,10 +5,10 @@ float64 is written with Python's shortest round-trip representation, which JSON 
 The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
 
     {"format": "fmu-surrogate surrogate", "version": 2,
-     "kind": "LinearPH" | "PHDAE" | <registered kind>,
+     "kind": "LinearPH" | "PHDAE" | "NonlinearPH" | <registered kind>,
      "system": {"n_states", "n_inputs", "E", "J", "R", "B", ["Q"], ["P", "S", "N"],
                 ["effort": {"kind": "kernel" | <registered effort>, "data": {...}},
-                 "hamiltonian": "effort" | null]},
+                 "hamiltonian": "effort" | null], ["dissipation": {...}]},
      "names": {"inputs": [...], "outputs": [...], "states": [...]},
      "units": {...},                                          (optional)
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
@@ -19,7 +19,9 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
 The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 :class:`~fmu_surrogate.ph.PortedSystem` (a drop-in surrogate) is its core ``system`` plus its
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
-file.  Version-1 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
+file.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
+effort is a ``convex`` one, plus its state-dependent ``dissipation`` (``R`` is then the constant
+part ``R₀``).  Version-1 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
 
 What is refused, with the field named: a file that is not JSON (truncated, corrupted), another
 format, a newer version, anything the schema rejects (missing or mistyped fields), matrices of
@@ -45,10 +47,13 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph.dissipation import PowerDissipation
+from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
 from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.interconnect import CompositeEffort
+from fmu_surrogate.ph.nonlinear import NonlinearPH
 from fmu_surrogate.ph.ports import PortedSystem, PortMap
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
@@ -116,6 +121,7 @@ register_effort("kernel", KernelEffort, KernelEffort.to_dict, KernelEffort.from_
 register_effort("linear", LinearEffort, LinearEffort.to_dict, LinearEffort.from_dict)
 register_effort("composite", CompositeEffort, _composite_to_dict, _composite_from_dict)
 register_effort("terms", TermEffort, TermEffort.to_dict, TermEffort.from_dict)
+register_effort("convex", ConvexEffort, ConvexEffort.to_dict, ConvexEffort.from_dict)
 
 
 def _partly_known_to_dict(e: PartlyKnownEffort) -> dict:
@@ -177,9 +183,11 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
         kind = "LinearPH"
         body["Q"] = _matrix(system.Q)
     else:
-        kind = "PHDAE"
+        kind = "NonlinearPH" if isinstance(system, NonlinearPH) else "PHDAE"
         body["effort"] = _effort_entry(system)
         body["hamiltonian"] = "effort" if system.has_hamiltonian else None
+        if isinstance(system, NonlinearPH):
+            body["dissipation"] = system.dissipation.to_dict()
     names = {"inputs": list(system.input_names), "outputs": list(system.output_names),
              "states": list(system.state_names)}
     prov = {"package_version": fmu_surrogate.__version__,
@@ -360,7 +368,7 @@ def _build(doc: dict, path: Path) -> PHDAE:
             raise SurrogateFileError(f"{path}: field 'system.Q' is missing for a LinearPH.")
         Q = _array(s, "Q", (n, n), "system")
         return LinearPH(J, R, Q, B, E=E, **kw)
-    if doc["kind"] == "PHDAE":
+    if doc["kind"] in ("PHDAE", "NonlinearPH"):
         eff = s.get("effort")
         if eff is None:
             raise SurrogateFileError(f"{path}: field 'system.effort' is missing for a PHDAE.")
@@ -378,7 +386,27 @@ def _build(doc: dict, path: Path) -> PHDAE:
         if s.get("hamiltonian") == "effort" and H is None:
             raise SurrogateFileError(f"{path}: field 'system.hamiltonian' says the effort "
                                      f"provides H, but a {eff['kind']!r} effort has none.")
+        if doc["kind"] == "NonlinearPH":
+            return _nonlinear(s, E, J, R, B, effort, kw, path)
         return PHDAE(E, J, R, B, effort=effort, hamiltonian=H, **kw)
     raise SurrogateFileError(f"{path}: field 'kind' is {doc['kind']!r}; known kinds: LinearPH, "
-                             f"PHDAE.")
+                             f"PHDAE, NonlinearPH.")
+
+
+def _nonlinear(s: dict, E: np.ndarray, J: np.ndarray, R: np.ndarray, B: np.ndarray,
+               effort: Any, kw: dict[str, Any], path: Path) -> NonlinearPH:
+    if not np.array_equal(E, np.eye(E.shape[0])):
+        raise SurrogateFileError(f"{path}: field 'system.E' must be the identity for a "
+                                 f"NonlinearPH.")
+    if "dissipation" not in s:
+        raise SurrogateFileError(f"{path}: field 'system.dissipation' is missing for a "
+                                 f"NonlinearPH.")
+    try:
+        diss = PowerDissipation.from_dict(s["dissipation"])
+    except StructureError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SurrogateFileError(f"{path}: field 'system.dissipation' is invalid: "
+                                 f"{exc}") from None
+    return NonlinearPH(J, R, B, effort, diss, **kw)
 

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import block_diag
 
 from fmu_surrogate.ph.closed_loop import close_loop
+from fmu_surrogate.ph.nonlinear import NonlinearPH
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
@@ -211,6 +212,10 @@ def interconnect(
 def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
+    if any(getattr(s, "nonlinear_dissipation", None) is not None for s in systems):
+        raise StructureError("interconnecting a NonlinearPH with state-dependent dissipation is "
+                             "not supported (the coupled system would lose R_nl(z)); simulate "
+                             "the parts in co-simulation (fmu_surrogate.couple) instead.")
     if all(isinstance(s, LinearPH) for s in systems):
         return LinearPH(J, R, block_diag(*[s.Q for s in systems]), B, E=E, **kw)
     effort = CompositeEffort([s.effort_function for s in systems],
@@ -345,5 +350,7 @@ def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) 
     """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
     if isinstance(system, LinearPH):
         return LinearPH(J, R, system.Q, B, E=system.E, **kw)
+    if isinstance(system, NonlinearPH):
+        return NonlinearPH(J, R, B, system.effort_function, system.dissipation, **kw)
     return PHDAE(system.E, J, R, B, effort=system.effort_function,
                  hamiltonian=system._hamiltonian, **kw)

@@ -33,7 +33,7 @@ Interface notes (the drop-in surrogate interface, as implemented)
   matrix whose nonzeros are an FMU's output→input dependencies.
 * ``fs.ph.simulate(ported, t, u_ext, x0=None, hold=None)``: ``hold=None`` means ``"zoh"`` for a
   :class:`PortedSystem` (what a co-simulation importer gives an FMU) and ``"linear"`` for a bare
-  system, as before; it returns a :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory`.
+  system, as before; it returns a :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory`.
   A bare system's ``x0`` defaults to the rest state ``0``; its ``Trajectory`` has the
   steps' outputs ``ybar`` (those of the energy balance).
 * The pH systems also have ``input_matrix`` (``G − P``), ``output_matrix`` (``G + P``), ``W``,
@@ -42,7 +42,7 @@ Interface notes (the drop-in surrogate interface, as implemented)
 * ``fs.ph.load`` returns a ``PortedSystem`` for a file saved from one (schema surrogate-2),
   else the bare system as before.
 * No ``power_in`` helper: the energy a simulation supplies through the ports is in the
-  :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory`.
+  :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory`.
 """
 
 from __future__ import annotations

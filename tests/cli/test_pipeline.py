@@ -86,3 +86,47 @@ def test_plot_dataset_and_surrogate(msd_data, tmp_path):
     assert main(["plot", str(tmp_path / "s.json")]) == 0
     assert (tmp_path / "d.png").stat().st_size > 10_000
     assert (tmp_path / "s.png").stat().st_size > 10_000
+
+
+def _port_dataset(path, runs):
+    """A NetCDF dataset of (t, force, velocity) runs on one grid, as harvested."""
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset, save_dataset
+
+    recs = [RunRecord(index=i, values={"F": u[:, 0], "v": y[:, 0]})
+            for i, (_, u, y) in enumerate(runs)]
+    save_dataset(records_to_dataset(recs, runs[0][0], None, ["F", "v"]), path)
+    return path
+
+
+def test_identify_auto_keeps_linear_on_linear_data(tmp_path, capsys, mass_experiment):
+    """A linear mass-spring-damper: auto validates the linear fit on the held-out run and
+    keeps it, and the report says so."""
+    from fmu_surrogate.ph import LinearPH, load, simulate
+
+    sys = LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.3]), np.diag([2.0, 1.0]), [[0.0], [1.0]])
+    runs = []
+    for seed in (1, 2):
+        t, u, _ = mass_experiment(seed, T=8.0)
+        runs.append((t, u, simulate(sys, t, u).y))
+    data = _port_dataset(tmp_path / "lin.nc", runs)
+    out = tmp_path / "auto.json"
+    assert main(["identify", str(data), "--method", "auto", "--inputs", "F", "--outputs", "v",
+                 "--order", "2", "-q", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "kept: linear" in text and "no nonlinear model needed" in text
+    s = load(out)
+    assert isinstance(s, LinearPH) and s.input_names == ("F",)
+    assert json.loads(out.read_text())["provenance"]["method"] == "auto"
+
+
+def test_identify_auto_moves_on_to_nonlinear(tmp_path, capsys, mass_experiment):
+    data = _port_dataset(tmp_path / "mass.nc", [mass_experiment(s) for s in (1, 2)])
+    out = tmp_path / "mass.json"
+    assert main(["identify", str(data), "--method", "auto", "--inputs", "F", "--outputs", "v",
+                 "--order", "2", "--max-iter", "40", "-q", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "kept: nonlinear" in text and "exceeds the tolerance" in text
+    from fmu_surrogate.ph import NonlinearPH, load
+
+    s = load(out)
+    assert isinstance(s, NonlinearPH) and s.input_names == ("F",) and s.output_names == ("v",)

@@ -44,6 +44,14 @@ def _linear_case():
     return est, ((t, u, y),), fs.LinearPH
 
 
+def _nonlinear_case():
+    t = np.linspace(0.0, 2.0, 101)
+    u = np.sin(3 * t)[:, None]
+    y = (0.3 * np.sin(3 * t - 0.5) + 0.1 * np.sin(3 * t) ** 3)[:, None]
+    est = fs.NonlinearPHIdentifier(2, max_iter=2, segment_length=20)
+    return est, ((t, u, y),), fs.NonlinearPH
+
+
 def _law_data():
     """An acceleration law ÿ = u − 0.5 ẏ − 4 y − y³ sampled at random states (small noise)."""
     rng = np.random.default_rng(0)
@@ -68,7 +76,7 @@ def _gprvm_case():
 
 
 CASES = {"GPEffortIdentifier": _gp_case, "LinearPHIdentifier": _linear_case, "RVM": _rvm_case,
-         "GPRVM": _gprvm_case}
+         "GPRVM": _gprvm_case, "NonlinearPHIdentifier": _nonlinear_case}
 #: keyword arguments of ``to_surrogate`` where the estimator needs them (a discovered law names
 #: its force, velocity and position terms)
 SURROGATE_KWARGS = {"RVM": _LAW_PORTS, "GPRVM": _LAW_PORTS}

@@ -134,7 +134,7 @@ def _linear_data(w: Wiring) -> list[str]:
 
 
 def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
-    from fmu_surrogate.ph.time_steps import GL_NODES, GL_WEIGHTS
+    from fmu_surrogate.ph.simulation.time_steps import GL_NODES, GL_WEIGHTS
 
     system = w.system
     n, m = system.n_states, system.n_inputs

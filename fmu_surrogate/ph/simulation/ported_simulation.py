@@ -26,7 +26,7 @@ from fmu_surrogate.ph.ports import PortedSystem
 from fmu_surrogate.ph.structure import StructureError
 
 if TYPE_CHECKING:
-    from fmu_surrogate.ph.trajectory import Trajectory
+    from fmu_surrogate.ph.simulation.trajectory import Trajectory
 
 Array = NDArray[np.float64]
 

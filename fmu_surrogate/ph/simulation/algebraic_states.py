@@ -1,4 +1,4 @@
-"""Algebraic states of a pH DAE in the implicit integrators (:mod:`fmu_surrogate.ph.integrators`
+"""Algebraic states of a pH DAE in the implicit integrators (:mod:`fmu_surrogate.ph.simulation.integrators`
 explains the method): which rows and states are algebraic, the consistent initial state of an
 index-1 system, and the node values of the hidden constraint of a higher-index system.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fmu_surrogate.ph.newton import _STALL, RCOND, ConvergenceError, _Effort, _solve
+from fmu_surrogate.ph.simulation.newton import _STALL, RCOND, ConvergenceError, _Effort, _solve
 from fmu_surrogate.ph.system import PHDAE
 
 Array = NDArray[np.float64]

@@ -1,5 +1,5 @@
 """A simulated trajectory of a pH system and its discrete energy balance (the result of
-:func:`fmu_surrogate.ph.integrators.simulate`).
+:func:`fmu_surrogate.ph.simulation.integrators.simulate`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ linearly (so ``ū_k = (u_k + u_{k+1})/2`` is the exact mean over a step), one st
     E (x_{k+1} − x_k) = h [(J − R) z̄_k + B ū_k],      ȳ_k = Bᵀ z̄_k
 
 (with a feedthrough, ``B`` is ``G − P`` in the state equation and ``ȳ_k = (G + P)ᵀ z̄_k + D ū_k``,
-the dissipation ``h [z̄; ū]ᵀ W [z̄; ū]``: the balance below holds unchanged)
+the dissipation ``h [z̄; ū]ᵀ W [z̄; ū]``; a state-dependent ``R₀ + R_nl(z)`` of a
+:class:`~fmu_surrogate.ph.NonlinearPH` enters as ``R₀ + R_nl(z̄)``: the balance below holds
+unchanged)
 
 * ``"midpoint"``: ``z̄_k = z((x_k + x_{k+1})/2)``;
 * ``"avf"`` (average vector field, a discrete gradient): ``z̄_k = ∫₀¹ z(x_k + s Δ) ds`` with
@@ -61,11 +63,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.ph.ported_simulation import PortedTrajectory, port_inputs, ported_trajectory
 from fmu_surrogate.ph.ports import PortedSystem
+from fmu_surrogate.ph.simulation.ported_simulation import (
+    PortedTrajectory,
+    port_inputs,
+    ported_trajectory,
+)
+from fmu_surrogate.ph.simulation.time_steps import _linear_steps, _newton_steps
+from fmu_surrogate.ph.simulation.trajectory import Trajectory, _trajectory
 from fmu_surrogate.ph.system import PHDAE, LinearPH
-from fmu_surrogate.ph.time_steps import _linear_steps, _newton_steps
-from fmu_surrogate.ph.trajectory import Trajectory, _trajectory
 
 Array = NDArray[np.float64]
 
@@ -90,7 +96,7 @@ def simulate(
     system : LinearPH, PHDAE or PortedSystem
         The system.  A :class:`~fmu_surrogate.ph.PortedSystem` takes its external inputs as
         ``u``, starts from its operating point ``x0`` unless one is given, and returns a
-        :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory` (external outputs, the
+        :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory` (external outputs, the
         supplied energy split into external ports and internal constant sources).
     t : array_like, shape (N,)
         Strictly increasing times [s].

@@ -1,16 +1,18 @@
-"""The steps of the implicit integrators (:mod:`fmu_surrogate.ph.integrators` explains the
+"""The steps of the implicit integrators (:mod:`fmu_surrogate.ph.simulation.integrators` explains the
 schemes): the direct one-step map of linear systems and Newton's method on the midpoint or AVF
 step equations, with the Gauss–Legendre nodes of the AVF path integral.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import lu_factor, lu_solve
 
-from fmu_surrogate.ph.algebraic_states import _algebraic, _consistent, _HiddenConstraint
-from fmu_surrogate.ph.newton import _FLOOR, _STALL, ConvergenceError, _Effort, _solve
+from fmu_surrogate.ph.simulation.algebraic_states import _algebraic, _consistent, _HiddenConstraint
+from fmu_surrogate.ph.simulation.newton import _FLOOR, _STALL, ConvergenceError, _Effort, _solve
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]
@@ -61,6 +63,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     E, B = system.E, system.input_matrix
     rows_a, cols_a = _algebraic(system)
     eff = _Effort(system)
+    nl = getattr(system, "nonlinear_dissipation", None)  # R(x) = R + R_nl(z): NonlinearPH
     high_index = False
     if rows_a.size:
         if rows_a.size != cols_a.size:
@@ -100,7 +103,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             # steps, each one residual evaluation) — it changes by O(h·|δx|) within a step
             fresh = Jac is None or it <= 2
             F, Jnew, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                    mask_a, rows_a, jacobian=fresh)
+                                    mask_a, rows_a, jacobian=fresh, nl=nl)
             Jac = Jnew if fresh else Jac
             fn = np.abs(F).max()
             if fn < best[0]:
@@ -128,7 +131,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             if step <= tol * (1.0 + np.abs(xn).max()):
                 converged = True
                 _, _, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                     mask_a, rows_a, jacobian=False)
+                                     mask_a, rows_a, jacobian=False, nl=nl)
                 break
         if not converged:
             raise ConvergenceError(
@@ -149,11 +152,14 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
 
 def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, ubar: Array,
               u_next: Array, h: float, nodes: Array, weights: Array, mask_a: Array | None,
-              rows_a: Array, jacobian: bool = True) -> tuple[Array, Array | None, Array]:
+              rows_a: Array, jacobian: bool = True,
+              nl: Any = None) -> tuple[Array, Array | None, Array]:
     """Residual, Jacobian and path-averaged effort of one step (see the module docs).
 
     ``mask_a`` marks the multipliers of a higher-index system (constant over the step), or is
-    ``None`` (index ≤ 1: the whole state moves linearly along the path).
+    ``None`` (index ≤ 1: the whole state moves linearly along the path).  ``nl`` is a
+    state-dependent dissipation ``R_nl(z)`` (:class:`~fmu_surrogate.ph.NonlinearPH`), evaluated
+    at the step's mean effort: its force ``R_nl(z̄) z̄`` joins ``(J − R) z̄``.
     """
     delta = xn - xk
     if mask_a is None:
@@ -166,6 +172,8 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
     zs = eff(pts)
     zb = weights @ zs[: xi.shape[0]]
     F = E @ delta - h * (T @ zb + B @ ubar)
+    if nl is not None:
+        F = F + h * nl.force(zb[None, :])[0]
     if mask_a is not None:  # higher index: the algebraic rows hold at the new node
         F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
     if not jacobian:
@@ -178,6 +186,8 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         dxi = np.where(mask_a[None, :], 1.0, nodes[:, None])     # ∂ξ_q/∂x_{k+1} per column
         dzb = np.einsum("q,qij,qj->ij", weights, Jz, dxi)
     Jac = E - h * (T @ dzb)
+    if nl is not None:
+        Jac = Jac + h * (nl.force_jacobian(zb[None, :])[0] @ dzb)
     if mask_a is not None:
         Jac[rows_a] = (T @ Jall[-1])[rows_a]
     return F, Jac, zb

@@ -1,4 +1,4 @@
-"""Newton building blocks of the implicit integrators (:mod:`fmu_surrogate.ph.integrators`):
+"""Newton building blocks of the implicit integrators (:mod:`fmu_surrogate.ph.simulation.integrators`):
 the effort and its Jacobian as raw callables, the linear solve that survives a numerically
 singular Jacobian, the stopping thresholds, and the error raised when Newton's method fails.
 """

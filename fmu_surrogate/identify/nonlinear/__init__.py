@@ -1,0 +1,1 @@
+"""Nonlinear pH surrogates with a latent state, identified from input-output data only."""

@@ -1,0 +1,344 @@
+"""Nonlinear pH surrogates with a latent state from input-output data only.
+
+:class:`NonlinearPHIdentifier` fits a :class:`~fmu_surrogate.ph.NonlinearPH`::
+
+    ẋ = (J − R₀ − R_nl(z)) z + (G − P) u,   y = (G + P)ᵀ z + (S − N) u,   z = ∇H(x)
+    H(x) = ½|x|² + Σ_k α_k ψ_k(w_kᵀx),      R_nl(z) = Σ_j β_j ((m_jᵀz)² + δ_j²)^(p_j/2) m_j m_jᵀ
+
+to the recorded ports of a component (no states needed):
+
+1. a linear pH model is fitted first (:class:`~fmu_surrogate.identify.LinearPHIdentifier`) and
+   brought to energy coordinates (``Q = I``, :mod:`.parametrisation`);
+2. the nonlinear terms are added with weights and gains exactly zero, so the fit starts from the
+   linear model's error;
+3. all parameters are refined by L-BFGS-B on the output error of RK4 over multiple-shooting
+   segments (:mod:`.shooting`), the gradient by torch's backpropagation;
+4. the result is validated on held-out experiments with the structure-preserving simulation
+   :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
+   ``result_``.
+
+Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
+system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.identify.base import FitResult, PHEstimator
+from fmu_surrogate.identify.nonlinear.parametrisation import (
+    NonlinearFitError,
+    energy_coordinates,
+    to_system,
+)
+from fmu_surrogate.ph import NonlinearPH, PortedSystem, PortMap, simulate
+
+Array = NDArray[np.float64]
+
+__all__ = ["NonlinearFitError", "NonlinearPHFit", "NonlinearPHIdentifier"]
+
+
+@dataclass(frozen=True)
+class NonlinearPHFit(FitResult):
+    """What :meth:`NonlinearPHIdentifier.fit` did.
+
+    Errors are relative, ``‖ŷ − y‖_F / ‖y‖_F`` over all samples of the experiments, the model
+    simulated from its initial state by :func:`fmu_surrogate.ph.simulate` (NaN when there is no
+    held-out experiment).  ``cost_history`` is the shooting objective per iteration.
+
+    Parameters
+    ----------
+    n_iter, stopping_reason, cost_history, time
+        As :class:`~fmu_surrogate.identify.base.FitResult`.
+    linear_train_error, linear_validation_error : float
+        The linear start's errors on the training and held-out experiments.
+    train_error, validation_error : float
+        The nonlinear model's.
+    n_train, n_validation : int
+        Number of training and held-out experiments.
+    n_segments, segment_length, substeps : int
+        Shooting segments, their steps, RK4 steps per sample step.
+    linear_time : float
+        Seconds of the linear fit.
+    """
+
+    linear_train_error: float = float("nan")
+    linear_validation_error: float = float("nan")
+    train_error: float = float("nan")
+    validation_error: float = float("nan")
+    n_train: int = 0
+    n_validation: int = 0
+    n_segments: int = 0
+    segment_length: int = 0
+    substeps: int = 1
+    linear_time: float = 0.0
+
+    def report(self) -> str:
+        """A few lines: errors of the linear start and of the nonlinear model."""
+        return (f"linear start:    train {self.linear_train_error:.3%}, held-out "
+                f"{self.linear_validation_error:.3%}\n"
+                f"nonlinear model: train {self.train_error:.3%}, held-out "
+                f"{self.validation_error:.3%}\n"
+                f"{self.n_iter} L-BFGS-B iterations over {self.n_segments} segments of "
+                f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s")
+
+
+def _relative_error(system: Any, exps: list[tuple], x0: Array) -> float:
+    if not exps:
+        return float("nan")
+    num = den = 0.0
+    for t, u, y, hold in exps:
+        yh = simulate(system, t, u, x0, hold=hold).y
+        num += float(np.sum((yh - y) ** 2))
+        den += float(np.sum(y ** 2))
+    return float(np.sqrt(num / den)) if den > 0 else float("nan")
+
+
+class NonlinearPHIdentifier(PHEstimator):
+    """Fit a nonlinear pH system with a latent state to input/output data (module doc).
+
+    Parameters
+    ----------
+    n_states : int
+        State dimension n (that of the linear start).
+    ridges : sequence of str
+        Ridge kinds of the energy, one term each (``"quartic"``: hardening, ``"logcosh"``:
+        softening; :class:`~fmu_surrogate.ph.ConvexEffort`); ``()`` for a quadratic energy.
+    n_dissipation : int
+        Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
+    feedthrough : {"auto", True, False}
+        Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough.
+    segment_length : int or None
+        Steps per multiple-shooting segment; ``None``: single shooting.
+    continuity_weight : float
+        Weight of the segments' continuity defects (states scaled by their spread).
+    max_iter : int
+        L-BFGS-B iterations.
+    tol : float
+        L-BFGS-B's relative cost tolerance (``ftol``).
+    smoothing : float
+        ``δ`` of the dissipation terms relative to the spread of their argument ``m_jᵀz``.
+    exponent : float
+        Initial exponent ``p`` of the dissipation terms.
+    validation_runs : int
+        The last this many experiments are held out (when there are more).
+    linear : estimator, optional
+        Linear pH estimator for the start (default
+        ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))``): an unfitted one is cloned and
+        fitted to the training experiments, a fitted one (with ``system_``) is used as it is —
+        it must have been fitted to the same training experiments.
+    input_hold : {"linear", "zoh"}, optional
+        Input between samples for array data (default ``"linear"``); :meth:`fit_dataset` takes
+        the dataset's unless set.
+    seed : int
+        Seed of the initial directions beyond the structural ones.
+
+    Attributes
+    ----------
+    system_ : NonlinearPH
+    linear_system_ : LinearPH
+        The linear start (its own coordinates).
+    result_ : NonlinearPHFit
+    hold_ : str
+    ports_ : PortMap or None
+        The external names (from :meth:`fit_dataset`).
+    """
+
+    _fitted_attribute = "system_"
+
+    def __init__(self, n_states: int = 2, *, ridges: Sequence[str] = ("quartic", "logcosh"),
+                 n_dissipation: int = 1, feedthrough: Any = "auto",
+                 segment_length: int | None = 50, continuity_weight: float = 10.0,
+                 max_iter: int = 300, tol: float = 1e-12, smoothing: float = 1e-3,
+                 exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
+                 input_hold: str | None = None, seed: int = 0) -> None:
+        self.n_states = n_states
+        self.ridges = ridges
+        self.n_dissipation = n_dissipation
+        self.feedthrough = feedthrough
+        self.segment_length = segment_length
+        self.continuity_weight = continuity_weight
+        self.max_iter = max_iter
+        self.tol = tol
+        self.smoothing = smoothing
+        self.exponent = exponent
+        self.validation_runs = validation_runs
+        self.linear = linear
+        self.input_hold = input_hold
+        self.seed = seed
+
+    # -- data --------------------------------------------------------------------------------
+    def _experiments(self, experiments: Any, u: Any, y: Any, hold: str) -> list[tuple]:
+        from fmu_surrogate.identify.linear.model.experiments import Experiment
+
+        if u is not None or y is not None:
+            if u is None or y is None:
+                raise NonlinearFitError("fit(t, u, y) needs both u and y (or pass a list of "
+                                        "experiments).")
+            experiments = [(experiments, u, y)]
+        if isinstance(experiments, Experiment) or (
+                isinstance(experiments, tuple) and len(experiments) == 3
+                and not isinstance(experiments[0], (tuple, list, Experiment))):
+            experiments = [experiments]
+        out = []
+        for e in experiments:
+            ex = e if isinstance(e, Experiment) else Experiment.from_arrays(*e, hold)
+            out.append((np.asarray(ex.t), np.asarray(ex.u), np.asarray(ex.y), ex.hold))
+        if not out:
+            raise NonlinearFitError("no experiments given; pass at least one (t, u, y) "
+                                    "experiment.")
+        if len({e[1].shape[1] for e in out}) != 1:
+            raise NonlinearFitError("all experiments must have the same number of inputs.")
+        return out
+
+    # -- fitting -----------------------------------------------------------------------------
+    def fit(self, experiments: Any, u: ArrayLike | None = None,
+            y: ArrayLike | None = None) -> NonlinearPHIdentifier:
+        """Fit to one or several experiments.
+
+        Parameters
+        ----------
+        experiments : (t, u, y) tuple, Experiment, list of those, or the time grid t
+            ``t`` (K,) strictly increasing, ``u`` and ``y`` (K, m).  ``fit(t, u, y)`` fits one.
+        u, y : array_like, optional
+            Inputs and outputs when the first argument is the time grid.
+
+        Returns
+        -------
+        self
+        """
+        from threadpoolctl import threadpool_limits
+
+        exps = self._experiments(experiments, u, y, self.input_hold or "linear")
+        self._check_settings()
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._fit(exps)
+
+    def fit_dataset(self, ds: Any, *, inputs: Sequence[str], outputs: Sequence[str],
+                    runs: Iterable[int] | None = None) -> NonlinearPHIdentifier:
+        """Fit to the runs of a harvested dataset; the surrogate carries the FMU's names.
+
+        Parameters
+        ----------
+        ds : xarray.Dataset
+            A harvested dataset.
+        inputs, outputs : sequence of str
+            FMU variable names of the m inputs and the m collocated outputs (same order).
+        runs : iterable of int, optional
+            Run labels to use (default: all runs with status ``"ok"``; the last
+            ``validation_runs`` of them are held out).
+
+        Returns
+        -------
+        self
+        """
+        from fmu_surrogate.fmu.dataset import run_arrays
+        from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+
+        inputs, outputs = list(inputs), list(outputs)
+        if not inputs or len(inputs) != len(outputs):
+            raise NonlinearFitError(f"need as many outputs as inputs (collocated ports), got "
+                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
+        arrays = run_arrays(ds, inputs + outputs, runs=runs)
+        if not arrays:
+            raise NonlinearFitError("the dataset has no usable runs (none with status 'ok' selected).")
+        m = len(inputs)
+        hold = self.input_hold or hold_from_dataset(ds)
+        self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
+        self.ports_ = PortMap.identity(m, inputs, outputs)
+        return self
+
+    def _check_settings(self) -> None:
+        from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
+
+        bad = [k for k in self.ridges if k not in RIDGE_KINDS]
+        if bad:
+            raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
+        if int(self.n_states) < 1 or int(self.n_dissipation) < 0 or int(self.max_iter) < 0:
+            raise NonlinearFitError("n_states must be >= 1, n_dissipation and max_iter >= 0.")
+        if self.segment_length is not None and int(self.segment_length) < 1:
+            raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
+                                    f"{self.segment_length}.")
+
+    def _linear_start(self, train: list[tuple]) -> Any:
+        from sklearn.base import clone
+
+        from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+        from fmu_surrogate.identify.linear.model.experiments import Experiment
+
+        if self.linear is not None and hasattr(self.linear, "system_"):
+            return self.linear  # fitted already (on these training experiments)
+        est = (LinearPHIdentifier(int(self.n_states), learn=("J", "R", "B"))
+               if self.linear is None else clone(self.linear))
+        return est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in train])
+
+    def _fit(self, exps: list[tuple]) -> NonlinearPHIdentifier:
+        from fmu_surrogate.identify.nonlinear.optimise import optimise
+
+        t0 = time.perf_counter()
+        k = int(self.validation_runs)
+        train, val = (exps[:-k], exps[-k:]) if 0 < k < len(exps) else (exps, [])
+        lin_est = self._linear_start(train)
+        lin_time = time.perf_counter() - t0
+        lin_sys = lin_est.system_
+        x0_lin = np.asarray(getattr(lin_est, "x0_", np.zeros(lin_sys.n_states)), dtype=float)
+        lin = energy_coordinates(lin_sys, x0_lin)
+        fw = self.feedthrough
+        feed = bool(lin_sys.has_feedthrough) if fw == "auto" else bool(fw)
+        out = optimise(self, lin, lin_sys, train, feed)
+        system = to_system(out.layout, out.theta, out.smoothing)
+        x0 = lin["x0"]
+        self.linear_system_ = lin_sys
+        self.system_ = system
+        self.x0_ = x0
+        self.hold_ = exps[0][3]
+        self.ports_ = None
+        self.result_ = NonlinearPHFit(
+            n_iter=out.n_iter, stopping_reason=out.reason, cost_history=out.costs,
+            time=time.perf_counter() - t0,
+            linear_train_error=_relative_error(lin_sys, train, x0_lin),
+            linear_validation_error=_relative_error(lin_sys, val, x0_lin),
+            train_error=_relative_error(system, train, x0),
+            validation_error=_relative_error(system, val, x0),
+            n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
+            segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)
+        return self
+
+    # -- use ---------------------------------------------------------------------------------
+    def predict(self, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None,
+                hold: str | None = None) -> Array:
+        """Outputs of the fitted model (simulated with :func:`fmu_surrogate.ph.simulate`).
+
+        Parameters
+        ----------
+        t : array_like, shape (K,)
+            Time grid.
+        u : array_like, shape (K, m) or (K,) for m = 1
+            Inputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default ``x0_``).
+        hold : {"linear", "zoh"}, optional
+            Input between samples (default: that of the training data).
+
+        Returns
+        -------
+        ndarray, shape (K, m)
+        """
+        self._check_fitted()
+        x = self.x0_ if x0 is None else x0
+        return simulate(self.system_, t, u, x, hold=hold or self.hold_).y
+
+    def to_surrogate(self) -> NonlinearPH | PortedSystem:
+        """The fitted system: a :class:`~fmu_surrogate.ph.PortedSystem` with the FMU's names and
+        the initial state as operating point after :meth:`fit_dataset`, else the
+        :class:`~fmu_surrogate.ph.NonlinearPH`."""
+        self._check_fitted()
+        if self.ports_ is None:
+            return self.system_
+        return PortedSystem(self.system_, self.ports_, self.x0_)

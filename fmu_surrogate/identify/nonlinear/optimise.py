@@ -1,0 +1,179 @@
+"""The fit itself: initial nonlinear terms, the shooting objective, L-BFGS-B.
+
+Initial directions.  In energy coordinates the collocated port direction ``G̃`` is the flow
+variable the ports see (a velocity, a current) and ``J̃ G̃`` the one it integrates into (a
+deflection, a charge); the ridges of the energy start along ``J̃G̃, G̃, …`` and the dissipation
+terms along ``G̃, J̃G̃, …`` (then the principal directions of the linear model's states), each
+scaled so that its argument has unit spread on the training data.  Weights and gains start at
+zero, so the objective starts at the linear model's (up to the RK4 discretisation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import minimize
+
+from fmu_surrogate.identify.nonlinear.parametrisation import (
+    Layout,
+    NonlinearFitError,
+    initial_vector,
+)
+from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
+from fmu_surrogate.ph import LinearPH, simulate
+
+Array = NDArray[np.float64]
+
+#: RK4 is stable for h·λ on the negative real axis down to −2.78; substeps keep h ρ below this
+RK4_REACH = 2.5
+#: more substeps than this per sample step: the linear start is too stiff for the fit
+MAX_SUBSTEPS = 20
+
+
+@dataclass(frozen=True)
+class Optimised:
+    """Result of :func:`optimise`: the layout and final ``θ`` with the dissipation terms'
+    ``δ``, the cost per iteration, iterations, the optimiser's message, the segments."""
+
+    layout: Layout
+    theta: Array
+    smoothing: Array
+    costs: Array
+    n_iter: int
+    reason: str
+    n_segments: int
+    segment_length: int
+    substeps: int
+
+
+def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
+    """Unit directions: columns of ``J̃G̃`` and ``G̃``, then the states' principal axes."""
+    G = lin["G"]
+    cands = list((lin["J"] @ G).T) + list(G.T)
+    _, _, Vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    cands += list(Vt)
+    out = [c / np.linalg.norm(c) for c in cands if np.linalg.norm(c) > 1e-12]
+    return out or [np.eye(X.shape[1])[0]]
+
+
+def _directions(first: list[Array], count: int, data: Array) -> Array:
+    """``count`` directions cycling through ``first``, scaled to unit spread of ``data @ d``."""
+    out = np.zeros((count, data.shape[1]))
+    for k in range(count):
+        d = first[k % len(first)]
+        s = float(np.sqrt(np.mean((data @ d) ** 2)))
+        out[k] = d / s if s > 0 else d
+    return out
+
+
+def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
+    n = lin["J"].shape[0]
+    fw = {"P": lin["P"], "S": lin["S"], "N": lin["N"]}
+    sys = LinearPH(lin["J"], lin["R"], np.eye(n), lin["G"], **fw)
+    return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
+
+
+def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tuple],
+             feedthrough: bool) -> Optimised:
+    """Fit the nonlinear model (module doc); ``est`` supplies the settings.
+
+    Parameters
+    ----------
+    est : NonlinearPHIdentifier
+        The settings.
+    lin : dict
+        The linear start in energy coordinates.
+    lin_sys : LinearPH
+        The linear start.
+    train : list of tuple
+        ``(t, u, y, hold)`` experiments.
+    feedthrough : bool
+        Whether ``P, S, N`` are fitted.
+    """
+    import torch
+
+    n, m = lin["G"].shape
+    Xs = _linear_states(lin, train)
+    X = np.vstack(Xs)
+    Z = X  # Q = I: the effort of the linear model is its state
+    seg = make_segments(train, est.segment_length)
+    L = seg.h.shape[1]
+    rho = float(np.abs(np.linalg.eigvals(lin["J"] - lin["R"])).max()) if n else 0.0
+    substeps = max(1, int(np.ceil(float(seg.h.max()) * rho / RK4_REACH)))
+    if substeps > MAX_SUBSTEPS:
+        raise NonlinearFitError(
+            f"the linear start has a mode of rate {rho:.3g}/s, {float(seg.h.max()) * rho:.0f} "
+            f"times faster than the sampling step: RK4 would need {substeps} substeps per "
+            f"sample. Fit with a lower order (n_states) or more and longer experiments, or "
+            f"sample faster.")
+    free = ~seg.first
+    kinds = tuple(str(k) for k in est.ridges)
+    D = int(est.n_dissipation)
+    layout = Layout(n, m, kinds, D, feedthrough, int(free.sum()))
+    cands = _candidates(lin, X)
+    ridge_first = cands
+    diss_first = cands[m:m + m] + cands[:m] + cands[2 * m:] if len(cands) > m else cands
+    ridge_dirs = _directions(ridge_first, len(kinds), X)
+    diss_dirs = _directions(diss_first, D, Z)
+    # δ_j relative to the spread of the term's argument (directions scaled to unit spread)
+    smoothing = np.full(D, float(est.smoothing))
+    starts = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)
+    theta0 = initial_vector(layout, lin, ridge_dirs, diss_dirs,
+                            np.full(D, float(est.exponent)), starts[free])
+
+    y_scale = torch.as_tensor(np.sqrt(np.mean(np.vstack([e[2] for e in train]) ** 2, axis=0))
+                              + 1e-300)
+    x_scale = torch.as_tensor(np.sqrt(np.mean(X ** 2, axis=0)) + 1e-300)
+    x_fixed = torch.as_tensor(starts[seg.first])
+    first_idx = torch.as_tensor(np.flatnonzero(seg.first))
+    free_idx = torch.as_tensor(np.flatnonzero(free))
+    has_next = np.flatnonzero(seg.next_index >= 0)
+    nxt = torch.as_tensor(seg.next_index[has_next])
+    cur = torch.as_tensor(has_next)
+    delta = torch.as_tensor(smoothing)
+    mu = float(est.continuity_weight)
+    costs: list[float] = []
+
+    def objective(theta_np: Array) -> tuple[float, Array]:
+        theta = torch.tensor(theta_np, dtype=torch.float64, requires_grad=True)
+        field = VectorField(layout, theta, delta)
+        x_start = torch.empty((len(seg.first), n), dtype=torch.float64)
+        x_start = x_start.index_copy(0, first_idx, x_fixed)
+        if free_idx.numel():
+            x_start = x_start.index_copy(0, free_idx, field.blocks["x"])
+        Y, x_end = rollout(field, x_start, seg, substeps)
+        cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
+        if cur.numel():
+            cost = cost + mu * torch.mean(((x_end[cur] - x_start[nxt]) / x_scale) ** 2)
+        cost.backward()
+        c = float(cost.detach())
+        if not np.isfinite(c):
+            return 1e300, np.zeros_like(theta_np)
+        return c, theta.grad.detach().numpy().astype(float)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        c0, _ = objective(theta0)
+        if not c0 < 1e300:
+            raise NonlinearFitError("the linear start's simulation over the shooting segments "
+                                    "is not finite; check the data (NaN, units) or fit with a "
+                                    "lower order.")
+        costs.append(c0)
+        if int(est.max_iter) == 0:  # the linear start itself (scipy would still take a step)
+            return Optimised(layout, theta0, smoothing, np.asarray(costs), 0,
+                             "max_iter = 0: the linear start", len(seg.first), L,
+                             substeps)
+        res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
+                       callback=lambda intermediate_result: costs.append(
+                           float(intermediate_result.fun)),
+                       options={"maxiter": int(est.max_iter), "ftol": float(est.tol),
+                                "gtol": 1e-12, "maxcor": 30})
+    finally:
+        torch.set_num_threads(threads)
+    return Optimised(layout, np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
+                     int(res.nit), str(res.message), len(seg.first), L, substeps)
+

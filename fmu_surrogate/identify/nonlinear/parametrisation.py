@@ -1,0 +1,218 @@
+"""The parameters of a :class:`~fmu_surrogate.ph.NonlinearPH` as one vector, structure by
+construction.
+
+Coordinates.  The linear fit is brought to energy coordinates first: with ``Q = C Cᵀ``
+(Cholesky) the state ``x̃ = Cᵀx`` has ``H = ½|x̃|²`` and ``J̃ = CᵀJC``, ``R̃ = CᵀRC``,
+``G̃ = CᵀG``, ``P̃ = CᵀP`` (:func:`energy_coordinates`).  ``Q = I`` is then a choice of
+coordinates, not a restriction (any ``Q ≻ 0`` is reached by a change of state), which removes
+the redundancy of fitting ``Q`` next to ``J``, ``R``, ``G``.
+
+The vector ``θ`` holds, in this order (:class:`Layout`):
+
+* ``J = U − Uᵀ`` from the strict upper triangle ``U`` (skew for every value);
+* a square factor ``L`` with ``W₀ = L Lᵀ`` (``W₀ = [[R₀, P], [Pᵀ, S]]`` with a feedthrough, else
+  ``R₀`` alone): PSD for every value;
+* ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
+* per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k``;
+* per dissipation term its gain ``β_j ≥ 0``, direction ``m_j`` and exponent ``p_j``;
+* the free initial states of the shooting segments.
+
+``α ≥ 0`` and ``β ≥ 0`` are box constraints of the optimiser (L-BFGS-B projects onto them, so
+every iterate is admissible and the terms can start at exactly zero with a nonzero gradient —
+a smooth map onto ``[0, ∞)`` such as ``softplus`` or a square cannot start at zero and move).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.ph import ConvexEffort, LinearPH, NonlinearPH, PowerDissipation
+
+Array = NDArray[np.float64]
+
+class NonlinearFitError(FmuSurrogateError, ValueError):
+    """Settings or data the nonlinear fit cannot work with; the message says the fix."""
+
+
+#: bounds of the dissipation exponents p (force ~ |s|^(1+p)): from nearly Coulomb to quartic
+EXPONENT_BOUNDS = (-0.9, 3.0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Sizes and slices of ``θ`` (module doc).
+
+    Parameters
+    ----------
+    n, m : int
+        States and ports.
+    kinds : tuple of str
+        Ridge kinds of the energy.
+    n_dissipation : int
+        Number of power-law dissipation terms.
+    feedthrough : bool
+        Whether ``P, S, N`` are fitted.
+    n_shoot : int
+        Number of free shooting states.
+    """
+
+    n: int
+    m: int
+    kinds: tuple[str, ...]
+    n_dissipation: int
+    feedthrough: bool
+    n_shoot: int
+
+    @property
+    def blocks(self) -> list[tuple[str, tuple[int, ...]]]:
+        """``(name, shape)`` of each block, in order."""
+        n, m, K, D = self.n, self.m, len(self.kinds), self.n_dissipation
+        w = n + m if self.feedthrough else n
+        out = [("U", (n * (n - 1) // 2,)), ("L", (w, w)), ("G", (n, m))]
+        if self.feedthrough:
+            out.append(("V", (m * (m - 1) // 2,)))
+        out += [("alpha", (K,)), ("w", (K, n)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
+                ("x", (self.n_shoot, n))]
+        return out
+
+    def slices(self) -> dict[str, tuple[slice, tuple[int, ...]]]:
+        """``name -> (slice of θ, shape)``."""
+        out, k = {}, 0
+        for name, shape in self.blocks:
+            size = int(np.prod(shape))
+            out[name] = (slice(k, k + size), shape)
+            k += size
+        return out
+
+    @property
+    def size(self) -> int:
+        """Length of ``θ``."""
+        return sum(int(np.prod(s)) for _, s in self.blocks)
+
+    def unpack(self, theta):
+        """``θ`` (numpy or torch) as a dict of blocks (views)."""
+        return {k: theta[s].reshape(shape) for k, (s, shape) in self.slices().items()}
+
+    def bounds(self) -> list[tuple[float | None, float | None]]:
+        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, the rest free."""
+        b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
+        for name, (s, _) in self.slices().items():
+            lim = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS}.get(name)
+            if lim is not None:
+                b[s] = [lim] * (s.stop - s.start)
+        return b
+
+
+def energy_coordinates(system: LinearPH, x0: Array) -> dict[str, Array]:
+    """A linear pH system in coordinates with ``Q = I`` (module doc).
+
+    Parameters
+    ----------
+    system : LinearPH
+        With ``E = I``.
+    x0 : ndarray, shape (n,)
+        An initial state in the system's coordinates.
+
+    Returns
+    -------
+    dict
+        ``J, R, G, P, S, N`` and ``x0`` in energy coordinates, and ``C`` (``x̃ = Cᵀx``).
+    """
+    C = np.linalg.cholesky(system.Q)
+    return {"J": C.T @ system.J @ C, "R": C.T @ system.R @ C, "G": C.T @ system.B,
+            "P": C.T @ system.P, "S": system.S, "N": system.N, "x0": C.T @ x0, "C": C}
+
+
+def _psd_factor(W: Array) -> Array:
+    lam, V = np.linalg.eigh(0.5 * (W + W.T))
+    return V * np.sqrt(np.clip(lam, 0.0, None))
+
+
+def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
+                   diss_dirs: Array, exponents: Array, shoot: Array) -> Array:
+    """``θ`` of the linear model: ridge weights and dissipation gains exactly zero.
+
+    Parameters
+    ----------
+    layout : Layout
+        The sizes.
+    lin : dict
+        :func:`energy_coordinates` of the linear fit.
+    ridge_dirs : ndarray, shape (K, n)
+        Initial ridge directions.
+    diss_dirs : ndarray, shape (D, n)
+        Initial dissipation directions.
+    exponents : ndarray, shape (D,)
+        Initial exponents.
+    shoot : ndarray, shape (n_shoot, n)
+        Initial free shooting states.
+    """
+    n, m = layout.n, layout.m
+    theta = np.zeros(layout.size)
+    b = layout.unpack(theta)
+    b["U"][:] = lin["J"][np.triu_indices(n, 1)]
+    W = np.block([[lin["R"], lin["P"]], [lin["P"].T, lin["S"]]]) if layout.feedthrough \
+        else lin["R"]
+    b["L"][:] = _psd_factor(W)
+    b["G"][:] = lin["G"]
+    if layout.feedthrough:
+        b["V"][:] = lin["N"][np.triu_indices(m, 1)]
+    b["w"][:] = ridge_dirs
+    b["mdir"][:] = diss_dirs
+    b["p"][:] = exponents
+    b["x"][:] = shoot
+    return theta
+
+
+def structure(layout: Layout, b: dict, xp) -> dict:
+    """``J, W₀, G, N`` from the blocks (``xp`` is numpy or torch); skew/PSD by construction."""
+    n, m = layout.n, layout.m
+    iu = np.triu_indices(n, 1)
+    if xp is np:
+        U = np.zeros((n, n))
+        U[iu] = b["U"]
+    else:
+        U = xp.zeros((n, n), dtype=b["U"].dtype)
+        U = U.index_put((xp.as_tensor(iu[0]), xp.as_tensor(iu[1])), b["U"])
+    out = {"J": U - U.T, "W": b["L"] @ b["L"].T, "G": b["G"]}
+    if layout.feedthrough:
+        ju = np.triu_indices(m, 1)
+        if xp is np:
+            V = np.zeros((m, m))
+            V[ju] = b["V"]
+        else:
+            V = xp.zeros((m, m), dtype=b["V"].dtype)
+            V = V.index_put((xp.as_tensor(ju[0]), xp.as_tensor(ju[1])), b["V"])
+        out["N"] = V - V.T
+    return out
+
+
+def to_system(layout: Layout, theta: Array, smoothing: Array,
+              names: dict | None = None) -> NonlinearPH:
+    """The :class:`~fmu_surrogate.ph.NonlinearPH` of ``θ`` (energy coordinates, ``Q = I``).
+
+    Parameters
+    ----------
+    layout : Layout
+        The sizes.
+    theta : ndarray
+        The parameters (admissible: ``α, β ≥ 0``).
+    smoothing : ndarray, shape (D,)
+        The dissipation terms' ``δ``.
+    names : dict, optional
+        ``input_names``, ``output_names`` keywords.
+    """
+    n = layout.n
+    b = layout.unpack(np.asarray(theta, dtype=float))
+    st = structure(layout, b, np)
+    W = st["W"]
+    fw = {}
+    if layout.feedthrough:
+        fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
+    effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
+    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], smoothing)
+    return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, **fw, **(names or {}))

@@ -1,0 +1,177 @@
+"""The differentiable output-error objective: RK4 over multiple-shooting segments, in torch.
+
+Discretisation.  The classical Runge–Kutta scheme on the explicit ODE
+``ẋ = (J − R₀ − R_nl(z)) z + (G − P) u``, the input at the stages as the data hold it (linear:
+``u_k``, the mean ``(u_k + u_{k+1})/2``, ``u_{k+1}``; zero-order hold: ``u_k`` throughout),
+with as many substeps per sample step as the linear start's fastest mode needs to stay in
+RK4's stability region.
+RK4 rather than the implicit midpoint rule with a fixed number of Newton or fixed-point
+iterations: it is explicit, so the gradient is an exact backpropagation through four
+evaluations of the vector field per step (no truncated inner solve whose gradient is only
+approximately that of the scheme), and it is of fourth order, so at the sampling rates of
+harvested data (tens of samples per period) its error stays orders of magnitude below the
+output errors being fitted.  The fitted model is validated with the structure-preserving AVF
+scheme of :func:`fmu_surrogate.ph.simulate`, which is what users simulate.
+
+Multiple shooting.  Each experiment is cut into segments of ``L`` steps (samples after the last
+whole segment are left out); every segment starts from a free state (the first of an experiment
+from the known initial state), all segments are integrated in parallel as one batch, and the
+defects between a segment's end and the next one's start are penalised.  Long horizons thus
+become many short ones: the objective stays smooth in the parameters (no chaotic or unstable
+growth over thousands of steps) and a step of the optimiser costs ``L`` sequential steps, not
+the length of the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.nonlinear.parametrisation import Layout, structure
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Segments:
+    """The training data cut into equal segments (tensors, batch first).
+
+    Parameters
+    ----------
+    h : Tensor, shape (S, L)
+        Step sizes.
+    u0, u1 : Tensor, shape (S, L, m)
+        Inputs at the start and the end of each step (equal for a zero-order hold).
+    unode : Tensor, shape (S, L + 1, m)
+        Inputs at the nodes (for the outputs).
+    y : Tensor, shape (S, L + 1, m_out)
+        Measured outputs at the nodes.
+    first : ndarray of bool, shape (S,)
+        Whether a segment starts an experiment (its start state is not free).
+    next_index : ndarray of int, shape (S,)
+        Index of the following segment of the same experiment, −1 for the last.
+    starts : tuple of (int, int)
+        ``(experiment, first sample)`` of each segment.
+    """
+
+    h: torch.Tensor
+    u0: torch.Tensor
+    u1: torch.Tensor
+    unode: torch.Tensor
+    y: torch.Tensor
+    first: NDArray[np.bool_]
+    next_index: NDArray[np.int64]
+    starts: tuple[tuple[int, int], ...]
+
+
+def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | None) -> Segments:
+    """Cut ``(t, u, y, hold)`` experiments into segments of ``length`` steps.
+
+    Parameters
+    ----------
+    exps : list of tuple
+        ``t`` (K,), ``u`` (K, m), ``y`` (K, m), hold.
+    length : int or None
+        Steps per segment; ``None``: one segment per experiment (single shooting; the
+        experiments are cut to the shortest).
+    """
+    L = min(len(e[0]) for e in exps) - 1 if length is None else int(length)
+    L = min(L, min(len(e[0]) for e in exps) - 1)
+    H, U0, U1, UN, Y, first, starts = [], [], [], [], [], [], []
+    for i, (t, u, y, hold) in enumerate(exps):
+        for a in range(0, len(t) - L, L):
+            sl = slice(a, a + L + 1)
+            tt, uu = t[sl], u[sl]
+            H.append(np.diff(tt))
+            U0.append(uu[:-1])
+            U1.append(uu[1:] if hold == "linear" else uu[:-1])
+            UN.append(uu)
+            Y.append(y[sl])
+            first.append(a == 0)
+            starts.append((i, a))
+    nxt = np.full(len(starts), -1, dtype=np.int64)
+    for k in range(len(starts) - 1):
+        if starts[k + 1][0] == starts[k][0]:
+            nxt[k] = k + 1
+    T = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)
+    return Segments(T(H), T(U0), T(U1), T(UN), T(Y), np.asarray(first), nxt,
+                    tuple(starts))
+
+
+class VectorField:
+    """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc)."""
+
+    def __init__(self, layout: Layout, theta: torch.Tensor, smoothing: torch.Tensor) -> None:
+        n = layout.n
+        b = layout.unpack(theta)
+        st = structure(layout, b, torch)
+        W = st["W"]
+        self.T = st["J"] - W[:n, :n]
+        G = st["G"]
+        P = W[:n, n:] if layout.feedthrough else None
+        self.Bin = G - P if P is not None else G
+        self.Bout = G + P if P is not None else G
+        self.D = W[n:, n:] - st["N"] if layout.feedthrough else None
+        self.alpha, self.w = b["alpha"], b["w"]
+        self.quartic = torch.as_tensor([k == "quartic" for k in layout.kinds])
+        self.beta, self.M, self.p = b["beta"], b["mdir"], b["p"]
+        self.delta2 = smoothing ** 2
+        self.blocks = b
+
+    def effort(self, x: torch.Tensor) -> torch.Tensor:
+        """``z = x + Σ α_k ψ_k'(w_kᵀx) w_k`` (``Q = I``)."""
+        if self.w.shape[0] == 0:
+            return x
+        s = x @ self.w.T
+        d = torch.where(self.quartic, s ** 3, torch.tanh(s))
+        return x + (d * self.alpha) @ self.w
+
+    def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        z = self.effort(x)
+        f = z @ self.T.T + u @ self.Bin.T
+        if self.M.shape[0]:
+            s = z @ self.M.T
+            c = self.beta * (s * s + self.delta2) ** (0.5 * self.p)
+            f = f - (c * s) @ self.M
+        return f
+
+    def output(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        """``y = (G + P)ᵀ z + D u``."""
+        y = self.effort(x) @ self.Bout
+        return y if self.D is None else y + u @ self.D.T
+
+
+def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
+            substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """RK4 over all segments at once: outputs at the nodes (S, L + 1, m) and end states (S, n).
+
+    Parameters
+    ----------
+    field : VectorField
+        The model.
+    x_start : Tensor, shape (S, n)
+        Segment start states.
+    seg : Segments
+        The data.
+    substeps : int
+        RK4 steps per sample step (the input held as the data say within the step): keeps a
+        fast mode inside RK4's stability region, ``h ρ / substeps ≲ 2.5``.
+    """
+    x = x_start
+    ys = [field.output(x, seg.unode[:, 0])]
+    ns = int(substeps)
+    for k in range(seg.h.shape[1]):
+        h = seg.h[:, k : k + 1] / ns
+        u0, du = seg.u0[:, k], seg.u1[:, k] - seg.u0[:, k]  # zoh: du = 0
+        for j in range(ns):
+            ua, um, ub = (u0 + du * (c / ns) for c in (j, j + 0.5, j + 1))
+            k1 = field(x, ua)
+            k2 = field(x + 0.5 * h * k1, um)
+            k3 = field(x + 0.5 * h * k2, um)
+            k4 = field(x + h * k3, ub)
+            x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        ys.append(field.output(x, seg.unode[:, k + 1]))
+    return torch.stack(ys, dim=1), x

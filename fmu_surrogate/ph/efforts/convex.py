@@ -1,0 +1,201 @@
+"""A convex energy: a quadratic form plus ridge terms, bounded below by construction.
+
+    H(x) = ½ xᵀ Q x + Σ_k α_k ψ_k(w_kᵀ x),          Q ≻ 0,  α_k ≥ 0
+    z(x) = ∇H(x) = Q x + Σ_k α_k ψ_k'(w_kᵀ x) w_k
+    ∂z/∂x = Q + Σ_k α_k ψ_k''(w_kᵀ x) w_k w_kᵀ
+
+Ridge kinds ``ψ`` (each convex and even, ``ψ(0) = ψ'(0) = 0``):
+
+===========  =====================  ==================  =======================================
+kind         ψ(s)                   ψ'(s)               what it models
+===========  =====================  ==================  =======================================
+``quartic``  ``s⁴ / 4``             ``s³``              a progressive (hardening) spring
+                                                        ``k₁ q + k₃ q³``
+``logcosh``  ``log cosh s``         ``tanh s``          a stiffness ``Q + α w wᵀ`` near rest
+                                                        that falls to ``Q`` far from it
+                                                        (softening, saturating spring/inductor)
+===========  =====================  ==================  =======================================
+
+Why these.  Every term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever the parameters
+(``Q ≻ 0``, ``α ≥ 0``, any directions ``w_k``): the energy is bounded below and radially
+unbounded (trajectories of a passive system stay bounded), its only minimum is the rest state
+``x = 0``, which stays an equilibrium, and ``H`` is convex, so its Hessian ``∂z/∂x`` is positive
+definite and the implicit schemes' Newton matrices stay regular for small steps.  A ridge term
+acts along one direction of the state (``w_kᵀ x`` is, up to the linear part's coordinates, one
+spring's deflection), which is where the nonlinearity of a mechanical or electrical component
+usually sits, and its derivatives are closed-form (exportable as expressions).  The quartic's
+``H`` is a polynomial of degree 4, for which the AVF scheme is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.ph.structure import StructureError, check_spd
+
+Array = NDArray[np.float64]
+
+__all__ = ["RIDGE_KINDS", "ConvexEffort"]
+
+#: the ridge kinds ψ of :class:`ConvexEffort`
+RIDGE_KINDS = ("quartic", "logcosh")
+
+FORMAT = "fmu_surrogate.convex_effort"
+VERSION = 1
+
+
+def _logcosh(s: Array) -> Array:
+    a = np.abs(s)
+    return a + np.log1p(np.exp(-2.0 * a)) - np.log(2.0)
+
+
+def ridge(kind: str, s: Array, order: int) -> Array:
+    """``ψ(s)``, ``ψ'(s)`` or ``ψ''(s)`` (``order`` 0, 1, 2) of a ridge kind.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`RIDGE_KINDS`.
+    s : ndarray
+        Arguments ``wᵀx``.
+    order : int
+        Derivative order 0, 1 or 2.
+    """
+    if kind == "quartic":
+        return (0.25 * s ** 4, s ** 3, 3.0 * s * s)[order]
+    if order == 0:
+        return _logcosh(s)
+    th = np.tanh(s)
+    return th if order == 1 else 1.0 - th * th
+
+
+class ConvexEffort:
+    """The effort ``z = ∇H`` of ``H(x) = ½ xᵀQx + Σ_k α_k ψ_k(w_kᵀx)`` (see the module).
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Symmetric positive definite quadratic part.
+    kinds : sequence of str, length K
+        Ridge kind of each term (:data:`RIDGE_KINDS`).
+    weights : array_like, shape (K,)
+        ``α_k ≥ 0``.
+    directions : array_like, shape (K, n)
+        ``w_k`` (any real vectors).
+
+    Raises
+    ------
+    StructureError
+        Q not SPD, a negative weight (the energy would not be bounded below), an unknown kind,
+        non-finite numbers or shapes that do not fit.
+
+    Examples
+    --------
+    A spring ``k₁ q + k₃ q³`` (k₁ = 2, k₃ = 0.5) and a unit mass, ``x = (q, p)``:
+
+    >>> eff = ConvexEffort([[2.0, 0.0], [0.0, 1.0]], ["quartic"], [0.5], [[1.0, 0.0]])
+    >>> eff(np.array([[1.0, 3.0]])).tolist(), eff.hamiltonian(np.array([[1.0, 3.0]])).tolist()
+    ([[2.5, 3.0]], [5.625])
+    """
+
+    def __init__(self, Q: ArrayLike, kinds: Sequence[str] = (), weights: ArrayLike = (),
+                 directions: ArrayLike = ()) -> None:
+        self.Q = check_spd(Q, "Q")
+        n = self.Q.shape[0]
+        self.kinds = tuple(str(k) for k in kinds)
+        K = len(self.kinds)
+        bad = [k for k in self.kinds if k not in RIDGE_KINDS]
+        if bad:
+            raise StructureError(f"unknown ridge kinds {bad}; known: {', '.join(RIDGE_KINDS)}.")
+        a = np.array(weights, dtype=float).reshape(-1)
+        w = np.array(directions, dtype=float)
+        w = w.reshape(K, n) if w.size == 0 else w
+        if a.shape != (K,) or w.shape != (K, n):
+            raise StructureError(f"{K} ridge terms need {K} weights and directions of shape "
+                                 f"({K}, {n}), got {a.shape} and {w.shape}.")
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(w))):
+            raise StructureError("ridge weights and directions must be finite numbers.")
+        if np.any(a < 0):
+            raise StructureError(f"ridge weights must be >= 0 (else H is not bounded below), got "
+                                 f"{a.tolist()}; parametrise them as non-negative numbers.")
+        self.weights, self.directions = a, w
+        self._quartic = np.array([k == "quartic" for k in self.kinds], dtype=bool)
+
+    @property
+    def n_states(self) -> int:
+        """Number of states n."""
+        return self.Q.shape[0]
+
+    @property
+    def has_hamiltonian(self) -> bool:
+        """Always true: ``z = ∇H`` by construction."""
+        return True
+
+    def _ridges(self, x: Array, order: int) -> Array:
+        s = x @ self.directions.T  # (N, K)
+        out = np.empty_like(s)
+        q = self._quartic
+        out[:, q] = ridge("quartic", s[:, q], order)
+        out[:, ~q] = ridge("logcosh", s[:, ~q], order)
+        return out * self.weights
+
+    def __call__(self, x: ArrayLike) -> Array:
+        """``z(x) = ∇H(x)``; ``(N, n) -> (N, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n)
+            States.
+        """
+        a = np.atleast_2d(np.asarray(x, dtype=float))
+        return a @ self.Q.T + self._ridges(a, 1) @ self.directions
+
+    def jacobian(self, x: ArrayLike) -> Array:
+        """``∂z/∂x``, the Hessian of ``H`` (symmetric PSD + Q); ``(N, n) -> (N, n, n)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n)
+            States.
+        """
+        a = np.atleast_2d(np.asarray(x, dtype=float))
+        c = self._ridges(a, 2)  # (N, K)
+        return self.Q[None] + np.einsum("nk,ki,kj->nij", c, self.directions, self.directions)
+
+    def hamiltonian(self, x: ArrayLike) -> Array:
+        """``H(x)`` (≥ 0); ``(N, n) -> (N,)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n)
+            States.
+        """
+        a = np.atleast_2d(np.asarray(x, dtype=float))
+        return 0.5 * ((a @ self.Q) * a).sum(axis=1) + self._ridges(a, 0).sum(axis=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description (exact floats)."""
+        return {"format": FORMAT, "version": VERSION, "Q": self.Q.tolist(),
+                "kinds": list(self.kinds), "weights": self.weights.tolist(),
+                "directions": self.directions.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ConvexEffort:
+        """Inverse of :meth:`to_dict`.
+
+        Parameters
+        ----------
+        d : dict
+            As written by :meth:`to_dict`.
+        """
+        if d.get("format") != FORMAT or d.get("version") != VERSION:
+            raise ValueError(f"not a version-{VERSION} convex effort (format {d.get('format')!r}, "
+                             f"version {d.get('version')!r}).")
+        return cls(d["Q"], d["kinds"], d["weights"], d["directions"])
+
+    def __repr__(self) -> str:
+        return f"ConvexEffort(n={self.n_states}, ridges={list(self.kinds)})"

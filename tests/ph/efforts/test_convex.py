@@ -1,0 +1,78 @@
+"""The convex effort: z = ∇H, ∂z/∂x its Hessian, H bounded below for every admissible parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.ph import ConvexEffort, StructureError
+
+
+def random_effort(rng, n=3, kinds=("quartic", "logcosh", "quartic")):
+    L = rng.normal(size=(n, n))
+    return ConvexEffort(L @ L.T + 0.1 * np.eye(n), kinds, rng.uniform(0, 3, len(kinds)),
+                        2.0 * rng.normal(size=(len(kinds), n)))
+
+
+def test_effort_is_the_gradient_and_jacobian_the_hessian():
+    rng = np.random.default_rng(0)
+    eff = random_effort(rng)
+    x = rng.normal(size=(20, 3))
+    e = 1e-6
+    I = np.eye(3)
+    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
+                   for k in range(3)], axis=1)
+    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
+    z = eff(x)
+    # central differences with step 1e-6: truncation ~e²·|H'''| ≈ 1e-10, round-off ~1e-16/e·|H|
+    # ≈ 1e-9 for |H| up to ~1e3 (measured max 2e-8 relative)
+    assert np.abs(dH - z).max() <= 1e-6 * (1 + np.abs(z).max())
+    Jac = eff.jacobian(x)
+    assert np.abs(dz - Jac).max() <= 1e-6 * (1 + np.abs(Jac).max())
+    # symmetric up to the summation order of the products (a few ulps)
+    assert np.abs(Jac - np.swapaxes(Jac, 1, 2)).max() <= 1e-14 * np.abs(Jac).max()
+
+
+def test_energy_bounded_below_for_random_parameters():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        eff = random_effort(rng)
+        x = 10 * rng.normal(size=(200, 3))
+        H = eff.hamiltonian(x)
+        # H ≥ ½ λ_min(Q)|x|² exactly: each ridge term is ≥ 0
+        lam = np.linalg.eigvalsh(eff.Q).min()
+        assert np.all(H >= 0.5 * lam * (x * x).sum(axis=1) * (1 - 1e-12))
+        assert eff.hamiltonian(np.zeros((1, 3)))[0] == 0.0
+        assert np.all(np.linalg.eigvalsh(eff.jacobian(x)) > 0)  # convex
+
+
+def test_logcosh_is_stable_for_large_arguments():
+    eff = ConvexEffort([[1.0]], ["logcosh"], [1.0], [[1.0]])
+    x = np.array([[1e3], [-1e3]])
+    # log cosh s = |s| − log 2 + log1p(e^{−2|s|}): no overflow
+    assert np.allclose(eff.hamiltonian(x), 0.5e6 + 1e3 - np.log(2.0), rtol=1e-15)
+    assert np.allclose(eff(x)[:, 0], [1e3 + 1.0, -1e3 - 1.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"weights": [-0.1]}, "weights must be >= 0"),
+    ({"kinds": ["cubic"]}, "unknown ridge kinds"),
+    ({"directions": [[1.0, np.nan]]}, "finite"),
+    ({"directions": [[1.0, 0.0, 0.0]]}, "directions of shape"),
+])
+def test_inadmissible_parameters_are_refused(kw, match):
+    args = {"Q": np.eye(2), "kinds": ["quartic"], "weights": [1.0], "directions": [[1.0, 0.0]]}
+    args.update(kw)
+    with pytest.raises(StructureError, match=match):
+        ConvexEffort(**args)
+    with pytest.raises(StructureError, match="positive definite"):
+        ConvexEffort(np.diag([1.0, 0.0]))
+
+
+def test_dict_round_trip_is_exact():
+    rng = np.random.default_rng(2)
+    eff = random_effort(rng)
+    back = ConvexEffort.from_dict(eff.to_dict())
+    x = rng.normal(size=(5, 3))
+    assert np.array_equal(back(x), eff(x)) and back.kinds == eff.kinds
+    assert np.array_equal(back.hamiltonian(x), eff.hamiltonian(x))
