@@ -12,7 +12,7 @@ from fmu_surrogate.lazy import lazy_exports
 _LAZY = {
     # GP identification of pH-DAE efforts
     "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
-    "effort_targets": "fmu_surrogate.identify.gp.effort",
+    "effort_targets": "fmu_surrogate.identify.gp.samples",
     "TransformedMultitaskGP": "fmu_surrogate.identify.gp.kronecker",
     "KroneckerMLL": "fmu_surrogate.identify.gp.kronecker",
     "kron_mll": "fmu_surrogate.identify.gp.kronecker",
