@@ -16,8 +16,9 @@ objects), ``export`` (consumes ``ph`` objects).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fmu_surrogate.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -129,20 +130,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.validation import validate as validate
 
 
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'fmu_surrogate' has no attribute {name!r}")
-    if target.endswith(":"):
-        value = importlib.import_module(target[:-1])
-    else:
-        value = getattr(importlib.import_module(target), name)
-    globals()[name] = value  # later look-ups do not come here again
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = sorted(_LAZY)  # noqa: PLE0605 - names resolved lazily by __getattr__

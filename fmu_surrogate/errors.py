@@ -22,7 +22,7 @@ Hierarchy::
      ├── fmu.compile.FMUBuildError         also a RuntimeError; C compiler output attached
      ├── ph.StructureError                 also a ValueError; J skew, R ⪰ 0, Q ≻ 0, shapes
      ├── NotFittedError                    also sklearn's NotFittedError (ValueError, AttributeError)
-     └── cli.CLIError                      a user error on the command line
+     └── cli.errors.CLIError               also a ValueError; a user error on the command line
 """
 
 from __future__ import annotations

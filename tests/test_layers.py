@@ -50,7 +50,7 @@ def test_layer_imports_point_downward(layer):
 def test_harvesting_path_does_not_import_torch():
     code = (
         "import sys, fmu_surrogate.fmu, fmu_surrogate.fmu.campaigns.campaign, fmu_surrogate.fmu.runner.pool, "
-        "fmu_surrogate.cli.harvest, fmu_surrogate.benchmarks.build, fmu_surrogate.cli.main, "
+        "fmu_surrogate.cli.commands.harvest, fmu_surrogate.benchmarks.build, fmu_surrogate.cli.main, "
         "fmu_surrogate.identify; "
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )

@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fmu_surrogate.lazy import lazy_exports
 
 __all__ = ["ExportError", "export_fmu", "export_modelica"]
 
@@ -21,7 +22,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.export.fmi.fmu_export import export_fmu as export_fmu
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

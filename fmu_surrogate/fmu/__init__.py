@@ -6,7 +6,7 @@ light (numpy only): the runner, campaign, backend and store names below are impo
 use, and xarray, fmpy, scipy and tqdm only inside the functions that need them.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fmu_surrogate.fmu.campaigns.plans import explicit as explicit
 from fmu_surrogate.fmu.campaigns.plans import grid as grid
@@ -50,16 +50,31 @@ from fmu_surrogate.fmu.signals.standard import Step as Step
 from fmu_surrogate.fmu.signals.standard import check_signal_fits as check_signal_fits
 from fmu_surrogate.fmu.signals.standard import sample_inputs as sample_inputs
 from fmu_surrogate.fmu.signals.standard import signal_from_description as signal_from_description
+from fmu_surrogate.lazy import lazy_exports
 
 #: Names re-exported from the runner, campaign, backend and store modules (imported lazily).
 _LAZY = {
-    "harvest": "campaigns.campaign", "Campaign": "campaigns.campaign", "HarvestSession": "campaigns.campaign",
-    "summarize": "campaigns.campaign", "experiment_grid": "campaigns.campaign", "default_record": "campaigns.campaign",
-    "get_backend": "backends.registry", "available_backends": "backends.registry", "Backend": "backends.registry",
-    "FmpyBackend": "backends.registry", "PyFMIBackend": "backends.registry", "RunOutput": "backends.registry",
-    "WorkerPool": "runner.pool", "RunnerConfig": "runner.pool", "RunSpec": "runner.pool",
-    "RunResult": "runner.pool", "run_isolated": "runner.pool", "classify": "runner.pool",
-    "RunStore": "campaigns.store", "StoreMismatchError": "campaigns.store", "StoreLockedError": "campaigns.store",
+    "harvest": "fmu_surrogate.fmu.campaigns.campaign",
+    "Campaign": "fmu_surrogate.fmu.campaigns.campaign",
+    "HarvestSession": "fmu_surrogate.fmu.campaigns.campaign",
+    "summarize": "fmu_surrogate.fmu.campaigns.campaign",
+    "experiment_grid": "fmu_surrogate.fmu.campaigns.campaign",
+    "default_record": "fmu_surrogate.fmu.campaigns.campaign",
+    "get_backend": "fmu_surrogate.fmu.backends.registry",
+    "available_backends": "fmu_surrogate.fmu.backends.registry",
+    "Backend": "fmu_surrogate.fmu.backends.registry",
+    "FmpyBackend": "fmu_surrogate.fmu.backends.registry",
+    "PyFMIBackend": "fmu_surrogate.fmu.backends.registry",
+    "RunOutput": "fmu_surrogate.fmu.backends.registry",
+    "WorkerPool": "fmu_surrogate.fmu.runner.pool",
+    "RunnerConfig": "fmu_surrogate.fmu.runner.pool",
+    "RunSpec": "fmu_surrogate.fmu.runner.pool",
+    "RunResult": "fmu_surrogate.fmu.runner.pool",
+    "run_isolated": "fmu_surrogate.fmu.runner.pool",
+    "classify": "fmu_surrogate.fmu.runner.pool",
+    "RunStore": "fmu_surrogate.fmu.campaigns.store",
+    "StoreMismatchError": "fmu_surrogate.fmu.campaigns.store",
+    "StoreLockedError": "fmu_surrogate.fmu.campaigns.store",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -86,16 +101,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.fmu.runner.pool import run_isolated as run_isolated
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later look-ups do not come here again
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -6,13 +6,13 @@ importing the package does not pull in torch for users of the torch-free parts.
 
 from __future__ import annotations
 
-import importlib
+from fmu_surrogate.lazy import lazy_exports
 
 # name -> module (add yours here)
 _LAZY = {
     # GP identification of pH-DAE efforts
     "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
-    "effort_targets": "fmu_surrogate.identify.gp.effort",
+    "effort_targets": "fmu_surrogate.identify.gp.samples",
     "TransformedMultitaskGP": "fmu_surrogate.identify.gp.kronecker",
     "KroneckerMLL": "fmu_surrogate.identify.gp.kronecker",
     "kron_mll": "fmu_surrogate.identify.gp.kronecker",
@@ -38,15 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'fmu_surrogate.identify' has no attribute {name!r}")
-    return getattr(importlib.import_module(mod), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)

@@ -35,6 +35,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+
 Array = NDArray[np.float64]
 Method = Literal["fd", "spline", "gp", "exact"]
 
@@ -302,7 +304,7 @@ class GPDerivative:
                 k = gp.kernel_
                 c, ell, noise = k.k1.k1.constant_value, k.k1.k2.length_scale, k.k2.noise_level
                 lml = gp.log_marginal_likelihood_value_
-                K = c * np.exp(-0.5 * ((s[:, None] - s[None, :]) / ell) ** 2)
+                K = c * gaussian_kernel(s[:, None], s[:, None], ell)
                 K[np.diag_indices_from(K)] += noise
                 self._alpha[:, j] = _cho_solve_jittered(K, yy[:, j])
             self.lengthscale_[j] = ell * self._tscale
@@ -320,20 +322,20 @@ class GPDerivative:
 
     def predict(self, t_eval: ArrayLike) -> Array:
         """Posterior mean of ``x`` at ``t_eval``; shape (M, n) (or (M,) for 1-D training ``x``)."""
-        _, d = self._kernel_terms(t_eval)
-        out = np.empty((d.shape[0], len(self._std)))
+        se, _ = self._kernel_terms(t_eval)
+        out = np.empty((se.shape[0], len(self._std)))
         for j in range(len(self._std)):
-            k = self._c_s[j] * np.exp(-0.5 * (d / self._l_s[j]) ** 2)
+            k = self._c_s[j] * gaussian_kernel(se[:, None], self._s[:, None], self._l_s[j])
             out[:, j] = self._mean[j] + self._std[j] * (k @ self._alpha[:, j])
         return out[:, 0] if self._vector else out
 
     def derivative(self, t_eval: ArrayLike) -> Array:
         """Time derivative of the posterior mean at ``t_eval``; shape (M, n) (or (M,))."""
-        _, d = self._kernel_terms(t_eval)
+        se, d = self._kernel_terms(t_eval)
         out = np.empty((d.shape[0], len(self._std)))
         for j in range(len(self._std)):
             ell = self._l_s[j]
-            dk = -(d / ell**2) * self._c_s[j] * np.exp(-0.5 * (d / ell) ** 2)
+            dk = -(d / ell**2) * self._c_s[j] * gaussian_kernel(se[:, None], self._s[:, None], ell)
             out[:, j] = self._std[j] * (dk @ self._alpha[:, j]) / self._tscale
         return out[:, 0] if self._vector else out
 

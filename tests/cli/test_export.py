@@ -25,7 +25,7 @@ def test_export_writes_an_fmi3_fmu(surrogate, tmp_path, capsys):
     # free oscillation x'' = -2x - 0.2x' from x1(0) = 1 over one step: exact solution by expm
     from scipy.linalg import expm
 
-    r = simulate_fmu(str(out), stop_time=0.5, output_interval=0.5, start_values={"x1": 1.0},
+    r = simulate_fmu(str(out), stop_time=0.5, output_interval=0.5, start_values={"x_start[1]": 1.0},
                      output=["v"])
     A = (np.array([[0.0, 1.0], [-1.0, 0.0]]) - np.diag([0.0, 0.2])) @ np.diag([2.0, 1.0])
     v = (np.diag([2.0, 1.0]) @ expm(A * 0.5) @ [1.0, 0.0])[1]

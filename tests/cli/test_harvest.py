@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.cli import main
-from fmu_surrogate.cli.harvest import parse_bounds_option, parse_input_option
+from fmu_surrogate.cli.commands.harvest import parse_bounds_option, parse_input_option
 from fmu_surrogate.fmu.dataset import load_dataset
 from fmu_surrogate.fmu.errors import ExperimentError, SignalError
 from fmu_surrogate.fmu.signals.standard import Chirp, Constant, SchroederMultisine, Step

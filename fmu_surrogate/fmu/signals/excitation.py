@@ -33,6 +33,7 @@ class SchroederMultisine(Signal):
     rms : float
         RMS of the signal without offset.
     offset : float
+        Value added to the sum of the lines.
     period : float or None
         Period of the signal; must be a common period of all lines (each ``f_k · period`` an
         integer).  ``None``: the smallest such period, found from the frequencies (they must then
@@ -180,24 +181,31 @@ def _mls(order: int, seed: int) -> np.ndarray:
 class PRBS(Signal):
     """Pseudo-random binary sequence from a maximal-length LFSR (m-sequence).
 
-    ``u(t) = levels[b_k]`` with ``k = floor((t - t0) / bit_period)`` and ``b`` one period of the
+    ``u(t) = offset + amplitude · levels[b_k]`` with ``k = floor((t - t0) / bit_period)`` and ``b`` one period of the
     m-sequence of the given ``order`` (``2**order - 1`` bits, then it repeats).  The ``seed`` sets
     the LFSR's initial register (``seed mod (2**order-1) + 1``), so different seeds give cyclic
     shifts of the same m-sequence — the flat spectrum and two-valued autocorrelation of an
     m-sequence are kept for every seed.  Same seed → identical signal.  For ``t < t0`` the value
-    is ``levels[0]``.  Defined for all ``t`` (periodic).
+    is that of bit 0.  Defined for all ``t`` (periodic).  ``PRBS(amplitude=a, offset=c)`` switches
+    between ``c − a`` and ``c + a``; descriptions without ``amplitude`` and ``offset`` (older
+    datasets) mean ``amplitude=1, offset=0``, the same signal as before.
 
     Parameters
     ----------
     bit_period : float
         Duration of one bit (s), > 0.
     levels : (float, float)
-        Values for bit 0 and bit 1.
+        Values for bit 0 and bit 1 (before ``amplitude`` and ``offset``).
     seed : int
+        Sets the LFSR's initial register: a cyclic shift of the sequence.
     order : int
         Register length, 2..20; period ``(2**order - 1) * bit_period``.
     t0 : float
-        Start of the first bit.
+        Start of the first bit (s).
+    amplitude : float
+        Factor on the levels.
+    offset : float
+        Value added to the scaled levels.
     """
 
     bit_period: float = 1.0
@@ -205,13 +213,20 @@ class PRBS(Signal):
     seed: int = 0
     order: int = 10
     t0: float = 0.0
+    amplitude: float = 1.0
+    offset: float = 0.0
     kind: ClassVar[str] = "prbs"
     _bits: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _finite("PRBS", bit_period=self.bit_period, t0=self.t0)
+        _finite("PRBS", bit_period=self.bit_period, t0=self.t0, amplitude=self.amplitude,
+                offset=self.offset)
         _positive("PRBS", bit_period=self.bit_period)
-        lv = tuple(float(x) for x in self.levels)
+        try:
+            lv = tuple(float(x) for x in self.levels)
+        except (TypeError, ValueError):
+            raise SignalError(f"PRBS: levels must be two numbers (low, high), got "
+                              f"{self.levels!r}.") from None
         if len(lv) != 2:
             raise SignalError(f"PRBS: levels must be two numbers (low, high), got {self.levels!r}.")
         _finite("PRBS", low=lv[0], high=lv[1])
@@ -225,6 +240,8 @@ class PRBS(Signal):
         object.__setattr__(self, "seed", int(self.seed))
         object.__setattr__(self, "bit_period", float(self.bit_period))
         object.__setattr__(self, "t0", float(self.t0))
+        object.__setattr__(self, "amplitude", float(self.amplitude))
+        object.__setattr__(self, "offset", float(self.offset))
         object.__setattr__(self, "_bits", _mls(self.order, self.seed))
 
     @property
@@ -240,8 +257,9 @@ class PRBS(Signal):
     def _eval(self, t):
         k = np.floor((t - self.t0) / self.bit_period)
         idx = np.mod(k, len(self._bits)).astype(np.int64)
-        vals = np.where(self._bits[idx] == 1, self.levels[1], self.levels[0])
-        return np.where(t < self.t0, self.levels[0], vals)
+        lo, hi = (self.offset + self.amplitude * v for v in self.levels)
+        vals = np.where(self._bits[idx] == 1, hi, lo)
+        return np.where(t < self.t0, lo, vals)
 
 
 # ---------------------------------------------------------------------- noise
@@ -269,12 +287,15 @@ class BandLimitedNoise(Signal):
     std : float
         Standard deviation of the generated samples (exact on the grid).
     seed : int
+        Seed of the random spectrum (same seed, same signal).
     f_low : float
         Lower band edge (Hz), 0 = low-pass (the DC bin is excluded so that the mean is ``offset``).
     offset : float
+        Mean of the signal.
     dt : float or None
         Grid spacing; ``None``: ``1 / (20 f_high)``.
     t0 : float
+        Start of the signal (s).
     """
 
     f_high: float = 1.0

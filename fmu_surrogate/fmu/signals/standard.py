@@ -61,7 +61,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Constant(Signal):
-    """``u(t) = value``."""
+    """``u(t) = value``.
+
+    Parameters
+    ----------
+    value : float
+        The constant value.
+    """
 
     value: float = 0.0
     kind: ClassVar[str] = "constant"
@@ -76,7 +82,17 @@ class Constant(Signal):
 
 @dataclass(frozen=True)
 class Step(Signal):
-    """``u(t) = before`` for ``t < t0``, ``after`` for ``t >= t0`` (right-continuous)."""
+    """``u(t) = before`` for ``t < t0``, ``after`` for ``t >= t0`` (right-continuous).
+
+    Parameters
+    ----------
+    t0 : float
+        Time of the step (s).
+    before : float
+        Value before ``t0``.
+    after : float
+        Value from ``t0`` on.
+    """
 
     t0: float = 0.0
     before: float = 0.0
@@ -103,6 +119,23 @@ class Chirp(Signal):
     the default ``method="linear"`` it is ``f(t) = f0 + (f1 - f0) t / t1`` and the phase is
     ``2π (f0 t + (f1 - f0) t² / (2 t1)) + phi`` (``phi`` in degrees, cosine convention, exactly as
     :func:`scipy.signal.chirp`).  Defined for all ``t`` (the sweep continues past ``t1``).
+
+    Parameters
+    ----------
+    f0 : float
+        Frequency at ``t = 0`` (Hz), >= 0.
+    f1 : float
+        Frequency at ``t = t1`` (Hz), >= 0.
+    t1 : float
+        End of the sweep (s), > 0.
+    amplitude : float
+        Amplitude of the sine.
+    offset : float
+        Value added to the sine.
+    method : {"linear", "quadratic", "logarithmic", "hyperbolic"}
+        Shape of the frequency sweep.
+    phi : float
+        Phase at ``t = 0`` (degrees).
     """
 
     f0: float = 0.1

@@ -12,7 +12,7 @@ docs/design.md §6 (Matei, de Kleer and Minhas).  Modules:
 
 from __future__ import annotations
 
-import importlib
+from fmu_surrogate.lazy import lazy_exports
 
 _LAZY = {
     "ConstraintDiscovery": "fmu_surrogate.identify.constraints.discovery",
@@ -27,16 +27,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'fmu_surrogate.identify.constraints' has no attribute "
-                             f"{name!r}")
-    return getattr(importlib.import_module(mod), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)

@@ -12,6 +12,10 @@ defined when it is not.  The Kronecker structure of the training covariance is e
 (:mod:`fmu_surrogate.identify.gp.kronecker`): one likelihood evaluation with gradient costs
 O(N³ + D³), not O((ND)³).
 
+Modules: :mod:`.samples` (targets, checked arrays, dataset samples), :mod:`.structure` (the known
+structure and components), :mod:`.standardise` (units), :mod:`.models` (the torch GP),
+:mod:`.training` (Adam on the marginal likelihood), this one (the estimator).
+
 With ``hamiltonian=True`` the differential efforts are modelled as the gradient of a scalar GP
 ``H`` instead (:mod:`fmu_surrogate.identify.gp.hamiltonian`), so the surrogate satisfies the
 compatibility condition ``Eᵀ z = ∇H`` by construction and has an explicit Hamiltonian.
@@ -23,51 +27,23 @@ Choices (documented because they matter):
   is a compromise the data cannot undo; ARD costs ``n − 1`` extra hyperparameters.  ``ard=False``
   gives the paper's single, isotropic scale (then all states share one standardisation factor).
 * **Standardisation.**  Internally the states are scaled to unit standard deviation per
-  dimension and the targets by their overall RMS (one factor for all components: per-component
-  scaling would change the structure ``y = T z``, and some components are identically zero).
-  All learned attributes are reported in the original units; the map is exact, not approximate.
-* **Singular T.**  ``T = J − R`` is regular in both paper benchmarks (RC network:
-  ``det T = −G``; pendulum: a signed permutation), but need not be in general, and some target
-  components are identically zero (the algebraic constraint rows: RC ``y2 ≡ 0``, pendulum
-  ``y5 = g(q) ≡ 0``).  Nothing here inverts ``T`` or ``T K_T Tᵀ``: the likelihood only needs
-  ``T K_T Tᵀ + Σ`` through the whitened eigenvalues ``μ ≥ 0`` and conditioning uses
-  ``K_T Tᵀ``, so the effort is defined for singular ``T`` too (its component in ``ker T`` is
-  then the prior's, as the data say nothing about it).
-* **Noise** per target component (``noise="task"``) or shared, each bounded below by
-  ``noise_floor`` × (target RMS)² so that the covariance stays positive definite even when
-  ``T K_T Tᵀ`` is singular (singular ``T``, or identically-zero targets such as the algebraic
-  constraint rows).
+  dimension and the targets by their overall RMS; all learned attributes are reported in the
+  original units, the map is exact (:mod:`~fmu_surrogate.identify.gp.standardise`).
+* **Singular T and noise** (:mod:`~fmu_surrogate.identify.gp.models`): nothing inverts ``T``;
+  noise per target component (``noise="task"``) or shared, bounded below by ``noise_floor``.
 * **Optimiser.**  Adam on log-parameters (lr 0.1, 200 steps, as the paper); the hyperparameters
   with the best marginal likelihood seen are kept (Adam's last iterate can be slightly worse).
-* **Known efforts** (``known_effort``).  Algebraic rows whose targets are identically zero on
-  the data (RC ``y2``, pendulum ``y5``) are learned as zero *everywhere*: data on a constraint
-  manifold carry no information across it, so such a surrogate does not determine its
-  algebraic states (measured: the plain RC surrogate with N = 64 simulates ``x3`` with an error
-  of 0.14) and the pendulum surrogate has no constraint.  What is known is therefore stated,
-  as explicit polynomials (:class:`~fmu_surrogate.ph.PolynomialEffort`: the RC network's
-  ``z2 = x2, z3 = x3``; the pendulum's ``z5 = l² − |q|²`` and constraint force ``−2qλ``), and the
-  GP learns the rest: ``z = z_known + P_L z_GP`` with the GP's prior restricted to the
-  ``learned`` components ``L`` (rows/columns of the task covariance outside ``L`` are zero), fitted
-  to the residual targets ``y − T z_known(x)``.  Components with a known part are not learned by
-  default, except the differential ones of the Hamiltonian variant (``∇H̄`` always covers them,
-  and a known part there is *added* — a known constraint force).  The surrogate's effort is a
+* **Known efforts** (``known_effort``, :mod:`~fmu_surrogate.identify.gp.structure`): what is
+  known of the effort is stated as explicit polynomials and the GP learns the rest,
+  ``z = z_known + P_L z_GP``.  The surrogate's effort is a
   :class:`~fmu_surrogate.ph.PartlyKnownEffort` (``KernelEffort`` + polynomial, storable in
   surrogate files); its ``KernelEffort`` is the learned part, unchanged in form.
-  Measured against the benchmark FMUs (``tests/identify/gp/test_known_effort.py``,
-  ``scripts/reproduce_gp_simulation.py``), Hamiltonian variant: RC (128 samples) within 8.3e-4
-  (``x3``) under the paper's input, pendulum with known constraint and force (32 samples)
-  within 2.5e-4 on [0, 30] — the scheme's own error on the FMU's grid.  The *plain* RC variant
-  with the same known parts still drifts (``x3`` off by 6e-2): on the data
-  ``√(2 x1) = x2 − x3``, and the GP prefers that linear function of the algebraic states to the
-  differential one, so its algebraic row nearly cancels; ``hamiltonian=True`` (``z1 = H̄'(x1)``)
-  rules this out.
 """
 
 from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,25 +53,23 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
+from fmu_surrogate.identify.gp.models import DTYPES, check_settings, effort_model
+from fmu_surrogate.identify.gp.samples import check_samples, dataset_samples
+from fmu_surrogate.identify.gp.standardise import (
+    initial_lengthscale,
+    kernel_effort,
+    learned_attributes,
+    scales_of,
+)
+from fmu_surrogate.identify.gp.structure import effort_problem
+from fmu_surrogate.identify.gp.training import maximise_mll
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
-from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
+from fmu_surrogate.ph.efforts.known import PartlyKnownEffort
 
 Array = NDArray[np.float64]
 
-__all__ = ["GPEffortFit", "GPEffortIdentifier", "effort_targets"]
-
-_DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
-
-def effort_targets(E: ArrayLike, B: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> Array:
-    """Targets ``y = E ẋ − B u``; ``(N, n), (N, m) -> (N, n)`` (no validation)."""
-    E = np.asarray(E, dtype=float)
-    B = np.asarray(B, dtype=float)
-    B = B[:, None] if B.ndim == 1 else B
-    u = np.asarray(u, dtype=float)
-    u = u.reshape(len(u), -1)
-    return np.asarray(xdot, dtype=float) @ E.T - u @ B.T
+__all__ = ["GPEffortFit", "GPEffortIdentifier"]
 
 
 @dataclass(frozen=True)
@@ -274,137 +248,15 @@ class GPEffortIdentifier(PHEstimator):
         self.known_effort = known_effort
         self.learned = learned
 
-    # -----------------------------------------------------------------------------------------
-    # validation
-    # -----------------------------------------------------------------------------------------
-    def _validate_settings(self) -> None:
-        if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}.")
-        if self.noise not in ("task", "shared"):
-            raise ValueError(f"noise must be 'task' or 'shared', got {self.noise!r}.")
-        if self.mean not in ("zero", "constant"):
-            raise ValueError(f"mean must be 'zero' or 'constant', got {self.mean!r}.")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
-            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}.")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be positive, got {self.lr!r}.")
-        if not (self.noise_floor > 0):
-            raise ValueError(
-                f"noise_floor must be > 0 (it keeps the covariance positive definite), got {self.noise_floor!r}."
-            )
-
     def _structure(self) -> None:
         """Validate E, J, R, B (PHDAE raises StructureError) and set ``T`` and the split."""
-        missing = [k for k in ("J", "R", "B") if getattr(self, k) is None]
-        if missing:
-            raise ValueError(
-                f"the structure matrices {', '.join(missing)} are not set; pass the known "
-                "structure as GPEffortIdentifier(E=..., J=..., R=..., B=...)."
-            )
-        E = np.eye(np.shape(self.J)[0]) if self.E is None else self.E
-        sysm = PHDAE(E, self.J, self.R, self.B, effort=lambda x: x)
-        self._E, self._J, self._R, self._B = sysm.E, sysm.J, sysm.R, sysm.B
-        n = self._J.shape[0]
-        if self.task_rank is not None and not (1 <= int(self.task_rank) <= n):
-            raise ValueError(
-                f"task_rank must be in [1, {n}] (or None for {n}), got {self.task_rank!r}."
-            )
-        self._T = self._J - self._R
-        if self.differential is None:
-            diff = (np.abs(self._E).sum(0) + np.abs(self._E).sum(1)) > 0
-        else:
-            diff = np.asarray(self.differential, dtype=bool).reshape(-1)
-            if diff.shape != (n,):
-                raise ValueError(
-                    f"differential must be {n} booleans (one per state), got shape {diff.shape}."
-                )
-        self._diff = diff
-        self._known_parts()
+        p = effort_problem(self.E, self.J, self.R, self.B, task_rank=self.task_rank,
+                           differential=self.differential, known_effort=self.known_effort,
+                           learned=self.learned, hamiltonian=self.hamiltonian)
+        self._problem = p
+        self._E, self._J, self._R, self._B, self._T = p.E, p.J, p.R, p.B, p.T
+        self._diff, self._known, self._learned = p.differential, p.known, p.learned
 
-    def _known_parts(self) -> None:
-        """Set ``_known`` (PolynomialEffort or None) and the ``_learned`` mask (module doc)."""
-        n = self._J.shape[0]
-        k = self.known_effort
-        if k is None or isinstance(k, PolynomialEffort):
-            known = k
-        elif isinstance(k, dict):
-            known = PolynomialEffort.from_terms(n, k)
-        else:
-            raise ValueError(
-                f"known_effort must be a dict {{component: 'identity' | [(coefficient, "
-                f"{{state: exponent}}), ...]}} or a PolynomialEffort, got {type(k).__name__}.")
-        if known is not None and known.n_states != n:
-            raise ValueError(f"known_effort describes {known.n_states} states, the structure "
-                             f"matrices {n}; give one known part per effort component index.")
-        if self.learned is None:
-            lm = np.ones(n, dtype=bool)
-            if known is not None:
-                lm[known.known_components] = False
-            if self.hamiltonian:
-                lm |= self._diff
-        else:
-            la = np.asarray(self.learned).reshape(-1)
-            if la.dtype == bool:
-                if la.shape != (n,):
-                    raise ValueError(f"learned as a mask needs {n} booleans, got {la.shape}.")
-                lm = la.copy()
-            else:
-                if la.size and (la.min() < 0 or la.max() >= n):
-                    raise ValueError(f"learned must hold component indices in [0, {n}), "
-                                     f"got {la.tolist()}.")
-                lm = np.zeros(n, dtype=bool)
-                lm[la.astype(int)] = True
-        if self.hamiltonian and not np.all(lm[self._diff]):
-            raise ValueError(
-                "hamiltonian=True models every differential effort as ∇H̄; `learned` leaves out "
-                f"components {np.flatnonzero(self._diff & ~lm).tolist()} — put known terms there "
-                "into known_effort (they are added) and keep the components learned.")
-        if not lm.any():
-            raise ValueError("no effort component is left to learn (known_effort covers them "
-                             "all); use the known system directly instead of fitting a GP.")
-        self._known = known if known is not None and known.components.size else None
-        self._learned = lm
-
-    def _data(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> tuple[Array, Array]:
-        n, m = self._J.shape[0], self._B.shape[1]
-        x = np.asarray(x, dtype=float)
-        xdot = np.asarray(xdot, dtype=float)
-        u = np.asarray(u, dtype=float)
-        if x.ndim == 1 and n == 1:
-            x = x[:, None]
-        if xdot.ndim == 1 and n == 1:
-            xdot = xdot[:, None]
-        if u.ndim == 1:
-            u = u[:, None]
-        if x.ndim != 2 or x.shape[1] != n:
-            raise ValueError(
-                f"x must have shape (N, {n}) (one row per sample, one column per state), got {x.shape}."
-            )
-        N = x.shape[0]
-        if xdot.shape != (N, n):
-            raise ValueError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
-        if u.ndim != 2 or u.shape != (N, m):
-            raise ValueError(
-                f"u must have shape ({N}, {m}) (or ({N},) for one port) to match x and B, got {u.shape}."
-            )
-        for name, a in (("x", x), ("xdot", xdot), ("u", u)):
-            bad = ~np.isfinite(a)
-            if bad.any():
-                rows = np.unique(np.nonzero(bad)[0])
-                raise ValueError(
-                    f"{name} contains {bad.sum()} NaN/Inf entries (rows {rows[:5].tolist()}"
-                    f"{'…' if rows.size > 5 else ''}); drop those samples or fill them before fitting."
-                )
-        if N < 2:
-            raise ValueError(
-                f"need at least 2 samples to learn the kernel hyperparameters, got N = {N}; "
-                f"pass more time points."
-            )
-        return x, effort_targets(self._E, self._B, xdot, u)
-
-    # -----------------------------------------------------------------------------------------
-    # fitting
-    # -----------------------------------------------------------------------------------------
     def fit(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> GPEffortIdentifier:
         """Fit to samples of the state, its derivative and the input.
 
@@ -421,63 +273,39 @@ class GPEffortIdentifier(PHEstimator):
             The fitted estimator.
         """
         t_start = time.perf_counter()
-        self._validate_settings()
+        check_settings(dtype=self.dtype, noise=self.noise, mean=self.mean,
+                       max_iter=self.max_iter, lr=self.lr, noise_floor=self.noise_floor)
         self._structure()
-        X, Y = self._data(x, xdot, u)
+        X, Y = check_samples(x, xdot, u, self._E, self._B)
         Yfit = Y if self._known is None else Y - self._known(X) @ self._T.T
-        tdtype = _DTYPES[self.dtype]
+        tdtype = DTYPES[self.dtype]
         N, n = X.shape
-        # -- standardise (exactly undone below) --
-        mu = X.mean(0)
-        sd = X.std(0)
-        sd = np.where(sd > 0, sd, 1.0)
-        if not self.ard:  # one common scale, so a shared length scale stays isotropic in x
-            sd = np.full(n, float(np.sqrt(np.mean(sd**2))))
-        ys = float(np.sqrt(np.mean(Yfit**2)))
-        ys = ys if ys > 0 else 1.0
+        sc = scales_of(X, Yfit, self.ard)  # standardise (exactly undone below)
+        mu, sd, ys = sc
         Xs = torch.as_tensor((X - mu) / sd, dtype=tdtype)
         Ys = torch.as_tensor(Yfit / ys, dtype=tdtype)
-        if self.init_lengthscale is None:
-            ls0 = np.ones(n)
-        else:
-            ls0 = np.broadcast_to(np.asarray(self.init_lengthscale, float), (n,)) / sd
-            if not np.all(ls0 > 0):
-                raise ValueError("init_lengthscale must be positive.")
-        if not self.ard:
-            ls0 = np.array([float(np.exp(np.mean(np.log(ls0))))])
-        self._scales = (mu, sd, ys)
+        ls0 = initial_lengthscale(self.init_lengthscale, sc, self.ard)
+        self._scales = sc
         self.X_train_ = X
         self.y_train_ = Y
         self.n_features_in_ = n
         self.known_effort_ = self._known
         self.learned_ = self._learned.copy()
-        if self.hamiltonian:
-            model = self._hamiltonian_model(ls0, tdtype)
-        else:
-            from fmu_surrogate.identify.gp.kronecker import TransformedMultitaskGP
-
-            T = self._T
-            model = TransformedMultitaskGP(
-                T,
-                n,
-                ard=self.ard,
-                task_rank=self.task_rank,
-                noise=self.noise,
-                mean=self.mean,
-                noise_floor=self.noise_floor,
-                init_lengthscale=ls0,
-                init_task_scale=T.shape[0] / max(float(np.sum(T**2)), 1e-300),
-                seed=self.seed,
-                dtype=tdtype,
-                learned=self._learned,
-            )
-        hist = _adam(model, Xs, Ys, int(self.max_iter), float(self.lr), bool(self.progress))
+        model = effort_model(
+            self._problem, sc, ls0, hamiltonian=self.hamiltonian, ard=self.ard,
+            task_rank=self.task_rank, noise=self.noise, mean=self.mean,
+            noise_floor=self.noise_floor, seed=self.seed, dtype=tdtype,
+            constraint_force=self.constraint_force, hamiltonian_scales=self.hamiltonian_scales,
+        )
+        hist = maximise_mll(model, Xs, Ys, int(self.max_iter), float(self.lr), bool(self.progress))
         const = N * n * math.log(ys)  # log p_raw = log p_std − N D log(ys)
         self.loss_history_ = hist["loss"] + const
         self.log_marginal_likelihood_ = float(hist["best"] - const)
         self.model_ = model
         self._post = model.posterior(Xs, Ys)
-        self._set_learned(model)
+        diff = self._diff if self.hamiltonian else None
+        for name, value in learned_attributes(self._post, model, sc, self._learned, diff).items():
+            setattr(self, name, value)
         self.surrogate_ = self._surrogate()
         self.result_ = GPEffortFit(
             n_iter=hist["steps"],
@@ -487,49 +315,6 @@ class GPEffortIdentifier(PHEstimator):
             log_marginal_likelihood=self.log_marginal_likelihood_,
         )
         return self
-
-    def _hamiltonian_model(self, ls0: Array, tdtype: torch.dtype):
-        from fmu_surrogate.identify.gp.hamiltonian import HamiltonianEffortGP, check_descriptor
-
-        E_dd = check_descriptor(self._E, self._diff)
-        mu, sd, _ys = self._scales
-        d = np.nonzero(self._diff)[0]
-        # standardised effort map: ẑ_d = E_dd^{-T} diag(1/σ_d) ∇_x̂ Ĥ  (undone in kernel_effort)
-        Mhat = np.linalg.inv(E_dd).T / sd[d][None, :]
-        return HamiltonianEffortGP(
-            self._T,
-            self._diff,
-            Mhat,
-            ard=self.ard,
-            task_rank=self.task_rank,
-            noise=self.noise,
-            mean=self.mean,
-            noise_floor=self.noise_floor,
-            init_lengthscale=ls0,
-            seed=self.seed,
-            dtype=tdtype,
-            constraint_force=self.constraint_force,
-            algebraic_shift=(mu / sd)[~self._diff],
-            h_scales=self.hamiltonian_scales,
-            algebraic_learned=self._learned[~self._diff],
-        )
-
-    def _set_learned(self, model) -> None:
-        _mu, sd, ys = self._scales
-        p = self._post
-        n = self.n_features_in_
-        self.lengthscale_ = np.broadcast_to(p.lengthscale, (n,)) * sd
-        self.noise_ = p.noise * ys**2
-        self.mean_ = p.mean_z * ys
-        self.task_covariance_ = p.K_T * ys**2
-        if not self.hamiltonian:
-            F = model.task_factor.detach().numpy() * self._learned[:, None]
-            self.task_factor_ = F * ys
-            self.task_diag_ = np.exp(model.raw_task_diag.detach().numpy()) * ys**2 * self._learned
-            self.weights_ = p.effort_weights * ys
-        else:
-            self.weights_ = p.effort_weights * ys
-            self.hamiltonian_lengthscale_ = p.h_lengthscale * sd[self._diff]
 
     def fit_dataset(
         self,
@@ -559,38 +344,10 @@ class GPEffortIdentifier(PHEstimator):
         self : GPEffortIdentifier
             The fitted estimator.
         """
-        from fmu_surrogate.fmu.dataset import run_arrays  # lazy: identify reads datasets only here
+        x, xdot, u = dataset_samples(ds, self.E, states=states, derivatives=derivatives,
+                                     inputs=inputs, runs=runs)
+        return self.fit(x, xdot, u)
 
-        states, derivatives, inputs = list(states), list(derivatives), list(inputs)
-        if len(states) != len(derivatives):
-            raise ValueError(
-                f"need one derivative name per state, got {len(states)} states and "
-                f"{len(derivatives)} derivatives (estimate missing derivatives with "
-                f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
-            )
-        ns = len(states)
-        E = np.eye(ns) if self.E is None else np.asarray(self.E, dtype=float)
-        have = [j for j, nm in enumerate(derivatives) if nm is not None]
-        for j, nm in enumerate(derivatives):
-            if nm is None and E.shape == (ns, ns) and np.any(E[:, j] != 0):
-                raise ValueError(
-                    f"derivative of state {states[j]!r} is None, but column {j} of E is nonzero "
-                    f"(a differential state); pass its derivative variable."
-                )
-        names = states + [derivatives[j] for j in have] + inputs
-        arrays = run_arrays(ds, names, runs=runs)
-        if not arrays:
-            raise ValueError(
-                "no successful runs selected; check `runs` and the dataset's run status."
-            )
-        A = np.concatenate([X for _, X in arrays])
-        xdot = np.zeros((A.shape[0], ns))
-        xdot[:, have] = A[:, ns : ns + len(have)]
-        return self.fit(A[:, :ns], xdot, A[:, ns + len(have) :])
-
-    # -----------------------------------------------------------------------------------------
-    # prediction
-    # -----------------------------------------------------------------------------------------
     def _points(self, x: ArrayLike) -> tuple[Array, bool]:
         self._check_fitted()
         n = self.n_features_in_
@@ -674,7 +431,7 @@ class GPEffortIdentifier(PHEstimator):
             ``1 − ‖Y − T z̄(x)‖² / ‖Y − mean(Y)‖²`` over all components (1 is perfect).
         """
         self._check_fitted()
-        X, Y = self._data(x, xdot, u)
+        X, Y = check_samples(x, xdot, u, self._E, self._B)
         F = self.predict_targets(X)
         den = float(np.sum((Y - Y.mean(0)) ** 2))
         return 1.0 - float(np.sum((Y - F) ** 2)) / (den if den > 0 else 1.0)
@@ -706,48 +463,12 @@ class GPEffortIdentifier(PHEstimator):
         With ``known_effort`` this is the learned part only; the surrogate's effort adds
         ``known_effort_`` to it (:meth:`to_surrogate`).
 
-        The model works in standardised units ``x̂ = (x − μ)/σ``, ``ẑ = z/s_y``; the expansion is
-        mapped back exactly: ``ℓ = ℓ̂ σ``, ``W = s_y Ŵ``; for the Hamiltonian part
-        ``H(x) = s_y Ĥ(x̂)``, i.e. ``V = s_y σ_d ⊙ V̂``, ``a = s_y â / σ_d`` (the standardised
-        effort map is ``E_dd^{-T} diag(1/σ_d)``).
+        The model works in standardised units; the expansion is mapped back exactly
+        (:func:`~fmu_surrogate.identify.gp.standardise.kernel_effort`).
         """
         self._check_fitted()
-        mu, sd, ys = self._scales
-        p = self._post
-        X = self.X_train_
-        n = X.shape[1]
-        if not self.hamiltonian:
-            return KernelEffort(
-                X,
-                p.effort_weights * ys,
-                np.broadcast_to(p.lengthscale, (n,)) * sd,
-                p.mean_z * ys,
-            )
-        kw = p.kernel_effort_kwargs()
-        d = np.nonzero(self._diff)[0]
-        a = np.nonzero(~self._diff)[0]
-        sdd = sd[d]
-        a_hat = kw["h_linear"]
-        out = {
-            "X": X,
-            "weights": kw["weights"] * ys,
-            "lengthscale": kw["lengthscale"] * sd,
-            "offset": kw["offset"] * ys,
-            "differential": d,
-            "h_weights": kw["h_weights"] * ys * sdd,
-            "h_lengthscale": kw["h_lengthscale"] * sdd,
-            "effort_map": np.linalg.inv(self._E[np.ix_(d, d)]).T,
-            "h_linear": ys * a_hat / sdd,
-            "h_offset": -ys * float(a_hat @ (mu[d] / sdd)),
-        }
-        if "c_weights" in kw:
-            out.update(
-                c_weights=kw["c_weights"] * ys / sdd[None, :],
-                c_lengthscale=kw["c_lengthscale"] * sdd,
-                c_anchor=kw["c_anchor"] / sd[a][None, :],  # (x̂_a + μ_a/σ_a)/σ_a = x_a/σ_a²
-                c_shift=np.zeros(a.size),
-            )
-        return KernelEffort(**out)
+        diff = self._diff if self.hamiltonian else None
+        return kernel_effort(self._post, self.X_train_, self._scales, diff, self._E)
 
     def to_surrogate(self) -> PHDAE:
         """The identified pH-DAE: ``PHDAE(E, J, R, B, effort, hamiltonian=H̄ or None)``.
@@ -775,45 +496,3 @@ class GPEffortIdentifier(PHEstimator):
             hamiltonian=eff.hamiltonian if ke.has_hamiltonian else None,
         )
 
-
-def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progress: bool) -> dict:
-    """Maximise ``model.mll(X, Y)`` with Adam; keep the best hyperparameters seen."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
-    best = -math.inf
-    best_state = None
-    reason = "max_iter reached"
-    steps = 0
-    losses = np.full(n_iter, np.nan)
-    it = range(n_iter)
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, desc="GP marginal likelihood", leave=False)
-    for k in it:
-        opt.zero_grad()
-        mll = model.mll(X, Y)
-        val = float(mll.detach())
-        if not math.isfinite(val):
-            reason = f"non-finite marginal likelihood at Adam step {k}"
-            if best_state is None:
-                raise FloatingPointError(
-                    "the marginal likelihood is not finite at the initial hyperparameters; check "
-                    "the data for duplicated/extreme values or pass init_lengthscale."
-                )
-            warnings.warn(f"{reason}; stopping early.", RuntimeWarning, stacklevel=3)
-            break
-        steps = k + 1
-        losses[k] = -val
-        if val > best:
-            best = val
-            best_state = {kk: v.detach().clone() for kk, v in model.state_dict().items()}
-        (-mll / Y.numel()).backward()
-        opt.step()
-    with torch.no_grad():
-        val = float(model.mll(X, Y))
-    if math.isfinite(val) and val > best:
-        best = val
-    elif best_state is not None:
-        model.load_state_dict(best_state)
-    return {"loss": losses, "best": best, "steps": steps, "reason": reason}

@@ -75,7 +75,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from fmu_surrogate.identify.gp.kronecker import rbf
+from fmu_surrogate.identify.gp.kernels import rbf
 from fmu_surrogate.ph.structure import StructureError
 
 __all__ = ["HamiltonianEffortGP", "HamiltonianPosterior", "check_descriptor"]

@@ -56,36 +56,16 @@ import scipy.linalg
 import scipy.linalg.blas
 import torch
 
+from fmu_surrogate.identify.gp.kernels import rbf
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+
 __all__ = [
     "KroneckerEig",
     "KroneckerMLL",
     "TransformedMultitaskGP",
     "kron_eig",
     "kron_mll",
-    "rbf",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# kernel
-# ---------------------------------------------------------------------------------------------
-def rbf(X1: torch.Tensor, X2: torch.Tensor, lengthscale: torch.Tensor) -> torch.Tensor:
-    """Gaussian kernel matrix ``exp(−½ Σ_j (x_j − x'_j)² / ℓ_j²)``; ``(N1, n), (N2, n) -> (N1, N2)``.
-
-    ``lengthscale`` has shape ``(n,)`` (ARD) or ``(1,)`` (shared).
-    """
-    A = X1 / lengthscale
-    Bm = X2 / lengthscale
-    sq = (A * A).sum(-1)[:, None] + (Bm * Bm).sum(-1)[None, :] - 2.0 * (A @ Bm.T)
-    return torch.exp(-0.5 * sq.clamp_min(0.0))
-
-
-def rbf_np(X1: np.ndarray, X2: np.ndarray, lengthscale: np.ndarray) -> np.ndarray:
-    """NumPy twin of :func:`rbf` (same formula, same round-off)."""
-    A = X1 / lengthscale
-    Bm = X2 / lengthscale
-    sq = (A * A).sum(-1)[:, None] + (Bm * Bm).sum(-1)[None, :] - 2.0 * (A @ Bm.T)
-    return np.exp(-0.5 * np.maximum(sq, 0.0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,7 +361,7 @@ class KroneckerPosterior:
 
     def effort_mean(self, Xs: np.ndarray) -> np.ndarray:
         """``z̄(X*) = k(X*, X) ⊗ K_T Tᵀ · C⁻¹ (Y − T c) + c`` (direct conditioning), (M, n)."""
-        return rbf_np(Xs, self.X, self.lengthscale) @ self.effort_weights + self.mean_z
+        return gaussian_kernel(Xs, self.X, self.lengthscale) @ self.effort_weights + self.mean_z
 
     def target_mean(self, Xs: np.ndarray) -> np.ndarray:
         """Posterior mean of the noise-free targets ``f = T z``, (M, D)."""
@@ -390,7 +370,7 @@ class KroneckerPosterior:
     def _cov(self, Xs: np.ndarray, prior_task: np.ndarray, cross_task: np.ndarray, full: bool):
         """Posterior covariance of ``g(x*) = L z(x*)`` with ``prior_task = L K_T Lᵀ`` and
         ``cross_task = L K_T Tᵀ``: per point (M, p, p) or full (M p, M p), point-major."""
-        Ks = rbf_np(Xs, self.X, self.lengthscale)  # (M, N)
+        Ks = gaussian_kernel(Xs, self.X, self.lengthscale)  # (M, N)
         a = Ks @ self.U  # (M, N) = (Uᵀ k*)ᵀ
         den = self.lam_x[:, None] * self.lam_t[None, :] + 1.0  # (N, D)
         G = (cross_task / np.sqrt(self.noise)[None, :]) @ self.V  # (p, D)
@@ -399,7 +379,7 @@ class KroneckerPosterior:
             c = (a * a) @ (1.0 / den)  # (M, D)
             corr = np.einsum("ma,ia,ja->mij", c, G, G)
             return prior_task[None] - corr  # k(x*, x*) = 1
-        kss = rbf_np(Xs, Xs, self.lengthscale)
+        kss = gaussian_kernel(Xs, Xs, self.lengthscale)
         prior = np.kron(kss, prior_task)
         corr = np.zeros((M * p, M * p))
         for j in range(G.shape[1]):

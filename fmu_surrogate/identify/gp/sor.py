@@ -22,26 +22,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-__all__ = ["SoRGP", "inducing_inputs", "se_kernel"]
+from fmu_surrogate.identify.gp.sampling import farthest_point_subset
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+
+__all__ = ["SoRGP", "inducing_inputs"]
 
 JITTER = 1e-6
-
-
-def se_kernel(A: np.ndarray, B: np.ndarray, ell: float) -> np.ndarray:
-    """Squared-exponential kernel with unit signal variance; ``(N, q), (M, q) -> (N, M)``.
-
-    Parameters
-    ----------
-    A, B : ndarray, shape (N, q) and (M, q)
-        Inputs.
-    ell : float
-        Length scale.
-
-    Returns
-    -------
-    ndarray, shape (N, M)
-    """
-    return np.exp(-0.5 * _sqdist(A, B) / ell**2)
 
 
 def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -71,15 +57,8 @@ def inducing_inputs(X: np.ndarray, m: int) -> np.ndarray:
         return np.unique(np.quantile(X[:, 0], np.linspace(0.0, 1.0, m)))[:, None]
     s = X.std(axis=0)
     Xs = X / np.where(s > 0, s, 1.0)
-    idx = [int(np.argmin(((Xs - Xs.mean(0)) ** 2).sum(1)))]
-    d = ((Xs - Xs[idx[0]]) ** 2).sum(1)
-    for _ in range(m - 1):
-        j = int(np.argmax(d))
-        if d[j] <= 0:
-            break
-        idx.append(j)
-        d = np.minimum(d, ((Xs - Xs[j]) ** 2).sum(1))
-    return X[np.array(idx)]
+    start = int(np.argmin(((Xs - Xs.mean(0)) ** 2).sum(1)))
+    return X[farthest_point_subset(X, m, start=start)]
 
 
 class _Stats:
@@ -92,13 +71,14 @@ class _Stats:
     even when ``s2`` is tiny against ``sf2``.
     """
 
-    def __init__(self, Z: np.ndarray, D2: np.ndarray, ell: float, extra: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, Z: np.ndarray, D2: np.ndarray, ell: float,
+                 extra: np.ndarray) -> None:
         self.ell = ell
         M = Z.shape[0]
-        self.Kxz = np.exp(-0.5 * D2 / ell**2)                # (N, M)
+        self.Kxz = gaussian_kernel(X, Z, ell)                # (N, M)
         self.D2 = D2
         Dzz = _sqdist(Z, Z)
-        Kzz = np.exp(-0.5 * Dzz / ell**2)
+        Kzz = gaussian_kernel(Z, Z, ell)
         self.dKzz = Kzz * Dzz / ell**2                       # ∂K_zz/∂log ell
         self.Lm = np.linalg.cholesky(Kzz + JITTER * np.eye(M))
         U = solve_triangular(self.Lm, self.Kxz.T, lower=True).T   # K_xz Lm⁻ᵀ
@@ -151,7 +131,7 @@ class SoRGP:
         ell : float
         """
         if self._cache is None or self._cache.ell != ell:
-            self._cache = _Stats(self.Z, self.D2, ell, self.extra)
+            self._cache = _Stats(self.X, self.Z, self.D2, ell, self.extra)
         return self._cache
 
     # ---------------------------------------------------------------- E-step quantities

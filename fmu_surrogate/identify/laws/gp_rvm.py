@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from fmu_surrogate.identify.base import PHEstimator
-from fmu_surrogate.identify.gp.sor import SoRGP, se_kernel
+from fmu_surrogate.identify.gp.sor import SoRGP
 from fmu_surrogate.identify.laws.library import unit_scales
 from fmu_surrogate.identify.laws.rvm import (
     NOISE_FLOOR,
@@ -30,6 +30,7 @@ from fmu_surrogate.identify.laws.rvm import (
     _validate,
     candidate_gains,
 )
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
 
 __all__ = ["GPRVM"]
 
@@ -351,4 +352,4 @@ class GPRVM(RVM, PHEstimator):
         if self.gp_["n_inducing"] == 0:
             return np.zeros(X.shape[0])
         Z = self.gp_["inducing_inputs"]
-        return se_kernel(X, Z, self.gp_["length_scale"]) @ self.gp_["weights"]
+        return gaussian_kernel(X, Z, self.gp_["length_scale"]) @ self.gp_["weights"]

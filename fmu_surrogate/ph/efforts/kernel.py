@@ -43,8 +43,23 @@ VERSION = 1
 _CHUNK = 512  # evaluation points per block in the O(M N n²) Jacobian (bounds memory)
 
 
-def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array) -> Array:
-    """``exp(−½ Σⱼ (x1ⱼ − x2ⱼ)² / ℓⱼ²)``; ``(M, n), (N, n), (n,) -> (M, N)``."""
+def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array | float) -> Array:
+    """The Gaussian (RBF) kernel matrix ``exp(−½ Σⱼ (x1ⱼ − x2ⱼ)² / ℓⱼ²)``, with unit variance.
+
+    The package's one numpy evaluation of this kernel (``identify`` uses it too; the torch twin
+    for autograd is ``fmu_surrogate.identify.gp.kernels.rbf``, same formula and round-off).
+
+    Parameters
+    ----------
+    X1, X2 : ndarray, shape (M, n) and (N, n)
+        Inputs.
+    lengthscale : ndarray, shape (n,) or (1,), or float
+        One length scale per input dimension, or one shared.
+
+    Returns
+    -------
+    ndarray, shape (M, N)
+    """
     A = X1 / lengthscale
     B = X2 / lengthscale
     sq = (A * A).sum(-1)[:, None] + (B * B).sum(-1)[None, :] - 2.0 * (A @ B.T)

@@ -277,13 +277,13 @@ def test_broken_model_description(tiny_fmu, tmp_path, edit, why):
 # ------------------------------------------------------------------ CLI
 def test_cli_info(tiny_fmu, tmp_path, capsys, monkeypatch):
     try:  # the parser also builds the harvest options, written concurrently by someone else
-        import fmu_surrogate.cli.harvest  # noqa: F401
+        import fmu_surrogate.cli.commands.harvest  # noqa: F401
     except ImportError:
         import types
 
-        stub = types.ModuleType("fmu_surrogate.cli.harvest")
+        stub = types.ModuleType("fmu_surrogate.cli.commands.harvest")
         stub.add_harvest_arguments = lambda parser: None
-        monkeypatch.setitem(sys.modules, "fmu_surrogate.cli.harvest", stub)
+        monkeypatch.setitem(sys.modules, "fmu_surrogate.cli.commands.harvest", stub)
     from fmu_surrogate.cli import main
 
     assert main(["info", str(tiny_fmu)]) == 0

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from fmu_surrogate.identify.gp.kronecker import TransformedMultitaskGP, kron_mll, rbf
+from fmu_surrogate.identify.gp.kernels import rbf
+from fmu_surrogate.identify.gp.kronecker import TransformedMultitaskGP, kron_mll
 
 torch.set_num_threads(1)
 DT = torch.float64

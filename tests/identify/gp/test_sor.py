@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from fmu_surrogate.identify.gp.sor import JITTER, SoRGP, inducing_inputs, se_kernel
+from fmu_surrogate.identify.gp.sor import JITTER, SoRGP, inducing_inputs
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel as se_kernel
 
 
 def _dense(gp, X, z, R):

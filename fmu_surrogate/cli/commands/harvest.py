@@ -22,14 +22,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fmu_surrogate.cli.inputs import input_help, parse_input_option
+
 __all__ = [
     "EXIT_NO_RUN_SUCCEEDED",
+    "HELP",
     "add_harvest_arguments",
     "dataset_info",
     "harvest_command",
     "parse_bounds_option",
     "parse_input_option",
 ]
+
+HELP = "simulate an FMU under designed inputs/parameters"
 
 
 def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +64,9 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
     s = parser.add_argument_group("inputs (default: inputs stay at their start values)")
     s.add_argument("--input", action="append", default=[], metavar="NAME=KIND:key=val,...",
                    help="input signal, e.g. u=step:t0=1,after=2 or u=chirp:f0=0.1,f1=5,t1=10 or "
-                        "u=1.5 (constant); kinds: constant, step, chirp, multisine, prbs, "
-                        "band_limited_noise; repeating a NAME gives alternative signal sets")
+                        "u=prbs:bit_period=0.5,levels=-0.2:0.2 or u=1.5 (constant); the kinds "
+                        "and their parameters are listed below; repeating a NAME gives "
+                        "alternative signal sets")
     s.add_argument("--signals", metavar="FILE.json",
                    help="JSON list of signal sets [{input: {kind: ..., ...}}, ...]")
     s.add_argument("--allow-longer", action="store_true",
@@ -88,63 +94,11 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--complevel", type=int, default=1, choices=range(10), metavar="0..9",
                    help="gzip level of the dataset file (default 1; 0 = uncompressed)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = input_help()
 
 
 # ---------------------------------------------------------------------------- parsing
-_KIND_ALIASES = {"multisine": "schroeder_multisine", "schroeder": "schroeder_multisine",
-                 "noise": "band_limited_noise", "const": "constant"}
-
-
-def _number(text: str) -> Any:
-    t = text.strip()
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        return float(t)
-    except ValueError:
-        return t
-
-
-def parse_input_option(text: str):
-    """Parse ``NAME=KIND:key=val,...`` or ``NAME=VALUE`` into ``(name, Signal)``.
-
-    List values are separated by ``;`` (``frequencies=0.1;0.5;1``).
-
-    Raises
-    ------
-    SignalError
-        With the expected syntax.
-    """
-    from fmu_surrogate.fmu.errors import SignalError
-    from fmu_surrogate.fmu.signals.standard import SIGNAL_KINDS, Constant, signal_from_description
-
-    syntax = ("expected NAME=KIND:key=val,... (e.g. --input u=step:t0=1,after=2) or NAME=VALUE "
-              f"(a constant); kinds: {', '.join(sorted(SIGNAL_KINDS))}")
-    name, eq, rhs = text.partition("=")
-    name, rhs = name.strip(), rhs.strip()
-    if not eq or not name or not rhs:
-        raise SignalError(f"--input {text!r}: {syntax}.")
-    if ":" not in rhs:
-        v = _number(rhs)
-        if not isinstance(v, (int, float)):
-            raise SignalError(f"--input {text!r}: {rhs!r} is neither a number nor KIND:...; "
-                              f"{syntax}.")
-        return name, Constant(float(v))
-    kind, _, rest = rhs.partition(":")
-    kind = _KIND_ALIASES.get(kind.strip().lower(), kind.strip().lower())
-    if kind not in SIGNAL_KINDS:
-        raise SignalError(f"--input {text!r}: unknown signal kind {kind!r}; {syntax}.")
-    d: dict[str, Any] = {"kind": kind}
-    for tok in filter(None, (s.strip() for s in rest.split(","))):
-        k, eq2, v = tok.partition("=")
-        if not eq2 or not k.strip():
-            raise SignalError(f"--input {text!r}: {tok!r} is not key=value; {syntax}.")
-        d[k.strip()] = [_number(x) for x in v.split(";")] if ";" in v else _number(v)
-    return name, signal_from_description(d)
-
-
 def parse_bounds_option(text: str) -> tuple[str, tuple[float, float]]:
     """Parse ``NAME=LO:HI``."""
     from fmu_surrogate.fmu.errors import ExperimentError

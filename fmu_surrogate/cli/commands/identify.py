@@ -1,4 +1,4 @@
-"""The pipeline's commands after ``harvest``: ``identify``, ``validate``, ``plot``.
+"""``fmu-surrogate identify DATA.nc --method linear|nonlinear|auto|gp ... -o SURROGATE.json``.
 
 ::
 
@@ -7,13 +7,9 @@
     fmu-surrogate identify damper.nc --method auto --inputs F --outputs v --order 2 -o d.json
     fmu-surrogate identify rc.nc --method gp --structure rc_network --states x1,x2,x3 \\
         --derivatives "der(x1),," --inputs u -o rc.json
-    fmu-surrogate validate msd.json msd_chain.fmu --input F1=chirp:f0=0.05,f1=0.5,t1=40 \\
-        --stop 40 --step 0.05 --rtol 1e-2
-    fmu-surrogate plot msd.nc|msd.json [-o FIGURE.png]
 
-Each command is a thin layer over the library: :class:`~fmu_surrogate.LinearPHIdentifier`,
-:class:`~fmu_surrogate.GPEffortIdentifier`, :func:`fmu_surrogate.ph.save`,
-:func:`fmu_surrogate.validation.validate` and :mod:`fmu_surrogate.plots`.
+A thin layer over :class:`~fmu_surrogate.LinearPHIdentifier`,
+:class:`~fmu_surrogate.GPEffortIdentifier` and :func:`fmu_surrogate.ph.save`.
 """
 
 from __future__ import annotations
@@ -26,31 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.cli.errors import CLIError
+from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.fmu.model.loading import file_sha256
 
-__all__ = [
-    "add_identify_arguments",
-    "add_plot_arguments",
-    "add_validate_arguments",
-    "identify_command",
-    "plot_command",
-    "validate_command",
-]
+__all__ = ["HELP", "add_identify_arguments", "identify_command"]
 
-#: exit status of ``validate`` when the surrogate is outside the tolerance
-EXIT_MISMATCH = 1
+HELP = "fit a pH surrogate to a harvested dataset, write it as JSON"
 
 
-class PipelineError(FmuSurrogateError, ValueError):
-    """A bad option of ``identify``/``validate``/``plot``; the message says the fix."""
-
-
-def _names(text: str | None) -> list[str]:
-    return [s.strip() for s in text.split(",")] if text else []
-
-
-# ---------------------------------------------------------------------------- identify
 def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options of ``fmu-surrogate identify`` to ``p``."""
     p.add_argument("data", help="harvested NetCDF dataset")
@@ -90,16 +70,16 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
 
 def _structure(spec: str | None) -> dict[str, np.ndarray]:
     if not spec:
-        raise PipelineError("--method gp needs --structure: a JSON file with E, J, R, B or a "
+        raise CLIError("--method gp needs --structure: a JSON file with E, J, R, B or a "
                             "bundled benchmark name (rc_network, pendulum).")
     path = Path(spec)
     if path.suffix.lower() == ".json":
         if not path.is_file():
-            raise PipelineError(f"--structure {spec!r}: no such file.")
+            raise CLIError(f"--structure {spec!r}: no such file.")
         raw = json.loads(path.read_text())
         missing = [k for k in ("J", "R", "B") if k not in raw]
         if missing:
-            raise PipelineError(f"--structure {spec!r} lacks {missing}; give E, J, R, B as "
+            raise CLIError(f"--structure {spec!r} lacks {missing}; give E, J, R, B as "
                                 "nested lists.")
         return {k: np.asarray(v, dtype=float) for k, v in raw.items() if k in "EJRB"}
     import importlib
@@ -108,18 +88,18 @@ def _structure(spec: str | None) -> dict[str, np.ndarray]:
         mod = importlib.import_module(f"fmu_surrogate.benchmarks.{spec}")
         return {k: np.asarray(v, dtype=float) for k, v in mod.matrices().items()}
     except (ImportError, AttributeError):
-        raise PipelineError(f"--structure {spec!r} is neither a .json file nor a bundled "
+        raise CLIError(f"--structure {spec!r} is neither a .json file nor a bundled "
                             "benchmark with known structure (rc_network, pendulum).") from None
 
 
 def _split_runs(ds: Any, runs: str | None) -> tuple[list[int], list[int]]:
     ok = [int(r) for r, s in zip(ds["run"].values, ds["status"].values) if str(s) == "ok"]
     if not ok:
-        raise PipelineError("the dataset has no successful run to identify from.")
-    fit = [int(r) for r in _names(runs)] if runs else ok[:1]
+        raise CLIError("the dataset has no successful run to identify from.")
+    fit = [int(r) for r in comma_list(runs)] if runs else ok[:1]
     bad = [r for r in fit if r not in ok]
     if bad:
-        raise PipelineError(f"runs {bad} did not succeed or do not exist; successful runs: "
+        raise CLIError(f"runs {bad} did not succeed or do not exist; successful runs: "
                             f"{ok[:20]}.")
     return fit, [r for r in ok if r not in fit]
 
@@ -150,16 +130,16 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.fmu.dataset import run_arrays
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
-    inputs, outputs = _names(args.inputs), _names(args.outputs)
+    inputs, outputs = comma_list(args.inputs), comma_list(args.outputs)
     if not outputs or not args.order:
-        raise PipelineError("--method linear needs --outputs and --order.")
+        raise CLIError("--method linear needs --outputs and --order.")
     if len(outputs) != len(inputs):
-        raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
+        raise CLIError(f"a pH model has as many outputs as inputs (power ports); got "
                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
 
     kw = {"progress": not args.quiet, "optimizer": args.optimizer,
-          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B"),
+          "learn": tuple(comma_list(args.learn)) if args.learn else ("J", "R", "Q", "B"),
           "input_hold": hold_from_dataset(ds)}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
@@ -184,22 +164,21 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.identify.selection import select_model
 
-    inputs, outputs = _names(args.inputs), _names(args.outputs)
+    inputs, outputs = comma_list(args.inputs), comma_list(args.outputs)
     if not outputs or not args.order or len(outputs) != len(inputs):
-        raise PipelineError(f"--method {args.method} needs --outputs (one per input) and "
-                            f"--order.")
+        raise CLIError(f"--method {args.method} needs --outputs (one per input) and --order.")
     k = len(inputs)
     runs = [[(t, X[:, :k], X[:, k:]) for t, X in run_arrays(ds, inputs + outputs, runs=r)]
             for r in (fit, held)]
     lin = {"optimizer": args.optimizer,
-           "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B")}
+           "learn": tuple(comma_list(args.learn)) if args.learn else ("J", "R", "Q", "B")}
     nl = {"max_iter": args.max_iter} if args.max_iter else {}
     # --method nonlinear: a tolerance no linear model reaches
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
     choice = select_model(runs[0], runs[1], order=args.order, tolerance=tol,
                           hold=hold_from_dataset(ds), linear=lin, nonlinear=nl)
     if args.method == "nonlinear" and choice.method == "linear":
-        raise PipelineError(f"no nonlinear model was kept: {choice.reason}")
+        raise CLIError(f"no nonlinear model was kept: {choice.reason}")
     lines = [f"  training runs {fit}, held-out runs {held or 'none'}", choice.report()]
     return choice.estimator, choice.estimator.to_surrogate(), lines
 
@@ -210,16 +189,16 @@ def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.derivatives import estimate_derivatives
     from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
-    states, inputs = _names(args.states), _names(args.inputs)
-    derivs = [d or None for d in _names(args.derivatives)] if args.derivatives else [None] * len(
+    states, inputs = comma_list(args.states), comma_list(args.inputs)
+    derivs = [d or None for d in comma_list(args.derivatives)] if args.derivatives else [None] * len(
         states)
     if not states or len(derivs) != len(states):
-        raise PipelineError("--method gp needs --states and one --derivatives entry per state "
+        raise CLIError("--method gp needs --states and one --derivatives entry per state "
                             "(empty for estimated or algebraic ones).")
     mats = _structure(args.structure)
     n = np.shape(mats["J"])[0]
     if len(states) != n:
-        raise PipelineError(f"--structure has n = {n} states but --states names {len(states)}.")
+        raise CLIError(f"--structure has n = {n} states but --states names {len(states)}.")
     E = mats.get("E", np.eye(n))
     kw = {"progress": not args.quiet}
     if args.max_iter is not None:
@@ -280,117 +259,17 @@ def identify_command(args: argparse.Namespace) -> int:
     if args.method in ("linear", "nonlinear", "auto"):
         ident = _identify_linear if args.method == "linear" else _identify_auto
         est, system, lines = ident(args, ds, fit, held)
-        system = with_names(system, inputs=_names(args.inputs), outputs=_names(args.outputs))
+        system = with_names(system, inputs=comma_list(args.inputs),
+                            outputs=comma_list(args.outputs))
     else:
         est, system, lines = _identify_gp(args, ds, fit, held)
-        inputs = _names(args.inputs)
-        system = with_names(system, inputs=inputs, states=_names(args.states))
+        inputs = comma_list(args.inputs)
+        system = with_names(system, inputs=inputs, states=comma_list(args.states))
     r = est.result_
     print(f"identified {type(system).__name__} ({args.method}) from {data.name}: "
           f"{r.n_iter} iterations, {r.time:.1f} s, stopped: {r.stopping_reason}")
     print("\n".join(lines))
     out = Path(args.out)
     save(system, out, provenance=_provenance(ds, data, args.method, est))
-    print(f"wrote {out}")
-    return 0
-
-
-# ---------------------------------------------------------------------------- validate
-def add_validate_arguments(p: argparse.ArgumentParser) -> None:
-    """Add the options of ``fmu-surrogate validate`` to ``p``."""
-    p.add_argument("surrogate", help="surrogate JSON file, or a surrogate FMU")
-    p.add_argument("reference", help="the FMU the surrogate replaces")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=KIND:key=val,...",
-                   help="input signal in the harvest syntax (repeat per input)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="parameter value of the reference FMU (repeat per parameter)")
-    p.add_argument("--stop", type=float, help="stop time (default: the FMU's)")
-    p.add_argument("--step", type=float, help="communication step (default: the FMU's)")
-    p.add_argument("--rtol", type=float, default=1e-3,
-                   help="relative tolerance on max |error| / max |reference| (default 1e-3)")
-    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
-    p.add_argument("--port", action="append", default=[], metavar="PORT=VARIABLE",
-                   help="map a surrogate port to a reference variable of another name")
-    p.add_argument("--plot", help="write the comparison plot (PNG) here")
-
-
-def validate_command(args: argparse.Namespace) -> int:
-    """Run ``fmu-surrogate validate``; exit status 1 when an output is outside the tolerance.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed options of :func:`add_validate_arguments`.
-
-    Returns
-    -------
-    int
-        0 when every output matches, :data:`EXIT_MISMATCH` otherwise.
-    """
-    from fmu_surrogate.cli.harvest import parse_input_option
-    from fmu_surrogate.validation import validate
-
-    inputs: dict[str, Any] = {}
-    for text in args.input:
-        name, signal = parse_input_option(text)
-        inputs[name] = signal
-    params = {}
-    for text in args.param:
-        name, _, value = text.partition("=")
-        try:
-            params[name.strip()] = float(value)
-        except ValueError:
-            raise PipelineError(f"--param {text!r}: expected NAME=NUMBER.") from None
-    ports = dict(t.split("=", 1) for t in args.port if "=" in t)
-    report = validate(args.surrogate, args.reference, inputs=inputs or None,
-                      parameters=params or None, stop_time=args.stop, step=args.step,
-                      rtol=args.rtol, atol=args.atol, ports=ports or None)
-    print(report.table())
-    if args.plot:
-        report.plot(args.plot)
-        print(f"wrote {args.plot}")
-    verdict = "matches" if report.passed else "does NOT match"
-    print(f"surrogate {verdict} {Path(args.reference).name} (rtol {args.rtol:g}, "
-          f"atol {args.atol:g})")
-    return 0 if report.passed else EXIT_MISMATCH
-
-
-# ---------------------------------------------------------------------------- plot
-def add_plot_arguments(p: argparse.ArgumentParser) -> None:
-    """Add the options of ``fmu-surrogate plot`` to ``p``."""
-    p.add_argument("file", help="harvested dataset (.nc) or surrogate (.json)")
-    p.add_argument("-o", "--out", help="PNG to write (default: FILE with .png)")
-    p.add_argument("--vars", help="dataset: comma-separated variables (default: inputs and "
-                                  "outputs)")
-    p.add_argument("--max-runs", type=int, default=6,
-                   help="dataset: runs drawn as lines, the rest as a band (default 6)")
-
-
-def plot_command(args: argparse.Namespace) -> int:
-    """Run ``fmu-surrogate plot``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        Parsed options of :func:`add_plot_arguments`.
-
-    Returns
-    -------
-    int
-        Exit status 0.
-    """
-    from fmu_surrogate import plots
-
-    path = Path(args.file)
-    out = Path(args.out) if args.out else path.with_suffix(".png")
-    if path.suffix.lower() == ".json":
-        from fmu_surrogate.ph import load
-
-        plots.plot_surrogate(load(path), title=path.name, path=out)
-    else:
-        from fmu_surrogate.fmu.dataset import load_dataset
-
-        ds = load_dataset(path)
-        plots.plot_dataset(ds, _names(args.vars) or None, max_runs=args.max_runs, path=out)
     print(f"wrote {out}")
     return 0

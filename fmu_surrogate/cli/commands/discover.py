@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from fmu_surrogate.cli.errors import CLIError
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["add_discover_arguments", "discover_command"]
+__all__ = ["HELP", "add_discover_arguments", "discover_command"]
 
-
-class DiscoverCLIError(FmuSurrogateError, ValueError):
-    """A bad option of ``discover``; the message says the fix."""
+HELP = ("learn a component law's parameters and where they are feasible from (failing) FMU "
+        "runs")
 
 
 def add_discover_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,9 +73,9 @@ def _floats(text: str, n: int, what: str) -> list[float]:
     try:
         vals = [float(s) for s in text.split(",")]
     except ValueError:
-        raise DiscoverCLIError(f"{what} {text!r}: give {n} comma-separated numbers.") from None
+        raise CLIError(f"{what} {text!r}: give {n} comma-separated numbers.") from None
     if len(vals) != n:
-        raise DiscoverCLIError(f"{what} has {len(vals)} values; give one per --param ({n}).")
+        raise CLIError(f"{what} has {len(vals)} values; give one per --param ({n}).")
     return vals
 
 
@@ -87,7 +87,7 @@ def _measured(ds: Any, run: int | None, outputs: list[str], inputs: list[str]
     if run is None:
         ok = [int(r) for r, s in zip(ds["run"].values, ds["status"].values) if str(s) == "ok"]
         if not ok:
-            raise DiscoverCLIError("the dataset has no successful run to use as measurements.")
+            raise CLIError("the dataset has no successful run to use as measurements.")
         run = ok[0]
     (t, X), = run_arrays(ds, outputs + inputs, runs=[run])
     signals = {name: ArraySignal(t, X[:, len(outputs) + j]) for j, name in enumerate(inputs)}
@@ -116,7 +116,7 @@ def discover_command(args: argparse.Namespace) -> int:
     recorded = fmu_variables(ds)
     outputs = args.outputs or [n for n in info.outputs if n in recorded]
     if not outputs:
-        raise DiscoverCLIError(f"{args.data} records none of the FMU's outputs; name the compared "
+        raise CLIError(f"{args.data} records none of the FMU's outputs; name the compared "
                                f"variables with --output.")
     inputs = [n for n in info.inputs if n in recorded]
     y, signals = _measured(ds, args.run, outputs, inputs)
@@ -131,7 +131,7 @@ def discover_command(args: argparse.Namespace) -> int:
     normalize = None
     if args.normalize:
         if args.normalize not in params:
-            raise DiscoverCLIError(f"--normalize {args.normalize!r} is not one of --param "
+            raise CLIError(f"--normalize {args.normalize!r} is not one of --param "
                                    f"{params}.")
         normalize = params.index(args.normalize)
     algorithm: int | str = "bo" if args.algorithm == "bo" else int(args.algorithm)

@@ -9,7 +9,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-__all__ = ["add_export_arguments", "export_command"]
+from fmu_surrogate.cli.errors import CLIError
+
+__all__ = ["HELP", "add_export_arguments", "export_command"]
+
+HELP = "write a surrogate JSON as a standalone FMU (and Modelica)"
 
 
 def add_export_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,11 +46,10 @@ def export_command(args: argparse.Namespace) -> int:
     int
         0 on success.
     """
-    from fmu_surrogate.export.expressions.effort import ExportError
     from fmu_surrogate.ph import load
 
     if not args.fmu and not args.modelica:
-        raise ExportError("nothing to write: give --fmu OUT.fmu and/or --modelica OUT.mo.")
+        raise CLIError("nothing to write: give --fmu OUT.fmu and/or --modelica OUT.mo.")
     system = load(args.surrogate)
     if args.fmu:
         from fmu_surrogate.export.fmi.fmu_export import export_fmu
@@ -57,8 +60,8 @@ def export_command(args: argparse.Namespace) -> int:
         try:
             from fmu_surrogate.export.modelica import export_modelica
         except ImportError as exc:
-            raise ExportError("Modelica export is not available in this installation "
-                              f"({exc}); export an FMU with --fmu instead.") from None
+            raise CLIError("Modelica export is not available in this installation "
+                           f"({exc}); export an FMU with --fmu instead.") from None
         path = export_modelica(system, args.modelica)
         print(f"Modelica model: {Path(path)}")
     return 0
