@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -95,7 +96,7 @@ def msd_chain_spec(n_cells: int = 50) -> ModelSpec:
     """
     n_cells = int(n_cells)
     if not 2 <= n_cells <= MSD_MAX_CELLS:
-        raise ValueError(
+        raise InvalidInputError(
             f"n_cells must lie in [2, {MSD_MAX_CELLS}] (two inputs act on masses 1 and 2), "
             f"got {n_cells}."
         )

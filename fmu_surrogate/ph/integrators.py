@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import lu_factor, lu_solve
 
-from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.errors import FmuSurrogateError, InvalidInputError
 from fmu_surrogate.figures import finish as _finish
 from fmu_surrogate.figures import pyplot as _pyplot
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -260,30 +260,31 @@ def simulate(
     -4.5e-05
     """
     if method not in ("auto", "midpoint", "avf"):
-        raise ValueError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
+        raise InvalidInputError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
     if hold not in ("linear", "zoh"):
-        raise ValueError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
+        raise InvalidInputError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
     n, m = system.n_states, system.n_inputs
     t = np.asarray(t, dtype=float).reshape(-1)
     if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-        raise ValueError("t must be a strictly increasing, finite grid of at least 2 points.")
+        raise InvalidInputError(
+            "t must be a strictly increasing, finite grid of at least 2 points.")
     N = t.size
     if u is None or np.size(u) == 0:
         if m:
-            raise ValueError(f"the system has {m} inputs; pass u of shape ({N}, {m}).")
+            raise InvalidInputError(f"the system has {m} inputs; pass u of shape ({N}, {m}).")
         U = np.zeros((N, 0))
     else:
         U = np.asarray(u, dtype=float)
         if U.ndim == 1 and m == 1:
             U = U[:, None]
         if U.shape != (N, m):
-            raise ValueError(f"u must have shape ({N}, {m}) (one row per time point), got "
-                             f"{U.shape}.")
+            raise InvalidInputError(f"u must have shape ({N}, {m}) (one row per time point), got "
+                                    f"{U.shape}.")
         if not np.all(np.isfinite(U)):
-            raise ValueError("u contains NaN or Inf; pass finite inputs.")
+            raise InvalidInputError("u contains NaN or Inf; pass finite inputs.")
     x0 = np.asarray(x0, dtype=float).reshape(-1)
     if x0.shape != (n,) or not np.all(np.isfinite(x0)):
-        raise ValueError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
+        raise InvalidInputError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
     linear = isinstance(system, LinearPH)
     if method == "auto":
         method = "midpoint" if linear else "avf"
@@ -370,9 +371,10 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     high_index = False
     if rows_a.size:
         if rows_a.size != cols_a.size:
-            raise ValueError(f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; "
-                             "write the DAE with E = diag(E_d, 0) (algebraic states last or "
-                             "anywhere, but as many algebraic rows as states).")
+            raise InvalidInputError(
+                f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; "
+                "write the DAE with E = diag(E_d, 0) (algebraic states last or "
+                "anywhere, but as many algebraic rows as states).")
         Jz0 = eff.jacobian(x0[None, :])[0]
         block = (T @ Jz0)[np.ix_(rows_a, cols_a)]
         high_index = np.linalg.matrix_rank(block) < rows_a.size

@@ -23,6 +23,8 @@ import uuid
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from fmu_surrogate.errors import InvalidInputError
+
 CAUSALITIES = ("parameter", "calculatedParameter", "input", "output", "local", "independent")
 VARIABILITIES = ("constant", "fixed", "tunable", "discrete", "continuous")
 TYPES = ("Real", "Integer", "Boolean")
@@ -131,23 +133,27 @@ class ModelSpec:
         names = [v.name for v in self.variables]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
-            raise ValueError(f"{self.identifier}: duplicate variable names {sorted(dup)}.")
+            raise InvalidInputError(f"{self.identifier}: duplicate variable names {sorted(dup)}.")
         symbols = [v.symbol for v in self.variables]
         if len(set(symbols)) != len(symbols):
-            raise ValueError(f"{self.identifier}: two variable names map to the same C symbol.")
+            raise InvalidInputError(
+                f"{self.identifier}: two variable names map to the same C symbol.")
         known = set(names)
         for v in self.variables:
             if v.causality not in CAUSALITIES:
-                raise ValueError(f"{v.name}: unknown causality {v.causality!r}.")
+                raise InvalidInputError(f"{v.name}: unknown causality {v.causality!r}.")
             if v.variability not in VARIABILITIES:
-                raise ValueError(f"{v.name}: unknown variability {v.variability!r}.")
+                raise InvalidInputError(f"{v.name}: unknown variability {v.variability!r}.")
             if v.type not in TYPES:
-                raise ValueError(f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
+                raise InvalidInputError(
+                    f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
             if v.derivative is not None and v.derivative not in known:
-                raise ValueError(f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
+                raise InvalidInputError(
+                    f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
             needs_start = v.causality in ("parameter", "input") or v.variability == "constant"
             if needs_start and v.start is None:
-                raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
+                raise InvalidInputError(
+                    f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
@@ -401,7 +407,7 @@ def _c_real(x: float | bool | None) -> str:
         return "0.0"
     x = float(x)
     if not math.isfinite(x):
-        raise ValueError(f"start value {x} is not finite.")
+        raise InvalidInputError(f"start value {x} is not finite.")
     return repr(x)
 
 

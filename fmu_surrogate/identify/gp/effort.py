@@ -76,6 +76,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, NumericalError
 from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
@@ -279,17 +280,18 @@ class GPEffortIdentifier(PHEstimator):
     # -----------------------------------------------------------------------------------------
     def _validate_settings(self) -> None:
         if self.dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}.")
+            raise InvalidInputError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}.")
         if self.noise not in ("task", "shared"):
-            raise ValueError(f"noise must be 'task' or 'shared', got {self.noise!r}.")
+            raise InvalidInputError(f"noise must be 'task' or 'shared', got {self.noise!r}.")
         if self.mean not in ("zero", "constant"):
-            raise ValueError(f"mean must be 'zero' or 'constant', got {self.mean!r}.")
+            raise InvalidInputError(f"mean must be 'zero' or 'constant', got {self.mean!r}.")
         if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
-            raise ValueError(f"max_iter must be a non-negative integer, got {self.max_iter!r}.")
+            raise InvalidInputError(
+                f"max_iter must be a non-negative integer, got {self.max_iter!r}.")
         if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be positive, got {self.lr!r}.")
+            raise InvalidInputError(f"lr must be positive, got {self.lr!r}.")
         if not (self.noise_floor > 0):
-            raise ValueError(
+            raise InvalidInputError(
                 f"noise_floor must be > 0 (it keeps the covariance positive definite), got {self.noise_floor!r}."
             )
 
@@ -297,7 +299,7 @@ class GPEffortIdentifier(PHEstimator):
         """Validate E, J, R, B (PHDAE raises StructureError) and set ``T`` and the split."""
         missing = [k for k in ("J", "R", "B") if getattr(self, k) is None]
         if missing:
-            raise ValueError(
+            raise InvalidInputError(
                 f"the structure matrices {', '.join(missing)} are not set; pass the known "
                 "structure as GPEffortIdentifier(E=..., J=..., R=..., B=...)."
             )
@@ -306,7 +308,7 @@ class GPEffortIdentifier(PHEstimator):
         self._E, self._J, self._R, self._B = sysm.E, sysm.J, sysm.R, sysm.B
         n = self._J.shape[0]
         if self.task_rank is not None and not (1 <= int(self.task_rank) <= n):
-            raise ValueError(
+            raise InvalidInputError(
                 f"task_rank must be in [1, {n}] (or None for {n}), got {self.task_rank!r}."
             )
         self._T = self._J - self._R
@@ -315,7 +317,7 @@ class GPEffortIdentifier(PHEstimator):
         else:
             diff = np.asarray(self.differential, dtype=bool).reshape(-1)
             if diff.shape != (n,):
-                raise ValueError(
+                raise InvalidInputError(
                     f"differential must be {n} booleans (one per state), got shape {diff.shape}."
                 )
         self._diff = diff
@@ -330,12 +332,13 @@ class GPEffortIdentifier(PHEstimator):
         elif isinstance(k, dict):
             known = PolynomialEffort.from_terms(n, k)
         else:
-            raise ValueError(
+            raise InvalidInputError(
                 f"known_effort must be a dict {{component: 'identity' | [(coefficient, "
                 f"{{state: exponent}}), ...]}} or a PolynomialEffort, got {type(k).__name__}.")
         if known is not None and known.n_states != n:
-            raise ValueError(f"known_effort describes {known.n_states} states, the structure "
-                             f"matrices {n}; give one known part per effort component index.")
+            raise InvalidInputError(
+                f"known_effort describes {known.n_states} states, the structure "
+                f"matrices {n}; give one known part per effort component index.")
         if self.learned is None:
             lm = np.ones(n, dtype=bool)
             if known is not None:
@@ -346,22 +349,24 @@ class GPEffortIdentifier(PHEstimator):
             la = np.asarray(self.learned).reshape(-1)
             if la.dtype == bool:
                 if la.shape != (n,):
-                    raise ValueError(f"learned as a mask needs {n} booleans, got {la.shape}.")
+                    raise InvalidInputError(
+                        f"learned as a mask needs {n} booleans, got {la.shape}.")
                 lm = la.copy()
             else:
                 if la.size and (la.min() < 0 or la.max() >= n):
-                    raise ValueError(f"learned must hold component indices in [0, {n}), "
-                                     f"got {la.tolist()}.")
+                    raise InvalidInputError(f"learned must hold component indices in [0, {n}), "
+                                            f"got {la.tolist()}.")
                 lm = np.zeros(n, dtype=bool)
                 lm[la.astype(int)] = True
         if self.hamiltonian and not np.all(lm[self._diff]):
-            raise ValueError(
+            raise InvalidInputError(
                 "hamiltonian=True models every differential effort as ∇H̄; `learned` leaves out "
                 f"components {np.flatnonzero(self._diff & ~lm).tolist()} — put known terms there "
                 "into known_effort (they are added) and keep the components learned.")
         if not lm.any():
-            raise ValueError("no effort component is left to learn (known_effort covers them "
-                             "all); use the known system directly instead of fitting a GP.")
+            raise InvalidInputError(
+                "no effort component is left to learn (known_effort covers them "
+                "all); use the known system directly instead of fitting a GP.")
         self._known = known if known is not None and known.components.size else None
         self._learned = lm
 
@@ -377,26 +382,26 @@ class GPEffortIdentifier(PHEstimator):
         if u.ndim == 1:
             u = u[:, None]
         if x.ndim != 2 or x.shape[1] != n:
-            raise ValueError(
+            raise InvalidInputError(
                 f"x must have shape (N, {n}) (one row per sample, one column per state), got {x.shape}."
             )
         N = x.shape[0]
         if xdot.shape != (N, n):
-            raise ValueError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
+            raise InvalidInputError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
         if u.ndim != 2 or u.shape != (N, m):
-            raise ValueError(
+            raise InvalidInputError(
                 f"u must have shape ({N}, {m}) (or ({N},) for one port) to match x and B, got {u.shape}."
             )
         for name, a in (("x", x), ("xdot", xdot), ("u", u)):
             bad = ~np.isfinite(a)
             if bad.any():
                 rows = np.unique(np.nonzero(bad)[0])
-                raise ValueError(
+                raise InvalidInputError(
                     f"{name} contains {bad.sum()} NaN/Inf entries (rows {rows[:5].tolist()}"
                     f"{'…' if rows.size > 5 else ''}); drop those samples or fill them before fitting."
                 )
         if N < 2:
-            raise ValueError(
+            raise InvalidInputError(
                 f"need at least 2 samples to learn the kernel hyperparameters, got N = {N}; "
                 f"pass more time points."
             )
@@ -442,7 +447,7 @@ class GPEffortIdentifier(PHEstimator):
         else:
             ls0 = np.broadcast_to(np.asarray(self.init_lengthscale, float), (n,)) / sd
             if not np.all(ls0 > 0):
-                raise ValueError("init_lengthscale must be positive.")
+                raise InvalidInputError("init_lengthscale must be positive.")
         if not self.ard:
             ls0 = np.array([float(np.exp(np.mean(np.log(ls0))))])
         self._scales = (mu, sd, ys)
@@ -563,7 +568,7 @@ class GPEffortIdentifier(PHEstimator):
 
         states, derivatives, inputs = list(states), list(derivatives), list(inputs)
         if len(states) != len(derivatives):
-            raise ValueError(
+            raise InvalidInputError(
                 f"need one derivative name per state, got {len(states)} states and "
                 f"{len(derivatives)} derivatives (estimate missing derivatives with "
                 f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
@@ -573,14 +578,14 @@ class GPEffortIdentifier(PHEstimator):
         have = [j for j, nm in enumerate(derivatives) if nm is not None]
         for j, nm in enumerate(derivatives):
             if nm is None and E.shape == (ns, ns) and np.any(E[:, j] != 0):
-                raise ValueError(
+                raise InvalidInputError(
                     f"derivative of state {states[j]!r} is None, but column {j} of E is nonzero "
                     f"(a differential state); pass its derivative variable."
                 )
         names = states + [derivatives[j] for j in have] + inputs
         arrays = run_arrays(ds, names, runs=runs)
         if not arrays:
-            raise ValueError(
+            raise InvalidInputError(
                 "no successful runs selected; check `runs` and the dataset's run status."
             )
         A = np.concatenate([X for _, X in arrays])
@@ -598,9 +603,9 @@ class GPEffortIdentifier(PHEstimator):
         single = a.ndim == 1
         a = np.atleast_2d(a)
         if a.ndim != 2 or a.shape[1] != n:
-            raise ValueError(f"x must have shape (M, {n}) or ({n},), got {np.shape(x)}.")
+            raise InvalidInputError(f"x must have shape (M, {n}) or ({n},), got {np.shape(x)}.")
         if not np.all(np.isfinite(a)):
-            raise ValueError("x contains NaN/Inf; evaluate at finite states only.")
+            raise InvalidInputError("x contains NaN/Inf; evaluate at finite states only.")
         mu, sd, _ = self._scales
         return (a - mu) / sd, single
 
@@ -797,7 +802,7 @@ def _adam(model, X: torch.Tensor, Y: torch.Tensor, n_iter: int, lr: float, progr
         if not math.isfinite(val):
             reason = f"non-finite marginal likelihood at Adam step {k}"
             if best_state is None:
-                raise FloatingPointError(
+                raise NumericalError(
                     "the marginal likelihood is not finite at the initial hyperparameters; check "
                     "the data for duplicated/extreme values or pass init_lengthscale."
                 )

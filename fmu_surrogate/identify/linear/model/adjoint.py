@@ -100,6 +100,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import expm
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.identify.linear.model.discretisation import (  # noqa: F401  (re-exported)
     _BLOCK_FRECHET_MAX,
     _expm_frechet_adjoint,
@@ -479,7 +480,7 @@ def evaluator_settings(
     wrt_checked = _check_wrt(wrt)
     _check_gradient(gradient, mode)
     if not isinstance(reg, Regularization):
-        raise TypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
+        raise InvalidTypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
     exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
     if n_ports is None:
         n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1
@@ -488,9 +489,9 @@ def evaluator_settings(
 
 def _check_gradient(gradient: str, mode: str) -> None:
     if gradient not in ("exact", "paper"):
-        raise ValueError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
+        raise InvalidInputError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
     if gradient == "paper" and mode != "euler":
-        raise ValueError(
+        raise InvalidInputError(
             "gradient='paper' (continuous adjoint, explicit Euler) exists only for mode='euler'; "
             "use gradient='exact' with mode='exact'."
         )
