@@ -227,3 +227,10 @@ def test_missing_dataset_file_and_unknown_run(tmp_path):
     ds = fs.load_dataset(ROOT / "tests" / "fmu" / "fixtures" / "dataset_v1.nc")
     with _raises_both(KeyError, r"^run 999 is not in the dataset \(runs: \[0, 1, 2\]\)\.$"):
         fs.run_arrays(ds, ["x"], runs=[999])
+
+
+def test_hamiltonian_of_a_system_built_without_one():
+    system = fs.PHDAE(E=np.eye(1), J=np.zeros((1, 1)), R=np.eye(1), B=np.eye(1),
+                      effort=lambda x: x)
+    with _raises_both(AttributeError, "this system has no Hamiltonian"):
+        system.hamiltonian(np.zeros(1))
