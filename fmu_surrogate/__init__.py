@@ -26,6 +26,13 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     # errors
     "FmuSurrogateError": "fmu_surrogate.errors",
+    "ComputationError": "fmu_surrogate.errors",
+    "InvalidInputError": "fmu_surrogate.errors",
+    "InvalidTypeError": "fmu_surrogate.errors",
+    "MissingFileError": "fmu_surrogate.errors",
+    "NotFoundError": "fmu_surrogate.errors",
+    "NumericalError": "fmu_surrogate.errors",
+    "UnavailableError": "fmu_surrogate.errors",
     "FMUError": "fmu_surrogate.fmu.errors",
     "StructureError": "fmu_surrogate.ph.structure",
     "NotFittedError": "fmu_surrogate.identify.base",
@@ -81,7 +88,14 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate import ph as ph
     from fmu_surrogate.benchmarks.build import benchmark_fmu as benchmark_fmu
+    from fmu_surrogate.errors import ComputationError as ComputationError
     from fmu_surrogate.errors import FmuSurrogateError as FmuSurrogateError
+    from fmu_surrogate.errors import InvalidInputError as InvalidInputError
+    from fmu_surrogate.errors import InvalidTypeError as InvalidTypeError
+    from fmu_surrogate.errors import MissingFileError as MissingFileError
+    from fmu_surrogate.errors import NotFoundError as NotFoundError
+    from fmu_surrogate.errors import NumericalError as NumericalError
+    from fmu_surrogate.errors import UnavailableError as UnavailableError
     from fmu_surrogate.export.fmi.fmu_export import export_fmu as export_fmu
     from fmu_surrogate.export.modelica import export_modelica as export_modelica
     from fmu_surrogate.fmu import signals as signals

@@ -47,6 +47,13 @@ def test_package_errors_share_one_base_and_keep_their_builtins():
         (FMUBuildError, RuntimeError),
         (DatasetError, ValueError),
         (UnknownVariableError, KeyError),
+        (fs.InvalidInputError, ValueError),
+        (fs.InvalidTypeError, TypeError),
+        (fs.NotFoundError, KeyError),
+        (fs.MissingFileError, FileNotFoundError),
+        (fs.UnavailableError, AttributeError),
+        (fs.ComputationError, RuntimeError),
+        (fs.NumericalError, FloatingPointError),
     ]:
         assert issubclass(cls, fs.FmuSurrogateError), cls
         assert issubclass(cls, builtin), cls

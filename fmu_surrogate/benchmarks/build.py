@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fmu_surrogate.benchmarks import specs
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.export.fmi.model_description import (
     FRAMEWORK_HEADER,
     FRAMEWORK_SOURCE,
@@ -117,7 +118,8 @@ def _check(names: Iterable[str] | None) -> list[str]:
     names = list(names)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
-        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {sorted(BENCHMARKS)}.")
+        raise InvalidInputError(
+            f"unknown benchmark(s) {unknown}; choose from {sorted(BENCHMARKS)}.")
     return names
 
 
@@ -159,7 +161,7 @@ def build_benchmark(
     bench = BENCHMARKS[name]
     unknown = set(options) - set(bench.options)
     if unknown:
-        raise ValueError(
+        raise InvalidInputError(
             f"{name} has no build option(s) {sorted(unknown)}; it accepts {sorted(bench.options) or 'none'}."
         )
     spec = bench.spec(**options)
@@ -228,7 +230,7 @@ def build_benchmarks(
     selected = _check(names)
     unused = [k for k in options if not any(k in BENCHMARKS[n].options for n in selected)]
     if unused:
-        raise ValueError(
+        raise InvalidInputError(
             f"build option(s) {unused} are not accepted by any of {selected}; "
             + "; ".join(f"{n}: {sorted(BENCHMARKS[n].options)}" for n in selected if BENCHMARKS[n].options)
         )

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.errors import ComputationError, FmuSurrogateError, InvalidInputError
 from fmu_surrogate.ph import LinearPH
 
 Array = np.ndarray
@@ -78,7 +78,8 @@ def _elements(elements: Mapping[str, float] | None) -> dict[str, float]:
     if elements:
         unknown = set(elements) - set(ELEMENTS)
         if unknown:
-            raise ValueError(f"unknown circuit elements {sorted(unknown)}; known: {sorted(ELEMENTS)}.")
+            raise InvalidInputError(
+                f"unknown circuit elements {sorted(unknown)}; known: {sorted(ELEMENTS)}.")
         e.update({k: float(v) for k, v in elements.items()})
     return e
 
@@ -193,7 +194,7 @@ def input_signal(
         Seed of the phases.
     """
     if n_lines < 1 or cutoff_hz <= 0:
-        raise ValueError("n_lines must be >= 1 and cutoff_hz > 0.")
+        raise InvalidInputError("n_lines must be >= 1 and cutoff_hz > 0.")
     rng = np.random.default_rng(seed)
     phases = rng.uniform(0.0, 2.0 * np.pi, n_lines)
     f = cutoff_hz * np.arange(1, n_lines + 1) / n_lines
@@ -282,15 +283,15 @@ def simulate(
         sol = solve_ivp(lambda s, y: circuit.rhs(y, float(vin(s))), (t[0], t[-1]), x,
                         method="DOP853", t_eval=t, rtol=rtol, atol=atol)
         if not sol.success:
-            raise RuntimeError(f"reference solve failed: {sol.message}")
+            raise ComputationError(f"reference solve failed: {sol.message}")
         X = sol.y.T
         u = np.array([float(vin(s)) for s in t])
     else:
         u = np.asarray(vin, dtype=float)
         if u.shape != t.shape:
-            raise ValueError(f"vin must have the shape of t {t.shape}, got {u.shape}.")
+            raise InvalidInputError(f"vin must have the shape of t {t.shape}, got {u.shape}.")
         if hold not in ("zoh", "linear"):
-            raise ValueError(f"hold must be 'zoh' or 'linear', got {hold!r}.")
+            raise InvalidInputError(f"hold must be 'zoh' or 'linear', got {hold!r}.")
         for k in range(len(t) - 1):
             t0, t1, u0, u1 = t[k], t[k + 1], u[k], u[k + 1]
             if hold == "zoh":
@@ -301,7 +302,7 @@ def simulate(
                 )
             sol = solve_ivp(f, (t0, t1), x, method="DOP853", rtol=rtol, atol=atol)
             if not sol.success:
-                raise RuntimeError(f"reference solve failed on [{t0}, {t1}]: {sol.message}")
+                raise ComputationError(f"reference solve failed on [{t0}, {t1}]: {sol.message}")
             x = sol.y[:, -1]
             X[k + 1] = x
     iv = np.array([circuit.branch(v3) for v3 in X[:, 2]])

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fmu_surrogate.errors import ComputationError, InvalidInputError
+
 Array = np.ndarray
 
 #: Default parameters.
@@ -30,10 +32,11 @@ def _params(params: dict[str, float] | None) -> dict[str, float]:
     if params:
         unknown = set(params) - set(PARAMS)
         if unknown:
-            raise ValueError(f"unknown Duffing parameters {sorted(unknown)}; known: {sorted(PARAMS)}.")
+            raise InvalidInputError(
+                f"unknown Duffing parameters {sorted(unknown)}; known: {sorted(PARAMS)}.")
         p.update({k: float(v) for k, v in params.items()})
     if p["m"] <= 0:
-        raise ValueError(f"m must be > 0, got {p['m']}.")
+        raise InvalidInputError(f"m must be > 0, got {p['m']}.")
     return p
 
 
@@ -53,7 +56,7 @@ def white_noise_force(
     Meant to be held constant over each sample period (zero-order hold).
     """
     if dt <= 0 or stop <= 0:
-        raise ValueError("stop and dt must be > 0.")
+        raise InvalidInputError("stop and dt must be > 0.")
     n = round(stop / dt)
     t = np.arange(n + 1) * dt
     u = np.random.default_rng(seed).normal(0.0, std, n + 1)
@@ -97,7 +100,7 @@ def simulate(
     t = np.asarray(t, dtype=float)
     u = np.asarray(u, dtype=float)
     if u.shape != t.shape:
-        raise ValueError(f"u must have the shape of t {t.shape}, got {u.shape}.")
+        raise InvalidInputError(f"u must have the shape of t {t.shape}, got {u.shape}.")
     m, c, a, b = p["m"], p["c"], p["a"], p["b"]
     X = np.empty((len(t), 2))
     X[0] = x0
@@ -108,7 +111,7 @@ def simulate(
             (t[k], t[k + 1]), X[k], method="DOP853", rtol=rtol, atol=atol,
         )
         if not sol.success:
-            raise RuntimeError(f"reference solve failed on [{t[k]}, {t[k + 1]}]: {sol.message}")
+            raise ComputationError(f"reference solve failed on [{t[k]}, {t[k + 1]}]: {sol.message}")
         X[k + 1] = sol.y[:, -1]
     return DuffingTrajectory(t, X[:, 0], X[:, 1], acceleration(X[:, 0], X[:, 1], u, p), u)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph import LinearPH
 
 
@@ -23,7 +24,8 @@ def msd_chain(
         ``m_j``, ``k_j``, ``c_j`` (damper from mass j to ground), equal for all cells.
     """
     if n_cells < 2:
-        raise ValueError(f"n_cells must be at least 2 (two inputs act on masses 1 and 2), got {n_cells}.")
+        raise InvalidInputError(
+            f"n_cells must be at least 2 (two inputs act on masses 1 and 2), got {n_cells}.")
     N = n_cells
     n = 2 * N
     J = np.kron(np.eye(N), np.array([[0.0, 1.0], [-1.0, 0.0]]))

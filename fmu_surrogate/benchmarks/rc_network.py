@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph import PHDAE
 
 Array = np.ndarray
@@ -77,7 +78,7 @@ def euler_data(
     for k in range(n_steps):
         x1[k + 1] = x1[k] + h * G * (u[k] - np.sqrt(2.0 * x1[k]))
         if not x1[k + 1] > 0.0:
-            raise ValueError(
+            raise InvalidInputError(
                 f"explicit Euler left the domain x1 > 0 at step {k + 1} (h = {h:.3g}); "
                 "use more steps (the paper uses 3000)."
             )

@@ -17,6 +17,7 @@ from fmu_surrogate.benchmarks.vendor import power_damper as _power_damper
 from fmu_surrogate.benchmarks.vendor import progressive_spring as _progressive_spring
 from fmu_surrogate.benchmarks.vendor import quarter_car as _quarter_car
 from fmu_surrogate.benchmarks.vendor import saturating_inductor as _saturating_inductor
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 #: Upper limit of ``n_cells`` for the mass-spring-damper chain (keeps the XML and the C arrays
@@ -114,7 +115,7 @@ def msd_chain_spec(n_cells: int = 50) -> ModelSpec:
     """
     n_cells = int(n_cells)
     if not 2 <= n_cells <= MSD_MAX_CELLS:
-        raise ValueError(
+        raise InvalidInputError(
             f"n_cells must lie in [2, {MSD_MAX_CELLS}] (two inputs act on masses 1 and 2), "
             f"got {n_cells}."
         )

@@ -35,6 +35,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
 
 Array = NDArray[np.float64]
@@ -52,9 +53,9 @@ __all__ = [
 def _as_time(t: ArrayLike, name: str = "t") -> Array:
     a = np.asarray(t, dtype=float)
     if a.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of time points, got shape {a.shape}.")
+        raise InvalidInputError(f"{name} must be a 1-D array of time points, got shape {a.shape}.")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or Inf; pass finite time points.")
+        raise InvalidInputError(f"{name} contains NaN or Inf; pass finite time points.")
     return a
 
 
@@ -64,17 +65,17 @@ def _as_states(x: ArrayLike, n_time: int) -> tuple[Array, bool]:
     if vector:
         a = a[:, None]
     if a.ndim != 2 or a.shape[0] != n_time:
-        raise ValueError(
+        raise InvalidInputError(
             f"x must have shape (N, n) or (N,) with N = len(t) = {n_time}, got {np.shape(x)}."
         )
     if not np.all(np.isfinite(a)):
-        raise ValueError("x contains NaN or Inf; remove or interpolate those samples first.")
+        raise InvalidInputError("x contains NaN or Inf; remove or interpolate those samples first.")
     return a, vector
 
 
 def _check_increasing(t: Array, what: str) -> None:
     if np.any(np.diff(t) <= 0.0):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what} must be strictly increasing (sorted, no repeated time points); "
             "sort the samples and drop duplicates first."
         )
@@ -87,21 +88,23 @@ def _subset(t: Array, train_index: ArrayLike | None) -> tuple[Array, Array]:
     idx = np.asarray(train_index)
     if idx.dtype == bool:
         if idx.shape != t.shape:
-            raise ValueError(f"a boolean train_index must have shape {t.shape}, got {idx.shape}.")
+            raise InvalidInputError(
+                f"a boolean train_index must have shape {t.shape}, got {idx.shape}.")
         idx = np.flatnonzero(idx)
     if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-        raise ValueError("train_index must be a 1-D array of integer indices (or a boolean mask).")
+        raise InvalidInputError(
+            "train_index must be a 1-D array of integer indices (or a boolean mask).")
     if idx.size and (idx.min() < -len(t) or idx.max() >= len(t)):
-        raise ValueError(f"train_index has entries outside [0, {len(t)}).")
+        raise InvalidInputError(f"train_index has entries outside [0, {len(t)}).")
     idx = np.where(idx < 0, idx + len(t), idx)
     if len(np.unique(idx)) != len(idx):
-        raise ValueError("train_index contains repeated indices; pass each sample once.")
+        raise InvalidInputError("train_index contains repeated indices; pass each sample once.")
     return np.sort(idx), idx
 
 
 def _need(n: int, minimum: int, method: str) -> None:
     if n < minimum:
-        raise ValueError(
+        raise InvalidInputError(
             f"method={method!r} needs at least {minimum} samples to fit, got {n}; "
             "use more samples (a larger train_index) or another method."
         )
@@ -112,7 +115,7 @@ def _positions(t_fit: Array, t_eval: Array, method: str) -> Array:
     pos = np.searchsorted(t_fit, t_eval)
     pos = np.clip(pos, 0, len(t_fit) - 1)
     if not np.array_equal(t_fit[pos], t_eval):
-        raise ValueError(
+        raise InvalidInputError(
             f"method={method!r} gives derivatives only at the sample times it was fitted on; "
             "t_eval contains other times. Use method='spline' or 'gp' to evaluate anywhere."
         )
@@ -174,7 +177,8 @@ def spline_derivatives(
     _need(len(tt), 5, "spline")
     te = tt if t_eval is None else _as_time(t_eval, "t_eval")
     if smoothing is not None and not (np.isfinite(smoothing) and smoothing >= 0):
-        raise ValueError(f"smoothing must be a finite number >= 0 or None, got {smoothing!r}.")
+        raise InvalidInputError(
+            f"smoothing must be a finite number >= 0 or None, got {smoothing!r}.")
     out = np.empty((len(te), xx.shape[1]))
     for j in range(xx.shape[1]):
         spl = make_smoothing_spline(tt, xx[:, j], lam=smoothing)
@@ -261,9 +265,9 @@ class GPDerivative:
         _check_increasing(tt, "t")
         _need(len(tt), 2, "gp")
         if not (0.0 < self.noise_floor < 1.0):
-            raise ValueError(f"noise_floor must lie in (0, 1), got {self.noise_floor!r}.")
+            raise InvalidInputError(f"noise_floor must lie in (0, 1), got {self.noise_floor!r}.")
         if self.max_hyper_points < 2:
-            raise ValueError("max_hyper_points must be at least 2.")
+            raise InvalidInputError("max_hyper_points must be at least 2.")
         self._vector = vector
         self._t0 = float(tt[0])
         self._tscale = float(tt[-1] - tt[0])
@@ -407,13 +411,13 @@ def estimate_derivatives(
     tt = _as_time(t)
     xx, vector = _as_states(x, len(tt))
     if method not in ("fd", "spline", "gp", "exact"):
-        raise ValueError(f"method must be 'fd', 'spline', 'gp' or 'exact', got {method!r}.")
+        raise InvalidInputError(f"method must be 'fd', 'spline', 'gp' or 'exact', got {method!r}.")
     if smoothing is not None and method != "spline":
-        raise ValueError("smoothing applies only to method='spline'.")
+        raise InvalidInputError("smoothing applies only to method='spline'.")
     if gp_options is not None and method != "gp":
-        raise ValueError("gp_options applies only to method='gp'.")
+        raise InvalidInputError("gp_options applies only to method='gp'.")
     if (exact is None) == (method == "exact"):
-        raise ValueError(
+        raise InvalidInputError(
             "method='exact' needs exact= (the true derivatives or a function of t), "
             "and exact= is only used with method='exact'."
         )
@@ -429,7 +433,8 @@ def estimate_derivatives(
             ex, _ = _as_states(exact, len(tt))
             out = ex[fit_idx][_positions(t_fit, te, "exact")]
         if out.shape[1] != xx.shape[1]:
-            raise ValueError(f"exact derivatives have {out.shape[1]} columns, x has {xx.shape[1]}.")
+            raise InvalidInputError(
+                f"exact derivatives have {out.shape[1]} columns, x has {xx.shape[1]}.")
     elif method == "fd":
         out = finite_differences(t_fit, xx[fit_idx])[_positions(t_fit, te, "fd")]
     elif method == "spline":

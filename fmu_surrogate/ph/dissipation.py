@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.structure import StructureError
 
 Array = NDArray[np.float64]
@@ -182,8 +183,8 @@ class PowerDissipation:
             As written by :meth:`to_dict`.
         """
         if d.get("format") != FORMAT or d.get("version") != VERSION:
-            raise ValueError(f"not a version-{VERSION} power dissipation (format "
-                             f"{d.get('format')!r}, version {d.get('version')!r}).")
+            raise InvalidInputError(f"not a version-{VERSION} power dissipation (format "
+                                    f"{d.get('format')!r}, version {d.get('version')!r}).")
         M = np.asarray(d["directions"], dtype=float).reshape(-1, int(d["n_states"]))
         return cls(M, d["gains"], d["exponents"], d["smoothing"])
 

@@ -110,7 +110,7 @@ def _composite_from_dict(d: dict) -> CompositeEffort:
     for p in d["parts"]:
         codec = _EFFORTS.get(p["kind"])
         if codec is None:
-            raise ValueError(f"unknown effort kind {p['kind']!r} of a part")
+            raise SurrogateFileError(f"unknown effort kind {p['kind']!r} of a part")
         eff = codec[2](p["data"])
         parts.append(eff)
         hams.append(getattr(eff, "hamiltonian", None) if p.get("hamiltonian") else None)
@@ -132,7 +132,8 @@ def _partly_known_to_dict(e: PartlyKnownEffort) -> dict:
 def _partly_known_from_dict(d: dict) -> PartlyKnownEffort:
     codec = _EFFORTS.get(d["learned"]["kind"])
     if codec is None:
-        raise ValueError(f"unknown effort kind {d['learned']['kind']!r} of the learned part")
+        raise SurrogateFileError(
+            f"unknown effort kind {d['learned']['kind']!r} of the learned part")
     return PartlyKnownEffort(codec[2](d["learned"]["data"]), PolynomialEffort.from_dict(d["known"]))
 
 

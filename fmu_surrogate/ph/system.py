@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, UnavailableError
 from fmu_surrogate.ph.efforts.linear import LinearEffort
 from fmu_surrogate.ph.structure import (
     StructureError,
@@ -81,7 +82,7 @@ def as_state_rows(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
     single = a.ndim == 1
     a = np.atleast_2d(a)
     if a.ndim != 2 or a.shape[1] != n:
-        raise ValueError(f"{name} must have shape (N, {n}) or ({n},), got {np.shape(x)}.")
+        raise InvalidInputError(f"{name} must have shape (N, {n}) or ({n},), got {np.shape(x)}.")
     return a, single
 
 
@@ -240,7 +241,7 @@ class PHDAE:
             States.
         """
         if self._hamiltonian is None:
-            raise AttributeError(
+            raise UnavailableError(
                 "this system has no Hamiltonian (its effort was not constructed as a gradient); "
                 "identify it with the Hamiltonian-consistent option to get one."
             )

@@ -19,6 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 __all__ = ["FUNCTIONS", "LOOP", "Builder", "Let", "Loop", "Num", "Op", "Par", "Program", "State",
@@ -244,7 +246,7 @@ def _value(e: Expr, env: dict[str, Any], x: Array, params: dict[str, Array]) -> 
         return vals[0] / vals[1]
     if e.op in FUNCTIONS:
         return FUNCTIONS[e.op](vals[0])
-    raise ValueError(f"unknown operation {e.op!r}")
+    raise InvalidInputError(f"unknown operation {e.op!r}")
 
 
 def evaluate(program: Program, params: dict[str, Array], x: Array) -> Array:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from fmu_surrogate.errors import InvalidInputError
+
 CAUSALITIES = ("parameter", "calculatedParameter", "input", "output", "local", "independent")
 VARIABILITIES = ("constant", "fixed", "tunable", "discrete", "continuous")
 TYPES = ("Real", "Integer", "Boolean")
@@ -154,42 +156,46 @@ class ModelSpec:
         names = [v.name for v in self.variables]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
-            raise ValueError(f"{self.identifier}: duplicate variable names {sorted(dup)}.")
+            raise InvalidInputError(f"{self.identifier}: duplicate variable names {sorted(dup)}.")
         symbols = [v.symbol for v in self.variables]
         if len(set(symbols)) != len(symbols):
-            raise ValueError(f"{self.identifier}: two variable names map to the same C symbol.")
+            raise InvalidInputError(
+                f"{self.identifier}: two variable names map to the same C symbol.")
         known = set(names)
         for v in self.variables:
             if v.causality not in CAUSALITIES:
-                raise ValueError(f"{v.name}: unknown causality {v.causality!r}.")
+                raise InvalidInputError(f"{v.name}: unknown causality {v.causality!r}.")
             if v.variability not in VARIABILITIES:
-                raise ValueError(f"{v.name}: unknown variability {v.variability!r}.")
+                raise InvalidInputError(f"{v.name}: unknown variability {v.variability!r}.")
             if v.type not in TYPES:
-                raise ValueError(f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
+                raise InvalidInputError(
+                    f"{v.name}: unsupported type {v.type!r} (use one of {TYPES}).")
             if v.derivative is not None and v.derivative not in known:
-                raise ValueError(f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
+                raise InvalidInputError(
+                    f"{v.name} is declared the derivative of unknown {v.derivative!r}.")
             if v.dependencies is not None:
                 self._check_dependencies(v)
             unknown = set(v.initial_dependencies or ()) - known
             if unknown:
-                raise ValueError(f"{v.name} depends on unknown {sorted(unknown)}.")
+                raise InvalidInputError(f"{v.name} depends on unknown {sorted(unknown)}.")
             needs_start = v.causality in ("parameter", "input") or v.variability == "constant"
             if needs_start and v.start is None:
-                raise ValueError(f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
+                raise InvalidInputError(
+                    f"{self.identifier}: {v.causality} {v.name!r} needs a start value.")
 
     def _check_dependencies(self, v: Var) -> None:
         state_names = {u.derivative for u in self.variables if u.derivative is not None}
         if v.causality != "output" and v.derivative is None and v.name not in state_names:
-            raise ValueError(f"{v.name}: only outputs declare dependencies (it is a {v.causality}); "
-                             "states and their derivatives declare theirs too.")
+            raise InvalidInputError(
+                f"{v.name}: only outputs declare dependencies (it is a {v.causality}); "
+                "states and their derivatives declare theirs too.")
         states = {s.name for s, _ in self.states()} if self.model_exchange else set()
-        knowns = states | {u.name for u in self.variables if u.causality in ("input", "parameter")}
-        if v.causality == "output":
-            knowns -= {u.name for u in self.variables if u.causality == "parameter"}
+        known_causalities = ("input",) if v.causality == "output" else ("input", "parameter")
+        knowns = states | {u.name for u in self.variables if u.causality in known_causalities}
         unknown = [d for d in v.dependencies or () if d not in knowns]
         if unknown:
-            raise ValueError(f"{v.name} depends on {unknown}, which are neither inputs nor "
-                             "declared continuous states; list only those.")
+            raise InvalidInputError(f"{v.name} depends on {unknown}, which are neither inputs nor "
+                                    "declared continuous states; list only those.")
 
     # ------------------------------------------------------------------ derived tables
     def by_type(self, type_: str) -> list[Var]:
@@ -486,7 +492,7 @@ def _c_real(x: float | bool | None) -> str:
         return "0.0"
     x = float(x)
     if not math.isfinite(x):
-        raise ValueError(f"start value {x} is not finite.")
+        raise InvalidInputError(f"start value {x} is not finite.")
     return repr(x)
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.backends.api import _column_layout
 from fmu_surrogate.fmu.backends.native_loop import (
     LOOP_DONE,
@@ -42,7 +43,8 @@ def _as_type(value: Any, vtype: str) -> Any:
         return str(value)
     v = float(value)
     if v != round(v):
-        raise ValueError(f"value {value!r} is not an integer but the variable has type {vtype}")
+        raise InvalidInputError(
+            f"value {value!r} is not an integer but the variable has type {vtype}")
     return round(v)
 
 

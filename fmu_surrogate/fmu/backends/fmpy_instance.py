@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.backends.api import BoundedLog, LogSink, RunOutput, _opened_info
 from fmu_surrogate.fmu.backends.fmpy_cs import (
     _FMI2_GET,
@@ -70,7 +71,7 @@ class FmpyBackend:
                  reuse_instance: bool = True, log_sink: LogSink | None = None,
                  native_loop: bool = True) -> None:
         if interface not in ("auto", "cs", "me"):
-            raise ValueError(f"interface must be 'auto', 'cs' or 'me', got {interface!r}")
+            raise InvalidInputError(f"interface must be 'auto', 'cs' or 'me', got {interface!r}")
         self.interface = interface
         self.tolerance = tolerance
         self.reuse_instance = reuse_instance
@@ -101,13 +102,13 @@ class FmpyBackend:
         self.fmi3 = str(info.fmi_version).startswith("3")
         if self.interface == "cs" or (self.interface == "auto" and info.supports_cs):
             if not info.supports_cs:
-                raise ValueError(f"{info.name} does not support co-simulation; use "
-                                 f"interface='me' or 'auto'.")
+                raise InvalidInputError(f"{info.name} does not support co-simulation; use "
+                                        f"interface='me' or 'auto'.")
             self.kind = "cs"
         else:
             if not info.supports_me:
-                raise ValueError(f"{info.name} does not support model exchange; use "
-                                 f"interface='cs' or 'auto'.")
+                raise InvalidInputError(f"{info.name} does not support model exchange; use "
+                                        f"interface='cs' or 'auto'.")
             self.kind = "me"
         self._vars = {v.name: v for v in info.variables}
         self._unzipdir = _extract_checked(fmu_path, extract)
@@ -273,7 +274,7 @@ class FmpyBackend:
               stop_time: float | None = None, inputs: Mapping[str, float] | None = None) -> None:
         """Reset, set start values and initial inputs, initialise (co-simulation only)."""
         if self.kind != "cs":
-            raise ValueError("stepwise sessions need a co-simulation FMU")
+            raise InvalidInputError("stepwise sessions need a co-simulation FMU")
         self._messages = BoundedLog()
         self._fresh_instance()
         self._dirty = True

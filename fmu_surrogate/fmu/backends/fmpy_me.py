@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.backends.fmpy_opened import OpenedFmpy
 
@@ -22,7 +24,7 @@ def run_me(b: OpenedFmpy, start_values, inputs, time, record, lay, out, progress
     n = time.shape[0]
     dt = np.diff(time)
     if n > 2 and not np.allclose(dt, dt[0], rtol=1e-9, atol=0):
-        raise ValueError("model exchange needs a uniform time grid (start, stop, step)")
+        raise InvalidInputError("model exchange needs a uniform time grid (start, stop, step)")
     sig = None
     if inputs:
         sig = np.zeros(n, dtype=[("time", np.float64)] + [(k, np.float64) for k in inputs])

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.fmu.backends.api import STATUS_NAMES, Backend, RunOutput
 from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
 from fmu_surrogate.fmu.backends.pyfmi_instance import PyFMIBackend
@@ -76,9 +77,9 @@ def register_backend(name: str, factory: Callable[..., Backend]) -> None:
     """
     key = str(name).lower()
     if key in _BUILTIN:
-        raise ValueError(f"backend name {name!r} is built in; register under another name.")
+        raise InvalidInputError(f"backend name {name!r} is built in; register under another name.")
     if not callable(factory):
-        raise TypeError(f"the factory of backend {name!r} must be callable, got "
+        raise InvalidTypeError(f"the factory of backend {name!r} must be callable, got "
                          f"{type(factory).__name__}.")
     _REGISTRY[key] = factory
 
@@ -119,10 +120,11 @@ def get_backend(name: str = "auto", **options: Any) -> Backend:
         try:
             return PyFMIBackend(**options)
         except ImportError:
-            raise ValueError("backend 'pyfmi' needs PyFMI, which is not installed (it has no pip "
-                             "wheel here; install it with conda: `conda install -c conda-forge "
-                             "pyfmi`), or use --backend fmpy.") from None
+            raise InvalidInputError(
+                "backend 'pyfmi' needs PyFMI, which is not installed (it has no pip "
+                "wheel here; install it with conda: `conda install -c conda-forge "
+                "pyfmi`), or use --backend fmpy.") from None
     if key in _REGISTRY:
         return _REGISTRY[key](**options)
-    raise ValueError(f"unknown backend {name!r}; choose one of: auto, "
-                     f"{', '.join(available_backends())}.")
+    raise InvalidInputError(f"unknown backend {name!r}; choose one of: auto, "
+                            f"{', '.join(available_backends())}.")

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidTypeError
 from fmu_surrogate.fmu.campaigns.execution import StorageError, run_campaign
 from fmu_surrogate.fmu.campaigns.experiment import (
     _normalise_parameters,
@@ -356,7 +357,7 @@ def _json_default(o: Any) -> Any:
         return o.item()
     if isinstance(o, Path):
         return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+    raise InvalidTypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 

@@ -42,6 +42,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.campaigns.store_records import (
     damaged_stretch,
     encode_record,
@@ -248,7 +249,7 @@ class RunStore:
         """
         data = np.asarray(data)
         if data.ndim != 2 or data.shape[1] != self.n_columns:
-            raise ValueError(f"data must have shape (n, {self.n_columns}), got {data.shape}")
+            raise InvalidInputError(f"data must have shape (n, {self.n_columns}), got {data.shape}")
         header = {"campaign": self.manifest["campaign_hash"], **header}
         self.append_record(encode_record(header, data))
 

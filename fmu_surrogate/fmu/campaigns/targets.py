@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.model.info import DefaultExperiment, FMUInfo, Variable
 
 __all__ = ["Target", "target_info"]
@@ -91,7 +92,8 @@ def target_info(name: str, path: str | os.PathLike, content_hash: str,
     names = [v.name for v in variables]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"target {name!r} declares the variables {twice} twice; give each once.")
+        raise InvalidInputError(
+            f"target {name!r} declares the variables {twice} twice; give each once.")
     return FMUInfo(path=Path(path), sha256=str(content_hash), name=name, guid="", fmi_version="",
                    generation_tool="", model_identifier_cs=name, model_identifier_me=None,
                    platforms=(), has_binary=True, variables=tuple(variables), states=(),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.dataset.read import data_var_name, fmu_variables, parameter_names
 from fmu_surrogate.fmu.dataset.schema import (
     FORMAT_NAME,
@@ -70,18 +71,18 @@ def records_to_dataset(
     """
     t = np.asarray(time, dtype=float)
     if t.ndim != 1 or t.size == 0:
-        raise ValueError(f"time must be a non-empty 1-D array, got shape {t.shape}.")
+        raise InvalidInputError(f"time must be a non-empty 1-D array, got shape {t.shape}.")
     if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-        raise ValueError("time must be finite and strictly increasing.")
+        raise InvalidInputError("time must be finite and strictly increasing.")
     T = t.size
     variables = list(variables)
     if len(set(variables)) != len(variables):
         dup = sorted({v for v in variables if variables.count(v) > 1})
-        raise ValueError(f"variables lists {dup} more than once; give each name once.")
+        raise InvalidInputError(f"variables lists {dup} more than once; give each name once.")
     records = list(records)
     idx = [int(r.index) for r in records]
     if len(set(idx)) != len(idx):
-        raise ValueError("run indices must be unique; two records have the same index.")
+        raise InvalidInputError("run indices must be unique; two records have the same index.")
     R = len(records)
 
     # shape of every variable: from the data, else from the model description
@@ -110,11 +111,13 @@ def records_to_dataset(
                     continue
                 v = np.asarray(r.values[name], dtype=float)
                 if v.shape[1:] != shp:
-                    raise ValueError(f"run {r.index}: variable {name!r} has shape {v.shape[1:]} per "
-                                     f"sample, other runs have {shp}.")
+                    raise InvalidInputError(
+                        f"run {r.index}: variable {name!r} has shape {v.shape[1:]} per "
+                        f"sample, other runs have {shp}.")
                 if v.shape[0] > T:
-                    raise ValueError(f"run {r.index}: variable {name!r} has {v.shape[0]} samples, "
-                                     f"more than the {T} of the time grid.")
+                    raise InvalidInputError(
+                        f"run {r.index}: variable {name!r} has {v.shape[0]} samples, "
+                        f"more than the {T} of the time grid.")
                 col = v[(slice(None),) + eidx] if shp else v
                 arr[i, : col.shape[0]] = col
             columns.append((name, suffix, arr))
@@ -209,7 +212,7 @@ def assemble_dataset(
     data_vars: dict[str, Any] = {}
     for name, suffix, arr in columns:
         if arr.shape != (R, T):
-            raise ValueError(f"column {name!r} has shape {arr.shape}, expected {(R, T)}.")
+            raise InvalidInputError(f"column {name!r} has shape {arr.shape}, expected {(R, T)}.")
         full = f"{name}[{suffix}]" if suffix else name
         a: dict[str, Any] = {"fmu_variable": name}
         if suffix:
@@ -221,7 +224,7 @@ def assemble_dataset(
                 a["units"] = info.unit
         key = escape_name(full)
         if key in data_vars:
-            raise ValueError(f"variable {full!r} appears twice after expanding arrays.")
+            raise InvalidInputError(f"variable {full!r} appears twice after expanding arrays.")
         data_vars[key] = (("run", "time"), arr, a)
     for p, values in params.items():
         data_vars[param_var_name(p)] = (("run",), np.asarray(values, dtype=float), {"parameter": p})

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import MissingFileError, NotFoundError
 from fmu_surrogate.fmu.dataset.schema import STATUS_FAILED, STATUS_OK, escape_name, param_var_name
 from fmu_surrogate.fmu.dataset.upgrade import _NOT_OURS, _check_version
 from fmu_surrogate.fmu.errors import DatasetError, UnknownVariableError
@@ -47,8 +48,8 @@ def load_dataset(path: str | os.PathLike) -> xr.Dataset:
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such dataset file; check the path (datasets are "
-                                f"written by `fmu-surrogate harvest MODEL.fmu -o DATA.nc`).")
+        raise MissingFileError(f"{path}: no such dataset file; check the path (datasets are "
+                               f"written by `fmu-surrogate harvest MODEL.fmu -o DATA.nc`).")
     try:
         with xr.open_dataset(path, engine="h5netcdf", decode_times=False,
                              decode_timedelta=False) as f:
@@ -163,8 +164,8 @@ def run_arrays(
         sel = []
         for r in runs:
             if int(r) not in pos:
-                raise KeyError(f"run {r} is not in the dataset (runs: {labels[:10]}"
-                               f"{'...' if len(labels) > 10 else ''}).")
+                raise NotFoundError(f"run {r} is not in the dataset (runs: {labels[:10]}"
+                                    f"{'...' if len(labels) > 10 else ''}).")
             sel.append(pos[int(r)])
     t_all = np.asarray(ds["time"].values, dtype=float)
     status = ds["status"].values

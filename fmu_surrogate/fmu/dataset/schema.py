@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
+
 #: Version of the on-disk layout described in the module docstring.
 FORMAT_VERSION = 2
 #: Value of the global ``format`` attribute that marks our files.
@@ -136,14 +138,15 @@ class RunRecord:
 
     def __post_init__(self) -> None:
         if self.status not in (STATUS_OK, STATUS_FAILED):
-            raise ValueError(f"RunRecord {self.index}: status must be 'ok' or 'failed', got "
-                             f"{self.status!r}.")
+            raise InvalidInputError(f"RunRecord {self.index}: status must be 'ok' or 'failed', got "
+                                    f"{self.status!r}.")
         if self.status == STATUS_OK and self.failure_kind:
-            raise ValueError(f"RunRecord {self.index}: an ok run has failure_kind ''; got "
-                             f"{self.failure_kind!r}.")
+            raise InvalidInputError(f"RunRecord {self.index}: an ok run has failure_kind ''; got "
+                                    f"{self.failure_kind!r}.")
         if self.status == STATUS_FAILED and self.failure_kind not in FAILURE_KINDS:
-            raise ValueError(f"RunRecord {self.index}: failure_kind {self.failure_kind!r} is not "
-                             f"one of {sorted(FAILURE_KINDS)}.")
+            raise InvalidInputError(
+                f"RunRecord {self.index}: failure_kind {self.failure_kind!r} is not "
+                f"one of {sorted(FAILURE_KINDS)}.")
 
     @property
     def ok(self) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.dataset.schema import _SIGNAL_DIM, signal_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,10 +50,10 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
         ``path``.
     """
     if not isinstance(complevel, (int, np.integer)) or not 0 <= complevel <= 9:
-        raise ValueError(f"complevel must be an integer 0 (no compression) ... 9, got "
-                         f"{complevel!r}.")
+        raise InvalidInputError(f"complevel must be an integer 0 (no compression) ... 9, got "
+                                f"{complevel!r}.")
     if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
-        raise ValueError(f"threads must be a positive integer or None, got {threads!r}.")
+        raise InvalidInputError(f"threads must be a positive integer or None, got {threads!r}.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(path.name + ".part")

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.errors import NoBinaryError, UnknownVariableError
 
 __all__ = ["DefaultExperiment", "FMUInfo", "Variable", "current_platform"]
@@ -216,7 +217,7 @@ class FMUInfo:
             "parameter": self.parameters,
         }
         if what not in pools:
-            raise ValueError(f"what must be one of {sorted(pools)}, got {what!r}")
+            raise InvalidInputError(f"what must be one of {sorted(pools)}, got {what!r}")
         pool = pools[what]
         pool_set = set(pool)
         names = list(names)

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fmu_surrogate.errors import ComputationError, InvalidInputError
 from fmu_surrogate.fmu.runner.failures import _signal_name, classify
 from fmu_surrogate.fmu.runner.processes import _Worker, open_error, spawn_worker
 from fmu_surrogate.fmu.runner.runs import (
@@ -113,13 +114,14 @@ class WorkerPool:
                  scratch_dir: str | os.PathLike | None = None,
                  start_method: str = "auto") -> None:
         if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise InvalidInputError(f"workers must be >= 1, got {workers}")
         if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout}")
+            raise InvalidInputError(f"timeout must be > 0 seconds or None, got {timeout}")
         if start_method not in START_METHODS:
-            raise ValueError(f"start_method must be one of {START_METHODS}, got {start_method!r}")
+            raise InvalidInputError(
+                f"start_method must be one of {START_METHODS}, got {start_method!r}")
         if start_method == "fork" and not hasattr(os, "fork"):  # pragma: no cover - Windows
-            raise ValueError("start_method='fork' needs os.fork (POSIX); use 'spawn'.")
+            raise InvalidInputError("start_method='fork' needs os.fork (POSIX); use 'spawn'.")
         self.config = config
         self.n_workers = int(workers)
         self.timeout = timeout
@@ -214,7 +216,7 @@ class WorkerPool:
         if msg[0] == "open_error":
             w.kill()
             raise open_error(msg[1], msg[2])
-        raise RuntimeError(f"unexpected message from a worker: {msg[0]!r}")  # pragma: no cover
+        raise ComputationError(f"unexpected message from a worker: {msg[0]!r}")  # pragma: no cover
 
     def close(self) -> None:
         """Stop all workers and delete the scratch files."""

@@ -18,6 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
+from fmu_surrogate.errors import ComputationError
 from fmu_surrogate.fmu.campaigns.store_records import decode_record, is_record
 from fmu_surrogate.fmu.runner.processes import _Worker
 from fmu_surrogate.fmu.runner.runs import RunResult, RunSpec
@@ -145,13 +146,13 @@ class _Dispatch:
         if not is_record(raw):
             msg = pickle.loads(raw)
             if w.ready:  # pragma: no cover - protocol invariant
-                raise RuntimeError(f"unexpected message from a worker: {msg[0]!r}")
+                raise ComputationError(f"unexpected message from a worker: {msg[0]!r}")
             self.pool._on_control(w, msg)
             return 0
         hd, data = decode_record(raw, self.pool._n_col)
         spec = w.queue.popleft()
         if spec.index != hd["index"]:  # pragma: no cover - protocol invariant
-            raise RuntimeError(f"worker answered run {hd['index']} for {spec.index}")
+            raise ComputationError(f"worker answered run {hd['index']} for {spec.index}")
         w.run_started = now
         w.started_wall = hd["t1"]
         w.log_offset = 0  # the worker empties its log at the start of each run

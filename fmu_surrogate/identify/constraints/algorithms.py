@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.constraints.evaluations import (
     BudgetExhausted,
     Evaluation,
@@ -263,7 +264,8 @@ def _run_population(search: Search, x0: np.ndarray, algorithm: int,
     from scipy.optimize import differential_evolution
 
     if bounds is None:
-        raise ValueError("differential evolution needs bounds=[(low, high), ...] per parameter.")
+        raise InvalidInputError(
+            "differential evolution needs bounds=[(low, high), ...] per parameter.")
     search.objective(algorithm)
     try:
         res = differential_evolution(lambda X: search._values(np.asarray(X).T), bounds,
@@ -302,8 +304,8 @@ def run_restarting(search: Search, x0: np.ndarray, method: str, algorithm: int,
     str
     """
     if algorithm not in (2, 3):
-        raise ValueError(f"algorithm must be 2 or 3, got {algorithm!r}; Algorithm 1 is "
-                         "run_algorithm1.")
+        raise InvalidInputError(f"algorithm must be 2 or 3, got {algorithm!r}; Algorithm 1 is "
+                                "run_algorithm1.")
     if method == "differential_evolution":
         return _run_population(search, x0, algorithm, bounds, seed)
     f, grad = search.objective(algorithm)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.errors import FmuSurrogateError, InvalidInputError
 
 __all__ = ["BudgetExhausted", "Evaluation", "EvaluationStore", "StoreDefinitionError"]
 
@@ -137,14 +137,14 @@ class EvaluationStore:
         if y.ndim == 1 and len(self.outputs) == 1:
             y = y[:, None]
         if y.shape != (self.time.size, len(self.outputs)):
-            raise ValueError(
+            raise InvalidInputError(
                 f"y_measured has shape {y.shape}; it must be (N, len(outputs)) = "
                 f"({self.time.size}, {len(self.outputs)}) on the experiment grid "
                 f"{self.start_time:g}:{self.step:g}:{self.stop_time:g}; resample the "
                 f"measurements or give stop_time/step of their grid.")
         if not np.all(np.isfinite(y)):
-            raise ValueError("y_measured contains NaN or inf; remove or interpolate those "
-                             "samples.")
+            raise InvalidInputError("y_measured contains NaN or inf; remove or interpolate those "
+                                    "samples.")
         self.y_measured = y
         self.workers = workers
         self.timeout = timeout
@@ -258,10 +258,10 @@ class EvaluationStore:
         """
         W = np.atleast_2d(np.asarray(W, dtype=float))
         if W.shape[1] != len(self.parameters):
-            raise ValueError(f"W has {W.shape[1]} columns; give one per parameter "
-                             f"{self.parameters}.")
+            raise InvalidInputError(f"W has {W.shape[1]} columns; give one per parameter "
+                                    f"{self.parameters}.")
         if not np.all(np.isfinite(W)):
-            raise ValueError("parameter vectors must be finite.")
+            raise InvalidInputError("parameter vectors must be finite.")
         todo: dict[bytes, np.ndarray] = {}
         for w in W:
             k = _key(w)
@@ -327,7 +327,7 @@ class EvaluationStore:
                                      status="ok" if ok else "failed", failure_kind=kind,
                                      message=message, values=values, wall_time=wall))
         if not ordered:
-            raise ValueError("no evaluations yet; run a search first.")
+            raise InvalidInputError("no evaluations yet; run a search first.")
         ds = records_to_dataset(ordered, self.time, self.info, self.outputs,
                                 parameters=self.parameters,
                                 attrs={"start_time": self.start_time,

@@ -52,6 +52,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.identify.gp.models import DTYPES, check_settings, effort_model
 from fmu_surrogate.identify.gp.samples import check_samples, dataset_samples
@@ -355,9 +356,9 @@ class GPEffortIdentifier(PHEstimator):
         single = a.ndim == 1
         a = np.atleast_2d(a)
         if a.ndim != 2 or a.shape[1] != n:
-            raise ValueError(f"x must have shape (M, {n}) or ({n},), got {np.shape(x)}.")
+            raise InvalidInputError(f"x must have shape (M, {n}) or ({n},), got {np.shape(x)}.")
         if not np.all(np.isfinite(a)):
-            raise ValueError("x contains NaN/Inf; evaluate at finite states only.")
+            raise InvalidInputError("x contains NaN/Inf; evaluate at finite states only.")
         mu, sd, _ = self._scales
         return (a - mu) / sd, single
 

@@ -75,6 +75,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
+from fmu_surrogate.errors import InvalidInputError, NumericalError
 from fmu_surrogate.identify.gp.kernels import rbf
 from fmu_surrogate.ph.structure import StructureError
 
@@ -94,7 +95,7 @@ def check_descriptor(E: np.ndarray, differential: np.ndarray) -> np.ndarray:
     d = np.nonzero(differential)[0]
     a = np.nonzero(~np.asarray(differential, bool))[0]
     if d.size == 0:
-        raise ValueError(
+        raise InvalidInputError(
             "hamiltonian=True needs at least one differential state (E is zero / `differential` "
             "is all False); fit the plain variant instead."
         )
@@ -191,7 +192,7 @@ class HamiltonianEffortGP(torch.nn.Module):
         #    with σ_k² such that it contributes Var(z_d) ≈ 1/h_scales
         K = int(h_scales)
         if K < 1:
-            raise ValueError(f"h_scales must be >= 1, got {h_scales}.")
+            raise InvalidInputError(f"h_scales must be >= 1, got {h_scales}.")
         self.h_scales = K
         lsk = np.stack([lsd * 4.0**k for k in range(K)])  # (K, nd or 1)
         vz = np.array([np.mean(np.diag((Mn / np.broadcast_to(l, (nd,)) ** 2) @ Mn.T)) for l in lsk])
@@ -364,7 +365,7 @@ def _safe_cholesky(C: torch.Tensor) -> torch.Tensor:
         L, info = torch.linalg.cholesky_ex(C + j * scale * eye)
         if int(info) == 0:
             return L
-    raise FloatingPointError(
+    raise NumericalError(
         "the training covariance is not positive definite even with jitter 1e-6; raise noise_floor."
     )
 

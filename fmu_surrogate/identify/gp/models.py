@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.gp.standardise import Scales
 from fmu_surrogate.identify.gp.structure import EffortProblem
 
@@ -44,17 +45,17 @@ def check_settings(
         The first setting out of its range, named with its allowed values.
     """
     if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}.")
+        raise InvalidInputError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}.")
     if noise not in ("task", "shared"):
-        raise ValueError(f"noise must be 'task' or 'shared', got {noise!r}.")
+        raise InvalidInputError(f"noise must be 'task' or 'shared', got {noise!r}.")
     if mean not in ("zero", "constant"):
-        raise ValueError(f"mean must be 'zero' or 'constant', got {mean!r}.")
+        raise InvalidInputError(f"mean must be 'zero' or 'constant', got {mean!r}.")
     if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 0):
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
+        raise InvalidInputError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
     if not (lr > 0 and math.isfinite(lr)):
-        raise ValueError(f"lr must be positive, got {lr!r}.")
+        raise InvalidInputError(f"lr must be positive, got {lr!r}.")
     if not (noise_floor > 0):
-        raise ValueError(
+        raise InvalidInputError(
             f"noise_floor must be > 0 (it keeps the covariance positive definite), got {noise_floor!r}."
         )
 

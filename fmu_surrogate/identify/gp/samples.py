@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 __all__ = ["check_samples", "dataset_samples", "effort_targets"]
@@ -61,26 +63,26 @@ def check_samples(
     if u.ndim == 1:
         u = u[:, None]
     if x.ndim != 2 or x.shape[1] != n:
-        raise ValueError(
+        raise InvalidInputError(
             f"x must have shape (N, {n}) (one row per sample, one column per state), got {x.shape}."
         )
     N = x.shape[0]
     if xdot.shape != (N, n):
-        raise ValueError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
+        raise InvalidInputError(f"xdot must have the shape of x, ({N}, {n}), got {xdot.shape}.")
     if u.ndim != 2 or u.shape != (N, m):
-        raise ValueError(
+        raise InvalidInputError(
             f"u must have shape ({N}, {m}) (or ({N},) for one port) to match x and B, got {u.shape}."
         )
     for name, a in (("x", x), ("xdot", xdot), ("u", u)):
         bad = ~np.isfinite(a)
         if bad.any():
             rows = np.unique(np.nonzero(bad)[0])
-            raise ValueError(
+            raise InvalidInputError(
                 f"{name} contains {bad.sum()} NaN/Inf entries (rows {rows[:5].tolist()}"
                 f"{'…' if rows.size > 5 else ''}); drop those samples or fill them before fitting."
             )
     if N < 2:
-        raise ValueError(
+        raise InvalidInputError(
             f"need at least 2 samples to learn the kernel hyperparameters, got N = {N}; "
             f"pass more time points."
         )
@@ -120,7 +122,7 @@ def dataset_samples(
 
     states, derivatives, inputs = list(states), list(derivatives), list(inputs)
     if len(states) != len(derivatives):
-        raise ValueError(
+        raise InvalidInputError(
             f"need one derivative name per state, got {len(states)} states and "
             f"{len(derivatives)} derivatives (estimate missing derivatives with "
             f"fmu_surrogate.identify.derivatives and pass arrays to fit())."
@@ -130,14 +132,14 @@ def dataset_samples(
     have = [j for j, nm in enumerate(derivatives) if nm is not None]
     for j, nm in enumerate(derivatives):
         if nm is None and E.shape == (ns, ns) and np.any(E[:, j] != 0):
-            raise ValueError(
+            raise InvalidInputError(
                 f"derivative of state {states[j]!r} is None, but column {j} of E is nonzero "
                 f"(a differential state); pass its derivative variable."
             )
     names = states + [derivatives[j] for j in have] + inputs
     arrays = run_arrays(ds, names, runs=runs)
     if not arrays:
-        raise ValueError(
+        raise InvalidInputError(
             "no successful runs selected; check `runs` and the dataset's run status."
         )
     A = np.concatenate([X for _, X in arrays])

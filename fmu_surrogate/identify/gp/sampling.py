@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
+
 __all__ = ["farthest_point_subset"]
 
 
@@ -47,11 +49,11 @@ def farthest_point_subset(features: ArrayLike, n: int, start: int = 0) -> NDArra
     F = F[:, None] if F.ndim == 1 else F
     M = F.shape[0]
     if not 1 <= int(n) <= M:
-        raise ValueError(f"n must be in [1, {M}] (the number of samples), got {n}.")
+        raise InvalidInputError(f"n must be in [1, {M}] (the number of samples), got {n}.")
     if not 0 <= int(start) < M:
-        raise ValueError(f"start must be a sample index in [0, {M}), got {start}.")
+        raise InvalidInputError(f"start must be a sample index in [0, {M}), got {start}.")
     if not np.all(np.isfinite(F)):
-        raise ValueError("features contain NaN or Inf; drop those samples first.")
+        raise InvalidInputError("features contain NaN or Inf; drop those samples first.")
     sd = F.std(axis=0)
     Z = (F[:, sd > 0] - F[:, sd > 0].mean(axis=0)) / sd[sd > 0]
     sel = [int(start)]

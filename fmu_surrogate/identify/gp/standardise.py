@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
 
 Array = NDArray[np.float64]
@@ -76,7 +77,7 @@ def initial_lengthscale(init: float | ArrayLike | None, scales: Scales, ard: boo
     else:
         ls0 = np.broadcast_to(np.asarray(init, float), (n,)) / scales.sd
         if not np.all(ls0 > 0):
-            raise ValueError("init_lengthscale must be positive.")
+            raise InvalidInputError("init_lengthscale must be positive.")
     if not ard:
         ls0 = np.array([float(np.exp(np.mean(np.log(ls0))))])
     return ls0

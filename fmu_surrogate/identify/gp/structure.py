@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.efforts.known import PolynomialEffort
 
@@ -101,7 +102,7 @@ def effort_problem(
     """
     missing = [k for k, v in (("J", J), ("R", R), ("B", B)) if v is None]
     if missing:
-        raise ValueError(
+        raise InvalidInputError(
             f"the structure matrices {', '.join(missing)} are not set; pass the known "
             "structure as GPEffortIdentifier(E=..., J=..., R=..., B=...)."
         )
@@ -109,7 +110,7 @@ def effort_problem(
     sysm = PHDAE(E, J, R, B, effort=lambda x: x)
     n = sysm.J.shape[0]
     if task_rank is not None and not (1 <= int(task_rank) <= n):
-        raise ValueError(
+        raise InvalidInputError(
             f"task_rank must be in [1, {n}] (or None for {n}), got {task_rank!r}."
         )
     if differential is None:
@@ -117,7 +118,7 @@ def effort_problem(
     else:
         diff = np.asarray(differential, dtype=bool).reshape(-1)
         if diff.shape != (n,):
-            raise ValueError(
+            raise InvalidInputError(
                 f"differential must be {n} booleans (one per state), got shape {diff.shape}."
             )
     known, lm = _known_parts(n, diff, known_effort, learned, hamiltonian)
@@ -133,12 +134,12 @@ def _known_parts(
     elif isinstance(k, dict):
         known = PolynomialEffort.from_terms(n, k)
     else:
-        raise ValueError(
+        raise InvalidInputError(
             f"known_effort must be a dict {{component: 'identity' | [(coefficient, "
             f"{{state: exponent}}), ...]}} or a PolynomialEffort, got {type(k).__name__}.")
     if known is not None and known.n_states != n:
-        raise ValueError(f"known_effort describes {known.n_states} states, the structure "
-                         f"matrices {n}; give one known part per effort component index.")
+        raise InvalidInputError(f"known_effort describes {known.n_states} states, the structure "
+                                f"matrices {n}; give one known part per effort component index.")
     if learned is None:
         lm = np.ones(n, dtype=bool)
         if known is not None:
@@ -149,20 +150,20 @@ def _known_parts(
         la = np.asarray(learned).reshape(-1)
         if la.dtype == bool:
             if la.shape != (n,):
-                raise ValueError(f"learned as a mask needs {n} booleans, got {la.shape}.")
+                raise InvalidInputError(f"learned as a mask needs {n} booleans, got {la.shape}.")
             lm = la.copy()
         else:
             if la.size and (la.min() < 0 or la.max() >= n):
-                raise ValueError(f"learned must hold component indices in [0, {n}), "
-                                 f"got {la.tolist()}.")
+                raise InvalidInputError(f"learned must hold component indices in [0, {n}), "
+                                        f"got {la.tolist()}.")
             lm = np.zeros(n, dtype=bool)
             lm[la.astype(int)] = True
     if hamiltonian and not np.all(lm[diff]):
-        raise ValueError(
+        raise InvalidInputError(
             "hamiltonian=True models every differential effort as ∇H̄; `learned` leaves out "
             f"components {np.flatnonzero(diff & ~lm).tolist()} — put known terms there "
             "into known_effort (they are added) and keep the components learned.")
     if not lm.any():
-        raise ValueError("no effort component is left to learn (known_effort covers them "
-                         "all); use the known system directly instead of fitting a GP.")
+        raise InvalidInputError("no effort component is left to learn (known_effort covers them "
+                                "all); use the known system directly instead of fitting a GP.")
     return (known if known is not None and known.components.size else None), lm

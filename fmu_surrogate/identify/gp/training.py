@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import torch
 
+from fmu_surrogate.errors import NumericalError
+
 __all__ = ["maximise_mll"]
 
 
@@ -64,7 +66,7 @@ def maximise_mll(
         if not math.isfinite(val):
             reason = f"non-finite marginal likelihood at Adam step {k}"
             if best_state is None:
-                raise FloatingPointError(
+                raise NumericalError(
                     "the marginal likelihood is not finite at the initial hyperparameters; check "
                     "the data for duplicated/extreme values or pass init_lengthscale."
                 )

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.identify.linear.model.experiments import check_signal, check_time
 
 Array = NDArray[np.float64]
@@ -19,7 +20,7 @@ def _validate_triplet(
     uu = check_signal(u, tt.size, "u", where=where)
     yy = check_signal(y, tt.size, "y", where=where)
     if uu.shape[1] != yy.shape[1]:
-        raise ValueError(
+        raise InvalidInputError(
             f"{where}: a pH system has as many outputs as inputs (y = Bᵀ Q x), but u has "
             f"{uu.shape[1]} columns and y has {yy.shape[1]}. Pass collocated input/output pairs."
         )
@@ -45,12 +46,12 @@ def _to_experiments(experiments: Any, hold: str = "linear") -> list[Any]:
         try:
             items = list(experiments)
         except TypeError:
-            raise TypeError(
+            raise InvalidTypeError(
                 "experiments must be an Experiment, a (t, u, y) tuple or a list of those, got "
                 f"{type(experiments).__name__}."
             ) from None
     if not items:
-        raise ValueError("experiments is empty; pass at least one (t, u, y) experiment.")
+        raise InvalidInputError("experiments is empty; pass at least one (t, u, y) experiment.")
     out = []
     for i, e in enumerate(items):
         where = f"experiment {i}"
@@ -60,14 +61,15 @@ def _to_experiments(experiments: Any, hold: str = "linear") -> list[Any]:
             try:
                 t, u, y = e
             except (TypeError, ValueError):
-                raise TypeError(
+                raise InvalidTypeError(
                     f"{where}: expected an Experiment or a (t, u, y) tuple, got {type(e).__name__}."
                 ) from None
         t, u, y = _validate_triplet(t, u, y, where)
         out.append(e if isinstance(e, Experiment) else Experiment.from_arrays(t, u, y, hold))
     m = {np.shape(e.u)[1] for e in out}
     if len(m) != 1:
-        raise ValueError(f"all experiments must have the same number of inputs, got {sorted(m)}.")
+        raise InvalidInputError(
+            f"all experiments must have the same number of inputs, got {sorted(m)}.")
     return out
 
 

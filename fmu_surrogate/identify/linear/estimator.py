@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.identify.base import PHEstimator
 from fmu_surrogate.identify.linear.data import (
     _to_experiments,
@@ -271,7 +272,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         n, names = self._check_settings()
         if u is not None or y is not None:
             if u is None or y is None:
-                raise TypeError("fit(t, u, y) needs both u and y (or pass a list of experiments).")
+                raise InvalidTypeError(
+                    "fit(t, u, y) needs both u and y (or pass a list of experiments).")
             experiments = [(experiments, u, y)]
         exps = _to_experiments(experiments, self.input_hold or "linear")
         from threadpoolctl import threadpool_limits
@@ -335,7 +337,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         """
         inputs, outputs = list(inputs), list(outputs)
         if not inputs or len(inputs) != len(outputs):
-            raise ValueError(
+            raise InvalidInputError(
                 f"need as many outputs as inputs (collocated ports), got {len(inputs)} inputs "
                 f"and {len(outputs)} outputs."
             )
@@ -344,7 +346,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
         arrays = run_arrays(ds, inputs + outputs, runs=runs)
         if not arrays:
-            raise ValueError("the dataset has no usable runs (none with status 'ok' selected).")
+            raise InvalidInputError(
+                "the dataset has no usable runs (none with status 'ok' selected).")
         m = len(inputs)
         hold = self.input_hold or hold_from_dataset(ds)
         return self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.identify.linear.data import _validate_triplet
 from fmu_surrogate.identify.linear.model.experiments import check_signal, check_time
 from fmu_surrogate.identify.linear.report import OutputErrors, output_errors
@@ -83,10 +84,11 @@ class LinearPHPredictions:
         tt = check_time(t, where="predict")
         uu = check_signal(u, tt.size, "u", where="predict")
         if uu.shape[1] != self.n_inputs_:
-            raise ValueError(f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
+            raise InvalidInputError(
+                f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
         mode = self.mode if mode is None else mode
         if mode not in _MODES:
-            raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
+            raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}.")
         hold = getattr(self, "hold_", "linear") if hold is None else hold
         p = self.fitted_params()
         if x0 is not None:
@@ -152,7 +154,7 @@ class LinearPHPredictions:
         if metric in ("relative_max", "relative_rms"):
             return float(getattr(output_errors(yy, yp), metric))
         if metric != "r2":
-            raise ValueError(
+            raise InvalidInputError(
                 f"metric must be 'r2', 'relative_max' or 'relative_rms', got {metric!r}."
             )
         ss_res = np.sum((yy - yp) ** 2, axis=0)
@@ -188,7 +190,7 @@ class LinearPHPredictions:
         data = None
         if t is not None:
             if u is None or y is None:
-                raise TypeError("plot(t, u, y) needs the inputs and the outputs.")
+                raise InvalidTypeError("plot(t, u, y) needs the inputs and the outputs.")
             tt, uu, yy = _validate_triplet(t, u, y, "plot")
             data = (tt, yy, self.predict(tt, uu))
         return plot_fit(self.result_, data, path=path)
@@ -209,7 +211,7 @@ class LinearPHPredictions:
 
         self._check_fitted()
         if getattr(self, "subspace_", None) is None:
-            raise ValueError(
+            raise InvalidInputError(
                 "plot_order_selection() needs a fit with init='subspace' (this fit used "
                 f"{self.result_.init!r})."
             )

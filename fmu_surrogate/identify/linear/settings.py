@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
 from fmu_surrogate.identify.linear.data import paper_initial_guess
 from fmu_surrogate.identify.linear.model.manifold import PARAMETER_NAMES
 from fmu_surrogate.identify.linear.optim.base import Optimizer
@@ -55,54 +56,57 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
     """Validate the settings of a LinearPHIdentifier; returns (n, learned names)."""
     n = self.n_states
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n_states must be an integer >= 1, got {n!r}.")
+        raise InvalidInputError(f"n_states must be an integer >= 1, got {n!r}.")
     names = (self.learn,) if isinstance(self.learn, str) else self.learn
     names = tuple(names)
     unknown = [p for p in names if p not in PARAMETER_NAMES]
     if unknown:
-        raise ValueError(
+        raise InvalidInputError(
             f"learn contains unknown parameter(s) {unknown}; choose from {PARAMETER_NAMES}."
         )
     if not names:
-        raise ValueError(f"learn is empty; name at least one of {PARAMETER_NAMES} to learn.")
+        raise InvalidInputError(f"learn is empty; name at least one of {PARAMETER_NAMES} to learn.")
     if len(set(names)) != len(names):
-        raise ValueError(f"learn names a parameter twice: {names}.")
+        raise InvalidInputError(f"learn names a parameter twice: {names}.")
     if self.reference is not None:
         bad = [k for k in self.reference if k not in PARAMETER_NAMES]
         if bad:
-            raise ValueError(
+            raise InvalidInputError(
                 f"reference has unknown key(s) {bad}; valid keys: {PARAMETER_NAMES}."
             )
     if self.mode not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}.")
+        raise InvalidInputError(f"mode must be one of {_MODES}, got {self.mode!r}.")
     if isinstance(self.optimizer, Optimizer):
         self.optimizer.check()
     elif not isinstance(self.optimizer, str):
-        raise TypeError(f"optimizer must be one of {_OPTIMIZERS} or an optimizer object such as "
-                        f"LM(max_iter=50), got {type(self.optimizer).__name__}.")
+        raise InvalidTypeError(
+            f"optimizer must be one of {_OPTIMIZERS} or an optimizer object such as "
+            f"LM(max_iter=50), got {type(self.optimizer).__name__}.")
     elif self.optimizer not in _OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}.")
+        raise InvalidInputError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}.")
     if self.line_search not in _LINE_SEARCHES:
-        raise ValueError(
+        raise InvalidInputError(
             f"line_search must be one of {_LINE_SEARCHES}, got {self.line_search!r}."
         )
     if self.rank_R is not None and not (1 <= int(self.rank_R) <= n):
-        raise ValueError(
+        raise InvalidInputError(
             f"rank_R must be None or an integer in [1, n_states={n}], got {self.rank_R!r}."
         )
     if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
-        raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
+        raise InvalidInputError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
     for label, v in (("reg_lambda", self.reg_lambda), ("log_q", self.log_q)):
         if not (np.isfinite(v) and v >= 0):
-            raise ValueError(f"{label} must be a finite number >= 0, got {v!r}.")
+            raise InvalidInputError(f"{label} must be a finite number >= 0, got {v!r}.")
     if self.init not in _INITS:
-        raise ValueError(f"init must be one of {_INITS}, got {self.init!r}.")
+        raise InvalidInputError(f"init must be one of {_INITS}, got {self.init!r}.")
     if self.input_hold is not None and self.input_hold not in _HOLDS:
-        raise ValueError(f"input_hold must be None or one of {_HOLDS}, got {self.input_hold!r}.")
+        raise InvalidInputError(
+            f"input_hold must be None or one of {_HOLDS}, got {self.input_hold!r}.")
     if self.complete not in COMPLETIONS:
-        raise ValueError(f"complete must be one of {COMPLETIONS}, got {self.complete!r}.")
+        raise InvalidInputError(f"complete must be one of {COMPLETIONS}, got {self.complete!r}.")
     if self.reg_lambda > 0 and not self.reference:
-        raise ValueError("reg_lambda > 0 needs `reference` values (a dict like {'Q': Q_ref}).")
+        raise InvalidInputError(
+            "reg_lambda > 0 needs `reference` values (a dict like {'Q': Q_ref}).")
     return int(n), tuple(p for p in PARAMETER_NAMES if p in names)
 
 def as_matrix(v: ArrayLike, shape: tuple[int, ...], name: str, where: str) -> Array:
@@ -111,9 +115,9 @@ def as_matrix(v: ArrayLike, shape: tuple[int, ...], name: str, where: str) -> Ar
     if name == "B" and a.ndim == 1 and len(shape) == 2 and shape[1] == 1:
         a = a[:, None]
     if a.shape != shape:
-        raise ValueError(f"{where} value of {name} must have shape {shape}, got {a.shape}.")
+        raise InvalidInputError(f"{where} value of {name} must have shape {shape}, got {a.shape}.")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{where} value of {name} contains NaN or Inf.")
+        raise InvalidInputError(f"{where} value of {name} contains NaN or Inf.")
     return a
 
 def initial_values(

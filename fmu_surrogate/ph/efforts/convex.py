@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.structure import StructureError, check_spd
 
 Array = NDArray[np.float64]
@@ -193,8 +194,9 @@ class ConvexEffort:
             As written by :meth:`to_dict`.
         """
         if d.get("format") != FORMAT or d.get("version") != VERSION:
-            raise ValueError(f"not a version-{VERSION} convex effort (format {d.get('format')!r}, "
-                             f"version {d.get('version')!r}).")
+            raise InvalidInputError(
+                f"not a version-{VERSION} convex effort (format {d.get('format')!r}, "
+                f"version {d.get('version')!r}).")
         return cls(d["Q"], d["kinds"], d["weights"], d["directions"])
 
     def __repr__(self) -> str:

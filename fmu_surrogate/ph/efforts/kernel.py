@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, UnavailableError
 from fmu_surrogate.ph.system import as_state_rows
 
 Array = NDArray[np.float64]
@@ -69,9 +70,9 @@ def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array | float) -> Array:
 def _mat(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
     m = np.asarray(a, dtype=float)
     if m.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {m.shape}.")
+        raise InvalidInputError(f"{name} must have shape {shape}, got {m.shape}.")
     if not np.all(np.isfinite(m)):
-        raise ValueError(f"{name} contains NaN or Inf; pass finite values.")
+        raise InvalidInputError(f"{name} contains NaN or Inf; pass finite values.")
     return m
 
 
@@ -82,9 +83,10 @@ def _lengthscale(a: ArrayLike, n: int, name: str) -> Array:
         else None
     )
     if ls is None:
-        raise ValueError(f"{name} must be a scalar or have {n} entries, got shape {np.shape(a)}.")
+        raise InvalidInputError(
+            f"{name} must be a scalar or have {n} entries, got shape {np.shape(a)}.")
     if not np.all(np.isfinite(ls) & (ls > 0)):
-        raise ValueError(f"{name} must be finite and positive, got {ls}.")
+        raise InvalidInputError(f"{name} must be finite and positive, got {ls}.")
     return ls
 
 
@@ -144,7 +146,7 @@ class KernelEffort:
     ) -> None:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[0] < 1:
-            raise ValueError(f"X must have shape (N, n) with N >= 1, got {X.shape}.")
+            raise InvalidInputError(f"X must have shape (N, n) with N >= 1, got {X.shape}.")
         N, n = X.shape
         self.X = _mat(X, (N, n), "X")
         self.weights = _mat(weights, (N, n), "weights")
@@ -152,7 +154,7 @@ class KernelEffort:
         self.offset = np.zeros(n) if offset is None else _mat(offset, (n,), "offset")
         if differential is None:
             if h_weights is not None or h_lengthscale is not None or c_weights is not None:
-                raise ValueError(
+                raise InvalidInputError(
                     "h_weights/h_lengthscale/c_weights need `differential` (the H variables)."
                 )
             self.differential = None
@@ -160,12 +162,12 @@ class KernelEffort:
             return
         d = np.asarray(differential, dtype=int).reshape(-1)
         if d.size == 0 or d.min() < 0 or d.max() >= n or len(np.unique(d)) != d.size:
-            raise ValueError(f"differential must be distinct indices in [0, {n}), got {d}.")
+            raise InvalidInputError(f"differential must be distinct indices in [0, {n}), got {d}.")
         if h_weights is None or h_lengthscale is None:
-            raise ValueError("a Hamiltonian part needs both h_weights and h_lengthscale.")
+            raise InvalidInputError("a Hamiltonian part needs both h_weights and h_lengthscale.")
         nd = d.size
         if np.any(self.weights[:, d] != 0) or np.any(self.offset[d] != 0):
-            raise ValueError(
+            raise InvalidInputError(
                 "with a Hamiltonian part the direct weights and offset of the differential "
                 "components must be zero (z_d = M ∇H̄ exactly); put a constant into h_linear."
             )
@@ -173,7 +175,7 @@ class KernelEffort:
         hw = np.asarray(h_weights, dtype=float)
         hw = hw[None] if hw.ndim == 2 else hw
         if hw.ndim != 3:
-            raise ValueError(
+            raise InvalidInputError(
                 f"h_weights must have shape (N, n_d) or (K, N, n_d), got {np.shape(h_weights)}."
             )
         K = hw.shape[0]
@@ -185,7 +187,7 @@ class KernelEffort:
             else hl
         )
         if hl.ndim != 2 or hl.shape[0] != K:
-            raise ValueError(
+            raise InvalidInputError(
                 f"h_lengthscale must have shape (n_d,) or (K, n_d) with K = {K} components, got {np.shape(h_lengthscale)}."
             )
         self.h_lengthscale = np.stack([_lengthscale(r, nd, "h_lengthscale") for r in hl])
@@ -195,13 +197,13 @@ class KernelEffort:
         self.h_linear = np.zeros(nd) if h_linear is None else _mat(h_linear, (nd,), "h_linear")
         self.h_offset = float(h_offset)
         if not np.isfinite(self.h_offset):
-            raise ValueError("h_offset must be finite.")
+            raise InvalidInputError("h_offset must be finite.")
         self.algebraic = np.setdiff1d(np.arange(n), d)
         self.c_weights = None
         if c_weights is not None:
             na = self.algebraic.size
             if na == 0 or c_lengthscale is None:
-                raise ValueError(
+                raise InvalidInputError(
                     "a constraint-force part needs algebraic states and c_lengthscale."
                 )
             self.c_weights = _mat(c_weights, (N, nd), "c_weights")
@@ -394,7 +396,7 @@ class KernelEffort:
 
     def _need_h(self) -> None:
         if self.differential is None:
-            raise AttributeError(
+            raise UnavailableError(
                 "this effort has no Hamiltonian part (it was learned without the compatibility "
                 "condition); fit with GPEffortIdentifier(..., hamiltonian=True) to get one."
             )
@@ -444,14 +446,16 @@ class KernelEffort:
     def from_dict(cls, d: dict[str, Any]) -> KernelEffort:
         """Rebuild from :meth:`to_dict` output (validates format, version and shapes)."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValueError(f"not a kernel-effort description (expected format {FORMAT!r}).")
+            raise InvalidInputError(
+                f"not a kernel-effort description (expected format {FORMAT!r}).")
         if d.get("version") != VERSION:
-            raise ValueError(
+            raise InvalidInputError(
                 f"kernel-effort version {d.get('version')!r} is not supported (this code reads "
                 f"version {VERSION}); upgrade fmu_surrogate or re-export the surrogate."
             )
         if d.get("kernel") != "gaussian":
-            raise ValueError(f"unsupported kernel {d.get('kernel')!r}; only 'gaussian' is known.")
+            raise InvalidInputError(
+                f"unsupported kernel {d.get('kernel')!r}; only 'gaussian' is known.")
         h = d.get("hamiltonian")
         kw: dict[str, Any] = {}
         if h is not None:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError, UnavailableError
 from fmu_surrogate.ph.system import as_state_rows
 
 Array = NDArray[np.float64]
@@ -83,22 +84,23 @@ class PolynomialEffort:
                  exponents: ArrayLike) -> None:
         n = int(n_states)
         if n < 1:
-            raise ValueError(f"n_states must be >= 1, got {n_states!r}.")
+            raise InvalidInputError(f"n_states must be >= 1, got {n_states!r}.")
         comp = np.asarray(components).reshape(-1)
         coef = np.asarray(coefficients, dtype=float).reshape(-1)
         expo = np.asarray(exponents)
         expo = expo.reshape(0, n) if expo.size == 0 else expo
         T = comp.size
         if coef.shape != (T,) or expo.shape != (T, n):
-            raise ValueError(
+            raise InvalidInputError(
                 f"a polynomial effort with {T} terms needs {T} coefficients and exponents of "
                 f"shape ({T}, {n}), got {coef.shape} and {expo.shape}.")
         if T and (not np.issubdtype(comp.dtype, np.integer) or comp.min() < 0 or comp.max() >= n):
-            raise ValueError(f"components must be integers in [0, {n}), got {comp.tolist()}.")
+            raise InvalidInputError(
+                f"components must be integers in [0, {n}), got {comp.tolist()}.")
         if not np.all(np.isfinite(coef)):
-            raise ValueError("coefficients contain NaN or Inf; pass finite numbers.")
+            raise InvalidInputError("coefficients contain NaN or Inf; pass finite numbers.")
         if T and (not np.issubdtype(expo.dtype, np.integer) or expo.min() < 0):
-            raise ValueError(
+            raise InvalidInputError(
                 f"exponents must be non-negative integers, got {expo.tolist()}.")
         self.n_states = n
         self.components = comp.astype(np.int64)
@@ -136,9 +138,10 @@ class PolynomialEffort:
             i = int(i)
             if isinstance(spec, str):
                 if spec != "identity":
-                    raise ValueError(f"known effort of component {i}: {spec!r} is not a known "
-                                     "form; use 'identity' or a list of (coefficient, "
-                                     "{state: exponent}) terms.")
+                    raise InvalidInputError(
+                        f"known effort of component {i}: {spec!r} is not a known "
+                        "form; use 'identity' or a list of (coefficient, "
+                        "{state: exponent}) terms.")
                 spec = [(1.0, {i: 1})]
             for term in spec:
                 try:
@@ -149,7 +152,7 @@ class PolynomialEffort:
                             raise ValueError
                         e[int(j)] = int(p)
                 except (TypeError, ValueError):
-                    raise ValueError(
+                    raise InvalidInputError(
                         f"known effort of component {i}: term {term!r} is not (coefficient, "
                         f"{{state index in [0, {n}): integer exponent}})."
                     ) from None
@@ -213,10 +216,12 @@ class PolynomialEffort:
         PolynomialEffort
         """
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValueError(f"not a polynomial-effort description (expected format {FORMAT!r}).")
+            raise InvalidInputError(
+                f"not a polynomial-effort description (expected format {FORMAT!r}).")
         if d.get("version") != VERSION:
-            raise ValueError(f"polynomial-effort version {d.get('version')!r} is not supported "
-                             f"(this code reads version {VERSION}); upgrade fmu_surrogate.")
+            raise InvalidInputError(
+                f"polynomial-effort version {d.get('version')!r} is not supported "
+                f"(this code reads version {VERSION}); upgrade fmu_surrogate.")
         n = d["n_states"]
         expo = np.asarray(d["exponents"], dtype=np.int64) if d["exponents"] else \
             np.zeros((0, n), dtype=np.int64)
@@ -248,11 +253,12 @@ class PartlyKnownEffort:
 
     def __init__(self, learned: Any, known: PolynomialEffort) -> None:
         if not isinstance(known, PolynomialEffort):
-            raise TypeError(f"known must be a PolynomialEffort, got {type(known).__name__}.")
+            raise InvalidTypeError(f"known must be a PolynomialEffort, got {type(known).__name__}.")
         n = getattr(learned, "n_states", known.n_states)
         if n != known.n_states:
-            raise ValueError(f"the known part has {known.n_states} states, the learned effort "
-                             f"{n}; they must describe the same state.")
+            raise InvalidInputError(
+                f"the known part has {known.n_states} states, the learned effort "
+                f"{n}; they must describe the same state.")
         self.learned = learned
         self.known = known
         self.n_states = known.n_states
@@ -296,8 +302,8 @@ class PartlyKnownEffort:
             States.
         """
         if not self.has_hamiltonian:
-            raise AttributeError("the learned part of this effort has no Hamiltonian; fit "
-                                 "with hamiltonian=True to get one.")
+            raise UnavailableError("the learned part of this effort has no Hamiltonian; fit "
+                                   "with hamiltonian=True to get one.")
         return self.learned.hamiltonian(x)
 
     def __repr__(self) -> str:

@@ -28,6 +28,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erf
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 __all__ = ["TermEffort"]
@@ -38,27 +40,30 @@ _KINDS = ("power", "sin", "cos", "gaussian")
 def _check_term(t: dict, where: str) -> dict:
     kind = t.get("kind")
     if kind not in _KINDS:
-        raise ValueError(f"{where}: term kind {kind!r} is unknown; known: {', '.join(_KINDS)}.")
+        raise InvalidInputError(
+            f"{where}: term kind {kind!r} is unknown; known: {', '.join(_KINDS)}.")
     out: dict[str, Any] = {"kind": kind, "name": str(t.get("name", kind))}
     if kind == "gaussian":
         c = np.asarray(t["centers"], dtype=float).reshape(-1)
         w = np.asarray(t["weights"], dtype=float).reshape(-1)
         ell = float(t["length_scale"])
         if c.shape != w.shape or not (np.all(np.isfinite(c)) and np.all(np.isfinite(w))):
-            raise ValueError(f"{where}: gaussian centers and weights must be finite and of one "
-                             f"length, got {c.shape} and {w.shape}.")
+            raise InvalidInputError(
+                f"{where}: gaussian centers and weights must be finite and of one "
+                f"length, got {c.shape} and {w.shape}.")
         if not (np.isfinite(ell) and ell > 0):
-            raise ValueError(f"{where}: gaussian length_scale must be finite and > 0, got {ell}.")
+            raise InvalidInputError(
+                f"{where}: gaussian length_scale must be finite and > 0, got {ell}.")
         out.update(centers=c, weights=w, length_scale=ell)
         return out
     coef = float(t["coef"])
     if not np.isfinite(coef):
-        raise ValueError(f"{where}: coef must be finite, got {coef}.")
+        raise InvalidInputError(f"{where}: coef must be finite, got {coef}.")
     out["coef"] = coef
     if kind == "power":
         k = t.get("exponent")
         if not (isinstance(k, (int, np.integer)) and k >= 0):
-            raise ValueError(f"{where}: power exponent must be an integer >= 0, got {k!r}.")
+            raise InvalidInputError(f"{where}: power exponent must be an integer >= 0, got {k!r}.")
         out["exponent"] = int(k)
     return out
 
@@ -123,7 +128,7 @@ class TermEffort:
         self.terms = [[_check_term(t, f"state {i}, term {j}") for j, t in enumerate(ts)]
                       for i, ts in enumerate(terms)]
         if not self.terms:
-            raise ValueError("TermEffort needs the terms of at least one state.")
+            raise InvalidInputError("TermEffort needs the terms of at least one state.")
 
     @property
     def n_states(self) -> int:
@@ -133,7 +138,8 @@ class TermEffort:
     def _x(self, x: ArrayLike) -> Array:
         a = np.atleast_2d(np.asarray(x, dtype=float))
         if a.shape[1] != self.n_states:
-            raise ValueError(f"x must have {self.n_states} columns, got shape {np.shape(x)}.")
+            raise InvalidInputError(
+                f"x must have {self.n_states} columns, got shape {np.shape(x)}.")
         return a
 
     def _apply(self, fn, x: ArrayLike) -> Array:
@@ -203,6 +209,6 @@ class TermEffort:
             As written by :meth:`to_dict`.
         """
         if d.get("format") != "fmu_surrogate.term_effort" or d.get("version") != 1:
-            raise ValueError(f"not a version-1 term effort (format {d.get('format')!r}, "
-                             f"version {d.get('version')!r}).")
+            raise InvalidInputError(f"not a version-1 term effort (format {d.get('format')!r}, "
+                                    f"version {d.get('version')!r}).")
         return cls(d["terms"])

@@ -63,6 +63,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.ports import PortedSystem
 from fmu_surrogate.ph.simulation.ported_simulation import (
     PortedTrajectory,
@@ -147,9 +148,9 @@ def simulate(
     -4.5e-05
     """
     if method not in ("auto", "midpoint", "avf"):
-        raise ValueError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
+        raise InvalidInputError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
     if hold not in (None, "linear", "zoh"):
-        raise ValueError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
+        raise InvalidInputError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
     if isinstance(system, PortedSystem):  # a drop-in surrogate: its ports in ported_simulation
         hold = hold or "zoh"
         U_ext, U_ph, x0 = port_inputs(system, t, u, x0)
@@ -160,24 +161,25 @@ def simulate(
     n, m = system.n_states, system.n_inputs
     t = np.asarray(t, dtype=float).reshape(-1)
     if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
-        raise ValueError("t must be a strictly increasing, finite grid of at least 2 points.")
+        raise InvalidInputError(
+            "t must be a strictly increasing, finite grid of at least 2 points.")
     N = t.size
     if u is None or np.size(u) == 0:
         if m:
-            raise ValueError(f"the system has {m} inputs; pass u of shape ({N}, {m}).")
+            raise InvalidInputError(f"the system has {m} inputs; pass u of shape ({N}, {m}).")
         U = np.zeros((N, 0))
     else:
         U = np.asarray(u, dtype=float)
         if U.ndim == 1 and m == 1:
             U = U[:, None]
         if U.shape != (N, m):
-            raise ValueError(f"u must have shape ({N}, {m}) (one row per time point), got "
-                             f"{U.shape}.")
+            raise InvalidInputError(f"u must have shape ({N}, {m}) (one row per time point), got "
+                                    f"{U.shape}.")
         if not np.all(np.isfinite(U)):
-            raise ValueError("u contains NaN or Inf; pass finite inputs.")
+            raise InvalidInputError("u contains NaN or Inf; pass finite inputs.")
     x0 = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
     if x0.shape != (n,) or not np.all(np.isfinite(x0)):
-        raise ValueError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
+        raise InvalidInputError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
     linear = isinstance(system, LinearPH)
     if method == "auto":
         method = "midpoint" if linear else "avf"

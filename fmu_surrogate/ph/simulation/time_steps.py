@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import lu_factor, lu_solve
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.simulation.algebraic_states import _algebraic, _consistent, _HiddenConstraint
 from fmu_surrogate.ph.simulation.newton import _FLOOR, _STALL, ConvergenceError, _Effort, _solve
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -67,9 +68,10 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     high_index = False
     if rows_a.size:
         if rows_a.size != cols_a.size:
-            raise ValueError(f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; "
-                             "write the DAE with E = diag(E_d, 0) (algebraic states last or "
-                             "anywhere, but as many algebraic rows as states).")
+            raise InvalidInputError(
+                f"E has {rows_a.size} zero rows but {cols_a.size} zero columns; "
+                "write the DAE with E = diag(E_d, 0) (algebraic states last or "
+                "anywhere, but as many algebraic rows as states).")
         Jz0 = eff.jacobian(x0[None, :])[0]
         block = (T @ Jz0)[np.ix_(rows_a, cols_a)]
         high_index = np.linalg.matrix_rank(block) < rows_a.size

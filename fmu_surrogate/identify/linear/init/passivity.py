@@ -49,6 +49,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cholesky, solve_continuous_are, solve_triangular
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 #: Relative margin added to the passivity violation, and the floor of δ relative to ‖G‖.
@@ -170,14 +172,14 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
             break
         delta *= 10.0
     if X is None:
-        raise ValueError(
+        raise InvalidInputError(
             "subspace initialisation: no positive definite storage matrix Q solves the KYP "
             "Riccati equation for the identified model (not minimal or not stable); choose a "
             "smaller order (see plot_order_selection()) or init='paper'."
         )
     X = 0.5 * (X + X.T)
     if not _is_spd(X) or np.linalg.cond(X) > 1e12:
-        raise ValueError(
+        raise InvalidInputError(
             "subspace initialisation: the KYP storage matrix of the identified model is not "
             "numerically positive definite (condition > 1e12); choose a smaller order."
         )

@@ -43,6 +43,8 @@ from numpy.typing import NDArray
 from scipy.linalg import expm, logm, lstsq, svd
 from scipy.signal import fftconvolve
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 #: Singular values of L₃₂ below this fraction of the largest count as zero (numerical rank).
@@ -89,7 +91,7 @@ def _uniform_step(t: Array, where: str) -> float:
     d = np.diff(t)
     h = float(np.mean(d))
     if np.max(np.abs(d - h)) > 1e-9 * h:
-        raise ValueError(
+        raise InvalidInputError(
             f"{where}: subspace initialisation needs a uniform time grid (steps from {d.min():.6g} "
             f"to {d.max():.6g}); resample the data or use init='paper'."
         )
@@ -123,7 +125,7 @@ def _observability(
         Yp, Yf = Yh[: i * m], Yh[i * m :]
         blocks.append(np.concatenate([Uf, Up, Yp, Yf], axis=0))
     if not blocks:
-        raise ValueError(
+        raise InvalidInputError(
             f"subspace initialisation: every experiment is shorter than 2·horizon = {2 * i} "
             f"samples; pass longer records, a smaller order, or init='paper'."
         )
@@ -225,7 +227,7 @@ def subspace_identify(
     hs = [_uniform_step(t, f"experiment {k}") for k, (t, *_rest) in enumerate(exps)]
     h = hs[0]
     if max(abs(x - h) for x in hs) > 1e-9 * h:
-        raise ValueError(
+        raise InvalidInputError(
             f"subspace initialisation needs one sampling step for all experiments, got "
             f"{sorted({round(x, 12) for x in hs})}; resample or use init='paper'."
         )
@@ -233,7 +235,7 @@ def subspace_identify(
     K_max = max(e[0].shape[0] for e in exps)
     i = default_horizon(order, m, K_max) if horizon is None else int(horizon)
     if i < 2:
-        raise ValueError(
+        raise InvalidInputError(
             f"subspace initialisation: the records are too short for a Hankel horizon of 2 "
             f"block rows ({K_max} samples); pass longer records or use init='paper'."
         )

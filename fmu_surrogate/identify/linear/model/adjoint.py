@@ -103,6 +103,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import InvalidTypeError
 from fmu_surrogate.identify.linear.model.discretisation import _Forward
 from fmu_surrogate.identify.linear.model.evaluation import (
     _check_gradient,
@@ -229,7 +230,7 @@ def evaluator_settings(
     wrt_checked = _check_wrt(wrt)
     _check_gradient(gradient, mode)
     if not isinstance(reg, Regularization):
-        raise TypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
+        raise InvalidTypeError(f"reg must be a Regularization, got {type(reg).__name__}.")
     exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
     if n_ports is None:
         n_ports = exps[0].n_ports if exps and isinstance(exps[0], Experiment) else 1

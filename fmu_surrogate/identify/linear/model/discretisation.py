@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import expm, expm_frechet
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.linear.model.experiments import (
     HOLDS,
     STEP_RTOL,
@@ -246,7 +247,7 @@ def simulate(
     """
     _check_mode(mode)
     if hold not in HOLDS:
-        raise ValueError(f"hold must be one of {HOLDS}, got {hold!r}.")
+        raise InvalidInputError(f"hold must be one of {HOLDS}, got {hold!r}.")
     p = check_params(params)
     tt = check_time(t)
     uu = check_signal(u, tt.shape[0], "u", p["B"].shape[1])

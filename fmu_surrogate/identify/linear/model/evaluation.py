@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import expm
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.linear.model.discretisation import (
     _foh_frechet_adjoint,
     _Forward,
@@ -270,9 +271,9 @@ def _finish(
 
 def _check_gradient(gradient: str, mode: str) -> None:
     if gradient not in ("exact", "paper"):
-        raise ValueError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
+        raise InvalidInputError(f"gradient must be 'exact' or 'paper', got {gradient!r}.")
     if gradient == "paper" and mode != "euler":
-        raise ValueError(
+        raise InvalidInputError(
             "gradient='paper' (continuous adjoint, explicit Euler) exists only for mode='euler'; "
             "use gradient='exact' with mode='exact'."
         )

@@ -17,6 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import eigh, logm
 
+from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
+
 Array = NDArray[np.float64]
 Mode = Literal["exact", "euler"]
 GradientKind = Literal["exact", "paper"]
@@ -35,15 +37,17 @@ def check_time(t: ArrayLike, name: str = "t", where: str = "") -> Array:
     at = f"{where}: " if where else ""
     tt = np.array(t, dtype=float)
     if tt.ndim != 1:
-        raise ValueError(f"{at}{name} must be a 1-D array of sample times, got shape {tt.shape}.")
+        raise InvalidInputError(
+            f"{at}{name} must be a 1-D array of sample times, got shape {tt.shape}.")
     if tt.shape[0] < 2:
-        raise ValueError(f"{at}{name} needs at least 2 sample times, got {tt.shape[0]}.")
+        raise InvalidInputError(f"{at}{name} needs at least 2 sample times, got {tt.shape[0]}.")
     if not np.all(np.isfinite(tt)):
-        raise ValueError(f"{at}{name} contains NaN or Inf; remove or interpolate those samples.")
+        raise InvalidInputError(
+            f"{at}{name} contains NaN or Inf; remove or interpolate those samples.")
     d = np.diff(tt)
     if np.any(d <= 0):
         k = int(np.argmax(d <= 0))
-        raise ValueError(
+        raise InvalidInputError(
             f"{at}{name} must be strictly increasing, but {name}[{k + 1}] = {tt[k + 1]!r} <= "
             f"{name}[{k}] = {tt[k]!r}; sort the samples and drop duplicate time points."
         )
@@ -59,20 +63,21 @@ def check_signal(
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != K:
-        raise ValueError(
+        raise InvalidInputError(
             f"{at}{name} must have shape (K, m) = ({K}, m) with K = len(t) rows (one per "
             f"sample time), got shape {np.shape(a)}."
         )
     if arr.shape[1] < 1:
-        raise ValueError(f"{at}{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
+        raise InvalidInputError(
+            f"{at}{name} needs at least one channel (m ≥ 1), got shape {arr.shape}.")
     if m is not None and arr.shape[1] != m:
-        raise ValueError(
+        raise InvalidInputError(
             f"{at}{name} has {arr.shape[1]} channels but the model has m = {m} ports "
             f"(B is n×{m}); pass a ({K}, {m}) array."
         )
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(
+        raise InvalidInputError(
             f"{at}{name} contains NaN or Inf (first at row {bad[0]}, column {bad[1]}); "
             f"remove or interpolate those samples."
         )
@@ -170,7 +175,7 @@ class Experiment:
 
     def __post_init__(self) -> None:
         if self.hold not in HOLDS:
-            raise ValueError(
+            raise InvalidInputError(
                 f"hold must be one of {HOLDS} (input between samples: piecewise linear or "
                 f"zero-order hold), got {self.hold!r}."
             )
@@ -179,7 +184,7 @@ class Experiment:
         u = check_signal(self.u, K, "u")
         y = check_signal(self.y, K, "y")
         if y.shape != u.shape:
-            raise ValueError(
+            raise InvalidInputError(
                 f"y must have the same shape as u (K, m) = {u.shape} — a pH port pairs each "
                 f"input with one output — got {y.shape}."
             )
@@ -234,11 +239,12 @@ class Regularization:
         for name in ("lam", "log_q"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v >= 0):
-                raise ValueError(f"Regularization.{name} must be a finite number ≥ 0, got {v!r}.")
+                raise InvalidInputError(
+                    f"Regularization.{name} must be a finite number ≥ 0, got {v!r}.")
         if self.reference is not None:
             unknown = set(self.reference) - set(PARAMS)
             if unknown:
-                raise ValueError(
+                raise InvalidInputError(
                     f"Regularization.reference has unknown keys {sorted(unknown)}; "
                     f"allowed: {PARAMS}."
                 )
@@ -268,44 +274,45 @@ def check_params(params: Mapping[str, ArrayLike]) -> dict[str, Array]:
     """
     missing = [k for k in ("J", "R", "Q", "B") if k not in params]
     if missing:
-        raise ValueError(f"params is missing {missing}; pass a dict with keys {PARAMS}.")
+        raise InvalidInputError(f"params is missing {missing}; pass a dict with keys {PARAMS}.")
     unknown = set(params) - set(PARAMS)
     if unknown:
-        raise ValueError(f"params has unknown keys {sorted(unknown)}; allowed: {PARAMS}.")
+        raise InvalidInputError(f"params has unknown keys {sorted(unknown)}; allowed: {PARAMS}.")
     out: dict[str, Array] = {}
     J = np.array(params["J"], dtype=float)
     if J.ndim != 2 or J.shape[0] != J.shape[1]:
-        raise ValueError(f"J must be a square (n, n) matrix, got shape {J.shape}.")
+        raise InvalidInputError(f"J must be a square (n, n) matrix, got shape {J.shape}.")
     n = J.shape[0]
     if n < 1:
-        raise ValueError("the model order n must be at least 1 (J is 0×0).")
+        raise InvalidInputError("the model order n must be at least 1 (J is 0×0).")
     out["J"] = J
     for k in ("R", "Q"):
         a = np.array(params[k], dtype=float)
         if a.shape != (n, n):
-            raise ValueError(f"{k} must have shape ({n}, {n}) to match J, got {a.shape}.")
+            raise InvalidInputError(f"{k} must have shape ({n}, {n}) to match J, got {a.shape}.")
         out[k] = a
     B = np.array(params["B"], dtype=float)
     if B.ndim == 1:
         B = B[:, None]
     if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1:
-        raise ValueError(f"B must have shape ({n}, m) with m ≥ 1, got {np.shape(params['B'])}.")
+        raise InvalidInputError(
+            f"B must have shape ({n}, m) with m ≥ 1, got {np.shape(params['B'])}.")
     out["B"] = B
     x0 = np.zeros(n) if params.get("x0") is None else np.array(params["x0"], dtype=float)
     if x0.shape != (n,):
         x0 = x0.reshape(-1) if x0.size == n else x0
         if x0.shape != (n,):
-            raise ValueError(f"x0 must have shape ({n},), got {np.shape(params['x0'])}.")
+            raise InvalidInputError(f"x0 must have shape ({n},), got {np.shape(params['x0'])}.")
     out["x0"] = x0
     for k, a in out.items():
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"parameter {k} contains NaN or Inf; pass finite values.")
+            raise InvalidInputError(f"parameter {k} contains NaN or Inf; pass finite values.")
     return out
 
 
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
+        raise InvalidInputError(f"mode must be one of {MODES}, got {mode!r}.")
 
 
 def _check_wrt(wrt: Sequence[str]) -> tuple[str, ...]:
@@ -314,21 +321,21 @@ def _check_wrt(wrt: Sequence[str]) -> tuple[str, ...]:
     w = tuple(wrt)
     bad = [k for k in w if k not in PARAMS]
     if bad:
-        raise ValueError(f"wrt has unknown parameter names {bad}; choose from {PARAMS}.")
+        raise InvalidInputError(f"wrt has unknown parameter names {bad}; choose from {PARAMS}.")
     return w
 
 
 def _as_experiments(experiments: Experiment | Sequence[Experiment], m: int) -> list[Experiment]:
     exps = [experiments] if isinstance(experiments, Experiment) else list(experiments)
     if not exps:
-        raise ValueError("experiments is empty; pass at least one Experiment.")
+        raise InvalidInputError("experiments is empty; pass at least one Experiment.")
     for i, e in enumerate(exps):
         if not isinstance(e, Experiment):
-            raise TypeError(
+            raise InvalidTypeError(
                 f"experiments[{i}] is a {type(e).__name__}; build it with Experiment.from_arrays."
             )
         if e.n_ports != m:
-            raise ValueError(
+            raise InvalidInputError(
                 f"experiments[{i}] has {e.n_ports} ports but B is n×{m}; "
                 f"the model and the data must have the same number of ports."
             )
@@ -381,7 +388,7 @@ def _log_q_value_grad(Q: Array, need_grad: bool) -> tuple[float, Array | None]:
     if np.array_equal(Q, Q.T):
         lam, U = eigh(Q)
         if lam[0] <= 0:
-            raise ValueError(
+            raise InvalidInputError(
                 f"the log Q regulariser needs Q ≻ 0, but its smallest eigenvalue is {lam[0]:.3e}; "
                 f"keep Q on the SPD manifold (or set log_q = 0)."
             )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.linear.model.adjoint import evaluator_settings
 from fmu_surrogate.identify.linear.model.discretisation import (
     _expm_frechet_adjoint,
@@ -111,10 +112,10 @@ def taylor_test(
     TaylorResult
     """
     if n < 2:
-        raise ValueError(f"n must be at least 2 to measure a slope, got {n}.")
+        raise InvalidInputError(f"n must be at least 2 to measure a slope, got {n}.")
     missing = set(direction) - set(grad)
     if missing:
-        raise ValueError(f"grad has no entry for the direction keys {sorted(missing)}.")
+        raise InvalidInputError(f"grad has no entry for the direction keys {sorted(missing)}.")
     xx = {k: np.asarray(v, dtype=float) for k, v in x.items()}
     f0 = float(f(xx))
     dg = sum(float(np.sum(np.asarray(grad[k]) * np.asarray(direction[k]))) for k in direction)
@@ -278,7 +279,7 @@ def _loop_forward(
 ) -> tuple[Array, Array, list[Array], float]:
     """Per-step loop: states, residuals, transition matrices and the misfit of one experiment."""
     if mode == "exact" and e.hold != "linear":
-        raise ValueError(
+        raise InvalidInputError(
             "the loop reference implements the exact mode for piecewise-linear inputs only; "
             "use the vectorised cost_and_gradient for zero-order-hold experiments."
         )

@@ -18,6 +18,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import InvalidInputError
+
 Array = NDArray[np.float64]
 
 
@@ -77,11 +79,12 @@ class Optimizer:
         """Raise ``ValueError`` naming the setting and the fix for an invalid setting."""
         if isinstance(self.max_iter, bool) or not (
                 isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
-            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
+            raise InvalidInputError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
         if not (np.isfinite(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}.")
+            raise InvalidInputError(f"tol must be a finite number >= 0, got {self.tol!r}.")
         if self.max_time is not None and not self.max_time > 0:
-            raise ValueError(f"max_time must be None or a number > 0, got {self.max_time!r}.")
+            raise InvalidInputError(
+                f"max_time must be None or a number > 0, got {self.max_time!r}.")
 
     def run(self, obj: Any, manifold: Any, coords: Any, point: list[Array],
             callback: Any = None) -> OptimizerOutcome:

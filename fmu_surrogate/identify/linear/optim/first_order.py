@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.identify.linear.model.manifold import DirectProblem, Objective, product_manifold
 from fmu_surrogate.identify.linear.optim.base import Optimizer, OptimizerOutcome
 
@@ -85,7 +86,7 @@ class FirstOrder(Optimizer):
         """Raise ``ValueError`` naming the setting and the fix for an invalid setting."""
         super().check()
         if self.line_search not in LINE_SEARCHES:
-            raise ValueError(
+            raise InvalidInputError(
                 f"line_search must be one of {LINE_SEARCHES}, got {self.line_search!r}.")
 
     def run(self, obj: Objective, manifold: Any, coords: Any, point: list[Any],

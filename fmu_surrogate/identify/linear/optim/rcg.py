@@ -34,6 +34,8 @@ import numpy as np
 from pymanopt.optimizers.conjugate_gradient import BETA_RULES
 from pymanopt.optimizers.optimizer import Optimizer, OptimizerResult
 
+from fmu_surrogate.errors import InvalidInputError
+
 __all__ = ["BETA_RULE_NAMES", "ArmijoLineSearch", "RestartedConjugateGradient"]
 
 #: Accepted ``beta_rule`` names; ``"FletcherReeves"`` is the paper's (with Sato's scaling).
@@ -64,11 +66,12 @@ class ArmijoLineSearch:
         max_halvings: int = 60,
     ) -> None:
         if not initial_step > 0:
-            raise ValueError(f"initial_step must be > 0, got {initial_step}.")
+            raise InvalidInputError(f"initial_step must be > 0, got {initial_step}.")
         if not 0 < contraction < 1:
-            raise ValueError(f"contraction must lie in (0, 1), got {contraction}.")
+            raise InvalidInputError(f"contraction must lie in (0, 1), got {contraction}.")
         if not 0 < sufficient_decrease < 1:
-            raise ValueError(f"sufficient_decrease must lie in (0, 1), got {sufficient_decrease}.")
+            raise InvalidInputError(
+                f"sufficient_decrease must lie in (0, 1), got {sufficient_decrease}.")
         self.initial_step = float(initial_step)
         self.contraction = float(contraction)
         self.sufficient_decrease = float(sufficient_decrease)
@@ -145,9 +148,10 @@ class RestartedConjugateGradient(Optimizer):
         kwargs.setdefault("verbosity", 0)
         super().__init__(**kwargs)
         if beta_rule not in BETA_RULE_NAMES:
-            raise ValueError(f"beta_rule must be one of {BETA_RULE_NAMES}, got {beta_rule!r}.")
+            raise InvalidInputError(
+                f"beta_rule must be one of {BETA_RULE_NAMES}, got {beta_rule!r}.")
         if restart_every is not None and restart_every < 0:
-            raise ValueError(
+            raise InvalidInputError(
                 f"restart_every must be a positive integer or None, got {restart_every}."
             )
         self.restart_every = int(restart_every) if restart_every else 0
