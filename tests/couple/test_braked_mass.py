@@ -17,7 +17,7 @@ from fmu_surrogate.couple.validation import validate
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(power_damper.__file__).parent / "systems" / "braked_mass.toml"
+SYSTEM = Path(power_damper.__file__).parents[1] / "systems" / "braked_mass.toml"
 M, C, V0 = 2.0, 4.0, 2.0  # the system file's parameters
 
 

@@ -16,7 +16,7 @@ from fmu_surrogate.couple.toml_form import read_toml
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(dc_motor.__file__).parent / "systems" / "motor_drive.toml"
+SYSTEM = Path(dc_motor.__file__).parents[1] / "systems" / "motor_drive.toml"
 V, K, J, L, R = 12.0, 0.5, 0.02, 0.05, 1.0  # the system file's V and J, dc_motor's defaults
 
 

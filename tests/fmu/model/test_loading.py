@@ -305,7 +305,10 @@ def test_benchmark_fmus_open(request):
     for name, path in fmus.items():
         info = open_fmu(path)
         assert info.has_binary and info.fmi_version == "2.0", name
-        assert info.states and info.supports_cs, name
+        assert info.supports_cs, name
+        # model exchange declares the states; co-simulation-only vendor-style FMUs keep them
+        # internal, and a static map (the damper) has none
+        assert bool(info.states) == (info.supports_me and name != "damper"), name
         info.check_names(list(info.states) + list(info.derivatives.values()))
         text = info.describe()
         assert all(f"d/dt -> {info.derivatives[s]}" in text for s in info.states), name

@@ -28,7 +28,8 @@ def _when(cond, limit=30.0) -> None:
 
 
 @pytest.mark.parametrize("where", ["in the FMU's C code", "between steps in Python"])
-def test_sigterm_to_a_worker_stops_it_and_records_the_run_as_interrupted(faulty_fmu, where):
+def test_sigterm_to_a_worker_stops_it_and_records_the_run_as_interrupted(faulty_fmu, where,
+                                                                        monkeypatch):
     # Inside a harvest the parent turns SIGTERM into an exception (to clean up); a forked worker
     # inherits that handler.  Run 0 is either stuck in C (mode 3 spins in fmi2DoStep from
     # t = 0.5: a Python handler never runs there, the worker would go on until the 60 s timeout)
@@ -37,7 +38,8 @@ def test_sigterm_to_a_worker_stops_it_and_records_the_run_as_interrupted(faulty_
     # die by the signal at once and the run be "interrupted"; run 1 then runs on a new worker.
     if where == "in the FMU's C code":
         t, params, at = np.linspace(0.0, 1.0, 101), {"mode": 3}, 51
-    else:
+    else:  # the Python stepping loop (the compiled one finishes this grid before the signal)
+        monkeypatch.setenv("FMU_SURROGATE_NATIVE_LOOP", "0")
         t, params, at = np.linspace(0.0, 100.0, 400_001), {"k": 0.01}, 2000
     cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), t, ("x",), ({"u": Constant(0.0)},))
     got, sent = {}, {}
