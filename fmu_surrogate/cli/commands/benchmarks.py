@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["HELP", "add_benchmarks_arguments", "benchmarks_command"]
-
-HELP = "the bundled benchmark systems"
+__all__ = ["add_benchmarks_arguments", "benchmarks_command"]
 
 
 def add_benchmarks_arguments(p: argparse.ArgumentParser) -> None:

@@ -10,10 +10,8 @@ import xarray as xr
 
 from fmu_surrogate.couple.descriptions import load_system
 
-__all__ = ["HELP", "add_couple_arguments", "bond_table", "couple_command", "load_system",
+__all__ = ["add_couple_arguments", "bond_table", "couple_command", "load_system",
            "plot_result"]
-
-HELP = "co-simulate a system (.ssp/.toml) on libcosim, energy per bond"
 
 
 def add_couple_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["HELP", "add_demo_arguments", "demo_command"]
-
-HELP = "build the benchmark FMUs, harvest them, write plots and data"
+__all__ = ["add_demo_arguments", "demo_command"]
 
 
 def add_demo_arguments(p: argparse.ArgumentParser) -> None:

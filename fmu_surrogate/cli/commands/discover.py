@@ -23,10 +23,7 @@ import numpy as np
 from fmu_surrogate.cli.errors import CLIError
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["HELP", "add_discover_arguments", "discover_command"]
-
-HELP = ("learn a component law's parameters and where they are feasible from (failing) FMU "
-        "runs")
+__all__ = ["add_discover_arguments", "discover_command"]
 
 
 def add_discover_arguments(p: argparse.ArgumentParser) -> None:

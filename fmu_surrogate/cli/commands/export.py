@@ -11,9 +11,7 @@ from pathlib import Path
 
 from fmu_surrogate.cli.errors import CLIError
 
-__all__ = ["HELP", "add_export_arguments", "export_command"]
-
-HELP = "write a surrogate JSON as a standalone FMU (and Modelica)"
+__all__ = ["add_export_arguments", "export_command"]
 
 
 def add_export_arguments(p: argparse.ArgumentParser) -> None:

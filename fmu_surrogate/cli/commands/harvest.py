@@ -26,15 +26,12 @@ from fmu_surrogate.cli.inputs import input_help, parse_input_option
 
 __all__ = [
     "EXIT_NO_RUN_SUCCEEDED",
-    "HELP",
     "add_harvest_arguments",
     "dataset_info",
     "harvest_command",
     "parse_bounds_option",
     "parse_input_option",
 ]
-
-HELP = "simulate an FMU under designed inputs/parameters"
 
 
 def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:

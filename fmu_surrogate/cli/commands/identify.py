@@ -26,9 +26,7 @@ from fmu_surrogate.cli.errors import CLIError
 from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.fmu.model.loading import file_sha256
 
-__all__ = ["HELP", "add_identify_arguments", "identify_command"]
-
-HELP = "fit a pH surrogate to a harvested dataset, write it as JSON"
+__all__ = ["add_identify_arguments", "identify_command"]
 
 
 def add_identify_arguments(p: argparse.ArgumentParser) -> None:

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["HELP", "add_info_arguments", "info_command"]
-
-HELP = ("list an FMU's variables by causality, states, defaults; "
-        "of a dataset (.nc): its runs, failures by kind")
+__all__ = ["add_info_arguments", "info_command"]
 
 
 def add_info_arguments(p: argparse.ArgumentParser) -> None:

@@ -9,9 +9,7 @@ from pathlib import Path
 
 from fmu_surrogate.cli.options import comma_list
 
-__all__ = ["HELP", "add_plot_arguments", "plot_command"]
-
-HELP = "plot a harvested dataset (.nc) or a surrogate (.json)"
+__all__ = ["add_plot_arguments", "plot_command"]
 
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:

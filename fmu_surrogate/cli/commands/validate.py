@@ -17,9 +17,8 @@ from typing import Any
 from fmu_surrogate.cli.errors import CLIError
 from fmu_surrogate.cli.inputs import input_help, parse_input_option
 
-__all__ = ["EXIT_MISMATCH", "HELP", "add_validate_arguments", "validate_command"]
+__all__ = ["EXIT_MISMATCH", "add_validate_arguments", "validate_command"]
 
-HELP = "run a surrogate and its reference FMU on the same inputs, compare outputs"
 
 #: exit status of ``validate`` when the surrogate is outside the tolerance
 EXIT_MISMATCH = 1
