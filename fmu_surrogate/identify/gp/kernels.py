@@ -2,7 +2,8 @@
 
 ``k(x, x') = exp(−½ Σ_j (x_j − x'_j)² / ℓ_j²)``.  Its numpy twin, for everything evaluated outside
 autograd (surrogate efforts, the GP-RVM discrepancy, derivative smoothing), is
-:func:`fmu_surrogate.ph.efforts.kernel.gaussian_kernel`: the same formula with the same round-off.
+:func:`fmu_surrogate.ph.efforts.kernel.gaussian_kernel`: the same formula (which, for one input
+column, takes the differences exactly).
 """
 
 from __future__ import annotations

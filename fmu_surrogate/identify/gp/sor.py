@@ -23,18 +23,11 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from fmu_surrogate.identify.gp.sampling import farthest_point_subset
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+from fmu_surrogate.ph.efforts.kernel import gaussian_kernel, squared_distances
 
 __all__ = ["SoRGP", "inducing_inputs"]
 
 JITTER = 1e-6
-
-
-def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    if A.shape[1] == 1:
-        return (A[:, :1] - B[:, 0][None, :]) ** 2
-    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-    return np.maximum(d, 0.0)
 
 
 def inducing_inputs(X: np.ndarray, m: int) -> np.ndarray:
@@ -77,7 +70,7 @@ class _Stats:
         M = Z.shape[0]
         self.Kxz = gaussian_kernel(X, Z, ell)                # (N, M)
         self.D2 = D2
-        Dzz = _sqdist(Z, Z)
+        Dzz = squared_distances(Z, Z)
         Kzz = gaussian_kernel(Z, Z, ell)
         self.dKzz = Kzz * Dzz / ell**2                       # ∂K_zz/∂log ell
         self.Lm = np.linalg.cholesky(Kzz + JITTER * np.eye(M))
@@ -113,7 +106,7 @@ class SoRGP:
     def __init__(self, X: np.ndarray, n_inducing: int, extra: np.ndarray) -> None:
         self.X = X
         self.Z = inducing_inputs(X, n_inducing)
-        self.D2 = _sqdist(X, self.Z)
+        self.D2 = squared_distances(X, self.Z)
         self.extra = extra
         self._EtE = extra.T @ extra
         self._cache: _Stats | None = None

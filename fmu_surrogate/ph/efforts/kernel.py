@@ -44,11 +44,33 @@ VERSION = 1
 _CHUNK = 512  # evaluation points per block in the O(M N n²) Jacobian (bounds memory)
 
 
+def squared_distances(X1: Array, X2: Array) -> Array:
+    """Squared Euclidean distances ``Σⱼ (x1ⱼ − x2ⱼ)²``; ``(M, n), (N, n) -> (M, N)``.
+
+    One column: the differences squared, exactly; several: ``|a|² + |b|² − 2 a·b`` (one matrix
+    product), clipped at 0 against round-off.
+
+    Parameters
+    ----------
+    X1, X2 : ndarray, shape (M, n) and (N, n)
+        Points.
+
+    Returns
+    -------
+    ndarray, shape (M, N)
+    """
+    if X1.shape[1] == 1:
+        return (X1[:, :1] - X2[:, 0][None, :]) ** 2
+    sq = (X1 * X1).sum(-1)[:, None] + (X2 * X2).sum(-1)[None, :] - 2.0 * (X1 @ X2.T)
+    return np.maximum(sq, 0.0)
+
+
 def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array | float) -> Array:
     """The Gaussian (RBF) kernel matrix ``exp(−½ Σⱼ (x1ⱼ − x2ⱼ)² / ℓⱼ²)``, with unit variance.
 
     The package's one numpy evaluation of this kernel (``identify`` uses it too; the torch twin
-    for autograd is ``fmu_surrogate.identify.gp.kernels.rbf``, same formula and round-off).
+    for autograd is ``fmu_surrogate.identify.gp.kernels.rbf``, the same formula; for one input
+    column this one takes the differences exactly, see :func:`squared_distances`).
 
     Parameters
     ----------
@@ -61,10 +83,7 @@ def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array | float) -> Array:
     -------
     ndarray, shape (M, N)
     """
-    A = X1 / lengthscale
-    B = X2 / lengthscale
-    sq = (A * A).sum(-1)[:, None] + (B * B).sum(-1)[None, :] - 2.0 * (A @ B.T)
-    return np.exp(-0.5 * np.maximum(sq, 0.0))
+    return np.exp(-0.5 * squared_distances(X1 / lengthscale, X2 / lengthscale))
 
 
 def _mat(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
