@@ -81,14 +81,25 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     Parameters
     ----------
-    n_states : int
-        Model order n (≥ 1); may differ from the true order (model reduction).  When the
+    order : int, optional
+        Model order n (≥ 1); may differ from the true order (model reduction).  ``None``
+        (default): chosen from the data — Hankel singular values bound the candidates, the
+        held-out error chooses (:mod:`~fmu_surrogate.identify.linear.init.order`; the table is
+        ``result_.order_selection``).  When the
         subspace method finds that the data determine only r < n states (singular values at
         round-off), the refinement fits those r and the model is completed by n − r decoupled,
         damped states without input (:func:`~fmu_surrogate.identify.linear.init.initial.pad_parameters`;
         they do not change the output).
-    learn : sequence of str
-        Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
+    ports : None, str, sequence or mapping
+        Orientation of the power pairs ``(u_i, y_i)``: ``"in"`` (``y_iu_i`` is the power the
+        component receives, the pH convention) or ``"out"`` (it delivers it; the pH port is
+        ``−u_i``), one for all pairs, a sequence with one entry per pair (``None`` entries
+        detected), or ``{pair index: orientation}``.  ``None`` (default): detected from the
+        data (:mod:`~fmu_surrogate.identify.linear.ports`); ``port_signs_`` holds the result.
+    learn : sequence of str, optional
+        Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.  ``None``
+        (default): ``J, R, B``, and ``x0`` when the data do not start at rest
+        (:func:`~fmu_surrogate.identify.linear.prepare.starts_at_rest`).
     J, R, Q, B, x0 : array_like, optional
         Known values: a parameter not in ``learn`` is held fixed at its value (bitwise; validated:
         J skew, R symmetric PSD, Q SPD — :class:`~fmu_surrogate.ph.StructureError` otherwise), a
@@ -159,6 +170,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     result_ : LinearPHFit
     n_inputs_ : int
         Number of ports m seen in :meth:`fit`.
+    port_signs_ : ndarray, shape (m,)
+        +1 for a power pair oriented "in", −1 for "out" (given or detected).
+    order_selection_ : OrderSelection or None
+        The candidate orders and the choice (``order=None``).
     hold_ : str
         Input hold of the (first) training experiment; :meth:`predict` uses it by default.
     subspace_ : SubspaceInit or None
@@ -176,9 +191,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     def __init__(
         self,
-        n_states: int = 2,
+        order: int | None = None,
         *,
-        learn: Sequence[str] = ("J", "R", "B"),
+        ports: Any = None,
+        learn: Sequence[str] | None = None,
         J: ArrayLike | None = None,
         R: ArrayLike | None = None,
         Q: ArrayLike | None = None,
@@ -204,7 +220,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         subspace_horizon: int | None = None,
         complete: str = "auto",
     ) -> None:
-        self.n_states = n_states
+        self.order = order
+        self.ports = ports
         self.learn = learn
         self.J = J
         self.R = R
@@ -271,7 +288,19 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             return self._fit_experiments(exps, n, names)
 
-    def _fit_experiments(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
+    def _fit_experiments(self, exps: list[Any], n: int | None, names: tuple[str, ...]) -> Any:
+        from fmu_surrogate.identify.linear.prepare import prepare
+
+        exps, n, names = prepare(self, exps, n, names)
+        self._fit_ported(exps, n, names)
+        import dataclasses
+
+        self.result_ = dataclasses.replace(
+            self.result_, order_selection=self.order_selection_,
+            port_signs=tuple(float(v) for v in self.port_signs_))
+        return self
+
+    def _fit_ported(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
         m = int(np.shape(exps[0].u)[1])
         t0 = time.perf_counter()
         fixed, init, used = self._values(n, m, names, exps)

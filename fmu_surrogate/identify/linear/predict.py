@@ -89,6 +89,9 @@ class LinearPHPredictions:
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
         hold = getattr(self, "hold_", "linear") if hold is None else hold
         p = self.fitted_params()
+        signs = getattr(self, "port_signs_", None)
+        if signs is not None:  # external convention -> pH ports (power out: u_ph = −u)
+            uu = uu * signs
         if x0 is not None:
             p["x0"] = self._matrix(x0, (self.system_.n_states,), "x0", "predict")
         _, y = _simulate(p, tt, uu, mode=mode, hold=hold)
@@ -213,4 +216,4 @@ class LinearPHPredictions:
                 "plot_order_selection() needs a fit with init='subspace' (this fit used "
                 f"{self.result_.init!r})."
             )
-        return plot_singular_values(self.subspace_.subspace, self.n_states, path=path)
+        return plot_singular_values(self.subspace_.subspace, self.system_.n_states, path=path)

@@ -22,15 +22,19 @@ LINE_SEARCHES = ("armijo", "backtracking")
 INITS = ("subspace", "paper")
 HOLDS = ("linear", "zoh")
 COMPLETIONS = ("auto", "pad", "refine")
+#: Parameters learned by default (``learn=None``); x0 joins when the data do not start at rest.
+DEFAULT_LEARN = ("J", "R", "B")
 _MODES, _OPTIMIZERS, _LINE_SEARCHES, _INITS, _HOLDS = MODES, OPTIMIZERS, LINE_SEARCHES, INITS, HOLDS
 
 
 def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
     """Validate the settings of a LinearPHIdentifier; returns (n, learned names)."""
-    n = self.n_states
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n_states must be an integer >= 1, got {n!r}.")
-    names = (self.learn,) if isinstance(self.learn, str) else self.learn
+    n = self.order
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+        raise ValueError(f"order must be None (chosen from the data) or an integer >= 1, got "
+                         f"{n!r}.")
+    learn = DEFAULT_LEARN if self.learn is None else self.learn
+    names = (learn,) if isinstance(learn, str) else learn
     names = tuple(names)
     unknown = [p for p in names if p not in PARAMETER_NAMES]
     if unknown:
@@ -55,9 +59,9 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
         raise ValueError(
             f"line_search must be one of {_LINE_SEARCHES}, got {self.line_search!r}."
         )
-    if self.rank_R is not None and not (1 <= int(self.rank_R) <= n):
+    if self.rank_R is not None and not (1 <= int(self.rank_R) <= (n or int(self.rank_R))):
         raise ValueError(
-            f"rank_R must be None or an integer in [1, n_states={n}], got {self.rank_R!r}."
+            f"rank_R must be None or an integer in [1, order={n}], got {self.rank_R!r}."
         )
     if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
         raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
@@ -72,7 +76,7 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
         raise ValueError(f"complete must be one of {COMPLETIONS}, got {self.complete!r}.")
     if self.reg_lambda > 0 and not self.reference:
         raise ValueError("reg_lambda > 0 needs `reference` values (a dict like {'Q': Q_ref}).")
-    return int(n), tuple(p for p in PARAMETER_NAMES if p in names)
+    return (None if n is None else int(n)), tuple(p for p in PARAMETER_NAMES if p in names)
 
 def as_matrix(v: ArrayLike, shape: tuple[int, ...], name: str, where: str) -> Array:
     """A float copy of ``v`` with the given shape, finite (else a ValueError naming it)."""

@@ -28,6 +28,17 @@ generically of full rank — an interior starting point, where the factor ``R = 
 refinement has no vanishing columns (measured on random systems: rank-m starts stall the
 Levenberg–Marquardt refinement at relative errors ~1e-4, central ones converge to round-off).
 
+Lossless and marginally stable parts
+------------------------------------
+A free mass (pole at 0) or an undamped oscillator (poles on the imaginary axis) is passive but
+not asymptotically stable: the Riccati equation then has no stabilising solution (the
+Hamiltonian matrix has eigenvalues on the imaginary axis, ``X_min = X_max``) and the frequency
+response is infinite at the poles.  The model is therefore regularised by a shift,
+``A_ε = A − εI`` with ``ε = max(0, max Re λ(A)) + MARGINAL_SHIFT · rate`` (``rate`` the inverse
+duration of the data): a decay the data cannot see (relative output change ``≈ MARGINAL_SHIFT``
+over the records), which makes every pole strictly stable; the pH form is that of ``A_ε``
+(``R ⪰ εQ⁻¹`` in the lossless directions) and the refinement takes the damping towards zero.
+
 The nearest passive model
 -------------------------
 With ``Q`` fixed, ``A`` is kept exactly (``A = (J − R)Q``) and the port matrix is the least-squares
@@ -49,12 +60,20 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cholesky, solve_continuous_are, solve_triangular
 
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+
 Array = NDArray[np.float64]
 
 #: Relative margin added to the passivity violation, and the floor of δ relative to ‖G‖.
 DELTA_MARGIN, DELTA_FLOOR = 0.1, 1e-8
 #: Damping rate of states added beyond the identifiable order, relative to the fastest mode.
 PAD_DAMPING = 1.0
+#: Shift of marginally stable models relative to the inverse data duration (module docstring):
+#: measured on a free mass and an undamped oscillator from exact data, the initial model is then
+#: within ~1e-6 of the data and the refinement reaches round-off.
+MARGINAL_SHIFT = 1e-6
+#: Relative passivity violation (δ₀/‖G‖) above which the model counts as not passive.
+VIOLATION_LIMIT = 0.05
 
 
 @dataclass(frozen=True)
@@ -136,16 +155,44 @@ def _is_spd(X: Array) -> bool:
     return bool(np.all(np.isfinite(X)))
 
 
-def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel:
-    """pH form ``(J, R, Q, B_pH)`` of a stable model (see the module docstring).
+def stabilising_shift(A: Array, rate: float | None = None) -> float:
+    """The shift ε of a marginally stable (or slightly unstable) model, 0 for a stable one.
 
     Parameters
     ----------
     A : ndarray, shape (r, r)
-        Stable system matrix.
+    rate : float, optional
+        Inverse duration of the data [1/s] (default: the spectral radius of A, or 1).
+
+    Returns
+    -------
+    float
+        ``max(0, max Re λ) + MARGINAL_SHIFT · rate`` when a pole has ``Re λ ≥ −MARGINAL_SHIFT ·
+        rate``, else 0.
+    """
+    lam = np.linalg.eigvals(A)
+    if rate is None or not rate > 0:
+        rate = max(float(np.abs(lam).max()) if lam.size else 0.0, 1.0)
+    floor = MARGINAL_SHIFT * float(rate)
+    top = float(lam.real.max()) if lam.size else -np.inf
+    return max(0.0, top) + floor if top >= -floor else 0.0
+
+
+def passive_realisation(
+    A: Array, B: Array, C: Array, x0: Array, rate: float | None = None
+) -> PassiveModel:
+    """pH form ``(J, R, Q, B_pH)`` of a stable or marginally stable model (module docstring).
+
+    Parameters
+    ----------
+    A : ndarray, shape (r, r)
+        System matrix; poles on or right of the imaginary axis are shifted
+        (:func:`stabilising_shift`).
     B : ndarray, shape (r, m)
     C : ndarray, shape (m, r)
     x0 : ndarray, shape (r,)
+    rate : float, optional
+        Inverse duration of the data [1/s]: the scale of the shift of marginal poles.
 
     Returns
     -------
@@ -153,9 +200,12 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
 
     Raises
     ------
-    ValueError
-        No positive definite storage found (model not minimal or not stable).
+    LinearIdentificationError
+        No positive definite storage found (model not minimal, not passive, or unstable).
     """
+    eps = stabilising_shift(A, rate)
+    if eps > 0:
+        A = A - eps * np.eye(A.shape[0])
     delta0, gain = passivity_violation(A, B, C)
     gain = max(gain, 1e-300)
     delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
@@ -170,14 +220,14 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
             break
         delta *= 10.0
     if X is None:
-        raise ValueError(
+        raise LinearIdentificationError(
             "subspace initialisation: no positive definite storage matrix Q solves the KYP "
-            "Riccati equation for the identified model (not minimal or not stable); choose a "
-            "smaller order (see plot_order_selection()) or init='paper'."
+            "Riccati equation for the identified model (not minimal); choose a smaller order "
+            "(see plot_order_selection()) or init='paper'."
         )
     X = 0.5 * (X + X.T)
     if not _is_spd(X) or np.linalg.cond(X) > 1e12:
-        raise ValueError(
+        raise LinearIdentificationError(
             "subspace initialisation: the KYP storage matrix of the identified model is not "
             "numerically positive definite (condition > 1e12); choose a smaller order."
         )
