@@ -44,6 +44,8 @@ _LAZY: dict[str, str] = {
     "LinearPH": "fmu_surrogate.ph.system",
     "KernelEffort": "fmu_surrogate.ph.efforts.kernel",
     "TermEffort": "fmu_surrogate.ph.efforts.term",
+    "PortMap": "fmu_surrogate.ph.ports",
+    "PortedSystem": "fmu_surrogate.ph.ports",
     # pH systems: files, coupling, simulation
     "ph": "fmu_surrogate.ph:",
     "save": "fmu_surrogate.ph.files",
@@ -105,6 +107,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.ph.integrators import simulate as simulate
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
+    from fmu_surrogate.ph.ports import PortedSystem as PortedSystem
+    from fmu_surrogate.ph.ports import PortMap as PortMap
     from fmu_surrogate.ph.structure import StructureError as StructureError
     from fmu_surrogate.ph.system import PHDAE as PHDAE
     from fmu_surrogate.ph.system import LinearPH as LinearPH

@@ -6,6 +6,10 @@ Each connection ``source -> target`` between pH ports gives ``u_i = K_ij y_j`` w
 system (refusing a non-skew ``Ĉ``) and :func:`fmu_surrogate.ph.simulate` integrates it with the
 implicit midpoint rule, which keeps ``H(t_N) − H(t_0) + ∫ zᵀ R z dt − ∫ yᵀu dt = 0`` to
 round-off for quadratic H.  Every bond then conserves power at every instant.
+
+Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
+their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
+and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x``.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ def assemble(system: System) -> Assembled:
     CouplingError
         A component has no pH model, a connected variable no port, or the coupling is not skew.
     """
-    Js, Rs, Qs, Bs, x0s = [], [], [], [], []
+    Js, Rs, Qs, Bs, Ps, Ss, Ns, x0s = [], [], [], [], [], [], [], []
     outputs, inputs, off_m, off_n = {}, {}, 0, 0
     for name, c in system.components.items():
         if c.ph is None:
@@ -60,6 +64,7 @@ def assemble(system: System) -> Assembled:
                                 "needs every component to be a pH surrogate.")
         J, R, B = c.ph.J, c.ph.R, c.ph.B
         Js.append(J), Rs.append(R), Qs.append(c.ph.Q), Bs.append(B)
+        Ps.append(c.ph.P), Ss.append(c.ph.S), Ns.append(c.ph.N)
         x0s.append(np.zeros(J.shape[0]) if c.x0 is None else np.asarray(c.x0, float))
         for var, (kind, i, sign) in c.ports.items():
             (outputs if kind == "y" else inputs)[f"{name}.{var}"] = (off_m + i, int(sign))
@@ -89,8 +94,11 @@ def assemble(system: System) -> Assembled:
         ph = interconnect([c.ph for c in system.components.values()], C, ports,
                           names=list(system.components))
     except StructureError as exc:
+        if np.array_equal(C, -C.T):  # skew: the loop through the feedthroughs is singular
+            raise CouplingError(f"the components cannot be interconnected: {exc}") from exc
         raise CouplingError(f"the coupling is not skew (a bond creates energy): {exc}") from exc
-    full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B)
+    full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B,
+                    P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
     return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full)
 
 
@@ -103,7 +111,10 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
-    y = x @ (asm.parts.B.T @ asm.parts.Q).T
+    parts = asm.parts
+    y = x @ (parts.output_matrix.T @ parts.Q).T
+    if parts.D.any():  # the loop through the feedthrough: y = C x + D K y
+        y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
     u = y @ asm.K.T
     out = {k: s * y[:, i] for k, (i, s) in asm.outputs.items()}
     out.update({k: s * u[:, i] for k, (i, s) in asm.inputs.items()})

@@ -8,6 +8,8 @@ from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.files import SurrogateFileError, load, register_effort, save
 from fmu_surrogate.ph.integrators import ConvergenceError, Trajectory, simulate
 from fmu_surrogate.ph.interconnect import CompositeEffort, feedback, interconnect, series, terminate
+from fmu_surrogate.ph.ported_simulation import PortedTrajectory
+from fmu_surrogate.ph.ports import PortedSystem, PortMap
 from fmu_surrogate.ph.structure import (
     StructureError,
     check_psd,
@@ -27,6 +29,9 @@ __all__ = [
     "LinearPH",
     "PartlyKnownEffort",
     "PolynomialEffort",
+    "PortMap",
+    "PortedSystem",
+    "PortedTrajectory",
     "PowerBalance",
     "StructureError",
     "SurrogateFileError",

@@ -2,18 +2,24 @@
 
 ``save(system, path)`` writes, ``load(path)`` reads back an equal system — bit for bit: every
 float64 is written with Python's shortest round-trip representation, which JSON carries exactly.
-The document (schema ``fmu_surrogate/ph/schema/surrogate-1.json``)::
+The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
 
-    {"format": "fmu-surrogate surrogate", "version": 1,
+    {"format": "fmu-surrogate surrogate", "version": 2,
      "kind": "LinearPH" | "PHDAE" | <registered kind>,
-     "system": {"n_states", "n_inputs", "E", "J", "R", "B", ["Q"],
+     "system": {"n_states", "n_inputs", "E", "J", "R", "B", ["Q"], ["P", "S", "N"],
                 ["effort": {"kind": "kernel" | <registered effort>, "data": {...}},
                  "hamiltonian": "effort" | null]},
      "names": {"inputs": [...], "outputs": [...], "states": [...]},
      "units": {...},                                          (optional)
+     "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created"},
      "checksums": {"system": sha256, "names": sha256, ...}}
+
+The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
+:class:`~fmu_surrogate.ph.PortedSystem` (a drop-in surrogate) is its core ``system`` plus its
+wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
+file.  Version-1 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
 
 What is refused, with the field named: a file that is not JSON (truncated, corrupted), another
 format, a newer version, anything the schema rejects (missing or mistyped fields), matrices of
@@ -43,12 +49,14 @@ from fmu_surrogate.ph.efforts.kernel import KernelEffort
 from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.interconnect import CompositeEffort
+from fmu_surrogate.ph.ports import PortedSystem, PortMap
+from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 1
+VERSION = 2
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -128,9 +136,9 @@ register_effort("partly_known", PartlyKnownEffort, _partly_known_to_dict,
                 _partly_known_from_dict)
 
 
-def _schema() -> dict:
-    text = resources.files("fmu_surrogate.ph").joinpath("schema/surrogate-1.json").read_text()
-    return json.loads(text)
+def _schema(version: int) -> dict:
+    name = f"schema/surrogate-{version}.json"
+    return json.loads(resources.files("fmu_surrogate.ph").joinpath(name).read_text())
 
 
 def _canonical(obj: Any) -> bytes:
@@ -150,18 +158,21 @@ def _effort_entry(system: PHDAE) -> dict[str, Any]:
     return {"kind": kind, "data": data}
 
 
-def _document(system: PHDAE, provenance: Mapping[str, Any] | None,
+def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
               units: Mapping[str, Any] | None) -> dict[str, Any]:
     import fmu_surrogate
 
+    system = obj.system if isinstance(obj, PortedSystem) else obj
     if not isinstance(system, PHDAE):
-        raise SurrogateFileError(f"can only save pH systems (LinearPH, PHDAE), got a "
-                                 f"{type(system).__name__}.")
+        raise SurrogateFileError(f"can only save pH systems (LinearPH, PHDAE, PortedSystem), "
+                                 f"got a {type(obj).__name__}.")
     body: dict[str, Any] = {
         "n_states": int(system.n_states), "n_inputs": int(system.n_inputs),
         "E": _matrix(system.E), "J": _matrix(system.J), "R": _matrix(system.R),
         "B": _matrix(system.B),
     }
+    if system.has_feedthrough:
+        body.update(P=_matrix(system.P), S=_matrix(system.S), N=_matrix(system.N))
     if isinstance(system, LinearPH):
         kind = "LinearPH"
         body["Q"] = _matrix(system.Q)
@@ -178,19 +189,25 @@ def _document(system: PHDAE, provenance: Mapping[str, Any] | None,
                            "names": names}
     if units:
         doc["units"] = {k: list(v) for k, v in units.items()}
+    if isinstance(obj, PortedSystem):
+        doc["ports"] = obj.ports.to_dict()
+        doc["x0"] = obj.x0.tolist()
     doc["provenance"] = prov
-    doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units") if k in doc}
+    doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0")
+                        if k in doc}
     return doc
 
 
-def save(system: PHDAE, path: str | os.PathLike, *, provenance: Mapping[str, Any] | None = None,
+def save(system: PHDAE | PortedSystem, path: str | os.PathLike, *,
+         provenance: Mapping[str, Any] | None = None,
          units: Mapping[str, Any] | None = None) -> Path:
     """Write a pH surrogate as a versioned JSON document (exact round trip with :func:`load`).
 
     Parameters
     ----------
-    system : LinearPH or PHDAE
-        The surrogate (a PHDAE's effort must have a registered codec, e.g. ``KernelEffort``).
+    system : LinearPH, PHDAE or PortedSystem
+        The surrogate (a PHDAE's effort must have a registered codec, e.g. ``KernelEffort``);
+        a PortedSystem is saved with its port wiring and operating point.
     path : path
         The ``.json`` file (written atomically).
     provenance : mapping, optional
@@ -236,6 +253,8 @@ def _reject_constant(value: str) -> float:
 
 def _array(doc: dict, key: str, shape: tuple[int, int], where: str) -> np.ndarray:
     a = np.asarray(doc[key], dtype=float)
+    if a.size == 0 and 0 in shape:  # JSON writes an empty matrix as [] or [[], …]
+        a = a.reshape(shape)
     if a.shape != shape:
         raise SurrogateFileError(f"field '{where}.{key}' has shape {a.shape}, expected {shape} "
                                  f"(from n_states/n_inputs).")
@@ -244,8 +263,8 @@ def _array(doc: dict, key: str, shape: tuple[int, int], where: str) -> np.ndarra
     return a
 
 
-def load(path: str | os.PathLike) -> PHDAE:
-    """Read a surrogate written by :func:`save`.
+def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
+    """Read a surrogate written by :func:`save` (any version up to the current one).
 
     Parameters
     ----------
@@ -254,9 +273,9 @@ def load(path: str | os.PathLike) -> PHDAE:
 
     Returns
     -------
-    LinearPH or PHDAE
-        Equal to the saved system (bitwise arrays), with its port/state names;
-        ``system.provenance`` holds the provenance record.
+    LinearPH, PHDAE or PortedSystem
+        Equal to the saved system (bitwise arrays), with its port/state names (a PortedSystem
+        with its wiring and operating point); ``.provenance`` holds the provenance record.
 
     Raises
     ------
@@ -292,7 +311,9 @@ def load(path: str | os.PathLike) -> PHDAE:
         raise SurrogateFileError(
             f"{path}: field 'version' is {version}, newer than this fmu-surrogate "
             f"({fmu_surrogate.__version__}) reads (version {VERSION}); upgrade fmu-surrogate.")
-    validator = jsonschema.Draft202012Validator(_schema())
+    # each version by its own schema (an invalid version is reported by the current one)
+    known = type(version) is int and 1 <= version <= VERSION
+    validator = jsonschema.Draft202012Validator(_schema(version if known else VERSION))
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -309,7 +330,17 @@ def load(path: str | os.PathLike) -> PHDAE:
     system = _build(doc, path)
     system.provenance = dict(doc["provenance"])
     system.units = dict(doc.get("units", {}))
-    return system
+    if "ports" not in doc:
+        return system
+    try:
+        ports = PortMap.from_dict(doc["ports"])
+    except StructureError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SurrogateFileError(f"{path}: field 'ports' is invalid: {exc}") from None
+    ported = PortedSystem(system, ports, doc.get("x0"))
+    ported.provenance, ported.units = system.provenance, system.units
+    return ported
 
 
 def _build(doc: dict, path: Path) -> PHDAE:
@@ -318,8 +349,11 @@ def _build(doc: dict, path: Path) -> PHDAE:
     E, J, R = (_array(s, k, (n, n), "system") for k in ("E", "J", "R"))
     B = _array(s, "B", (n, m), "system")
     names = doc["names"]
-    kw = {"input_names": names["inputs"], "output_names": names["outputs"],
-          "state_names": names["states"]}
+    kw: dict[str, Any] = {"input_names": names["inputs"], "output_names": names["outputs"],
+                          "state_names": names["states"]}
+    for key, shape in (("P", (n, m)), ("S", (m, m)), ("N", (m, m))):
+        if key in s:
+            kw[key] = _array(s, key, shape, "system")
     # a StructureError of the system (J not skew, R not PSD, Q not SPD, names) passes through
     if doc["kind"] == "LinearPH":
         if "Q" not in s:

@@ -6,6 +6,9 @@ linearly (so ``ū_k = (u_k + u_{k+1})/2`` is the exact mean over a step), one st
 
     E (x_{k+1} − x_k) = h [(J − R) z̄_k + B ū_k],      ȳ_k = Bᵀ z̄_k
 
+(with a feedthrough, ``B`` is ``G − P`` in the state equation and ``ȳ_k = (G + P)ᵀ z̄_k + D ū_k``,
+the dissipation ``h [z̄; ū]ᵀ W [z̄; ū]``: the balance below holds unchanged)
+
 * ``"midpoint"``: ``z̄_k = z((x_k + x_{k+1})/2)``;
 * ``"avf"`` (average vector field, a discrete gradient): ``z̄_k = ∫₀¹ z(x_k + s Δ) ds`` with
   ``Δ = x_{k+1} − x_k``, the integral by 4-point Gauss–Legendre quadrature — exact when ``z`` is
@@ -66,6 +69,8 @@ from scipy.linalg import lu_factor, lu_solve
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.figures import finish as _finish
 from fmu_surrogate.figures import pyplot as _pyplot
+from fmu_surrogate.ph.ported_simulation import PortedTrajectory, port_inputs, ported_trajectory
+from fmu_surrogate.ph.ports import PortedSystem
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]
@@ -93,7 +98,7 @@ class Trajectory:
     x, z : ndarray, shape (N, n)
         States and efforts at the nodes.
     u, y : ndarray, shape (N, m)
-        Inputs and outputs ``y = Bᵀ z`` at the nodes.
+        Inputs and outputs ``y = (G + P)ᵀ z + D u`` at the nodes.
     H : ndarray, shape (N,)
         Hamiltonian at the nodes (NaN when the system has none).
     stored, dissipated, supplied : ndarray, shape (N,)
@@ -104,6 +109,8 @@ class Trajectory:
         ``"midpoint"`` or ``"avf"``.
     state_names, output_names : tuple of str
         For plots.
+    ybar : ndarray, shape (N − 1, m)
+        The steps' outputs ``ȳ_k`` (those of the energy balance).
     """
 
     t: Array = field(repr=False)
@@ -119,6 +126,7 @@ class Trajectory:
     method: str
     state_names: tuple[str, ...] = ()
     output_names: tuple[str, ...] = ()
+    ybar: Array | None = field(default=None, repr=False)
 
     @property
     def energy_residual(self) -> float:
@@ -197,35 +205,40 @@ class Trajectory:
 
 
 def simulate(
-    system: PHDAE,
+    system: PHDAE | PortedSystem,
     t: ArrayLike,
     u: ArrayLike | None,
-    x0: ArrayLike,
+    x0: ArrayLike | None = None,
     method: str = "auto",
     *,
-    hold: str = "linear",
+    hold: str | None = None,
     tol: float = 1e-12,
     max_newton: int = 25,
-) -> Trajectory:
+) -> Trajectory | PortedTrajectory:
     """Simulate a pH system on the grid ``t`` with a structure-preserving scheme.
 
     Parameters
     ----------
-    system : LinearPH or PHDAE
-        The system.
+    system : LinearPH, PHDAE or PortedSystem
+        The system.  A :class:`~fmu_surrogate.ph.PortedSystem` takes its external inputs as
+        ``u``, starts from its operating point ``x0`` unless one is given, and returns a
+        :class:`~fmu_surrogate.ph.ported_simulation.PortedTrajectory` (external outputs, the
+        supplied energy split into external ports and internal constant sources).
     t : array_like, shape (N,)
         Strictly increasing times [s].
     u : array_like, shape (N, m) or (N,) for one port, or None
         Inputs at ``t``, linear in between (``None`` or an empty array for m = 0).
-    x0 : array_like, shape (n,)
-        Initial state (algebraic parts of index-1 systems are made consistent).
+    x0 : array_like, shape (n,), optional
+        Initial state (algebraic parts of index-1 systems are made consistent); default: the
+        rest state ``0``.
     method : {"auto", "midpoint", "avf"}
         ``"auto"``: midpoint for linear systems (exact energy balance for quadratic H), AVF
         otherwise.
-    hold : {"linear", "zoh"}
+    hold : {"linear", "zoh"}, optional
         How the input varies between grid points: linearly (``ū_k = (u_k + u_{k+1})/2``), or
         held at ``u_k`` over the step — what a co-simulation FMU sees from its importer (the
-        harvest records this in the dataset's ``input_interpolation``).  With ``"zoh"`` the
+        harvest records this in the dataset's ``input_interpolation``).  Default ``"zoh"``
+        for a PortedSystem, ``"linear"`` otherwise.  With ``"zoh"`` the
         algebraic states of an index-1 system jump at the nodes to stay consistent with the
         new input (``H`` does not depend on them, so the energy balance is unaffected).
     tol : float
@@ -235,7 +248,7 @@ def simulate(
 
     Returns
     -------
-    Trajectory
+    Trajectory or PortedTrajectory
         ``t, x, z, u, y, H``, the energy terms and ``energy_residual``.
 
     Raises
@@ -261,8 +274,15 @@ def simulate(
     """
     if method not in ("auto", "midpoint", "avf"):
         raise ValueError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
-    if hold not in ("linear", "zoh"):
+    if hold not in (None, "linear", "zoh"):
         raise ValueError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
+    if isinstance(system, PortedSystem):  # a drop-in surrogate: its ports in ported_simulation
+        hold = hold or "zoh"
+        U_ext, U_ph, x0 = port_inputs(system, t, u, x0)
+        core = simulate(system.system, t, U_ph, x0, method, hold=hold, tol=tol,
+                        max_newton=max_newton)
+        return ported_trajectory(system, core, U_ext, hold)
+    hold = hold or "linear"
     n, m = system.n_states, system.n_inputs
     t = np.asarray(t, dtype=float).reshape(-1)
     if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
@@ -281,7 +301,7 @@ def simulate(
                              f"{U.shape}.")
         if not np.all(np.isfinite(U)):
             raise ValueError("u contains NaN or Inf; pass finite inputs.")
-    x0 = np.asarray(x0, dtype=float).reshape(-1)
+    x0 = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
     if x0.shape != (n,) or not np.all(np.isfinite(x0)):
         raise ValueError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
     linear = isinstance(system, LinearPH)
@@ -300,7 +320,7 @@ def _linear_steps(system: LinearPH, t: Array, Ubar: Array,
                   x0: Array) -> tuple[Array, Array, NDArray[np.int64]]:
     """Implicit midpoint for ``E ẋ = A x + B u``: one LU per distinct step size."""
     A = (system.J - system.R) @ system.Q
-    E, B = system.E, system.B
+    E, B = system.E, system.input_matrix
     h_all = np.diff(t)
     X = np.empty((t.size, x0.size))
     X[0] = x0
@@ -364,7 +384,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
                   zoh: bool) -> tuple[Array, Array, NDArray[np.int64]]:
     n = system.n_states
     T = system.J - system.R
-    E, B = system.E, system.B
+    E, B = system.E, system.input_matrix
     rows_a, cols_a = _algebraic(system)
     eff = _Effort(system)
     high_index = False
@@ -589,11 +609,12 @@ def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array
     prev = np.inf
     for it in range(max_newton):
         z = eff(x[None, :])[0]
-        r = (T @ z + system.B @ u0)[rows_a]
+        r = (T @ z + system.input_matrix @ u0)[rows_a]
         rn = np.abs(r).max()
         if rn < best[0]:
             best = (rn, x.copy())
-        scale = np.abs(T @ z).max() + np.abs(system.B @ u0).max() if system.B.size else 1.0
+        Bu = system.input_matrix @ u0
+        scale = np.abs(T @ z).max() + np.abs(Bu).max() if Bu.size else 1.0
         if it > 1 and rn > 0.5 * prev and rn <= _STALL * (scale + 1e-300):
             return best[1]  # stalled at round-off
         prev = rn
@@ -617,7 +638,7 @@ def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array
 def _trajectory(system: PHDAE, t: Array, U: Array, ubar: Array, X: Array, Zbar: Array,
                 its: NDArray[np.int64], method: str) -> Trajectory:
     Z = system.effort(X)
-    Y = Z @ system.B
+    Y = system.output_from_effort(Z, U)
     h = np.diff(t)
     if system.has_hamiltonian:
         H = system.hamiltonian(X)
@@ -625,9 +646,10 @@ def _trajectory(system: PHDAE, t: Array, U: Array, ubar: Array, X: Array, Zbar: 
     else:
         H = np.full(t.size, np.nan)
         stored = np.full(t.size, np.nan)
-    diss = h * ((Zbar @ system.R) * Zbar).sum(axis=1)
-    supp = h * ((Zbar @ system.B) * ubar).sum(axis=1)
+    Ybar = system.output_from_effort(Zbar, ubar)
+    diss = h * system.dissipation_rate(Zbar, ubar)
+    supp = h * (Ybar * ubar).sum(axis=1)
     zero = np.zeros(1)
     return Trajectory(t, X, Z, U, Y, H, stored, np.concatenate([zero, np.cumsum(diss)]),
                       np.concatenate([zero, np.cumsum(supp)]), its, method,
-                      tuple(system.state_names), tuple(system.output_names))
+                      tuple(system.state_names), tuple(system.output_names), Ybar)

@@ -13,6 +13,10 @@ skew-symmetric ``Ĉ`` over all coupled ports exchanges power without creating or
 skew is refused.  The standard special cases are helpers: :func:`feedback` (two ports joined by
 a gyrator of gain k), :func:`series` (two ports driven by one input, outputs adding) and
 :func:`terminate` (a port closed by a resistance ``r ⪰ 0``).
+
+With feedthrough (``P, S, N`` of some part) the coupled outputs depend on the coupled inputs:
+the loop ``(I + Ĉ D̂) û = …`` is solved and the result stays pH by construction
+(:mod:`fmu_surrogate.ph.closed_loop`); a loop without a unique solution is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import block_diag
 
+from fmu_surrogate.ph.closed_loop import close_loop
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
@@ -169,6 +174,7 @@ def interconnect(
         raise StructureError(f"names must give {len(systems)} distinct subsystem names, got "
                              f"{names}.")
     hats, bars, ext_in, ext_out, states = [], [], [], [], []
+    hat_idx, bar_idx, off = [], [], 0  # global port indices (for the feedthrough case)
     for i, (sys_i, ports) in enumerate(zip(systems, coupling_ports)):
         m = sys_i.n_inputs
         ports = [int(p) for p in ports]
@@ -177,6 +183,9 @@ def interconnect(
             raise StructureError(f"coupling_ports[{i}] = {ports}: system {names[i]!r} has inputs "
                                  f"0 … {m - 1} and each may be coupled once.")
         rest = [p for p in range(m) if p not in ports]
+        hat_idx += [off + p for p in ports]
+        bar_idx += [off + p for p in rest]
+        off += m
         hats.append(sys_i.B[:, ports])
         bars.append(sys_i.B[:, rest])
         ext_in += [f"{names[i]}.{sys_i.input_names[p]}" for p in rest]
@@ -184,15 +193,23 @@ def interconnect(
         states += [f"{names[i]}.{s}" for s in sys_i.state_names]
     k = sum(h.shape[1] for h in hats)
     C = _check_coupling(coupling, k)
+    kw = {"input_names": ext_in, "output_names": ext_out, "state_names": states}
+    if any(s.has_feedthrough for s in systems):
+        J, R, G, P, S, N = close_loop(systems, C, hat_idx, bar_idx)
+        return _build(systems, J, R, G, {"P": P, "S": S, "N": N, **kw})
     Bhat = block_diag(*hats) if k else np.zeros((sum(s.n_states for s in systems), 0))
     # B̂ Ĉ B̂ᵀ = M − Mᵀ with M = B̂ triu(Ĉ) B̂ᵀ: skew in floating point too, by construction
     M = Bhat @ np.triu(C, 1) @ Bhat.T
     J = block_diag(*[s.J for s in systems]) - (M - M.T)
     R = block_diag(*[s.R for s in systems])
-    E = block_diag(*[s.E for s in systems])
     B = block_diag(*bars) if ext_in else np.zeros((J.shape[0], 0))
     B = B.reshape(J.shape[0], len(ext_in))
-    kw = {"input_names": ext_in, "output_names": ext_out, "state_names": states}
+    return _build(systems, J, R, B, kw)
+
+
+def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
+    """The coupled system from its structure matrices: linear if every part is."""
+    E = block_diag(*[s.E for s in systems])
     if all(isinstance(s, LinearPH) for s in systems):
         return LinearPH(J, R, block_diag(*[s.Q for s in systems]), B, E=E, **kw)
     effort = CompositeEffort([s.effort_function for s in systems],
@@ -256,7 +273,16 @@ def series(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0,
     ins = [f"{names[0]}+{names[1]}.{a.input_names[port_a]}"] + [both.input_names[j] for j in keep]
     outs = [f"{names[0]}+{names[1]}.{a.output_names[port_a]}"] + [both.output_names[j]
                                                                   for j in keep]
-    return _replace_ports(both, B, ins, outs)
+    kw: dict[str, Any] = {"input_names": ins, "output_names": outs,
+                          "state_names": both.state_names}
+    if both.has_feedthrough:  # u_old = T u_new, y_new = Tᵀ y_old: a congruence of the ports
+        T = np.zeros((both.n_inputs, B.shape[1]))
+        T[[port_a, ma + port_b], 0] = 1.0
+        T[keep, np.arange(1, B.shape[1])] = 1.0
+        S = T.T @ both.S @ T
+        M = T.T @ np.triu(both.N, 1) @ T
+        kw.update(P=both.P @ T, S=np.triu(S) + np.triu(S, 1).T, N=M - M.T)
+    return _same_kind(both, both.J, both.R, B, kw)
 
 
 def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -> PHDAE:
@@ -280,6 +306,12 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     ------
     StructureError
         ``r`` not symmetric positive semi-definite.
+
+    Notes
+    -----
+    With a feedthrough ``D`` the closed port's output depends on its input, and the resistance
+    is coupled as a static pH system ``y = r u`` through the loop of
+    :mod:`fmu_surrogate.ph.closed_loop` (``I + r D_pp`` is always regular: both are passive).
     """
     ports = [port] if np.ndim(port) == 0 else list(port)
     ports = [int(p) for p in ports]
@@ -290,24 +322,27 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     if r.shape != (len(ports), len(ports)):
         raise StructureError(f"resistance must be {len(ports)}×{len(ports)} for ports {ports}, "
                              f"got {r.shape}.")
-    Bp = system.B[:, ports]
     keep = [j for j in range(system.n_inputs) if j not in ports]
+    kw: dict[str, Any] = {"input_names": [system.input_names[j] for j in keep],
+                          "output_names": [system.output_names[j] for j in keep],
+                          "state_names": system.state_names}
+    if system.has_feedthrough:
+        k, e = len(ports), np.eye(len(ports))
+        resistor = LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)),
+                            np.zeros((0, k)), S=r)
+        C = np.block([[np.zeros((k, k)), e], [-e, np.zeros((k, k))]])  # u_p = −y_r, u_r = y_p
+        m = system.n_inputs
+        J, R, G, P, S, N = close_loop([system, resistor], C, ports + list(range(m, m + k)), keep)
+        return _same_kind(system, J, R, G, {"P": P, "S": S, "N": N, **kw})
+    Bp = system.B[:, ports]
     S = Bp @ r @ Bp.T
     S = np.triu(S) + np.triu(S, 1).T  # the upper triangle mirrored: exactly symmetric
-    R = system.R + S
-    kw = {"input_names": [system.input_names[j] for j in keep],
-          "output_names": [system.output_names[j] for j in keep],
-          "state_names": system.state_names}
-    B = system.B[:, keep]
-    if isinstance(system, LinearPH):
-        return LinearPH(system.J, R, system.Q, B, E=system.E, **kw)
-    return PHDAE(system.E, system.J, R, B, effort=system.effort_function,
-                 hamiltonian=system._hamiltonian, **kw)
+    return _same_kind(system, system.J, system.R + S, system.B[:, keep], kw)
 
 
-def _replace_ports(system: PHDAE, B: Array, ins: list[str], outs: list[str]) -> PHDAE:
-    kw = {"input_names": ins, "output_names": outs, "state_names": system.state_names}
+def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
+    """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
     if isinstance(system, LinearPH):
-        return LinearPH(system.J, system.R, system.Q, B, E=system.E, **kw)
-    return PHDAE(system.E, system.J, system.R, B, effort=system.effort_function,
+        return LinearPH(J, R, system.Q, B, E=system.E, **kw)
+    return PHDAE(system.E, J, R, B, effort=system.effort_function,
                  hamiltonian=system._hamiltonian, **kw)

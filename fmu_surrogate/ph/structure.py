@@ -101,3 +101,73 @@ def check_spd(Q: ArrayLike, name: str = "Q", rtol: float = DEFAULT_RTOL) -> NDAr
             f"smallest eigenvalue is {lam:.3e}. Pass an SPD matrix, e.g. L Lᵀ + εI."
         )
     return m
+
+
+def _block(a: ArrayLike | None, shape: tuple[int, int], name: str) -> NDArray[np.float64]:
+    if a is None:
+        return np.zeros(shape)
+    m = np.asarray(a, dtype=float)
+    if m.ndim == 1 and shape[1] == 1 and m.shape[0] == shape[0]:
+        m = m[:, None]
+    if m.shape != shape:
+        raise StructureError(f"{name} must have shape {shape} (n states × m ports, or m × m), got "
+                             f"{m.shape}.")
+    if not np.all(np.isfinite(m)):
+        raise StructureError(f"{name} contains NaN or Inf entries; pass a finite matrix.")
+    return m
+
+
+def check_feedthrough(
+    R: NDArray[np.float64],
+    P: ArrayLike | None,
+    S: ArrayLike | None,
+    N: ArrayLike | None,
+    m: int,
+    rtol: float = DEFAULT_RTOL,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Return ``(P, S, N)`` as float arrays (``None`` = zero); raise if they break the structure.
+
+    The feedthrough of a pH system (pyMOR's ``PHLTIModel`` convention) needs ``N = −Nᵀ`` and
+    ``W = [[R, P], [Pᵀ, S]] ⪰ 0`` — the dissipation of the states and of the ports together.
+
+    Parameters
+    ----------
+    R : ndarray, shape (n, n)
+        The (already checked) dissipation matrix.
+    P : array_like, shape (n, m), optional
+        Port coupling of the dissipation.
+    S : array_like, shape (m, m), optional
+        Symmetric PSD feedthrough.
+    N : array_like, shape (m, m), optional
+        Skew feedthrough (lossless).
+    m : int
+        Number of ports.
+    rtol : float
+        Relative tolerance, as for the other checks.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``P`` (n, m), ``S`` (m, m), ``N`` (m, m).
+    """
+    n = R.shape[0]
+    Pm = _block(P, (n, m), "P")
+    Sm = _block(S, (m, m), "S")
+    Nm = _block(N, (m, m), "N")
+    if N is not None:
+        check_skew(Nm, "N", rtol)
+    if S is not None:
+        s = symmetry_violation(Sm)
+        if s > rtol * _scale(Sm):
+            raise StructureError(
+                f"S must be symmetric but ‖skew(S)‖_F = {s:.3e}. Its skew part belongs in N "
+                f"(D = S − N): pass S = (D + Dᵀ)/2 parametrised as a PSD block of W = L Lᵀ.")
+    if P is not None or S is not None:
+        W = np.block([[R, Pm], [Pm.T, Sm]])
+        v = psd_violation(W)
+        if v > rtol * _scale(W):
+            raise StructureError(
+                f"W = [[R, P], [Pᵀ, S]] must be positive semidefinite (the dissipation of the "
+                f"states and ports together) but its smallest eigenvalue is {-v:.3e}. "
+                f"Parametrise W = L Lᵀ and take R, P, S as its blocks.")
+    return Pm, Sm, Nm

@@ -1,6 +1,10 @@
 """Port-Hamiltonian DAE systems with constant structure matrices.
 
-    E ẋ = (J − R) z(x) + B u,     y = Bᵀ z(x),     J = −Jᵀ,  R = Rᵀ ⪰ 0,  Eᵀ z(x) = ∇H(x)
+    E ẋ = (J − R) z(x) + (G − P) u,     y = (G + P)ᵀ z(x) + (S − N) u,     Eᵀ z(x) = ∇H(x)
+    J = −Jᵀ,  N = −Nᵀ,  W = [[R, P], [Pᵀ, S]] ⪰ 0
+
+(pyMOR's ``PHLTIModel`` convention; ``G`` is the argument ``B``, the feedthrough ``P, S, N`` is
+zero unless given), so that ``dH/dt = yᵀu − [z; u]ᵀ W [z; u] ≤ yᵀu``.
 
 Shapes used throughout: states ``x`` are ``(N, n)`` (one row per time point), inputs ``u`` are
 ``(N, m)``, efforts ``z`` are ``(N, n)``, outputs ``y`` are ``(N, m)``.  A single point may be
@@ -16,8 +20,10 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.ph.efforts.linear import LinearEffort
 from fmu_surrogate.ph.structure import (
     StructureError,
+    check_feedthrough,
     check_psd,
     check_skew,
     check_spd,
@@ -37,14 +43,15 @@ class Effort(Protocol):
 
 @dataclass(frozen=True)
 class PowerBalance:
-    """Energy balance of a trajectory, ``H(t_N) − H(t_0) + ∫ zᵀRz dt − ∫ yᵀu dt``.
+    """Energy balance of a trajectory, ``H(t_N) − H(t_0) + ∫ [z; u]ᵀW[z; u] dt − ∫ yᵀu dt``.
 
     Attributes
     ----------
     stored : float
         ``H(t_N) − H(t_0)``.
     dissipated : float
-        ``∫ zᵀ R z dt`` (trapezoidal rule on the given grid), ≥ 0.
+        ``∫ [z; u]ᵀ W [z; u] dt`` (``∫ zᵀ R z dt`` without feedthrough; trapezoidal rule on the
+        given grid), ≥ 0.
     supplied : float
         ``∫ yᵀ u dt`` (trapezoidal rule).
     residual : float
@@ -78,14 +85,14 @@ def _as_2d(x: ArrayLike, n: int, name: str) -> tuple[Array, bool]:
 
 
 class PHDAE:
-    """A port-Hamiltonian DAE ``E ẋ = (J − R) z(x) + B u``, ``y = Bᵀ z(x)``.
+    """A port-Hamiltonian DAE ``E ẋ = (J − R) z(x) + (B − P) u``, ``y = (B + P)ᵀ z(x) + (S − N) u``.
 
     Parameters
     ----------
     E, J, R : array_like, shape (n, n)
         Descriptor, structure (skew) and dissipation (symmetric PSD) matrices.
     B : array_like, shape (n, m)
-        Port matrix.
+        Port matrix (``G`` of pyMOR's convention).
     effort : callable
         ``z(x)``, vectorised: ``(N, n) -> (N, n)``.
     hamiltonian : callable, optional
@@ -93,6 +100,10 @@ class PHDAE:
         Hamiltonian (e.g. an effort learned without the compatibility condition).
     rtol : float
         Relative tolerance of the structure validation.
+    P : array_like, shape (n, m), optional
+        Dissipative coupling of states and ports (zero if not given).
+    S, N : array_like, shape (m, m), optional
+        Symmetric and skew parts of the feedthrough ``D = S − N`` (zero if not given).
     input_names, output_names, state_names : sequence of str, optional
         Names of the ports and states (default ``u1 … um``, ``y1 … ym``, ``x1 … xn``); a
         surrogate identified from a harvested dataset carries the FMU's names.
@@ -100,7 +111,8 @@ class PHDAE:
     Raises
     ------
     StructureError
-        If J is not skew, R not symmetric PSD, or the shapes do not fit together.
+        If J or N is not skew, R not symmetric PSD, ``W = [[R, P], [Pᵀ, S]]`` not PSD, or the
+        shapes do not fit together.
     """
 
     def __init__(
@@ -113,6 +125,9 @@ class PHDAE:
         hamiltonian: Callable[[Array], Array] | None = None,
         rtol: float = 1e-10,
         *,
+        P: ArrayLike | None = None,
+        S: ArrayLike | None = None,
+        N: ArrayLike | None = None,
         input_names: Sequence[str] | None = None,
         output_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
@@ -133,6 +148,7 @@ class PHDAE:
             raise StructureError("E and B must be finite; remove NaN/Inf entries.")
         self.E = E
         self.B = B
+        self.P, self.S, self.N = check_feedthrough(self.R, P, S, N, B.shape[1], rtol)
         self._effort = effort
         self._hamiltonian = hamiltonian
         self.input_names = _names(input_names, "u", B.shape[1], "input_names")
@@ -172,6 +188,31 @@ class PHDAE:
         return self.B.shape[1]
 
     @property
+    def D(self) -> Array:
+        """Feedthrough ``D = S − N`` (m, m)."""
+        return self.S - self.N
+
+    @property
+    def W(self) -> Array:
+        """Dissipation of states and ports together, ``[[R, P], [Pᵀ, S]]`` ((n + m), (n + m))."""
+        return np.block([[self.R, self.P], [self.P.T, self.S]])
+
+    @property
+    def input_matrix(self) -> Array:
+        """``G − P`` (n, m): how the inputs enter ``E ẋ``."""
+        return self.B - self.P
+
+    @property
+    def output_matrix(self) -> Array:
+        """``G + P`` (n, m): ``y = (G + P)ᵀ z + D u``."""
+        return self.B + self.P
+
+    @property
+    def has_feedthrough(self) -> bool:
+        """Whether any of ``P, S, N`` is nonzero."""
+        return bool(self.P.any() or self.S.any() or self.N.any())
+
+    @property
     def has_hamiltonian(self) -> bool:
         """Whether ``H(x)`` is available."""
         return self._hamiltonian is not None
@@ -206,18 +247,55 @@ class PHDAE:
         h = np.asarray(self._hamiltonian(a), dtype=float).reshape(a.shape[0])
         return h[0] if single else h
 
-    def output(self, x: ArrayLike) -> Array:
-        """Port output ``y = Bᵀ z(x)``; ``(N, n) -> (N, m)``.
+    def output(self, x: ArrayLike, u: ArrayLike | None = None) -> Array:
+        """Port output ``y = (G + P)ᵀ z(x) + D u``; ``(N, n), (N, m) -> (N, m)``.
 
         Parameters
         ----------
         x : array_like, shape (N, n) or (n,)
             States.
+        u : array_like, shape (N, m) or (m,), optional
+            Inputs; needed only when the system has a feedthrough ``D``.
         """
-        return self.effort(x) @ self.B
+        z = self.effort(x)
+        if u is None:
+            if self.D.any():
+                raise StructureError("this system has a feedthrough D = S − N: pass the "
+                                     "inputs u to output(x, u).")
+            return z @ self.output_matrix
+        return self.output_from_effort(z, u)
+
+    def output_from_effort(self, z: ArrayLike, u: ArrayLike) -> Array:
+        """``(G + P)ᵀ z + D u`` for given efforts (e.g. a scheme's step mean); rows as ``z``.
+
+        Parameters
+        ----------
+        z : array_like, shape (N, n) or (n,)
+            Efforts.
+        u : array_like, shape (N, m) or (m,)
+            Inputs.
+        """
+        z = np.asarray(z, dtype=float)
+        u = np.asarray(u, dtype=float).reshape(*z.shape[:-1], self.n_inputs)
+        return z @ self.output_matrix + u @ self.D.T
+
+    def dissipation_rate(self, z: ArrayLike, u: ArrayLike) -> Array:
+        """``[z; u]ᵀ W [z; u] = zᵀRz + 2 zᵀPu + uᵀSu`` per row (≥ 0).
+
+        Parameters
+        ----------
+        z : array_like, shape (N, n) or (n,)
+            Efforts.
+        u : array_like, shape (N, m) or (m,)
+            Inputs.
+        """
+        z = np.asarray(z, dtype=float)
+        u = np.asarray(u, dtype=float).reshape(*z.shape[:-1], self.n_inputs)
+        return (((z @ self.R) * z).sum(axis=-1) + 2.0 * ((z @ self.P) * u).sum(axis=-1)
+                + ((u @ self.S) * u).sum(axis=-1))
 
     def flow(self, x: ArrayLike, u: ArrayLike) -> Array:
-        """Right-hand side ``(J − R) z(x) + B u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``.
+        """Right-hand side ``(J − R) z(x) + (G − P) u`` (equals ``E ẋ``); ``(N, n), (N, m) -> (N, n)``.
 
         Parameters
         ----------
@@ -230,15 +308,20 @@ class PHDAE:
         uu = np.asarray(u, dtype=float)
         if uu.ndim == z.ndim - 1 and self.n_inputs == 1:
             uu = uu[..., None]
-        return z @ (self.J - self.R).T + uu @ self.B.T
+        return z @ (self.J - self.R).T + uu @ self.input_matrix.T
 
     def structure_violation(self) -> dict[str, float]:
-        """Sizes of the structure violations: ``{'J_skew', 'R_symmetric', 'R_psd'}`` (all 0 if exact)."""
-        return {
+        """Sizes of the structure violations (all 0 if exact): ``J_skew``, ``R_symmetric``,
+        ``R_psd``, and ``N_skew``, ``S_symmetric``, ``W_psd`` when there is a feedthrough."""
+        out = {
             "J_skew": skew_violation(self.J),
             "R_symmetric": symmetry_violation(self.R),
             "R_psd": psd_violation(self.R),
         }
+        if self.has_feedthrough:
+            out.update(N_skew=skew_violation(self.N), S_symmetric=symmetry_violation(self.S),
+                       W_psd=psd_violation(self.W))
+        return out
 
     def power_balance(self, t: ArrayLike, x: ArrayLike, u: ArrayLike) -> PowerBalance:
         """Energy balance along a trajectory (needs the Hamiltonian).
@@ -254,67 +337,33 @@ class PHDAE:
         u = np.asarray(u, dtype=float).reshape(len(t), -1)
         z = self.effort(x)
         H = self.hamiltonian(x)
-        diss = np.einsum("ij,jk,ik->i", z, self.R, z)
-        supp = np.einsum("ij,ij->i", z @ self.B, u)
+        diss = self.dissipation_rate(z, u)
+        supp = np.einsum("ij,ij->i", self.output_from_effort(z, u), u)
         d = float(np.trapezoid(diss, t))
         s = float(np.trapezoid(supp, t))
         stored = float(H[-1] - H[0])
         return PowerBalance(stored, d, s, stored + d - s)
 
 
-class LinearEffort:
-    """The effort ``z = Q x`` of a linear pH system, with its Jacobian and ``H = ½ xᵀ Qᵀ E x``.
-
-    Parameters
-    ----------
-    Q : array_like, shape (n, n)
-        The energy matrix.
-    E : array_like, shape (n, n), optional
-        Descriptor (default: the identity).
-    """
-
-    def __init__(self, Q: ArrayLike, E: ArrayLike | None = None) -> None:
-        self.Q = np.asarray(Q, dtype=float)
-        self.E = np.eye(self.Q.shape[0]) if E is None else np.asarray(E, dtype=float)
-        self._QtE = self.Q.T @ self.E
-
-    def __call__(self, x: Array) -> Array:
-        """``z = Q x`` for rows ``x`` ((N, n) -> (N, n))."""
-        return np.asarray(x) @ self.Q.T
-
-    def jacobian(self, x: Array) -> Array:
-        """``∂z/∂x = Q`` per point ((N, n) -> (N, n, n))."""
-        a = np.atleast_2d(x)
-        return np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape)).copy()
-
-    def hamiltonian(self, x: Array) -> Array:
-        """``H = ½ xᵀ Qᵀ E x`` per row ((N, n) -> (N,))."""
-        a = np.atleast_2d(x)
-        return 0.5 * ((a @ self._QtE) * a).sum(axis=1)
-
-    def to_dict(self) -> dict:
-        """JSON-ready description (exact floats)."""
-        return {"Q": self.Q.tolist(), "E": self.E.tolist()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> LinearEffort:
-        """Inverse of :meth:`to_dict`."""
-        return cls(d["Q"], d["E"])
-
-
 class LinearPH(PHDAE):
-    """Linear pH system ``E ẋ = (J − R) Q x + B u``, ``y = Bᵀ Q x``, ``H = ½ xᵀ Qᵀ E x``.
+    """Linear pH system ``E ẋ = (J − R) Q x + (B − P) u``, ``y = (B + P)ᵀ Q x + (S − N) u``,
+    ``H = ½ xᵀ Qᵀ E x``.
 
-    With ``E = I`` (the default) this is the pH-ODE of docs/design.md §4 with ``Q ≻ 0``.
+    With ``E = I`` (the default) this is the pH-ODE of docs/design.md §4 with ``Q ≻ 0``.  The
+    order ``n = 0`` is allowed: a static passive map ``y = (S − N) u`` (pass ``B`` of shape
+    ``(0, m)``).
 
     Parameters
     ----------
     J, R, Q : array_like, shape (n, n)
     B : array_like, shape (n, m)
+        ``G`` of pyMOR's convention.
     E : array_like, shape (n, n), optional
         Defaults to the identity.
     rtol : float
         Relative tolerance of the structure validation.
+    P, S, N : array_like, optional
+        Feedthrough (see :class:`PHDAE`), zero if not given.
     input_names, output_names, state_names : sequence of str, optional
         Names of the ports and states (see :class:`PHDAE`).
     """
@@ -328,6 +377,9 @@ class LinearPH(PHDAE):
         E: ArrayLike | None = None,
         rtol: float = 1e-10,
         *,
+        P: ArrayLike | None = None,
+        S: ArrayLike | None = None,
+        N: ArrayLike | None = None,
         input_names: Sequence[str] | None = None,
         output_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
@@ -345,6 +397,9 @@ class LinearPH(PHDAE):
             effort=eff,
             hamiltonian=eff.hamiltonian,
             rtol=rtol,
+            P=P,
+            S=S,
+            N=N,
             input_names=input_names,
             output_names=output_names,
             state_names=state_names,
@@ -364,11 +419,12 @@ class LinearPH(PHDAE):
         return self.Q.copy() if single else np.broadcast_to(self.Q, (a.shape[0], *self.Q.shape))
 
     def state_space(self) -> tuple[Array, Array, Array]:
-        """``(A, B, C)`` with ``A = (J − R) Q``, ``C = Bᵀ Q`` (for ``E = I``)."""
-        return (self.J - self.R) @ self.Q, self.B, self.B.T @ self.Q
+        """``(A, B, C)`` with ``A = (J − R) Q``, ``B = G − P``, ``C = (G + P)ᵀ Q`` (for ``E = I``);
+        the feedthrough is :attr:`D`."""
+        return (self.J - self.R) @ self.Q, self.input_matrix, self.output_matrix.T @ self.Q
 
     def transfer_function(self, s: complex | ArrayLike) -> NDArray[np.complex128]:
-        """``G(s) = Bᵀ Q (sE − (J − R) Q)⁻¹ B``.
+        """``H(s) = (G + P)ᵀ Q (sE − (J − R) Q)⁻¹ (G − P) + S − N``.
 
         Parameters
         ----------
@@ -380,10 +436,9 @@ class LinearPH(PHDAE):
         ndarray
             ``(m, m)`` for a scalar ``s``, ``(K, m, m)`` otherwise.
         """
-        A = (self.J - self.R) @ self.Q
-        C = self.B.T @ self.Q
+        A, B, C = self.state_space()
         ss = np.atleast_1d(np.asarray(s, dtype=complex))
-        G = np.stack([C @ np.linalg.solve(si * self.E - A, self.B) for si in ss])
+        G = np.stack([C @ np.linalg.solve(si * self.E - A, B) + self.D for si in ss])
         return G[0] if np.ndim(s) == 0 else G
 
 

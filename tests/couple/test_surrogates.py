@@ -72,3 +72,21 @@ def test_surrogate_json_component_cosimulates_like_the_fmu_it_replaces(system_fa
     # exactly: measured 2.3e-10 (v1) and 7.0e-10 (F) of the force scale
     for k in ("chain.v1", "spring.F"):
         assert np.abs(a[k].values - b[k].values).max() < 5e-9 * scale
+
+
+def test_drop_in_surrogate_brings_its_signed_ports_and_operating_point(tmp_path):
+    from fmu_surrogate.ph import PortedSystem, PortMap
+
+    core = LinearPH([[0.0]], [[0.1]], [[2.0]], [[1.0, 0.0]], S=[[0.0, 0.0], [0.0, 0.3]])
+    wiring = PortMap(("i_out", "mod"), ("v",), ("A", None), ("V",), Tu=[[-1.0, 0.0], [0.0, 1.0]],
+                     cu=[0.0, 0.0], Ty=[[1.0, 0.0]], Cx=[[0.0]], Du=[[0.0, 0.0]], cy=[0.0])
+    path = save(PortedSystem(core, wiring, x0=[0.75]), tmp_path / "ported.json")
+    comp = surrogate_component("bat", path)
+    assert comp.ports == {"i_out": ("u", 0, -1), "mod": ("u", 1, 1), "v": ("y", 0, 1)}
+    assert comp.ph.n_states == 1 and comp.x0.tolist() == [0.75]
+    measured = PortMap(("i_out", "mod"), ("v", "q"), ("A", None), ("V", "C"),
+                       Tu=[[-1.0, 0.0], [0.0, 1.0]], cu=[0.0, 0.0], Ty=[[1.0, 0.0], [0.0, 0.0]],
+                       Cx=[[0.0], [1.0]], Du=np.zeros((2, 2)), cy=[0.0, 0.0])
+    save(PortedSystem(core, measured), tmp_path / "measured.json")
+    with pytest.raises(CouplingError, match="'q' is not one pH port"):
+        surrogate_component("bat", tmp_path / "measured.json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,12 +13,16 @@ from fmu_surrogate.ph import (
     PHDAE,
     KernelEffort,
     LinearPH,
+    PolynomialEffort,
+    PortedSystem,
+    PortMap,
     StructureError,
     SurrogateFileError,
     interconnect,
     load,
     save,
 )
+from fmu_surrogate.ph.files import _digest
 
 
 def linear(rng, n=4, m=2):
@@ -47,7 +52,7 @@ def kernel(rng, n=3, N=7, hamiltonian=False):
 
 def same(a, b):
     assert type(a) is type(b)
-    for k in ("E", "J", "R", "B") + (("Q",) if isinstance(a, LinearPH) else ()):
+    for k in ("E", "J", "R", "B", "P", "S", "N") + (("Q",) if isinstance(a, LinearPH) else ()):
         assert np.array_equal(getattr(a, k), getattr(b, k)), k  # bitwise
     assert (a.input_names, a.output_names, a.state_names) == \
         (b.input_names, b.output_names, b.state_names)
@@ -88,8 +93,10 @@ def edit(path, fn):
 DAMAGE = {
     "truncated": (lambda p: p.write_text(p.read_text()[:200]), "not valid JSON"),
     "not ours": (lambda p: edit(p, lambda d: d.update(format="other")), "field 'format'"),
-    "newer version": (lambda p: edit(p, lambda d: d.update(version=2)),
-                      "field 'version' is 2, newer"),
+    "newer version": (lambda p: edit(p, lambda d: d.update(version=3)),
+                      "field 'version' is 3, newer"),
+    "version not a number": (lambda p: edit(p, lambda d: d.update(version="2")),
+                             "field 'version' is invalid"),
     "missing field": (lambda p: edit(p, lambda d: d["system"].pop("J")), "field 'system'"),
     "wrong type": (lambda p: edit(p, lambda d: d["names"].update(inputs="F1")),
                    "field 'names.inputs'"),
@@ -133,3 +140,105 @@ def test_effort_without_codec_cannot_be_saved(tmp_path):
     s = PHDAE(np.eye(1), [[0.0]], [[1.0]], [[1.0]], effort=lambda x: 2 * x)
     with pytest.raises(SurrogateFileError, match="registered codec"):
         save(s, tmp_path / "s.json")
+
+
+# -- version 2: feedthrough, order 0, drop-in surrogates; version-1 files ------------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+def feedthrough(rng, n=3, m=2):
+    L = rng.normal(size=(n + m, n + m))
+    W = L @ L.T
+    A, Mn, Z = rng.normal(size=(n, n)), rng.normal(size=(m, m)), rng.normal(size=(n, n))
+    return LinearPH(A - A.T, W[:n, :n], Z @ Z.T + np.eye(n), rng.normal(size=(n, m)),
+                    P=W[:n, n:], S=W[n:, n:], N=Mn - Mn.T, state_names=["q", "p", "T"])
+
+
+def ported(rng):
+    core = feedthrough(rng)
+    ports = PortMap(("F", "i", "level"), ("v", "pos"), ("N", "A", None), ("m/s", "m"),
+                    Tu=[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], cu=[0.0, 0.1 + 0.2],
+                    Ty=[[1.0, 0.0], [0.0, 0.0]], Cx=rng.normal(size=(2, 3)),
+                    Du=rng.normal(size=(2, 3)), cy=[1 / 3, -2e-17])
+    return PortedSystem(core, ports, x0=rng.normal(size=3))
+
+
+@pytest.mark.parametrize("make", ["feedthrough", "order_zero", "nonlinear_feedthrough",
+                                  "coupled_feedthrough"])
+def test_round_trip_with_feedthrough_is_exact(tmp_path, make):
+    rng = np.random.default_rng(3)
+    system = {
+        "feedthrough": lambda: feedthrough(rng),
+        "order_zero": lambda: LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)),
+                                       np.zeros((0, 2)), S=np.diag([0.1, 1 / 3]),
+                                       N=[[0.0, 0.7], [-0.7, 0.0]]),
+        "nonlinear_feedthrough": lambda: PHDAE(np.eye(2), [[0.0, 1.0], [-1.0, 0.0]],
+                                               np.diag([0.0, 0.2]), [[0.0], [1.0]],
+                                               effort=PolynomialEffort.from_terms(
+                                                   2, {0: [(2.0, {0: 1}), (0.5, {0: 3})],
+                                                       1: [(1.0, {1: 1})]}),
+                                               P=[[0.0], [0.1]], S=[[0.3]]),
+        "coupled_feedthrough": lambda: interconnect([feedthrough(rng), feedthrough(rng)],
+                                                    [[0, 1.5], [-1.5, 0]], [[0], [1]]),
+    }[make]()
+    save(system, tmp_path / "s.json")
+    back = load(tmp_path / "s.json")
+    same(system, back)
+    assert json.loads((tmp_path / "s.json").read_text())["version"] == 2
+
+
+def test_round_trip_of_a_drop_in_surrogate_is_exact(tmp_path):
+    sur = ported(np.random.default_rng(4))
+    save(sur, tmp_path / "s.json", units={"inputs": ["N", "A"]})
+    back = load(tmp_path / "s.json")
+    assert isinstance(back, PortedSystem)
+    same(sur.system, back.system)
+    assert back.ports == sur.ports  # every array bit for bit, names and units
+    assert np.array_equal(back.x0, sur.x0)
+    assert back.input_units == ("N", "A", None) and back.units == {"inputs": ["N", "A"]}
+    x, u = np.random.default_rng(5).normal(size=(4, 3)), np.random.default_rng(6).normal(
+        size=(4, 3))
+    assert np.array_equal(back.outputs(x, u), sur.outputs(x, u))
+
+
+PORTED_DAMAGE = {
+    "ports edited": (lambda d: d["ports"]["cu"].__setitem__(0, 1.0),
+                     "field 'ports' does not match its checksum"),
+    "x0 without ports": (lambda d: d.pop("ports"), "field '\\(document\\)' is invalid: 'ports'"),
+    "ports of another system": (lambda d: (d["ports"]["Tu"].append([0.0, 0.0, 0.0]),
+                                           d["checksums"].update(ports=_digest(d["ports"]))),
+                                "PortMap"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(PORTED_DAMAGE))
+def test_damaged_drop_in_files_are_refused(tmp_path, damage):
+    path = tmp_path / "s.json"
+    save(ported(np.random.default_rng(7)), path)
+    how, match = PORTED_DAMAGE[damage]
+    edit(path, how)
+    with pytest.raises((SurrogateFileError, StructureError), match=match):
+        load(path)
+
+
+def test_version_1_files_load_as_before(tmp_path):
+    """Files written by version 1 (committed under tests/ph/data) read back identically."""
+    lin_ = load(DATA / "surrogate-1-linear.json")
+    ref_lin = LinearPH([[0.0, 1.5], [-1.5, 0.0]], [[0.0, 0.0], [0.0, 0.25]],
+                       [[2.0, 0.5], [0.5, 1.0]], [[0.0], [1.0]], input_names=["force"],
+                       output_names=["velocity"], state_names=["q", "p"])
+    same(ref_lin, lin_)
+    assert not lin_.has_feedthrough
+    assert lin_.units == {"inputs": ["N"], "outputs": ["m/s"]}
+    assert lin_.provenance["method"] == "hand-written v1 reference"
+    poly = load(DATA / "surrogate-1-polynomial.json")
+    eff = PolynomialEffort.from_terms(2, {0: [(2.0, {0: 1}), (0.5, {0: 3})], 1: [(1.0, {1: 1})]})
+    ref = PHDAE(np.eye(2), [[0.0, 1.0], [-1.0, 0.0]], [[0.0, 0.0], [0.0, 0.125]],
+                [[0.0], [1.0]], effort=eff)
+    same(ref, poly)
+    assert not poly.has_hamiltonian
+    # saved again, it becomes a version-2 file with the same content
+    save(lin_, tmp_path / "v2.json")
+    assert json.loads((tmp_path / "v2.json").read_text())["version"] == 2
+    same(ref_lin, load(tmp_path / "v2.json"))

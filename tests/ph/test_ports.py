@@ -1,0 +1,88 @@
+"""The wiring of a drop-in surrogate: PortMap and PortedSystem."""
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.ph import LinearPH, PortedSystem, PortMap, StructureError
+
+
+def core():
+    """Mass–spring–damper (k = 2, m = 1, c = 0.1) with a force port and a resistive feedthrough."""
+    return LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.1]), np.diag([2.0, 1.0]),
+                    [[0.0, 0.0], [1.0, 1.0]], P=[[0.0, 0.0], [0.05, 0.0]],
+                    S=[[0.5, 0.0], [0.0, 0.0]], N=[[0.0, 0.3], [-0.3, 0.0]])
+
+
+def wiring(**kw):
+    d = {"input_names": ("F",), "output_names": ("v", "q"), "input_units": ("N",),
+         "output_units": ("m/s", "m"), "Tu": [[-1.0], [0.0]], "cu": [0.0, 0.5],
+         "Ty": [[1.0, 0.0], [0.0, 0.0]], "Cx": [[0.0, 0.0], [1.0, 0.0]], "Du": [[0.0], [0.2]],
+         "cy": [0.0, 0.01]}
+    d.update(kw)
+    return PortMap(**d)
+
+
+def test_outputs_follow_the_affine_wiring():
+    sur = PortedSystem(core(), wiring(), x0=[0.25, -0.5])
+    assert sur.input_names == ("F",) and sur.output_names == ("v", "q")
+    assert sur.input_units == ("N",) and sur.output_units == ("m/s", "m")
+    x = np.array([[0.3, 0.4], [-0.1, 0.2]])
+    u = np.array([[1.5], [-2.0]])
+    u_ph = np.column_stack([-u[:, 0], np.full(2, 0.5)])
+    np.testing.assert_array_equal(sur.inputs_to_ports(u), u_ph)
+    s = core()
+    y_ph = x @ s.Q @ (s.B + s.P) + u_ph @ s.D.T  # (G + P)ᵀ Q x + (S − N) u_ph
+    expected = np.column_stack([y_ph[:, 0], x[:, 0] + 0.2 * u[:, 0] + 0.01])
+    np.testing.assert_allclose(sur.outputs(x, u), expected, rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(sur.outputs(x[0], u[0]), expected[0], rtol=1e-15, atol=1e-16)
+    np.testing.assert_array_equal(sur.x0, [0.25, -0.5])
+
+
+def test_external_feedthrough_is_the_derivative_of_the_outputs_by_the_inputs():
+    sur = PortedSystem(core(), wiring())
+    x = np.array([0.3, 0.4])
+    y0, y1 = sur.outputs(x, [0.0]), sur.outputs(x, [1.0])
+    # affine in u: a unit step gives the column exactly (up to one rounding)
+    np.testing.assert_allclose(sur.feedthrough[:, 0], y1 - y0, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(sur.feedthrough, [[-0.5], [0.2]], rtol=1e-15)
+
+
+def test_identity_wiring_is_the_bare_system_and_widens_cx():
+    s = core()
+    pm = PortMap.identity(2, ["a", "b"], ["ya", "yb"])
+    assert pm.Cx.shape == (2, 0)
+    sur = PortedSystem(s, pm)
+    assert sur.ports.Cx.shape == (2, 2) and not sur.ports.Cx.any()
+    x, u = np.array([0.1, -0.2]), np.array([0.7, 0.3])
+    np.testing.assert_array_equal(sur.outputs(x, u), s.output(x, u))
+    np.testing.assert_array_equal(sur.x0, np.zeros(2))
+
+
+def test_portmap_compares_by_value_and_is_read_only():
+    a, b = wiring(), wiring()
+    assert a == b and a is not b
+    assert a != wiring(cy=[0.0, 0.02])
+    with pytest.raises(ValueError):
+        a.Tu[0, 0] = 3.0
+    assert PortMap.from_dict(a.to_dict()) == a
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"cu": [0.0]}, r"PortMap.cu must have shape \(2,\)"),
+    ({"Ty": [[1.0, 0.0]]}, r"PortMap.Ty must have shape \(2, 2\)"),
+    ({"output_names": ("v", "v")}, "duplicates"),
+    ({"input_units": ("N", "N")}, "must give 1 units"),
+    ({"Du": [[np.nan], [0.0]]}, "NaN"),
+])
+def test_portmap_refuses_inconsistent_wiring(kw, match):
+    with pytest.raises(StructureError, match=match):
+        wiring(**kw)
+
+
+def test_ported_system_refuses_wiring_that_does_not_fit_the_core():
+    with pytest.raises(StructureError, match="one row per port"):
+        PortedSystem(core(), PortMap.identity(3))
+    with pytest.raises(StructureError, match="give Cx 2 columns"):
+        PortedSystem(core(), wiring(Cx=[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]))
+    with pytest.raises(StructureError, match="x0 must be 2 finite numbers"):
+        PortedSystem(core(), wiring(), x0=[1.0, 2.0, 3.0])
