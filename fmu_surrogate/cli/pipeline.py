@@ -59,7 +59,12 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "Gaussian processes from states (needs --structure)")
     p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
     p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
-    p.add_argument("--order", type=int, help="linear: model order n")
+    p.add_argument("--order", type=int,
+                   help="linear: model order n (default: chosen from the data, table printed)")
+    p.add_argument("--port", action="append", default=[], metavar="u=NAME,y=NAME[,power=in|out]",
+                   help="linear: a power pair and its orientation (repeat per pair; default: "
+                        "--inputs/--outputs pair in order, orientation detected); inputs in "
+                        "no pair are modulating, outputs in no pair measured")
     p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
                                    "(default J,R,Q,B)")
     p.add_argument("--optimizer", default="lm",
@@ -144,23 +149,23 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
     inputs, outputs = _names(args.inputs), _names(args.outputs)
-    if not outputs or not args.order:
-        raise PipelineError("--method linear needs --outputs and --order.")
-    if len(outputs) != len(inputs):
-        raise PipelineError(f"a pH model has as many outputs as inputs (power ports); got "
-                            f"{len(inputs)} inputs and {len(outputs)} outputs.")
-    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
-
-    kw = {"progress": not args.quiet, "optimizer": args.optimizer,
-          "learn": tuple(_names(args.learn)) if args.learn else ("J", "R", "Q", "B"),
-          "input_hold": hold_from_dataset(ds)}
+    if not outputs:
+        raise PipelineError("--method linear needs --outputs.")
+    ports = [dict(kv.split("=", 1) for kv in _names(spec)) for spec in args.port]
+    if not ports and len(outputs) != len(inputs):
+        raise PipelineError(f"as many outputs as inputs are paired in order (power ports); got "
+                            f"{len(inputs)} inputs and {len(outputs)} outputs: name the power "
+                            "pairs with --port u=NAME,y=NAME[,power=in|out].")
+    kw = {"progress": not args.quiet, "optimizer": args.optimizer, "ports": ports or None,
+          "learn": tuple(_names(args.learn)) if args.learn else None}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
-    est = LinearPHIdentifier(args.order, **kw)
-    data = [(t, X[:, : len(inputs)], X[:, len(inputs):])
-            for t, X in run_arrays(ds, inputs + outputs, runs=fit)]
-    est.fit(data)
+    est = LinearPHIdentifier(args.order, **kw).fit_dataset(ds, inputs=inputs, outputs=outputs,
+                                                            runs=fit)
     lines = []
+    if est.result_.order_selection is not None:
+        sel = est.result_.order_selection
+        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
     for label, runs in (("training", fit), ("held-out", held)):
         for r, (t, X) in zip(runs, run_arrays(ds, inputs + outputs, runs=runs)):
             y = X[:, len(inputs):]
@@ -244,8 +249,7 @@ def identify_command(args: argparse.Namespace) -> int:
     ds = load_dataset(data)
     fit, held = _split_runs(ds, args.runs)
     if args.method == "linear":
-        est, system, lines = _identify_linear(args, ds, fit, held)
-        system = with_names(system, inputs=_names(args.inputs), outputs=_names(args.outputs))
+        est, system, lines = _identify_linear(args, ds, fit, held)  # names in its PortMap
     else:
         est, system, lines = _identify_gp(args, ds, fit, held)
         inputs = _names(args.inputs)

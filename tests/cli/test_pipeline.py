@@ -29,11 +29,11 @@ def test_identify_linear_writes_a_named_surrogate_with_provenance(msd_data, tmp_
                  str(out)]) == 0
     text = capsys.readouterr().out
     assert "run 0 (training)" in text and "run 1 (held-out)" in text
-    from fmu_surrogate.ph import LinearPH, load
+    from fmu_surrogate.ph import LinearPH, PortedSystem, load
 
-    s = load(out)
-    assert isinstance(s, LinearPH) and s.input_names == ("F1", "F2")
-    assert s.output_names == ("v1", "v2")
+    s = load(out)  # the drop-in surrogate: the FMU's names around the pH core
+    assert isinstance(s, PortedSystem) and isinstance(s.system, LinearPH)
+    assert s.input_names == ("F1", "F2") and s.output_names == ("v1", "v2")
     doc = json.loads(out.read_text())
     assert doc["provenance"]["source_fmu"]["name"] == "msd_chain"
     assert len(doc["provenance"]["dataset"]["sha256"]) == 64
@@ -86,3 +86,24 @@ def test_plot_dataset_and_surrogate(msd_data, tmp_path):
     assert main(["plot", str(tmp_path / "s.json")]) == 0
     assert (tmp_path / "d.png").stat().st_size > 10_000
     assert (tmp_path / "s.png").stat().st_size > 10_000
+
+
+def test_identify_linear_drop_in_with_port_pairs(tmp_path, capsys):
+    # force in; position, velocity, acceleration out (only F·v is a power pair), order chosen
+    # from the data: the written surrogate is the FMU's drop-in (names, units, measured outputs)
+    from fmu_surrogate.fmu.dataset.write import save_dataset
+    from fmu_surrogate.ph import PortedSystem, load
+    from tests.identify.linear.test_dataset import F, dataset, mass_outputs
+
+    data = tmp_path / "mass.nc"
+    save_dataset(dataset(F, mass_outputs(F)), data)
+    out = tmp_path / "mass.json"
+    assert main(["identify", str(data), "--method", "linear", "--inputs", "F", "--outputs",
+                 "x,v,a", "--port", "u=F,y=v", "-q", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "chosen from the data" in text and "<- chosen" in text
+    rel = float(text.split("run 0 (training): relative max output error ")[1].split()[0])
+    assert rel < 1e-6  # measured 4e-8
+    s = load(out)
+    assert isinstance(s, PortedSystem) and s.output_names == ("x", "v", "a")
+    assert s.ports.output_units == ("m", "m/s", "m/s2")

@@ -13,13 +13,10 @@ Levenberg–Marquardt** with forward sensitivities of the exact discretisation
 ``init="paper", optimizer="cg"``, as do steepest descent and trust regions
 (:mod:`~fmu_surrogate.identify.linear.optim.first_order`).
 
-The pieces, one job per module: :mod:`~fmu_surrogate.identify.linear.model.experiments` (data containers),
-:mod:`~fmu_surrogate.identify.linear.model.discretisation` (exact first/zero-order hold and Euler),
-:mod:`~fmu_surrogate.identify.linear.model.adjoint` (cost and adjoint gradients),
-:mod:`~fmu_surrogate.identify.linear.model.sensitivities` (forward sensitivities, tangent coordinates),
-:mod:`~fmu_surrogate.identify.linear.model.manifold` (the product manifold, structure by construction, the
-objective), :mod:`~fmu_surrogate.identify.linear.report` (result and figures),
-:mod:`~fmu_surrogate.identify.linear.noise` (noisy data: completion of the order by GCV).
+The pieces, one job per module: ``model/`` (data, discretisation, adjoint gradients,
+sensitivities, the manifold; ``model/ported.py`` the drop-in model with feedthrough), ``init/``
+(subspace, KYP, order, orientation), ``optim/``, :mod:`~fmu_surrogate.identify.linear.prepare`
+(order, orientation, x0, offsets from the data), :mod:`~fmu_surrogate.identify.linear.report`.
 
 Discretisations (``mode``): ``"euler"`` is the paper's explicit Euler scheme with left-endpoint
 quadrature (reproduction), ``"exact"`` the exact discretisation with the input held between
@@ -96,6 +93,14 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         ``−u_i``), one for all pairs, a sequence with one entry per pair (``None`` entries
         detected), or ``{pair index: orientation}``.  ``None`` (default): detected from the
         data (:mod:`~fmu_surrogate.identify.linear.ports`); ``port_signs_`` holds the result.
+    feedthrough : bool or "auto"
+        Learn a feedthrough ``P, S, N`` (``y = (G + P)ᵀ Q x + (S − N) u``, ``W = [[R, P], [Pᵀ, S]]
+        ⪰ 0`` by construction; :mod:`~fmu_surrogate.identify.linear.ported_fit`).  ``"auto"``
+        (default): when the data show one and ``learn`` is the default; order 0 (a static
+        passive map) always has one.
+    offsets : bool or "auto"
+        Learn constant offsets (preload, gravity) as a pH port driven by a constant source;
+        ``"auto"`` (default): see :func:`~fmu_surrogate.identify.linear.prepare.try_offsets`.
     learn : sequence of str, optional
         Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.  ``None``
         (default): ``J, R, B``, and ``x0`` when the data do not start at rest
@@ -194,6 +199,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         order: int | None = None,
         *,
         ports: Any = None,
+        feedthrough: bool | str = "auto",
+        offsets: bool | str = "auto",
         learn: Sequence[str] | None = None,
         J: ArrayLike | None = None,
         R: ArrayLike | None = None,
@@ -222,6 +229,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     ) -> None:
         self.order = order
         self.ports = ports
+        self.feedthrough = feedthrough
+        self.offsets = offsets
         self.learn = learn
         self.J = J
         self.R = R
@@ -278,6 +287,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         self
         """
         n, names = self._check_settings()
+        self.names_ = None
         if u is not None or y is not None:
             if u is None or y is None:
                 raise TypeError("fit(t, u, y) needs both u and y (or pass a list of experiments).")
@@ -289,18 +299,26 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             return self._fit_experiments(exps, n, names)
 
     def _fit_experiments(self, exps: list[Any], n: int | None, names: tuple[str, ...]) -> Any:
-        from fmu_surrogate.identify.linear.prepare import prepare
+        from fmu_surrogate.identify.linear.prepare import prepare, try_offsets
 
-        exps, n, names = prepare(self, exps, n, names)
-        self._fit_ported(exps, n, names)
+        raw, (exps, n, names) = exps, prepare(self, exps, n, names)
+        if self.ported_:
+            from fmu_surrogate.identify.linear.ported_fit import fit_ported
+
+            fit_ported(self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in exps],
+                       self.roles_, n, "x0" in names)
+        else:
+            self._fit_plain(exps, n, names)
         import dataclasses
 
         self.result_ = dataclasses.replace(
             self.result_, order_selection=self.order_selection_,
             port_signs=tuple(float(v) for v in self.port_signs_))
+        try_offsets(self, raw)
         return self
 
-    def _fit_ported(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
+    def _fit_plain(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
+        self.theta_ = self.layout_ = None
         m = int(np.shape(exps[0].u)[1])
         t0 = time.perf_counter()
         fixed, init, used = self._values(n, m, names, exps)
@@ -340,13 +358,16 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         """Fit to the runs of a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
 
         The input hold is the dataset's (``input_interpolation``: zero-order hold for
-        co-simulation harvests) unless ``input_hold`` is set.
+        co-simulation harvests) unless ``input_hold`` is set.  :meth:`to_surrogate` then returns
+        a :class:`~fmu_surrogate.ph.PortedSystem` with the FMU's names, units and signs.
 
         Parameters
         ----------
         ds : xarray.Dataset
         inputs, outputs : sequence of str
-            FMU variable names of the m inputs and the m collocated outputs (same order).
+            FMU variable names.  Without ``ports`` pairs: the m inputs and the m collocated
+            outputs (same order).  With ``ports=[{"u": …, "y": …, "power": …}, …]``: inputs in
+            no pair are modulating inputs, outputs in no pair measured outputs.
         runs : iterable of int, optional
             Run labels to use (default: all runs with status ``"ok"``).
 
@@ -354,21 +375,9 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         -------
         self
         """
-        inputs, outputs = list(inputs), list(outputs)
-        if not inputs or len(inputs) != len(outputs):
-            raise ValueError(
-                f"need as many outputs as inputs (collocated ports), got {len(inputs)} inputs "
-                f"and {len(outputs)} outputs."
-            )
-        from fmu_surrogate.fmu.dataset import run_arrays
-        from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+        from fmu_surrogate.identify.linear.dataset import fit_dataset
 
-        arrays = run_arrays(ds, inputs + outputs, runs=runs)
-        if not arrays:
-            raise ValueError("the dataset has no usable runs (none with status 'ok' selected).")
-        m = len(inputs)
-        hold = self.input_hold or hold_from_dataset(ds)
-        return self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
+        return fit_dataset(self, ds, inputs, outputs, runs)
 
     def _fit(
         self,

@@ -222,6 +222,45 @@ def parse_orientations(ports: Any, m: int) -> Array | None:
     return out
 
 
+def parse_pairs(ports: Any, inputs: Sequence[str],
+                outputs: Sequence[str]) -> list[tuple[int, int, str | None]] | None:
+    """Power pairs named by the ``ports`` setting: ``[{"u": name, "y": name, "power": "in" |
+    "out" | None}, …]`` (None: the setting names no pairs).
+
+    Inputs in no pair are modulating inputs, outputs in no pair measured outputs.
+
+    Parameters
+    ----------
+    ports : any
+        The estimator's ``ports`` setting.
+    inputs, outputs : sequence of str
+        External variables of the data.
+
+    Returns
+    -------
+    list of (input index, output index, orientation or None), or None
+    """
+    if ports is None or isinstance(ports, (str, Mapping)) or not all(
+            isinstance(p, Mapping) for p in ports):
+        return None
+    out = []
+    for k, p in enumerate(ports):
+        u, y, power = p.get("u"), p.get("y"), p.get("power")
+        if u not in inputs or y not in outputs:
+            raise LinearIdentificationError(
+                f"ports[{k}] pairs u={u!r} with y={y!r}, but the inputs are {list(inputs)} and "
+                f"the outputs {list(outputs)}; name one of each (CLI --port u=NAME,y=NAME).")
+        if power is not None and power not in ORIENTATIONS:
+            raise LinearIdentificationError(
+                f"ports[{k}]: power={power!r} must be one of {ORIENTATIONS} (or left out to "
+                "detect it).")
+        out.append((list(inputs).index(u), list(outputs).index(y), power))
+    if len({i for i, _, _ in out}) != len(out) or len({o for _, o, _ in out}) != len(out):
+        raise LinearIdentificationError("ports pairs an input or an output twice; each "
+                                        "variable belongs to at most one power pair.")
+    return out
+
+
 def refusal(exps: Sequence[Any], reason: str, signs: Array | None = None) -> str:
     """The message of a refused initialisation: its likely cause and the fix.
 

@@ -30,9 +30,16 @@ _MODES, _OPTIMIZERS, _LINE_SEARCHES, _INITS, _HOLDS = MODES, OPTIMIZERS, LINE_SE
 def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
     """Validate the settings of a LinearPHIdentifier; returns (n, learned names)."""
     n = self.order
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
-        raise ValueError(f"order must be None (chosen from the data) or an integer >= 1, got "
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0):
+        raise ValueError(f"order must be None (chosen from the data) or an integer >= 0, got "
                          f"{n!r}.")
+    for label in ("feedthrough", "offsets"):
+        v = getattr(self, label)
+        if not (isinstance(v, bool) or v == "auto"):
+            raise ValueError(f"{label} must be True, False or 'auto', got {v!r}.")
+    if n == 0 and self.feedthrough is False:
+        raise ValueError("order 0 is a static map y = (S − N) u: it needs feedthrough=True or "
+                         "'auto'.")
     learn = DEFAULT_LEARN if self.learn is None else self.learn
     names = (learn,) if isinstance(learn, str) else learn
     names = tuple(names)

@@ -56,3 +56,15 @@ def test_orientation_setting_is_validated():
         parse_orientations(["in", "sideways"], 2)
     with pytest.raises(FmuSurrogateError, match="2 power pairs"):
         parse_orientations(["in"], 2)
+
+
+def test_power_pairs_by_name():
+    from fmu_surrogate.identify.linear.ports import parse_pairs
+
+    assert parse_pairs(None, ["F"], ["v"]) is None
+    assert parse_pairs([{"u": "F", "y": "v", "power": "out"}], ["F", "T"], ["x", "v"]) == [
+        (0, 1, "out")]
+    with pytest.raises(FmuSurrogateError, match="--port u=NAME,y=NAME"):
+        parse_pairs([{"u": "F", "y": "w"}], ["F"], ["v"])
+    with pytest.raises(FmuSurrogateError, match="twice"):
+        parse_pairs([{"u": "F", "y": "v"}, {"u": "F", "y": "x"}], ["F"], ["v", "x"])

@@ -111,7 +111,9 @@ def _frequency_response(A: Array, B: Array, C: Array, w: Array) -> Array:
     return np.einsum("ai,wi,ib->wab", CV, 1.0 / (1j * w[:, None] - lam[None, :]), Vi_B)
 
 
-def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
+def passivity_violation(
+    A: Array, B: Array, C: Array, D: Array | None = None
+) -> tuple[float, float]:
     """``(δ₀, ‖G‖)``: half the most negative eigenvalue of ``G + Gᴴ`` and the peak gain.
 
     Evaluated on ``ω = 0``, the imaginary parts of the poles and a log grid spanning their
@@ -121,6 +123,8 @@ def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
     ----------
     A, B, C : ndarray
         Stable continuous-time model.
+    D : ndarray, optional
+        Feedthrough (square).
     """
     lam = np.linalg.eigvals(A)
     mag = np.abs(lam[np.abs(lam) > 0])
@@ -129,16 +133,22 @@ def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
         np.concatenate([[0.0], np.abs(lam.imag), np.logspace(np.log10(lo) - 2, np.log10(hi) + 2, 400)])
     )
     G = _frequency_response(A, B, C, w)
+    if D is not None:
+        G = G + D
     herm = G + np.conj(np.swapaxes(G, -1, -2))
     lmin = np.linalg.eigvalsh(herm)[:, 0].min()
     gain = float(np.abs(G).max()) if G.size else 0.0
     return max(0.0, -0.5 * float(lmin)), gain
 
 
-def _riccati_storage(A: Array, B: Array, C: Array, delta: float) -> Array | None:
+def _riccati_storage(
+    A: Array, B: Array, C: Array, delta: float, D: Array | None = None
+) -> Array | None:
     n, m = B.shape
+    DD = np.zeros((m, m)) if D is None else D + D.T
     try:
-        X = solve_continuous_are(A, B, np.zeros((n, n)), -2.0 * delta * np.eye(m), s=-C.T)
+        X = solve_continuous_are(A, B, np.zeros((n, n)), -(DD + 2.0 * delta * np.eye(m)),
+                                 s=-C.T)
     except (np.linalg.LinAlgError, ValueError):
         return None
     X = 0.5 * (X + X.T)  # the Riccati solution is symmetric up to rounding (not an iterate)
@@ -178,6 +188,41 @@ def stabilising_shift(A: Array, rate: float | None = None) -> float:
     return max(0.0, top) + floor if top >= -floor else 0.0
 
 
+def storage_matrix(
+    A: Array, B: Array, C: Array, D: Array | None = None
+) -> tuple[Array | None, float, float, float]:
+    """The central KYP storage ``½(X_min + X_max)`` of a stable model (module docstring).
+
+    Parameters
+    ----------
+    A, B, C : ndarray
+        Stable model (shift marginal poles first, :func:`stabilising_shift`).
+    D : ndarray, optional
+        Feedthrough: the Riccati weight is ``D + Dᵀ + 2δI``.
+
+    Returns
+    -------
+    (X or None, δ₀, ‖G‖, δ)
+        The storage (None when no positive definite one was found), the passivity violation,
+        the peak gain and the regularisation used.
+    """
+    delta0, gain = passivity_violation(A, B, C, D)
+    gain = max(gain, 1e-300)
+    delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
+    X = None
+    Dt = None if D is None else D.T
+    for _ in range(12):
+        X_min = _riccati_storage(A, B, C, delta, D)
+        Y_min = _riccati_storage(A.T, C.T, B.T, delta, Dt)  # dual system: X_max = Y_min⁻¹
+        if X_min is not None and Y_min is not None:
+            X = 0.5 * (X_min + np.linalg.inv(Y_min))
+            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
+                X = X_min
+            break
+        delta *= 10.0
+    return X, delta0, gain, delta
+
+
 def passive_realisation(
     A: Array, B: Array, C: Array, x0: Array, rate: float | None = None
 ) -> PassiveModel:
@@ -206,19 +251,7 @@ def passive_realisation(
     eps = stabilising_shift(A, rate)
     if eps > 0:
         A = A - eps * np.eye(A.shape[0])
-    delta0, gain = passivity_violation(A, B, C)
-    gain = max(gain, 1e-300)
-    delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
-    X = None
-    for _ in range(12):
-        X_min = _riccati_storage(A, B, C, delta)
-        Y_min = _riccati_storage(A.T, C.T, B.T, delta)  # dual system: X_max = Y_min⁻¹
-        if X_min is not None and Y_min is not None:
-            X = 0.5 * (X_min + np.linalg.inv(Y_min))
-            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
-                X = X_min
-            break
-        delta *= 10.0
+    X, delta0, gain, delta = storage_matrix(A, B, C)
     if X is None:
         raise LinearIdentificationError(
             "subspace initialisation: no positive definite storage matrix Q solves the KYP "
