@@ -29,11 +29,11 @@ def test_identify_linear_writes_a_named_surrogate_with_provenance(msd_data, tmp_
                  str(out)]) == 0
     text = capsys.readouterr().out
     assert "run 0 (training)" in text and "run 1 (held-out)" in text
-    from fmu_surrogate.ph import LinearPH, PortedSystem, load
+    from fmu_surrogate.ph import LinearPH, load
 
-    s = load(out)  # the drop-in surrogate: the FMU's names around the pH core
-    assert isinstance(s, PortedSystem) and isinstance(s.system, LinearPH)
-    assert s.input_names == ("F1", "F2") and s.output_names == ("v1", "v2")
+    s = load(out)  # power-in pairs from rest: the pH core itself, with the FMU's names
+    assert isinstance(s, LinearPH) and s.input_names == ("F1", "F2")
+    assert s.output_names == ("v1", "v2")
     doc = json.loads(out.read_text())
     assert doc["provenance"]["source_fmu"]["name"] == "msd_chain"
     assert len(doc["provenance"]["dataset"]["sha256"]) == 64
