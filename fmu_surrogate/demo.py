@@ -125,7 +125,7 @@ def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dic
                     labels=("FMU (n = 100)", f"pH surrogate (n = {MSD_ORDER})"),
                     title=f"Mass-spring-damper chain, held-out input: relative max error "
                           f"{rel_held:.2%}", path=out / "msd_chain_heldout.png")
-    system = est.to_surrogate()
+    system = est.system_  # the pH core (the FMU's names are added when saving)
     return est, {
         "n_model": MSD_ORDER,
         "relative_max_error_training": rel_train,
@@ -290,7 +290,7 @@ def run_demo(out: str | Path = "demo-out", quick: bool = False,
           + ", ".join(f"{v:.1e}" for v in summary["identify"]["rc_network"]["effort_rmse_heldout"]))
 
     print("[4/7] saving surrogates")
-    msd = with_names(msd_est.to_surrogate(), inputs=["F1", "F2"], outputs=["v1", "v2"])
+    msd = with_names(msd_est.system_, inputs=["F1", "F2"], outputs=["v1", "v2"])
     rc = with_names(rc_est.to_surrogate(), inputs=["u"], states=["x1", "x2", "x3"])
     for system, name, key, method in ((msd, f"msd_chain_n{MSD_ORDER}", "msd_chain", "linear"),
                                       (rc, "rc_network_gp", "rc_network", "gp")):

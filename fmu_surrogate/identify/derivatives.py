@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.errors import InvalidInputError
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel
 
 Array = NDArray[np.float64]
 Method = Literal["fd", "spline", "gp", "exact"]

@@ -31,7 +31,7 @@ def test_identify_linear_writes_a_named_surrogate_with_provenance(msd_data, tmp_
     assert "run 0 (training)" in text and "run 1 (held-out)" in text
     from fmu_surrogate.ph import LinearPH, load
 
-    s = load(out)
+    s = load(out)  # power-in pairs from rest: the pH core itself, with the FMU's names
     assert isinstance(s, LinearPH) and s.input_names == ("F1", "F2")
     assert s.output_names == ("v1", "v2")
     doc = json.loads(out.read_text())
@@ -130,3 +130,24 @@ def test_identify_auto_moves_on_to_nonlinear(tmp_path, capsys, mass_experiment):
 
     s = load(out)
     assert isinstance(s, NonlinearPH) and s.input_names == ("F",) and s.output_names == ("v",)
+
+
+def test_identify_linear_drop_in_with_port_pairs(tmp_path, capsys):
+    # force in; position, velocity, acceleration out (only F·v is a power pair), order chosen
+    # from the data: the written surrogate is the FMU's drop-in (names, units, measured outputs)
+    from fmu_surrogate.fmu.dataset.write import save_dataset
+    from fmu_surrogate.ph import PortedSystem, load
+    from tests.identify.linear.test_dataset import F, dataset, mass_outputs
+
+    data = tmp_path / "mass.nc"
+    save_dataset(dataset(F, mass_outputs(F)), data)
+    out = tmp_path / "mass.json"
+    assert main(["identify", str(data), "--method", "linear", "--inputs", "F", "--outputs",
+                 "x,v,a", "--port", "u=F,y=v", "-q", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "chosen from the data" in text and "<- chosen" in text
+    rel = float(text.split("run 0 (training): relative max output error ")[1].split()[0])
+    assert rel < 1e-6  # measured 4e-8
+    s = load(out)
+    assert isinstance(s, PortedSystem) and s.output_names == ("x", "v", "a")
+    assert s.ports.output_units == ("m", "m/s", "m/s2")

@@ -44,7 +44,12 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "(default 0.02)")
     p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
     p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
-    p.add_argument("--order", type=int, help="linear: model order n")
+    p.add_argument("--order", type=int,
+                   help="linear: model order n (default: chosen from the data, table printed)")
+    p.add_argument("--port", action="append", default=[], metavar="u=NAME,y=NAME[,power=in|out]",
+                   help="linear: a power pair and its orientation (repeat per pair; default: "
+                        "--inputs/--outputs pair in order, orientation detected); inputs in "
+                        "no pair are modulating, outputs in no pair measured")
     p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
                                    "(default J,R,Q,B)")
     p.add_argument("--optimizer", default="lm",
@@ -129,30 +134,38 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
     inputs, outputs = comma_list(args.inputs), comma_list(args.outputs)
-    if not outputs or not args.order:
-        raise CLIError("--method linear needs --outputs and --order.")
-    if len(outputs) != len(inputs):
-        raise CLIError(f"a pH model has as many outputs as inputs (power ports); got "
-                            f"{len(inputs)} inputs and {len(outputs)} outputs.")
-    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
-
-    kw = {"progress": not args.quiet, "optimizer": args.optimizer,
-          "learn": tuple(comma_list(args.learn)) if args.learn else ("J", "R", "Q", "B"),
-          "input_hold": hold_from_dataset(ds)}
+    if not outputs:
+        raise CLIError("--method linear needs --outputs.")
+    ports = [dict(kv.split("=", 1) for kv in comma_list(spec)) for spec in args.port]
+    if not ports and len(outputs) != len(inputs):
+        raise CLIError(f"as many outputs as inputs are paired in order (power ports); got "
+                            f"{len(inputs)} inputs and {len(outputs)} outputs: name the power "
+                            "pairs with --port u=NAME,y=NAME[,power=in|out].")
+    kw = {"progress": not args.quiet, "optimizer": args.optimizer, "ports": ports or None,
+          "learn": tuple(comma_list(args.learn)) if args.learn else None}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
-    est = LinearPHIdentifier(args.order, **kw)
-    data = [(t, X[:, : len(inputs)], X[:, len(inputs):])
-            for t, X in run_arrays(ds, inputs + outputs, runs=fit)]
-    est.fit(data)
+    est = LinearPHIdentifier(args.order, **kw).fit_dataset(ds, inputs=inputs, outputs=outputs,
+                                                            runs=fit)
     lines = []
+    if est.result_.order_selection is not None:
+        sel = est.result_.order_selection
+        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
     for label, runs in (("training", fit), ("held-out", held)):
         for r, (t, X) in zip(runs, run_arrays(ds, inputs + outputs, runs=runs)):
             y = X[:, len(inputs):]
             y_hat = est.predict(t, X[:, : len(inputs)])
             rel = float(np.abs(y_hat - y).max() / max(np.abs(y).max(), 1e-300))
             lines.append(f"  run {r} ({label}): relative max output error {rel:.3e}")
-    return est, est.to_surrogate(), lines
+    sur = est.to_surrogate()
+    p = sur.ports
+    if (np.array_equal(p.Tu, np.eye(*p.Tu.shape)) and np.array_equal(p.Ty, np.eye(*p.Ty.shape))
+            and not (p.Cx.any() or p.Du.any() or p.cu.any() or p.cy.any() or sur.x0.any())):
+        # the FMU's variables are the pH ports: the core with their names
+        from fmu_surrogate.ph import with_names
+
+        return est, with_names(sur.system, inputs=inputs, outputs=outputs), lines
+    return est, sur, lines
 
 
 def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
@@ -254,9 +267,10 @@ def identify_command(args: argparse.Namespace) -> int:
     data = Path(args.data)
     ds = load_dataset(data)
     fit, held = _split_runs(ds, args.runs)
-    if args.method in ("linear", "nonlinear", "auto"):
-        ident = _identify_linear if args.method == "linear" else _identify_auto
-        est, system, lines = ident(args, ds, fit, held)
+    if args.method == "linear":
+        est, system, lines = _identify_linear(args, ds, fit, held)  # names in its PortMap
+    elif args.method in ("nonlinear", "auto"):
+        est, system, lines = _identify_auto(args, ds, fit, held)
         system = with_names(system, inputs=comma_list(args.inputs),
                             outputs=comma_list(args.outputs))
     else:

@@ -57,7 +57,7 @@ import scipy.linalg.blas
 import torch
 
 from fmu_surrogate.identify.gp.kernels import rbf
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel
 
 __all__ = [
     "KroneckerEig",

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from fmu_surrogate.identify.gp.sampling import farthest_point_subset
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel, squared_distances
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel, squared_distances
 
 __all__ = ["SoRGP", "inducing_inputs"]
 

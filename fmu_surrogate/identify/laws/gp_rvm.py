@@ -30,7 +30,7 @@ from fmu_surrogate.identify.laws.rvm import (
     _validate,
     candidate_gains,
 )
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel
 
 __all__ = ["GPRVM"]
 

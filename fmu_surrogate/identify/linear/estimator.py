@@ -13,13 +13,10 @@ Levenberg–Marquardt** with forward sensitivities of the exact discretisation
 ``init="paper", optimizer="cg"``, as do steepest descent and trust regions
 (:mod:`~fmu_surrogate.identify.linear.optim.first_order`).
 
-The pieces, one job per module: :mod:`~fmu_surrogate.identify.linear.model.experiments` (data containers),
-:mod:`~fmu_surrogate.identify.linear.model.discretisation` (exact first/zero-order hold and Euler),
-:mod:`~fmu_surrogate.identify.linear.model.adjoint` (cost and adjoint gradients),
-:mod:`~fmu_surrogate.identify.linear.model.sensitivities` (forward sensitivities, tangent coordinates),
-:mod:`~fmu_surrogate.identify.linear.model.manifold` (the product manifold, structure by construction, the
-objective), :mod:`~fmu_surrogate.identify.linear.report` (result and figures),
-:mod:`~fmu_surrogate.identify.linear.noise` (noisy data: completion of the order by GCV).
+The pieces, one job per module: ``model/`` (data, discretisation, adjoint gradients,
+sensitivities, the manifold; ``model/ported.py`` the drop-in model with feedthrough), ``init/``
+(subspace, KYP, order, orientation), ``optim/``, :mod:`~fmu_surrogate.identify.linear.prepare`
+(order, orientation, x0, offsets from the data), :mod:`~fmu_surrogate.identify.linear.report`.
 
 Discretisations (``mode``): ``"euler"`` is the paper's explicit Euler scheme with left-endpoint
 quadrature (reproduction), ``"exact"`` the exact discretisation with the input held between
@@ -38,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from fmu_surrogate.errors import InvalidInputError, InvalidTypeError
+from fmu_surrogate.errors import InvalidTypeError
 from fmu_surrogate.identify.base import PHEstimator
 from fmu_surrogate.identify.linear.data import (
     _to_experiments,
@@ -55,6 +52,7 @@ from fmu_surrogate.identify.linear.optim.base import Optimizer
 from fmu_surrogate.identify.linear.predict import LinearPHPredictions
 from fmu_surrogate.identify.linear.report import LinearPHFit
 from fmu_surrogate.identify.linear.settings import (
+    BLAS_THREADS,
     as_matrix,
     check_settings,
     initial_values,
@@ -64,11 +62,6 @@ from fmu_surrogate.ph import LinearPH
 
 Array = NDArray[np.float64]
 
-#: BLAS threads during a fit.  The fit's dense products are thin (rows × a few hundred
-#: coordinates) and small (n × n exponentials), where threads cost more than they gain: measured
-#: on 2 cores, one thread against two — n = 5 from 10⁴ noisy samples 6 s against 13 s wall
-#: (5 s against 24 s CPU), the MSD chain at full order from its FMU's data 2.4 s against 5.3 s.
-BLAS_THREADS = 1
 
 __all__ = ["PARAMETER_NAMES", "LinearPHFit", "LinearPHIdentifier", "paper_initial_guess"]
 
@@ -85,14 +78,33 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     Parameters
     ----------
-    n_states : int
-        Model order n (≥ 1); may differ from the true order (model reduction).  When the
+    order : int, optional
+        Model order n (≥ 1); may differ from the true order (model reduction).  ``None``
+        (default): chosen from the data — Hankel singular values bound the candidates, the
+        held-out error chooses (:mod:`~fmu_surrogate.identify.linear.init.order`; the table is
+        ``result_.order_selection``).  When the
         subspace method finds that the data determine only r < n states (singular values at
         round-off), the refinement fits those r and the model is completed by n − r decoupled,
         damped states without input (:func:`~fmu_surrogate.identify.linear.init.initial.pad_parameters`;
         they do not change the output).
-    learn : sequence of str
-        Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.
+    ports : None, str, sequence or mapping
+        Orientation of the power pairs ``(u_i, y_i)``: ``"in"`` (``y_iu_i`` is the power the
+        component receives, the pH convention) or ``"out"`` (it delivers it; the pH port is
+        ``−u_i``), one for all pairs, a sequence with one entry per pair (``None`` entries
+        detected), or ``{pair index: orientation}``.  ``None`` (default): detected from the
+        data (:mod:`~fmu_surrogate.identify.linear.ports`); ``port_signs_`` holds the result.
+    feedthrough : bool or "auto"
+        Learn a feedthrough ``P, S, N`` (``y = (G + P)ᵀ Q x + (S − N) u``, ``W = [[R, P], [Pᵀ, S]]
+        ⪰ 0`` by construction; :mod:`~fmu_surrogate.identify.linear.ported_fit`).  ``"auto"``
+        (default): when the data show one and ``learn`` is the default; order 0 (a static
+        passive map) always has one.
+    offsets : bool or "auto"
+        Learn constant offsets (preload, gravity) as a pH port driven by a constant source;
+        ``"auto"`` (default): see :func:`~fmu_surrogate.identify.linear.prepare.try_offsets`.
+    learn : sequence of str, optional
+        Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.  ``None``
+        (default): ``J, R, B``, and ``x0`` when the data do not start at rest
+        (:func:`~fmu_surrogate.identify.linear.prepare.starts_at_rest`).
     J, R, Q, B, x0 : array_like, optional
         Known values: a parameter not in ``learn`` is held fixed at its value (bitwise; validated:
         J skew, R symmetric PSD, Q SPD — :class:`~fmu_surrogate.ph.StructureError` otherwise), a
@@ -168,6 +180,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     result_ : LinearPHFit
     n_inputs_ : int
         Number of ports m seen in :meth:`fit`.
+    port_signs_ : ndarray, shape (m,)
+        +1 for a power pair oriented "in", −1 for "out" (given or detected).
+    order_selection_ : OrderSelection or None
+        The candidate orders and the choice (``order=None``).
     hold_ : str
         Input hold of the (first) training experiment; :meth:`predict` uses it by default.
     subspace_ : SubspaceInit or None
@@ -185,9 +201,12 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     def __init__(
         self,
-        n_states: int = 2,
+        order: int | None = None,
         *,
-        learn: Sequence[str] = ("J", "R", "B"),
+        ports: Any = None,
+        feedthrough: bool | str = "auto",
+        offsets: bool | str = "auto",
+        learn: Sequence[str] | None = None,
         J: ArrayLike | None = None,
         R: ArrayLike | None = None,
         Q: ArrayLike | None = None,
@@ -213,7 +232,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         subspace_horizon: int | None = None,
         complete: str = "auto",
     ) -> None:
-        self.n_states = n_states
+        self.order = order
+        self.ports = ports
+        self.feedthrough = feedthrough
+        self.offsets = offsets
         self.learn = learn
         self.J = J
         self.R = R
@@ -270,6 +292,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         self
         """
         n, names = self._check_settings()
+        self.names_ = None
         if u is not None or y is not None:
             if u is None or y is None:
                 raise InvalidTypeError(
@@ -281,7 +304,27 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             return self._fit_experiments(exps, n, names)
 
-    def _fit_experiments(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
+    def _fit_experiments(self, exps: list[Any], n: int | None, names: tuple[str, ...]) -> Any:
+        from fmu_surrogate.identify.linear.prepare import prepare, try_offsets
+
+        raw, (exps, n, names) = exps, prepare(self, exps, n, names)
+        if self.ported_:
+            from fmu_surrogate.identify.linear.ported_fit import fit_ported
+
+            fit_ported(self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in exps],
+                       self.roles_, n, "x0" in names)
+        else:
+            self._fit_plain(exps, n, names)
+        import dataclasses
+
+        self.result_ = dataclasses.replace(
+            self.result_, order_selection=self.order_selection_,
+            port_signs=tuple(float(v) for v in self.port_signs_))
+        try_offsets(self, raw)
+        return self
+
+    def _fit_plain(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
+        self.theta_ = self.layout_ = None
         m = int(np.shape(exps[0].u)[1])
         t0 = time.perf_counter()
         fixed, init, used = self._values(n, m, names, exps)
@@ -321,13 +364,16 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         """Fit to the runs of a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
 
         The input hold is the dataset's (``input_interpolation``: zero-order hold for
-        co-simulation harvests) unless ``input_hold`` is set.
+        co-simulation harvests) unless ``input_hold`` is set.  :meth:`to_surrogate` then returns
+        a :class:`~fmu_surrogate.ph.PortedSystem` with the FMU's names, units and signs.
 
         Parameters
         ----------
         ds : xarray.Dataset
         inputs, outputs : sequence of str
-            FMU variable names of the m inputs and the m collocated outputs (same order).
+            FMU variable names.  Without ``ports`` pairs: the m inputs and the m collocated
+            outputs (same order).  With ``ports=[{"u": …, "y": …, "power": …}, …]``: inputs in
+            no pair are modulating inputs, outputs in no pair measured outputs.
         runs : iterable of int, optional
             Run labels to use (default: all runs with status ``"ok"``).
 
@@ -335,22 +381,9 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         -------
         self
         """
-        inputs, outputs = list(inputs), list(outputs)
-        if not inputs or len(inputs) != len(outputs):
-            raise InvalidInputError(
-                f"need as many outputs as inputs (collocated ports), got {len(inputs)} inputs "
-                f"and {len(outputs)} outputs."
-            )
-        from fmu_surrogate.fmu.dataset import run_arrays
-        from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+        from fmu_surrogate.identify.linear.dataset import fit_dataset
 
-        arrays = run_arrays(ds, inputs + outputs, runs=runs)
-        if not arrays:
-            raise InvalidInputError(
-                "the dataset has no usable runs (none with status 'ok' selected).")
-        m = len(inputs)
-        hold = self.input_hold or hold_from_dataset(ds)
-        return self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
+        return fit_dataset(self, ds, inputs, outputs, runs)
 
     def _fit(
         self,

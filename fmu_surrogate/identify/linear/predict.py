@@ -32,15 +32,24 @@ class LinearPHPredictions:
     n_inputs_: int
 
     # -- prediction ---------------------------------------------------------------------------
-    def to_surrogate(self) -> LinearPH:
-        """The fitted system.
+    def to_surrogate(self) -> Any:
+        """The fitted surrogate.
 
         Returns
         -------
-        LinearPH
+        PortedSystem or LinearPH
+            After :meth:`fit_dataset`: the drop-in :class:`~fmu_surrogate.ph.PortedSystem` (the
+            FMU's variable names, units and signs, the operating point ``x0_``, constant
+            sources, measured outputs); after :meth:`fit`: the pH core (:class:`LinearPH`, in
+            pH port convention).
         """
         self._check_fitted()
-        return self.system_
+        names = getattr(self, "names_", None)
+        if names is None:
+            return self.system_
+        from fmu_surrogate.identify.linear.ported_fit import ported_surrogate
+
+        return ported_surrogate(self, *names)
 
     def fitted_params(self) -> dict[str, Array]:
         """The fitted parameters as a dict ``{J, R, Q, B, x0}`` (copies).
@@ -90,7 +99,15 @@ class LinearPHPredictions:
         if mode not in _MODES:
             raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}.")
         hold = getattr(self, "hold_", "linear") if hold is None else hold
+        if getattr(self, "theta_", None) is not None:  # the drop-in model
+            from fmu_surrogate.identify.linear.ported_fit import predict_ported
+
+            x0v = None if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+            return predict_ported(self, tt, uu, x0v, hold)
         p = self.fitted_params()
+        signs = getattr(self, "port_signs_", None)
+        if signs is not None:  # external convention -> pH ports (power out: u_ph = −u)
+            uu = uu * signs
         if x0 is not None:
             p["x0"] = self._matrix(x0, (self.system_.n_states,), "x0", "predict")
         _, y = _simulate(p, tt, uu, mode=mode, hold=hold)
@@ -215,4 +232,4 @@ class LinearPHPredictions:
                 "plot_order_selection() needs a fit with init='subspace' (this fit used "
                 f"{self.result_.init!r})."
             )
-        return plot_singular_values(self.subspace_.subspace, self.n_states, path=path)
+        return plot_singular_values(self.subspace_.subspace, self.system_.n_states, path=path)

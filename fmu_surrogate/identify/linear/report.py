@@ -53,6 +53,10 @@ class LinearPHFit(FitResult):
     jacobian_singular_values : tuple of float
         Singular values of the weighted output Jacobian in tangent coordinates at the returned
         point (dense Levenberg–Marquardt only; empty otherwise).
+    order_selection : OrderSelection or None
+        The candidate table when the order was chosen from the data (``order=None``).
+    port_signs : tuple of float
+        Orientation of each power pair (+1: power in, −1: power out), given or detected.
     """
 
     system: LinearPH = None  # type: ignore[assignment]
@@ -70,6 +74,8 @@ class LinearPHFit(FitResult):
     init: str = "paper"
     init_time_s: float = 0.0
     jacobian_singular_values: tuple[float, ...] = field(default=(), repr=False)
+    order_selection: Any = field(default=None, repr=False)
+    port_signs: tuple[float, ...] = ()
 
     @property
     def jacobian_rank(self) -> int:

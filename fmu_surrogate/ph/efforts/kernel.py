@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.errors import InvalidInputError, UnavailableError
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel
 from fmu_surrogate.ph.system import as_state_rows
 
 Array = NDArray[np.float64]
@@ -42,48 +43,6 @@ Array = NDArray[np.float64]
 FORMAT = "fmu_surrogate.kernel_effort"
 VERSION = 1
 _CHUNK = 512  # evaluation points per block in the O(M N n²) Jacobian (bounds memory)
-
-
-def squared_distances(X1: Array, X2: Array) -> Array:
-    """Squared Euclidean distances ``Σⱼ (x1ⱼ − x2ⱼ)²``; ``(M, n), (N, n) -> (M, N)``.
-
-    One column: the differences squared, exactly; several: ``|a|² + |b|² − 2 a·b`` (one matrix
-    product), clipped at 0 against round-off.
-
-    Parameters
-    ----------
-    X1, X2 : ndarray, shape (M, n) and (N, n)
-        Points.
-
-    Returns
-    -------
-    ndarray, shape (M, N)
-    """
-    if X1.shape[1] == 1:
-        return (X1[:, :1] - X2[:, 0][None, :]) ** 2
-    sq = (X1 * X1).sum(-1)[:, None] + (X2 * X2).sum(-1)[None, :] - 2.0 * (X1 @ X2.T)
-    return np.maximum(sq, 0.0)
-
-
-def gaussian_kernel(X1: Array, X2: Array, lengthscale: Array | float) -> Array:
-    """The Gaussian (RBF) kernel matrix ``exp(−½ Σⱼ (x1ⱼ − x2ⱼ)² / ℓⱼ²)``, with unit variance.
-
-    The package's one numpy evaluation of this kernel (``identify`` uses it too; the torch twin
-    for autograd is ``fmu_surrogate.identify.gp.kernels.rbf``, the same formula; for one input
-    column this one takes the differences exactly, see :func:`squared_distances`).
-
-    Parameters
-    ----------
-    X1, X2 : ndarray, shape (M, n) and (N, n)
-        Inputs.
-    lengthscale : ndarray, shape (n,) or (1,), or float
-        One length scale per input dimension, or one shared.
-
-    Returns
-    -------
-    ndarray, shape (M, N)
-    """
-    return np.exp(-0.5 * squared_distances(X1 / lengthscale, X2 / lengthscale))
 
 
 def _mat(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:

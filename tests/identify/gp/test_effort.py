@@ -22,8 +22,8 @@ from fmu_surrogate.benchmarks import pendulum, rc_network
 from fmu_surrogate.identify import GPEffortIdentifier
 from fmu_surrogate.identify.base import NotFittedError
 from fmu_surrogate.ph import PHDAE, StructureError
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel as rbf_np
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel as rbf_np
 
 torch.set_num_threads(1)
 

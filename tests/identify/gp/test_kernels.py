@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 from fmu_surrogate.identify.gp.kernels import rbf
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel
 
 
 def test_rbf_matches_numpy_twin_and_definition():

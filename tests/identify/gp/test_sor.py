@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.identify.gp.sor import JITTER, SoRGP, inducing_inputs
-from fmu_surrogate.ph.efforts.kernel import gaussian_kernel as se_kernel
+from fmu_surrogate.ph.efforts.gaussian import gaussian_kernel as se_kernel
 
 
 def _dense(gp, X, z, R):

@@ -28,6 +28,17 @@ generically of full rank — an interior starting point, where the factor ``R = 
 refinement has no vanishing columns (measured on random systems: rank-m starts stall the
 Levenberg–Marquardt refinement at relative errors ~1e-4, central ones converge to round-off).
 
+Lossless and marginally stable parts
+------------------------------------
+A free mass (pole at 0) or an undamped oscillator (poles on the imaginary axis) is passive but
+not asymptotically stable: the Riccati equation then has no stabilising solution (the
+Hamiltonian matrix has eigenvalues on the imaginary axis, ``X_min = X_max``) and the frequency
+response is infinite at the poles.  The model is therefore regularised by a shift,
+``A_ε = A − εI`` with ``ε = max(0, max Re λ(A)) + MARGINAL_SHIFT · rate`` (``rate`` the inverse
+duration of the data): a decay the data cannot see (relative output change ``≈ MARGINAL_SHIFT``
+over the records), which makes every pole strictly stable; the pH form is that of ``A_ε``
+(``R ⪰ εQ⁻¹`` in the lossless directions) and the refinement takes the damping towards zero.
+
 The nearest passive model
 -------------------------
 With ``Q`` fixed, ``A`` is kept exactly (``A = (J − R)Q``) and the port matrix is the least-squares
@@ -49,7 +60,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cholesky, solve_continuous_are, solve_triangular
 
-from fmu_surrogate.errors import InvalidInputError
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
 Array = NDArray[np.float64]
 
@@ -57,6 +68,12 @@ Array = NDArray[np.float64]
 DELTA_MARGIN, DELTA_FLOOR = 0.1, 1e-8
 #: Damping rate of states added beyond the identifiable order, relative to the fastest mode.
 PAD_DAMPING = 1.0
+#: Shift of marginally stable models relative to the inverse data duration (module docstring):
+#: measured on a free mass and an undamped oscillator from exact data, the initial model is then
+#: within ~1e-6 of the data and the refinement reaches round-off.
+MARGINAL_SHIFT = 1e-6
+#: Relative passivity violation (δ₀/‖G‖) above which the model counts as not passive.
+VIOLATION_LIMIT = 0.05
 
 
 @dataclass(frozen=True)
@@ -94,7 +111,9 @@ def _frequency_response(A: Array, B: Array, C: Array, w: Array) -> Array:
     return np.einsum("ai,wi,ib->wab", CV, 1.0 / (1j * w[:, None] - lam[None, :]), Vi_B)
 
 
-def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
+def passivity_violation(
+    A: Array, B: Array, C: Array, D: Array | None = None
+) -> tuple[float, float]:
     """``(δ₀, ‖G‖)``: half the most negative eigenvalue of ``G + Gᴴ`` and the peak gain.
 
     Evaluated on ``ω = 0``, the imaginary parts of the poles and a log grid spanning their
@@ -104,6 +123,8 @@ def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
     ----------
     A, B, C : ndarray
         Stable continuous-time model.
+    D : ndarray, optional
+        Feedthrough (square).
     """
     lam = np.linalg.eigvals(A)
     mag = np.abs(lam[np.abs(lam) > 0])
@@ -112,16 +133,22 @@ def passivity_violation(A: Array, B: Array, C: Array) -> tuple[float, float]:
         np.concatenate([[0.0], np.abs(lam.imag), np.logspace(np.log10(lo) - 2, np.log10(hi) + 2, 400)])
     )
     G = _frequency_response(A, B, C, w)
+    if D is not None:
+        G = G + D
     herm = G + np.conj(np.swapaxes(G, -1, -2))
     lmin = np.linalg.eigvalsh(herm)[:, 0].min()
     gain = float(np.abs(G).max()) if G.size else 0.0
     return max(0.0, -0.5 * float(lmin)), gain
 
 
-def _riccati_storage(A: Array, B: Array, C: Array, delta: float) -> Array | None:
+def _riccati_storage(
+    A: Array, B: Array, C: Array, delta: float, D: Array | None = None
+) -> Array | None:
     n, m = B.shape
+    DD = np.zeros((m, m)) if D is None else D + D.T
     try:
-        X = solve_continuous_are(A, B, np.zeros((n, n)), -2.0 * delta * np.eye(m), s=-C.T)
+        X = solve_continuous_are(A, B, np.zeros((n, n)), -(DD + 2.0 * delta * np.eye(m)),
+                                 s=-C.T)
     except (np.linalg.LinAlgError, ValueError):
         return None
     X = 0.5 * (X + X.T)  # the Riccati solution is symmetric up to rounding (not an iterate)
@@ -138,16 +165,79 @@ def _is_spd(X: Array) -> bool:
     return bool(np.all(np.isfinite(X)))
 
 
-def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel:
-    """pH form ``(J, R, Q, B_pH)`` of a stable model (see the module docstring).
+def stabilising_shift(A: Array, rate: float | None = None) -> float:
+    """The shift ε of a marginally stable (or slightly unstable) model, 0 for a stable one.
 
     Parameters
     ----------
     A : ndarray, shape (r, r)
-        Stable system matrix.
+    rate : float, optional
+        Inverse duration of the data [1/s] (default: the spectral radius of A, or 1).
+
+    Returns
+    -------
+    float
+        ``max(0, max Re λ) + MARGINAL_SHIFT · rate`` when a pole has ``Re λ ≥ −MARGINAL_SHIFT ·
+        rate``, else 0.
+    """
+    lam = np.linalg.eigvals(A)
+    if rate is None or not rate > 0:
+        rate = max(float(np.abs(lam).max()) if lam.size else 0.0, 1.0)
+    floor = MARGINAL_SHIFT * float(rate)
+    top = float(lam.real.max()) if lam.size else -np.inf
+    return max(0.0, top) + floor if top >= -floor else 0.0
+
+
+def storage_matrix(
+    A: Array, B: Array, C: Array, D: Array | None = None
+) -> tuple[Array | None, float, float, float]:
+    """The central KYP storage ``½(X_min + X_max)`` of a stable model (module docstring).
+
+    Parameters
+    ----------
+    A, B, C : ndarray
+        Stable model (shift marginal poles first, :func:`stabilising_shift`).
+    D : ndarray, optional
+        Feedthrough: the Riccati weight is ``D + Dᵀ + 2δI``.
+
+    Returns
+    -------
+    (X or None, δ₀, ‖G‖, δ)
+        The storage (None when no positive definite one was found), the passivity violation,
+        the peak gain and the regularisation used.
+    """
+    delta0, gain = passivity_violation(A, B, C, D)
+    gain = max(gain, 1e-300)
+    delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
+    X = None
+    Dt = None if D is None else D.T
+    for _ in range(12):
+        X_min = _riccati_storage(A, B, C, delta, D)
+        Y_min = _riccati_storage(A.T, C.T, B.T, delta, Dt)  # dual system: X_max = Y_min⁻¹
+        if X_min is not None and Y_min is not None:
+            X = 0.5 * (X_min + np.linalg.inv(Y_min))
+            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
+                X = X_min
+            break
+        delta *= 10.0
+    return X, delta0, gain, delta
+
+
+def passive_realisation(
+    A: Array, B: Array, C: Array, x0: Array, rate: float | None = None
+) -> PassiveModel:
+    """pH form ``(J, R, Q, B_pH)`` of a stable or marginally stable model (module docstring).
+
+    Parameters
+    ----------
+    A : ndarray, shape (r, r)
+        System matrix; poles on or right of the imaginary axis are shifted
+        (:func:`stabilising_shift`).
     B : ndarray, shape (r, m)
     C : ndarray, shape (m, r)
     x0 : ndarray, shape (r,)
+    rate : float, optional
+        Inverse duration of the data [1/s]: the scale of the shift of marginal poles.
 
     Returns
     -------
@@ -155,31 +245,22 @@ def passive_realisation(A: Array, B: Array, C: Array, x0: Array) -> PassiveModel
 
     Raises
     ------
-    ValueError
-        No positive definite storage found (model not minimal or not stable).
+    LinearIdentificationError
+        No positive definite storage found (model not minimal, not passive, or unstable).
     """
-    delta0, gain = passivity_violation(A, B, C)
-    gain = max(gain, 1e-300)
-    delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
-    X = None
-    for _ in range(12):
-        X_min = _riccati_storage(A, B, C, delta)
-        Y_min = _riccati_storage(A.T, C.T, B.T, delta)  # dual system: X_max = Y_min⁻¹
-        if X_min is not None and Y_min is not None:
-            X = 0.5 * (X_min + np.linalg.inv(Y_min))
-            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
-                X = X_min
-            break
-        delta *= 10.0
+    eps = stabilising_shift(A, rate)
+    if eps > 0:
+        A = A - eps * np.eye(A.shape[0])
+    X, delta0, gain, delta = storage_matrix(A, B, C)
     if X is None:
-        raise InvalidInputError(
+        raise LinearIdentificationError(
             "subspace initialisation: no positive definite storage matrix Q solves the KYP "
-            "Riccati equation for the identified model (not minimal or not stable); choose a "
-            "smaller order (see plot_order_selection()) or init='paper'."
+            "Riccati equation for the identified model (not minimal); choose a smaller order "
+            "(see plot_order_selection()) or init='paper'."
         )
     X = 0.5 * (X + X.T)
     if not _is_spd(X) or np.linalg.cond(X) > 1e12:
-        raise InvalidInputError(
+        raise LinearIdentificationError(
             "subspace initialisation: the KYP storage matrix of the identified model is not "
             "numerically positive definite (condition > 1e12); choose a smaller order."
         )

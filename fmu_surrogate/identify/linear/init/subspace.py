@@ -36,7 +36,8 @@ states without input (they do not change the output).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,6 +75,10 @@ class SubspaceModel:
         Sampling step.
     fit_residual : float
         Relative RMS output residual of the least-squares step 4.
+    D : ndarray, shape (m_y, m_u), optional
+        Feedthrough (``with_d=True``), else None.
+    observability : (U, s)
+        Singular vectors and values of ``L₃₂`` (reusable for other orders, same horizon).
     """
 
     A: Array
@@ -85,6 +90,8 @@ class SubspaceModel:
     rank: int
     h: float
     fit_residual: float
+    D: Array | None = None
+    observability: tuple[Array, Array] | None = field(default=None, repr=False)
 
 
 def _uniform_step(t: Array, where: str) -> float:
@@ -120,9 +127,9 @@ def _observability(
         if j < 1:
             continue
         Uh, Yh = _hankel(us, 2 * i, j), _hankel(ys, 2 * i, j)
-        m = us.shape[1]
-        Up, Uf = Uh[: i * m], Uh[i * m :]
-        Yp, Yf = Yh[: i * m], Yh[i * m :]
+        mu, my = us.shape[1], ys.shape[1]
+        Up, Uf = Uh[: i * mu], Uh[i * mu :]
+        Yp, Yf = Yh[: i * my], Yh[i * my :]
         blocks.append(np.concatenate([Uf, Up, Yp, Yf], axis=0))
     if not blocks:
         raise InvalidInputError(
@@ -130,10 +137,10 @@ def _observability(
             f"samples; pass longer records, a smaller order, or init='paper'."
         )
     Z = np.concatenate(blocks, axis=1)
-    mi = Z.shape[0] // 4
+    iu, iy = i * exps[0][1].shape[1], i * exps[0][2].shape[1]
     R = np.linalg.qr(Z.T, mode="r")  # Z = Rᵀ Qᵀ = L Qᵀ
     L = R.T
-    L32 = L[3 * mi :, mi : 3 * mi]
+    L32 = L[2 * iu + iy :, iu : 2 * iu + iy]
     U, s, _ = svd(L32, full_matrices=False)
     return U, s
 
@@ -200,6 +207,8 @@ def subspace_identify(
     with_x0: bool = True,
     rank_rtol: float = RANK_RTOL,
     rank: int | None = None,
+    with_d: bool = False,
+    observability: tuple[Array, Array] | None = None,
 ) -> SubspaceModel:
     """PO-MOESP identification of a continuous-time ``(A, B, C)`` from several experiments.
 
@@ -219,6 +228,13 @@ def subspace_identify(
     rank : int, optional
         Identify this many states whatever the numerical rank (directions below it included;
         at most ``(i − 1) m``).
+    with_d : bool
+        Estimate a feedthrough ``D`` with ``B`` and ``x0`` (``y = Cx + Du``).  The outputs may
+        then differ in number from the inputs.
+    observability : (U, s), optional
+        The singular vectors and values of ``L₃₂`` of an earlier call with the same data and
+        horizon (:attr:`SubspaceModel.observability`): identifying several orders then costs
+        one LQ factorisation.
 
     Returns
     -------
@@ -231,9 +247,9 @@ def subspace_identify(
             f"subspace initialisation needs one sampling step for all experiments, got "
             f"{sorted({round(x, 12) for x in hs})}; resample or use init='paper'."
         )
-    m = exps[0][1].shape[1]
+    m, my = exps[0][1].shape[1], exps[0][2].shape[1]
     K_max = max(e[0].shape[0] for e in exps)
-    i = default_horizon(order, m, K_max) if horizon is None else int(horizon)
+    i = default_horizon(order, my, K_max) if horizon is None else int(horizon)
     if i < 2:
         raise InvalidInputError(
             f"subspace initialisation: the records are too short for a Hankel horizon of 2 "
@@ -243,13 +259,15 @@ def subspace_identify(
     y_all = np.concatenate([e[2] for e in exps])
     su = np.sqrt(np.mean(u_all**2, axis=0)) + 1e-300
     sy = np.sqrt(np.mean(y_all**2, axis=0)) + 1e-300
-    U, s = _observability([(e[0], e[1], e[2]) for e in exps], i, su, sy)
+    if observability is None:
+        observability = _observability([(e[0], e[1], e[2]) for e in exps], i, su, sy)
+    U, s = observability
     if rank is None:
         rank = int(min(order, np.sum(s > numerical_floor(s, rank_rtol))))
-    rank = max(min(int(rank), (i - 1) * m), 1)
+    rank = max(min(int(rank), (i - 1) * my), 1)
     Gam = U[:, :rank] * np.sqrt(s[:rank])
-    C = Gam[:m] * sy[:, None]
-    Ad = lstsq(Gam[:-m], Gam[m:])[0]
+    C = Gam[:my] * sy[:, None]
+    Ad = lstsq(Gam[:-my], Gam[my:])[0]
     A = logm(Ad) / h
     if np.iscomplexobj(A):
         A = A.real
@@ -258,14 +276,35 @@ def subspace_identify(
     for t, u, y, hold in exps:
         reg, O = _regressors(A, C, t, u, hold, with_x0)
         K = t.shape[0]
-        Xb = reg.reshape(K * m, -1)
-        cols.append(np.concatenate([Xb, O.reshape(K * m, -1)], axis=1) if O is not None else Xb)
+        parts = [reg.reshape(K * my, -1)]
+        if with_d:  # y_k[a] += Σ_b D[a, b] u_k[b]
+            Xd = np.zeros((K, my, my, m))
+            Xd[:, np.arange(my), np.arange(my), :] = u[:, None, :]
+            parts.append(Xd.reshape(K * my, -1))
+        if O is not None:
+            parts.append(O.reshape(K * my, -1))
+        cols.append(np.concatenate(parts, axis=1))
         rows.append(y.reshape(-1))
     X = np.concatenate(cols)
     yv = np.concatenate(rows)
     scale = np.linalg.norm(X, axis=0) + 1e-300
     theta = lstsq(X / scale, yv, lapack_driver="gelsy")[0] / scale
     B = theta[: rank * m].reshape(rank, m)
-    x0 = theta[rank * m :] if with_x0 else np.zeros(rank)
+    nd = my * m if with_d else 0
+    D = theta[rank * m : rank * m + nd].reshape(my, m) if with_d else None
+    x0 = theta[rank * m + nd :] if with_x0 else np.zeros(rank)
     res = float(np.linalg.norm(X @ theta - yv) / max(np.linalg.norm(yv), 1e-300))
-    return SubspaceModel(A, B, C, x0, s, i, rank, h, res)
+    return SubspaceModel(A, B, C, x0, s, i, rank, h, res, D, (U, s))
+
+
+def data_problem(exps: list[Any]) -> str | None:
+    """Why the experiments do not suit the subspace method (None if they do): it needs uniform
+    grids with one step size."""
+    steps = []
+    for e in exps:
+        if not e.groups.uniform:
+            return "a time grid is not uniform"
+        steps.append(float(e.groups.h[0]))
+    if max(steps) - min(steps) > 1e-9 * max(steps):
+        return "the experiments have different sampling steps"
+    return None

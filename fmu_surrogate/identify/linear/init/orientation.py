@@ -1,0 +1,92 @@
+"""Orientation of the power pairs from data: the energy a passive component absorbs from rest.
+
+A passive component supplied from rest has absorbed a non-negative energy at every instant; the
+orientation is the sign pattern closest to the pH convention under which the data say so
+(:func:`~fmu_surrogate.identify.linear.ports.orientation_from_energy`).  Records that do not
+start at rest release their stored energy whatever the orientation, so the test then uses the
+*forced* response of the unstructured subspace model — its response from rest to the data's own
+inputs, which the data determine well — instead of the measured outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.linear.init.subspace import _regressors
+from fmu_surrogate.identify.linear.ports import (
+    cumulative_energy,
+    energy_orientation,
+    orientation_from_energy,
+    starts_at_rest,
+)
+
+Array = NDArray[np.float64]
+
+
+def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
+    """Cumulative per-port energies ``∫_0^t u_i ŷ_i dτ`` of the model's response ``ŷ`` from
+    rest to the data's inputs.
+
+    Parameters
+    ----------
+    model : SubspaceModel
+        Unstructured model ``(A, B, C, D)`` with as many outputs as inputs.
+    data : list of (t, u, y, hold)
+
+    Returns
+    -------
+    list of ndarray, shape (K_e, m)
+    """
+    A, B, C, D = model.A, model.B, model.C, model.D
+    out = []
+    for t, u, _y, hold in data:
+        reg, _ = _regressors(A, C, t, u, hold, False)
+        y_forced = np.einsum("kanb,nb->ka", reg, B)  # the response from rest
+        if D is not None:
+            y_forced = y_forced + u @ D.T
+        out.append(cumulative_energy(t, u, y_forced, hold))
+    return out
+
+
+def orientation_signs(model: Any, data: list[tuple]) -> Array:
+    """``+1`` (power in) or ``−1`` (power out) per port (module docstring).
+
+    Parameters
+    ----------
+    model : SubspaceModel
+    data : list of (t, u, y, hold)
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
+    return orientation_from_energy(forced_energies(model, data))
+
+
+def detect_orientation(exps: list[Any]) -> Array:
+    """Orientation of each power pair: from the supplied energy when the data start at rest
+    (:func:`~fmu_surrogate.identify.linear.ports.energy_orientation`), else from the energy the
+    unstructured model of the order the data support takes from rest (:func:`orientation_signs`;
+    needs uniformly sampled data, else the supplied energy decides).
+
+    Parameters
+    ----------
+    exps : list of Experiment
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        ``+1`` (power in) or ``−1`` (power out).
+    """
+    from fmu_surrogate.identify.linear.init.subspace import data_problem
+
+    if not starts_at_rest(exps) and data_problem(exps) is None:
+        from fmu_surrogate.identify.linear.init.order import select_order
+
+        _, sm = select_order(exps)
+        if sm is not None:
+            return orientation_signs(sm, [(e.t, e.u, e.y, e.hold) for e in exps])
+    return energy_orientation(exps)

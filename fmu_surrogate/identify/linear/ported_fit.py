@@ -1,0 +1,321 @@
+"""The drop-in fit: feedthrough, offsets, modulating inputs and measured outputs.
+
+:class:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier` fits the model of
+:mod:`~fmu_surrogate.identify.linear.model.ported` (structure by construction, ``Q = I``
+coordinates) instead of its ``(J, R, Q, B, x0)`` model when the data need any of
+
+* a **feedthrough** ``P, S, N`` (``feedthrough=True``, or ``"auto"`` and a feedthrough of the
+  power outputs in the subspace model above :data:`FEEDTHROUGH_RTOL`; order 0 always),
+* **constant offsets** — preload, gravity, a measured output's offset — as a pH port driven by
+  the constant 1 whose power an internal source supplies (``offsets=True``, or ``"auto"`` and
+  data that do not start at rest with ``learn`` left at its default),
+* **modulating inputs** (inputs without a conjugate output) or **measured outputs** (outputs
+  that are not the conjugate of an input: ``y = Cx x + Du u``), which :meth:`fit_dataset`
+  reads from ``ports`` pairs.
+
+The roles of the external variables are a :class:`PortRoles`; the fitted surrogate is a
+:class:`~fmu_surrogate.ph.ports.PortedSystem` (:func:`ported_surrogate`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+
+Array = NDArray[np.float64]
+
+#: Largest parameter vector of the drop-in model (its dense Jacobian and batched Fréchet
+#: derivatives grow with its square: ~1 GB at 2000 parameters, order ~40 with two ports).
+MAX_PARAMETERS = 2000
+#: The power outputs' feedthrough counts (``feedthrough="auto"``) when ``‖D v‖ / ‖y‖`` of the
+#: subspace model exceeds this and NOISE_MARGIN times the model's relative residual: exact data
+#: without feedthrough give ~1e-10; with 1 % noise D picks up a few 1e-3.
+FEEDTHROUGH_RTOL, NOISE_MARGIN = 1e-3, 10.0
+
+
+@dataclass(frozen=True)
+class PortRoles:
+    """What each external input and output is.
+
+    Attributes
+    ----------
+    pairs : tuple of (int, int)
+        Power pairs ``(input column, output column)``, in pH port order.
+    signs : tuple of float
+        Orientation of each pair (+1 in, −1 out).
+    modulating : tuple of int
+        Input columns without a conjugate output.
+    measured : tuple of int
+        Output columns that are not conjugate outputs.
+    source : bool
+        A constant source port (offsets).
+    feedthrough : bool
+        Learn ``P, S, N``.
+    """
+
+    pairs: tuple[tuple[int, int], ...]
+    signs: tuple[float, ...]
+    modulating: tuple[int, ...]
+    measured: tuple[int, ...]
+    source: bool
+    feedthrough: bool
+
+    @property
+    def n_ports(self) -> int:
+        """pH ports m."""
+        return len(self.pairs) + len(self.modulating) + int(self.source)
+
+    def ports(self, u: Array) -> Array:
+        """pH port inputs ``v`` (K, m) from external inputs ``u`` (K, k_in)."""
+        cols = [s * u[:, i] for (i, _), s in zip(self.pairs, self.signs)]
+        cols += [u[:, j] for j in self.modulating]
+        if self.source:
+            cols.append(np.ones(u.shape[0]))
+        return np.column_stack(cols) if cols else np.zeros((u.shape[0], 0))
+
+    def shown(self, y: Array) -> Array:
+        """Shown outputs (power outputs, then measured) from external outputs (K, k_out)."""
+        return np.column_stack([y[:, o] for _, o in self.pairs] + [y[:, j]
+                                                                  for j in self.measured])
+
+    def external(self, y_shown: Array, k_out: int) -> Array:
+        """External output order from shown outputs."""
+        out = np.empty((y_shown.shape[0], k_out))
+        for c, (_, o) in enumerate(self.pairs):
+            out[:, o] = y_shown[:, c]
+        for c, j in enumerate(self.measured):
+            out[:, j] = y_shown[:, len(self.pairs) + c]
+        return out
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record with any numbers of input and output columns (for order selection)."""
+
+    t: Array
+    u: Array
+    y: Array
+    hold: str
+
+
+def needs_feedthrough(data: list[tuple], n: int, n_power: int) -> bool:
+    """``feedthrough="auto"``: the subspace model of order n (n = 0: least squares) has a
+    feedthrough of the power outputs above :data:`FEEDTHROUGH_RTOL` and ``NOISE_MARGIN`` times
+    its relative residual.
+
+    Parameters
+    ----------
+    data : list of (t, v, y, hold)
+    n : int
+    n_power : int
+
+    Returns
+    -------
+    bool
+    """
+    if n == 0:
+        return True
+    from fmu_surrogate.identify.linear.init.subspace import subspace_identify
+
+    sm = subspace_identify(data, n, with_x0=True, with_d=True)
+    num = sum(float(np.linalg.norm(v @ sm.D[:n_power].T)) for _t, v, _y, _h in data)
+    den = sum(float(np.linalg.norm(y[:, :n_power])) for _t, _v, y, _h in data)
+    # above round-off and well above what the residual (noise, model error) could put into D
+    return num > max(FEEDTHROUGH_RTOL, NOISE_MARGIN * sm.fit_residual) * max(den, 1e-300)
+
+
+def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: bool) -> None:
+    """Fit the drop-in model; sets ``system_``, ``x0_``, ``result_``, ``roles_``, ``theta_``.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+    raw : list of (t, u_ext, y_ext, hold)
+    roles : PortRoles
+    n : int
+        Order (0: static map, needs a feedthrough).
+    learn_x0 : bool
+    """
+    from fmu_surrogate.identify.linear.init.ported import ported_initial
+    from fmu_surrogate.identify.linear.model.ported import (
+        Layout,
+        PortedModel,
+        blocks,
+    )
+    from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
+    from fmu_surrogate.identify.linear.report import LinearPHFit
+    from fmu_surrogate.ph import LinearPH
+
+    data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
+    if n == 0 and not roles.feedthrough:
+        raise LinearIdentificationError(
+            "order 0 is a static map y = (S − N) u and needs feedthrough=True (or 'auto').")
+    lay = Layout(n, roles.n_ports, len(roles.pairs), len(roles.measured), roles.feedthrough,
+                 learn_x0 and n > 0)
+    if lay.size > MAX_PARAMETERS:
+        raise LinearIdentificationError(
+            f"the drop-in model (feedthrough, offsets or non-power variables) of order {n} has "
+            f"{lay.size} parameters; its dense Levenberg–Marquardt handles up to "
+            f"{MAX_PARAMETERS}: choose a smaller order, or feedthrough=False and offsets=False "
+            "for the (J, R, Q, B) model.")
+    t0 = time.perf_counter()
+    rate = 1.0 / max(float(t[-1] - t[0]) for t, *_ in raw)
+    theta = ported_initial(lay, data, rate)
+    init_time = time.perf_counter() - t0
+    model = PortedModel(lay, data)
+    c0, t1 = time.process_time(), time.perf_counter()
+    out = levenberg_marquardt(model.residual, model.jacobian, theta,
+                              max_iter=int(est.max_iter), tol=float(est.tol))
+    b = blocks(lay, out.theta)
+    if not np.array_equal(b["J"], -b["J"].T):  # pragma: no cover - invariant
+        raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
+    system = LinearPH(b["J"], b["R"], np.eye(n), b["G"], P=b["P"], S=b["S"], N=b["N"])
+    est.system_, est.x0_ = system, np.array(b["x0"], dtype=float)
+    est.roles_, est.theta_, est.layout_ = roles, out.theta, lay
+    est.n_inputs_ = len(raw[0][1][0])
+    est.hold_ = raw[0][3]
+    est.result_ = LinearPHFit(
+        system=system, x0=est.x0_, cost_history=tuple(out.cost_history),
+        stopping_reason=out.stopping_reason, gradient_norm=out.gradient_norm,
+        n_iter=out.n_iter, time=time.perf_counter() - t1,
+        cpu_time_s=time.process_time() - c0, mode="exact",
+        fitted=("J", "R", "B") + (("P", "S", "N") if roles.feedthrough else ())
+        + (("x0",) if lay.learn_x0 else ()) + (("offsets",) if roles.source else ()),
+        optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
+        jacobian_singular_values=tuple(float(v) for v in out.singular_values),
+        port_signs=roles.signs)
+
+
+def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None]]) -> None:
+    """Fit the drop-in model to records with power pairs, modulating inputs and measured
+    outputs (:meth:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier.fit_dataset`
+    with ``ports`` pairs).
+
+    Orientation of the pairs: given, else detected from the paired columns; order: given, else
+    the unstructured candidates with feedthrough (:func:`~fmu_surrogate.identify.linear.init.
+    order.select_order`); x0 and offsets as for :meth:`fit`.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+    raw : list of (t, u_ext, y_ext, hold)
+    pairs : list of (input index, output index, orientation or None)
+    """
+    import dataclasses
+
+    from fmu_surrogate.identify.linear.init.order import select_order
+    from fmu_surrogate.identify.linear.ports import starts_at_rest
+
+    k_in, k_out = raw[0][1].shape[1], raw[0][2].shape[1]
+    paired = [Record(t, u[:, [i for i, _, _ in pairs]], y[:, [o for _, o, _ in pairs]], h)
+              for t, u, y, h in raw]
+    signs = np.array([1.0 if p == "in" else -1.0 if p == "out" else np.nan
+                      for _, _, p in pairs])
+    if pairs and np.any(np.isnan(signs)):
+        from fmu_surrogate.identify.linear.init.orientation import detect_orientation
+        from fmu_surrogate.identify.linear.model.experiments import Experiment
+
+        found = detect_orientation([Experiment.from_arrays(e.t, e.u, e.y, e.hold)
+                                    for e in paired])
+        signs = np.where(np.isnan(signs), found, signs)
+    # at rest: judged on the power outputs (a measured output such as an acceleration has a
+    # feedthrough, nonzero at t = 0 from rest)
+    at_rest = starts_at_rest(paired if pairs else [Record(t, u, y, h) for t, u, y, h in raw])
+    source = est.offsets is True or (est.offsets == "auto" and est.learn is None
+                                     and not at_rest)
+    used_in = {i for i, _, _ in pairs}
+    used_out = {o for _, o, _ in pairs}
+    roles = PortRoles(tuple((i, o) for i, o, _ in pairs), tuple(float(v) for v in signs),
+                      tuple(j for j in range(k_in) if j not in used_in),
+                      tuple(j for j in range(k_out) if j not in used_out), source, True)
+    data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
+    n, sel, ft = est.order, None, est.feedthrough
+    if n is None:
+        sel, _ = select_order([Record(*d) for d in data], feedthrough=True)
+        n = sel.order
+    if ft == "auto":
+        ft = n == 0 or needs_feedthrough(data, n, len(pairs))
+    roles = dataclasses.replace(roles, feedthrough=bool(ft))
+    learn_x0 = (not at_rest) if est.learn is None else "x0" in est.learn
+    est.port_signs_, est.order_selection_, est.ported_ = signs, sel, True
+    fit_ported(est, raw, roles, int(n), learn_x0)
+    est.result_ = dataclasses.replace(est.result_, order_selection=sel)
+
+
+def predict_ported(est: Any, t: Array, u: Array, x0: Array | None, hold: str) -> Array:
+    """External outputs of a drop-in fit for external inputs ``u``."""
+    from fmu_surrogate.identify.linear.model.ported import PortedModel
+
+    roles, lay = est.roles_, est.layout_
+    theta = est.theta_
+    if x0 is not None:
+        if not lay.learn_x0:
+            raise LinearIdentificationError("predict(x0=…) needs a fit that learned x0.")
+        theta = theta.copy()
+        theta[lay.slices["x0"]] = x0
+    v = roles.ports(u)
+    dummy = np.zeros((t.shape[0], lay.n_outputs))
+    (_, Y), = PortedModel(lay, [(t, v, dummy, hold)]).simulate(theta)
+    return roles.external(Y, len(roles.pairs) + len(roles.measured))
+
+
+def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
+                     input_units: list[str | None] | None = None,
+                     output_units: list[str | None] | None = None) -> Any:
+    """The :class:`~fmu_surrogate.ph.ports.PortedSystem` of a fit: external names, signs,
+    units, the operating point x0 and the constant source.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+        Fitted.
+    input_names, output_names : list of str
+        External variables in the order of the data's columns.
+    input_units, output_units : list of str or None, optional
+
+    Returns
+    -------
+    PortedSystem
+    """
+    from fmu_surrogate.ph import PortedSystem
+    from fmu_surrogate.ph.ports import PortMap
+
+    sys_, n = est.system_, est.system_.n_states
+    roles = getattr(est, "roles_", None)
+    k_in, k_out = len(input_names), len(output_names)
+    if roles is None:  # the (J, R, Q, B) model: power pairs in order, signs
+        signs = np.asarray(getattr(est, "port_signs_", np.ones(k_in)), dtype=float)
+        roles = PortRoles(tuple((i, i) for i in range(k_in)), tuple(signs), (), (), False,
+                          False)
+        Cx, Du_ph = np.zeros((0, n)), np.zeros((0, k_in))
+    else:
+        from fmu_surrogate.identify.linear.model.ported import blocks
+
+        b = blocks(est.layout_, est.theta_)
+        Cx, Du_ph = b["Cx"], b["Du"]
+    m = roles.n_ports
+    Tu, cu = np.zeros((m, k_in)), np.zeros(m)
+    for c, ((i, _), s) in enumerate(zip(roles.pairs, roles.signs)):
+        Tu[c, i] = s
+    for c, j in enumerate(roles.modulating):
+        Tu[len(roles.pairs) + c, j] = 1.0
+    if roles.source:
+        cu[m - 1] = 1.0
+    Ty, Cx_ext = np.zeros((k_out, m)), np.zeros((k_out, n))
+    Du, cy = np.zeros((k_out, k_in)), np.zeros(k_out)
+    for c, (_, o) in enumerate(roles.pairs):
+        Ty[o, c] = 1.0
+    for c, j in enumerate(roles.measured):
+        Cx_ext[j] = Cx[c]
+        Du[j] = Du_ph[c] @ Tu
+        cy[j] = Du_ph[c] @ cu
+    ports = PortMap(tuple(input_names), tuple(output_names),
+                    tuple(input_units or [None] * k_in), tuple(output_units or [None] * k_out),
+                    Tu, cu, Ty, Cx_ext, Du, cy)
+    return PortedSystem(sys_, ports, est.x0_)

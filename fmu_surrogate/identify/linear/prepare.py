@@ -1,0 +1,189 @@
+"""What a linear pH fit decides from the data before it starts: order, port orientation, x0.
+
+:meth:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier.fit` calls :func:`prepare`:
+
+* **order** (``order=None``): :func:`~fmu_surrogate.identify.linear.init.order.select_order` —
+  Hankel singular values bound the candidates, the held-out error chooses;
+* **orientation** of each power pair (``ports``; detected where not given,
+  :mod:`~fmu_surrogate.identify.linear.init.orientation`): the sign pattern closest to the pH
+  convention under which the data are passive; the inputs of "out" pairs are negated, the fit
+  sees pH ports only;
+* **initial state** (``learn=None``): learned when the data do not start at rest
+  (:func:`~fmu_surrogate.identify.linear.ports.starts_at_rest`), and then constant offsets too
+  (``offsets="auto"``);
+* **feedthrough** (``feedthrough="auto"``): when the subspace model's power outputs have one
+  (:func:`~fmu_surrogate.identify.linear.ported_fit.needs_feedthrough`); with offsets, a
+  feedthrough or order 0 the fit is that of the drop-in model
+  (:mod:`~fmu_surrogate.identify.linear.ported_fit`), whose order candidates are unstructured
+  subspace models with feedthrough (order 0 included).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+from fmu_surrogate.identify.linear.model.experiments import Experiment
+from fmu_surrogate.identify.linear.ports import parse_orientations, starts_at_rest
+
+Array = NDArray[np.float64]
+
+def _uniform(exps: list[Any]) -> bool:
+    from fmu_surrogate.identify.linear.init.subspace import data_problem
+
+    return data_problem(exps) is None
+
+
+def auto_dropin(est: Any) -> bool:
+    """Whether ``"auto"`` may switch to the drop-in model: the settings are the defaults of the
+    (J, R, Q, B) model's choices — ``learn``, the known values and the reference left unset,
+    exact discretisation, subspace start, Levenberg–Marquardt.  Otherwise the user asked for
+    that model and gets it."""
+    return (est.learn is None and est.mode == "exact" and est.init == "subspace"
+            and est.optimizer == "lm" and est.reference is None and est.rank_R is None
+            and all(getattr(est, p) is None for p in ("J", "R", "Q", "B", "x0")))
+
+
+#: Iteration budget of the refinement of each candidate order.
+CANDIDATE_MAX_ITER = 50
+
+
+def _candidate(est: Any, train: list[Any], r: int) -> tuple[Array, Array, Array, None]:
+    """The state-space form of the pH model of order r refined on ``train`` (pH ports)."""
+    from sklearn.base import clone
+
+    sub = clone(est).set_params(order=r, ports="in", progress=False, complete="pad",
+                                max_iter=min(int(est.max_iter), CANDIDATE_MAX_ITER),
+                                feedthrough=False, offsets=False)
+    sub.fit(train)
+    A, B, C = sub.system_.state_space()
+    return A, B, C, None
+
+
+def prepare(est: Any, exps: list[Any], n: int | None,
+            names: tuple[str, ...]) -> tuple[list[Any], int, tuple[str, ...]]:
+    """Order, orientation and learned parameters of a fit (module docstring).
+
+    Sets ``est.port_signs_``, ``est.order_selection_``, ``est.ported_`` (whether the drop-in
+    model of :mod:`~fmu_surrogate.identify.linear.ported_fit` is fitted: a feedthrough, offsets
+    or order 0) and ``est.roles_``.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+    exps : list of Experiment
+        The data in the external convention.
+    n : int or None
+        The requested order (None: choose).
+    names : tuple of str
+        Learned parameters.
+
+    Returns
+    -------
+    (experiments — with pH ports, or external ones for the drop-in model —, order, learned
+    parameters)
+    """
+    m = int(np.shape(exps[0].u)[1])
+    signs = parse_orientations(est.ports, m)
+    uniform = _uniform(exps)
+    if n is None and not uniform:
+        raise LinearIdentificationError(
+            "order=None chooses the order with the subspace method, which needs uniformly "
+            "sampled data with one step size; resample the data or pass order=N "
+            "(CLI --order N).")
+    if signs is None or np.any(np.isnan(signs)):
+        from fmu_surrogate.identify.linear.init.orientation import detect_orientation
+
+        found = detect_orientation(exps)
+        signs = found if signs is None else np.where(np.isnan(signs), found, signs)
+    est.port_signs_ = signs
+    raw = exps
+    if np.any(signs < 0):
+        exps = [Experiment.from_arrays(e.t, np.asarray(e.u) * signs, e.y, e.hold) for e in exps]
+    if est.learn is None and "x0" not in names and not starts_at_rest(exps):
+        names = tuple(p for p in ("J", "R", "Q", "B", "x0") if p in names or p == "x0")
+    source = est.offsets is True  # "auto": tried after the fit (try_offsets)
+    ft, sel = est.feedthrough, None
+    if ft == "auto" and not (uniform and auto_dropin(est)):
+        ft = False  # detection needs the subspace method
+    if ft == "auto" or (n is None and (ft or source)):
+        from fmu_surrogate.identify.linear.ported_fit import (
+            PortRoles,
+            Record,
+            needs_feedthrough,
+        )
+
+        roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source, True)
+        data = [(e.t, roles.ports(np.asarray(e.u)), np.asarray(e.y), e.hold) for e in raw]
+        if n is None:
+            from fmu_surrogate.identify.linear.init.order import select_order
+
+            sel, _ = select_order([Record(*d) for d in data], feedthrough=ft is not False)
+            n = sel.order
+            if ft == "auto":
+                ft = n == 0 or needs_feedthrough(data, n, m)
+        elif ft == "auto":
+            from fmu_surrogate.identify.linear.model.ported import Layout
+            from fmu_surrogate.identify.linear.ported_fit import MAX_PARAMETERS
+
+            # "auto" only where the drop-in model is affordable (its dense Jacobian)
+            size = Layout(n, m + int(source), m, 0, True, True).size
+            ft = size <= MAX_PARAMETERS and needs_feedthrough(data, n, m)
+    ported = bool(ft) or source or n == 0
+    if not ported and sel is not None:  # chosen among unstructured candidates: choose again
+        n, sel = None, None
+    est.ported_ = ported
+    est.roles_ = None
+    if ported:
+        from fmu_surrogate.identify.linear.ported_fit import PortRoles
+
+        est.roles_ = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source,
+                               bool(ft))
+    elif n is None:
+        from fmu_surrogate.identify.linear.init.order import select_order
+
+        sel, _ = select_order(exps, fit=lambda train, r: _candidate(est, train, r))
+        n = sel.order
+    est.order_selection_ = sel
+    return (raw if ported else exps), int(n), names
+
+
+#: ``offsets="auto"``: the fit with a constant source replaces the one without when it lowers
+#: the cost by more than this factor (an offset the data show, not a fit of the noise).
+OFFSET_GAIN = 2.0
+
+
+def try_offsets(est: Any, exps: list[Any]) -> None:
+    """``offsets="auto"``: when the data do not start at rest (and ``learn`` is the default),
+    fit again with a constant source port and keep that fit if it lowers the cost by more
+    than :data:`OFFSET_GAIN` (fitting offsets only when the data need them keeps the
+    better-conditioned model otherwise).
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+        Fitted without offsets.
+    exps : list of Experiment
+        The data (external convention).
+    """
+    if est.offsets != "auto" or not auto_dropin(est) or starts_at_rest(exps):
+        return
+    from sklearn.base import clone
+
+    other = clone(est).set_params(offsets=True, order=est.system_.n_states,
+                                  ports=[("in" if s > 0 else "out") for s in est.port_signs_])
+    try:
+        other.fit(exps)
+    except (ValueError, np.linalg.LinAlgError):
+        return
+    if other.result_.final_cost * OFFSET_GAIN < est.result_.final_cost:
+        keep = {"order_selection": est.result_.order_selection}
+        for k, v in vars(other).items():
+            if k.endswith("_") and not k.startswith("__"):
+                setattr(est, k, v)
+        import dataclasses
+
+        est.result_ = dataclasses.replace(est.result_, **keep)

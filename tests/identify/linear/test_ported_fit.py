@@ -1,0 +1,61 @@
+"""The drop-in fit (identify/linear/ported_fit.py): feedthrough, order 0, offsets, measured
+outputs and the PortedSystem of a dataset fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.signal import lsim
+
+from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+
+T = np.linspace(0.0, 5.0, 501)
+U = np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4)
+
+
+def test_damper_is_a_static_passive_map():
+    # F = c v, velocity in, force out: order 0, y = (S − N) u, exact data
+    c = 3.0
+    est = LinearPHIdentifier(0).fit(T, U, c * U)
+    assert est.errors(T, U, c * U).relative_max <= 1e-8  # measured 2e-16
+    s = est.system_
+    assert s.n_states == 0 and s.D[0, 0] == pytest.approx(c, rel=1e-12)
+    # the order chosen from the data is 0 as well (held-out error at round-off)
+    est = LinearPHIdentifier().fit(T, U, c * U)
+    assert est.system_.n_states == 0 and est.result_.order_selection.order == 0
+
+
+def test_mass_with_feedthrough():
+    # y = v + d F with m v̇ = −b v + F: a pH port with feedthrough S = d (scipy's lsim)
+    m, b, d = 2.0, 0.6, 0.5
+    _, y, _ = lsim(([[-b / m]], [[1.0 / m]], [[1.0]], [[d]]), U, T, interp=True)
+    est = LinearPHIdentifier(1, feedthrough=True).fit(T, U, y)
+    assert est.errors(T, U, y).relative_max <= 1e-8  # measured 3e-15
+    assert est.system_.D[0, 0] == pytest.approx(d, rel=1e-8)
+    W = est.system_.W
+    assert np.linalg.eigvalsh(W).min() >= -1e-12 * np.abs(W).max()
+    # detected without the flag
+    assert LinearPHIdentifier(1).fit(T, U, y).system_.has_feedthrough
+
+
+def test_spring_mass_under_gravity_not_at_rest_learns_x0():
+    # a spring–mass–damper under gravity (constant force g m) started away from equilibrium,
+    # velocity out: the initial state absorbs the equilibrium shift, no offset needed
+    k, m, b, g = 4.0, 1.0, 0.3, 9.81
+    A = [[0.0, 1.0 / m], [-k, -b / m]]
+    uu = np.column_stack([U, np.ones_like(U)])
+    _, y, _ = lsim((A, [[0.0, 0.0], [1.0, g * m]], [[0.0, 1.0 / m]], [[0.0, 0.0]]), uu, T,
+                   X0=[0.2, 0.1], interp=False)
+    est = LinearPHIdentifier(2, input_hold="zoh").fit(T, U, y)
+    assert "x0" in est.result_.fitted and "offsets" not in est.result_.fitted
+    assert est.errors(T, U, y).relative_max <= 1e-6  # measured ~1e-13
+
+
+def test_preloaded_damper_learns_the_offset():
+    # F = c v + F0 (a preloaded damper): a constant source port carries the preload
+    c, F0 = 3.0, 1.5
+    est = LinearPHIdentifier(0).fit(T, U, c * U + F0)
+    assert "offsets" in est.result_.fitted
+    assert est.errors(T, U, c * U + F0).relative_max <= 1e-8  # measured ~1e-16
+    s = est.system_
+    assert s.n_inputs == 2 and s.D[0, 1] == pytest.approx(F0, rel=1e-8)  # the source port
