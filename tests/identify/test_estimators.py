@@ -45,9 +45,11 @@ def _linear_case():
 
 
 def _nonlinear_case():
+    # the force-velocity response of a damped mass on a spring, from rest (a pH system)
     t = np.linspace(0.0, 2.0, 101)
     u = np.sin(3 * t)[:, None]
-    y = (0.3 * np.sin(3 * t - 0.5) + 0.1 * np.sin(3 * t) ** 3)[:, None]
+    msd = fs.LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.5]), np.diag([4.0, 1.0]), [[0.0], [1.0]])
+    y = fs.simulate(msd, t, u).y
     est = fs.NonlinearPHIdentifier(2, max_iter=2, segment_length=20)
     return est, ((t, u, y),), fs.NonlinearPH
 

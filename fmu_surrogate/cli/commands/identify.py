@@ -157,15 +157,8 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
             y_hat = est.predict(t, X[:, : len(inputs)])
             rel = float(np.abs(y_hat - y).max() / max(np.abs(y).max(), 1e-300))
             lines.append(f"  run {r} ({label}): relative max output error {rel:.3e}")
-    sur = est.to_surrogate()
-    p = sur.ports
-    if (np.array_equal(p.Tu, np.eye(*p.Tu.shape)) and np.array_equal(p.Ty, np.eye(*p.Ty.shape))
-            and not (p.Cx.any() or p.Du.any() or p.cu.any() or p.cy.any() or sur.x0.any())):
-        # the FMU's variables are the pH ports: the core with their names
-        from fmu_surrogate.ph import with_names
-
-        return est, with_names(sur.system, inputs=inputs, outputs=outputs), lines
-    return est, sur, lines
+    # a PortedSystem, or the named pH core when the FMU's variables are exactly its ports
+    return est, est.to_surrogate(), lines
 
 
 def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
