@@ -19,10 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.identify.linear.optim.lm import TAU, damping_update
+
 Array = NDArray[np.float64]
 
 #: Initial damping relative to the largest diagonal entry of 𝒥ᵀ𝒥, and its fastest decrease.
-TAU, MU_DECREASE = 1e-8, 0.1
 #: Stop when the cost fell by less than a factor 2 over this many iterations.
 STALL_WINDOW = 20
 
@@ -106,14 +107,11 @@ def levenberg_marquardt(
                 r_new = residual(trial)
                 f_new = 0.5 * float(r_new @ r_new)
                 gain = (f - f_new) / pred if math.isfinite(f_new) else -1.0
+                mu, nu = damping_update(gain, mu, nu)
                 if gain > 0:
                     theta, f = trial, f_new
-                    mu *= max(MU_DECREASE, 1.0 - (2.0 * gain - 1.0) ** 3)
-                    nu = 2.0
                     accepted = True
                     break
-                mu *= nu
-                nu *= 2.0
             if not accepted:
                 if not reason.startswith("step"):
                     reason = "no decrease found (damping exhausted)"
