@@ -1,28 +1,51 @@
 """The monolithic alternative: interconnect the components' pH models and integrate them as one.
 
-Each connection ``source -> target`` between pH ports gives ``u_i = K_ij y_j`` with
-``K_ij = s_i s_j`` (the ports' signs).  The coupled ports form ``û + Ĉ ŷ = 0`` with
-``Ĉ = −K`` on them (docs/design.md §2); :func:`fmu_surrogate.ph.interconnect` builds the coupled
-system (refusing a non-skew ``Ĉ``) and :func:`fmu_surrogate.ph.simulate` integrates it with the
-implicit midpoint rule, which keeps ``H(t_N) − H(t_0) + ∫ zᵀ R z dt − ∫ yᵀu dt = 0`` to
-round-off for quadratic H.  Every bond then conserves power at every instant.
+Every component is a pH core with an affine wiring to its FMU variables
+(:class:`~fmu_surrogate.ph.PortMap`: ``u_ph = Tu u_ext + cu``,
+``y_ext = Ty y_ph + Cx x + Du u_ext + cy``), a drop-in surrogate's own or the signed selection
+that a component's ``ports`` describe.  A connection ``A.y -> B.u`` between power ports (the
+output one pH port with a sign, the input feeding one pH port with a sign) gives
+``u_i = K_ij y_j`` with ``K_ij = s_i s_j``; the coupled ports form ``û + Ĉ ŷ = 0`` with ``Ĉ = −K``
+on them (docs/design.md §2), and :func:`fmu_surrogate.ph.interconnect` builds the coupled system
+(refusing a non-skew ``Ĉ``).  The other pH ports stay *free*: driven by the unconnected inputs
+(their values from the component's ``parameters`` that name inputs, else 0) and the internal constant sources
+``cu`` (a preload, an offset), whose power enters the energy balance as supplied.
+:func:`fmu_surrogate.ph.simulate` integrates the coupled system with the implicit midpoint rule,
+which keeps ``H(t_N) − H(t_0) + ∫ [z; u]ᵀ W [z; u] dt − ∫ yᵀu dt = 0`` to round-off for
+quadratic H; every bond conserves power at every instant.
 
 Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
 their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
-and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x``.
+and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x + D u_free``.  Measured
+outputs (a position, an acceleration) are computed from the states and inputs; they may feed
+nothing in the monolithic form (a connection carries power between pH ports here).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 import xarray as xr
 
-from fmu_surrogate.couple.system import CouplingError, System
+from fmu_surrogate.couple.system import Component, CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
+from fmu_surrogate.ph import LinearPH, PortMap, StructureError, interconnect, simulate
 
 __all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
+
+
+@dataclass
+class _Part:
+    """One component in the assembly: its core, wiring, offsets and external input values."""
+
+    name: str
+    core: LinearPH
+    wiring: PortMap
+    port0: int  # first global pH port
+    state0: int  # first global state
+    u_ext: np.ndarray  # values of the external inputs (parameters, else 0; connected: unused)
 
 
 class Assembled:
@@ -31,21 +54,75 @@ class Assembled:
     Attributes
     ----------
     system : LinearPH
-        The coupled system from :func:`fmu_surrogate.ph.interconnect` (external ports only).
+        The coupled system from :func:`fmu_surrogate.ph.interconnect`; its inputs are the free
+        pH ports (:attr:`free`).
     parts : LinearPH
         The uncoupled block-diagonal system with every port (maps states to port values).
     x0 : ndarray, shape (n,)
-    outputs : dict of str to (int, int)
-        ``"component.variable" -> (global output index, sign)``.
-    inputs : dict of str to (int, int)
     K : ndarray, shape (m, m)
-        Coupling ``u = K y`` (zero rows for uncoupled inputs, held at 0).
+        Coupling ``u = K y + u_free`` over all pH ports.
+    free : ndarray of int
+        Global indices of the free pH ports, in the order of ``system``'s inputs.
+    u_free : ndarray, shape (len(free),)
+        Their values (unconnected inputs and internal sources; constant over the run).
+    outputs, inputs : dict of str to (int, int)
+        ``"component.variable" -> (global pH port, sign)`` of the connected power variables.
     """
 
-    def __init__(self, system: LinearPH, x0: np.ndarray, outputs: dict, inputs: dict,
-                 K: np.ndarray, parts: LinearPH) -> None:
-        self.system, self.x0, self.outputs, self.inputs, self.K = system, x0, outputs, inputs, K
-        self.parts = parts
+    def __init__(self, system: LinearPH, x0: np.ndarray, K: np.ndarray, parts: LinearPH,
+                 members: list[_Part], free: np.ndarray, u_free: np.ndarray,
+                 outputs: dict, inputs: dict) -> None:
+        self.system, self.x0, self.K, self.parts = system, x0, K, parts
+        self.members, self.free, self.u_free = members, free, u_free
+        self.outputs, self.inputs = outputs, inputs
+
+
+def _wiring(name: str, c: Component) -> PortMap:
+    """A component's wiring: its drop-in surrogate's, or the signed selection of ``ports``."""
+    if c.wiring is not None:
+        return c.wiring
+    m, n = c.ph.n_inputs, c.ph.n_states
+    ins = [v for v, (kind, _, _) in c.ports.items() if kind == "u"]
+    outs = [v for v, (kind, _, _) in c.ports.items() if kind == "y"]
+    Tu, Ty = np.zeros((m, len(ins))), np.zeros((len(outs), m))
+    for j, v in enumerate(ins):
+        _, i, s = c.ports[v]
+        Tu[i, j] = s
+    for j, v in enumerate(outs):
+        _, i, s = c.ports[v]
+        Ty[j, i] = s
+    return PortMap(tuple(ins), tuple(outs), None, None, Tu, np.zeros(m), Ty,
+                   np.zeros((len(outs), n)), np.zeros((len(outs), len(ins))), np.zeros(len(outs)))
+
+
+def _signed(row: np.ndarray) -> tuple[int, int] | None:
+    nz = np.flatnonzero(row)
+    if nz.size != 1 or abs(row[nz[0]]) != 1.0:
+        return None
+    return int(nz[0]), int(row[nz[0]])
+
+
+def _power_output(p: _Part, var: str) -> tuple[int, int]:
+    w = p.wiring
+    j = w.output_names.index(var)
+    got = _signed(w.Ty[j])
+    if got is None or w.Cx[j].any() or w.Du[j].any() or w.cy[j]:
+        raise CouplingError(f"connection from {p.name}.{var}: it is not one pH port output with a "
+                            "sign ±1 (it reads states, inputs or an offset: a measured output); "
+                            "the monolithic form connects power ports only — use a "
+                            "co-simulation algorithm.")
+    return p.port0 + got[0], got[1]
+
+
+def _power_input(p: _Part, var: str) -> tuple[int, int]:
+    w = p.wiring
+    j = w.input_names.index(var)
+    got = _signed(w.Tu[:, j])
+    if got is None or np.count_nonzero(w.Tu[got[0]]) != 1 or w.cu[got[0]]:
+        raise CouplingError(f"connection to {p.name}.{var}: it does not drive one pH port alone "
+                            "with a sign ±1; the monolithic form connects power ports only — use "
+                            "a co-simulation algorithm.")
+    return p.port0 + got[0], got[1]
 
 
 def assemble(system: System) -> Assembled:
@@ -54,79 +131,115 @@ def assemble(system: System) -> Assembled:
     Raises
     ------
     CouplingError
-        A component has no pH model, a connected variable no port, or the coupling is not skew.
+        A component has no pH model, a connected variable is no power port, a port is coupled
+        one way only, or the coupling is not skew.
     """
-    Js, Rs, Qs, Bs, Ps, Ss, Ns, x0s = [], [], [], [], [], [], [], []
-    outputs, inputs, off_m, off_n = {}, {}, 0, 0
+    members: list[_Part] = []
+    m = n = 0
     for name, c in system.components.items():
         if c.ph is None:
             raise CouplingError(f"component {name!r} has no pH model; the monolithic algorithm "
                                 "needs every component to be a pH surrogate.")
-        J, R, B = c.ph.J, c.ph.R, c.ph.B
-        Js.append(J), Rs.append(R), Qs.append(c.ph.Q), Bs.append(B)
-        Ps.append(c.ph.P), Ss.append(c.ph.S), Ns.append(c.ph.N)
-        x0s.append(np.zeros(J.shape[0]) if c.x0 is None else np.asarray(c.x0, float))
-        for var, (kind, i, sign) in c.ports.items():
-            (outputs if kind == "y" else inputs)[f"{name}.{var}"] = (off_m + i, int(sign))
-        off_m += B.shape[1]
-        off_n += J.shape[0]
-    m = off_m
+        w = _wiring(name, c)
+        unknown = sorted(set(c.parameters) - set(w.input_names))
+        if unknown and c.surrogate is not None:  # an FMU's own parameters made its pH model
+            raise CouplingError(f"component {name!r}: {unknown} are not inputs of its pH model; "
+                                "the monolithic form sets inputs only (parameters are fixed in a "
+                                "surrogate).")
+        u_ext = np.array([float(c.parameters.get(v, 0.0)) for v in w.input_names])
+        members.append(_Part(name, c.ph, w, m, n, u_ext))
+        m += c.ph.n_inputs
+        n += c.ph.n_states
+    by_name = {p.name: p for p in members}
     K = np.zeros((m, m))
+    outputs, inputs = {}, {}
     for con in system.all_connections():
-        s, t = ".".join(con.source), ".".join(con.target)
-        if s not in outputs or t not in inputs:
-            raise CouplingError(f"connection {con}: {s if s not in outputs else t} is not a pH "
-                                "port of its component (add it to the component's ports).")
-        (j, sj), (i, si) = outputs[s], inputs[t]
+        a, b = by_name[con.source[0]], by_name[con.target[0]]
+        for p, var, names in ((a, con.source[1], a.wiring.output_names),
+                              (b, con.target[1], b.wiring.input_names)):
+            if var not in names:
+                raise CouplingError(f"connection {con}: {p.name}.{var} is not a variable of the "
+                                    "component's pH model (add it to the component's ports).")
+        j, sj = _power_output(a, con.source[1])
+        i, si = _power_input(b, con.target[1])
         K[i, j] = si * sj
-    B = sla.block_diag(*Bs)
+        outputs[".".join(con.source)] = (j, sj)
+        inputs[".".join(con.target)] = (i, si)
     coupled = sorted(set(np.nonzero(K.any(axis=1))[0]) | set(np.nonzero(K.any(axis=0))[0]))
     if any(not K[i].any() or not K[:, i].any() for i in coupled):
         raise CouplingError("the monolithic form needs every connected pH port coupled both ways "
                             "(its input driven and its output used); connect them in pairs.")
     C = -K[np.ix_(coupled, coupled)]
-    ports, off = [], 0
-    for c in system.components.values():
-        mi = c.ph.B.shape[1]
-        ports.append([i - off for i in coupled if off <= i < off + mi])
-        off += mi
+    ports = [[i - p.port0 for i in coupled if p.port0 <= i < p.port0 + p.core.n_inputs]
+             for p in members]
     try:
-        ph = interconnect([c.ph for c in system.components.values()], C, ports,
-                          names=list(system.components))
+        ph = interconnect([p.core for p in members], C, ports, names=[p.name for p in members])
     except StructureError as exc:
         if np.array_equal(C, -C.T):  # skew: the loop through the feedthroughs is singular
             raise CouplingError(f"the components cannot be interconnected: {exc}") from exc
         raise CouplingError(f"the coupling is not skew (a bond creates energy): {exc}") from exc
-    full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B,
-                    P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
-    return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full)
+    free = np.array([i for i in range(m) if i not in set(coupled)], dtype=int)
+    u_all = np.concatenate([p.wiring.Tu @ p.u_ext + p.wiring.cu for p in members] or
+                           [np.zeros(0)])
+    cores = [p.core for p in members]
+    full = LinearPH(sla.block_diag(*[c.J for c in cores]), sla.block_diag(*[c.R for c in cores]),
+                    sla.block_diag(*[c.Q for c in cores]), sla.block_diag(*[c.B for c in cores]),
+                    P=sla.block_diag(*[c.P for c in cores]), S=sla.block_diag(*[c.S for c in cores]),
+                    N=sla.block_diag(*[c.N for c in cores]))
+    x0 = np.concatenate([np.zeros(p.core.n_states) if system.components[p.name].x0 is None
+                         else np.asarray(system.components[p.name].x0, float) for p in members])
+    return Assembled(ph, x0, K, full, members, free, u_all[free], outputs, inputs)
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact solution (matrix exponential) of the coupled system at ``time``, by variable."""
+    """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable."""
     ph = asm.system
-    A = (ph.J - ph.R) @ ph.Q
-    x = np.array([sla.expm(A * t) @ asm.x0 for t in time])
+    A, Bf = (ph.J - ph.R) @ ph.Q, ph.B - ph.P
+    n, k = A.shape[0], len(asm.free)
+    M = np.zeros((n + k, n + k))
+    M[:n, :n], M[:n, n:] = A, Bf
+    w0 = np.concatenate([asm.x0, asm.u_free])
+    x = np.array([(sla.expm(M * t) @ w0)[:n] for t in time])
     return _variables(asm, x)
 
 
 def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
     parts = asm.parts
-    y = x @ (parts.output_matrix.T @ parts.Q).T
-    if parts.D.any():  # the loop through the feedthrough: y = C x + D K y
+    u_free = np.zeros(parts.n_inputs)
+    u_free[asm.free] = asm.u_free
+    y = x @ (parts.output_matrix.T @ parts.Q).T + parts.D @ u_free
+    if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_free)
         y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
-    u = y @ asm.K.T
-    out = {k: s * y[:, i] for k, (i, s) in asm.outputs.items()}
-    out.update({k: s * u[:, i] for k, (i, s) in asm.inputs.items()})
+    u = y @ asm.K.T + u_free
+    out: dict[str, np.ndarray] = {}
+    values: dict[str, np.ndarray] = {}
+    for p in asm.members:  # every external variable of every component
+        w, sl = p.wiring, slice(p.port0, p.port0 + p.core.n_inputs)
+        xs = x[:, p.state0:p.state0 + p.core.n_states]
+        u_ext = np.tile(p.u_ext, (len(x), 1))
+        for j, var in enumerate(w.input_names):
+            key = f"{p.name}.{var}"
+            if key in asm.inputs:
+                i, s = asm.inputs[key]
+                u_ext[:, j] = s * u[:, i]
+        y_ext = y[:, sl] @ w.Ty.T + xs @ w.Cx.T + u_ext @ w.Du.T + w.cy
+        values.update({f"{p.name}.{v}": y_ext[:, j] for j, v in enumerate(w.output_names)})
+        values.update({f"{p.name}.{v}": u_ext[:, j] for j, v in enumerate(w.input_names)})
+    for key in list(asm.outputs) + list(asm.inputs):  # connected ones first (the old order)
+        out[key] = values[key]
+    out.update({k: v for k, v in values.items() if k not in out})
     return out
 
 
 def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0
                    ) -> xr.Dataset:
-    """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.running.run`).
+    """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.running.run`,
+    plus every external variable of every component).
 
-    The attribute ``energy_residual`` is the energy balance relative to ``H(t_0)``; every bond's
-    residual is zero (power is exchanged at every instant).
+    The attribute ``energy_residual`` is the energy balance ``H(t_N) − H(t_0) + dissipated −
+    supplied`` (the supplied energy includes the free ports': unconnected inputs and internal
+    sources) relative to the run's energy scale (the largest of the stored, dissipated and
+    supplied energies); every bond's residual is zero (power is exchanged at every instant).
     """
     import time as _time
 
@@ -134,11 +247,9 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     asm = assemble(system)
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
-    traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0,
-                    "midpoint")
-    balance = traj.energy_residual
+    traj = simulate(asm.system, time, np.tile(asm.u_free, (n_steps + 1, 1)), asm.x0, "midpoint")
     values = _variables(asm, traj.x)
-    names = [n for n in values]
+    names = list(values)
     for b in system.bonds:
         e = values[".".join(b.effort.source)]
         f = values[".".join(b.flow.source)]
@@ -146,8 +257,9 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
             values[f"bond:{b.name}:P_{c}"] = e * f
         values[f"bond:{b.name}:residual"] = np.zeros_like(e)
         names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
-    H0 = 0.5 * asm.x0 @ asm.system.Q @ asm.x0
     rec = RunRecord(run_index, values=values, wall_time=_time.perf_counter() - t0)
     return records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": "monolithic", "n_steps": n_steps, "step": float(step),
-        "stop_time": float(stop_time), "energy_residual": balance / H0 if H0 else balance})
+        "stop_time": float(stop_time),
+        "energy_residual": traj.energy_residual / traj.energy_scale,
+        "energy_residual_joules": traj.energy_residual})

@@ -3,9 +3,11 @@
 A component given as a surrogate file (``fmu_surrogate.ph.files``) brings its pH model, so the
 monolithic algorithm can use it directly; its port ``i`` is the FMU input ``input_names[i]`` and
 output ``output_names[i]`` (power ``yᵀu`` into the surrogate).  A drop-in surrogate
-(:class:`~fmu_surrogate.ph.PortedSystem`) brings its wiring: each external variable must be one
-pH port with a sign (``Tu``, ``Ty`` entries ±1, no offsets, no state read-out) for the monolithic
-form, and its operating point is the component's initial state.  For libcosim runs it is exported
+(:class:`~fmu_surrogate.ph.PortedSystem`) brings its wiring (:class:`~fmu_surrogate.ph.PortMap`,
+used as it is by the monolithic form) and its operating point, the component's initial state.
+The parameters a system sets on a surrogate component are checked against the values the
+surrogate was identified at (its provenance): equal ones are accepted and consumed, so a system
+written for the FMU runs unchanged; another value is refused with what to do.  For libcosim runs it is exported
 with :func:`fmu_surrogate.export.export_fmu` into a cache keyed by the SHA-256 of the JSON file,
 so an unchanged surrogate is exported once.
 """
@@ -40,33 +42,33 @@ def surrogate_component(name: str, path: str | os.PathLike,
         ph = load(path)
     except Exception as exc:  # ph.files raises SurrogateFileError, OSError, ...
         raise CouplingError(f"component {name!r}: cannot load surrogate {path}: {exc}") from exc
+    parameters = _identified_parameters(name, path, ph, parameters)
     if isinstance(ph, PortedSystem):
-        ports = _signed_ports(name, ph)
-        return Component(name, None, dict(parameters or {}), ph=ph.system, ports=ports,
+        return Component(name, None, dict(parameters or {}), ph=ph.system, wiring=ph.ports,
                          x0=np.array(ph.x0), surrogate=path)
     ports = {n: ("u", i, 1) for i, n in enumerate(ph.input_names)}
     ports.update({n: ("y", i, 1) for i, n in enumerate(ph.output_names)})
     return Component(name, None, dict(parameters or {}), ph=ph, ports=ports, surrogate=path)
 
 
-def _signed_ports(name: str, ported: PortedSystem) -> dict[str, tuple[str, int, int]]:
-    """FMU variable -> (kind, pH port, sign) of a wiring that is a signed selection of ports."""
-    p = ported.ports
-    fix = "use a co-simulation algorithm with the exported FMU instead."
-    if np.any(p.cu):
-        raise CouplingError(f"component {name!r} has internal constant sources (PortMap.cu); the "
-                            f"monolithic form holds free ports at 0: {fix}")
-    out: dict[str, tuple[str, int, int]] = {}
-    rows = [("u", var, p.Tu[:, j], False) for j, var in enumerate(p.input_names)]
-    rows += [("y", var, p.Ty[j], bool(p.Cx[j].any() or p.Du[j].any() or p.cy[j]))
-             for j, var in enumerate(p.output_names)]
-    for kind, var, row, affine in rows:
-        nz = np.flatnonzero(row)
-        if affine or nz.size != 1 or abs(row[nz[0]]) != 1.0:
-            raise CouplingError(f"component {name!r}: {var!r} is not one pH port with a sign ±1 "
-                                f"(it has an offset, reads states or mixes ports): {fix}")
-        out[var] = (kind, int(nz[0]), int(row[nz[0]]))
-    return out
+def _identified_parameters(name: str, path: Path, ph: object,
+                           parameters: dict[str, float] | None) -> dict[str, float]:
+    """The parameters that remain to be set once those the surrogate was identified at are
+    checked: a value it was identified at is accepted (a system written for the FMU runs
+    unchanged), another one refused."""
+    from fmu_surrogate.export.wiring import identified_at
+
+    at = identified_at(ph)
+    rest = {}
+    for k, v in (parameters or {}).items():
+        if k not in at:
+            rest[k] = v
+        elif not abs(float(v) - at[k]) <= 1e-12 * abs(at[k]):
+            raise CouplingError(
+                f"component {name!r}: {k} = {v:g}, but the surrogate {path.name} was identified at "
+                f"{k} = {at[k]:g} and holds for that value only; harvest the FMU with --param "
+                f"{k}={v:g} and identify it again, or set {k} = {at[k]:g}.")
+    return rest
 
 
 def surrogate_fmu(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:

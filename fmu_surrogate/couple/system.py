@@ -81,6 +81,9 @@ class Component:
     ports : dict of str to (str, int, int), optional
         FMU variable -> ``("u" or "y", port index, sign)``: the variable equals ``sign`` times that
         input/output of ``ph``.
+    wiring : PortMap, optional
+        A drop-in surrogate's wiring of its FMU variables to the ports of ``ph``
+        (:class:`~fmu_surrogate.ph.PortMap`); replaces ``ports`` when given.
     x0 : array, optional
         Initial state of ``ph`` matching the FMU's parameters.
     surrogate : Path, optional
@@ -93,6 +96,7 @@ class Component:
     parameters: dict[str, float] = field(default_factory=dict)
     ph: Any = None
     ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    wiring: Any = None
     x0: Any = None
     surrogate: Path | None = None
 

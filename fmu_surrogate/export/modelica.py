@@ -221,6 +221,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     names = _Names(internal | set(pnames.values()) | {model_name})
     ins = [names.add(s, "input") for s in w.input_names]
     outs = [names.add(s, "output") for s in w.output_names]
+    fixed_pars = {names.add(k, "parameter"): v for k, v in w.parameters.items()}
     names.mapping += [("state", s, f"x[{k + 1}]") for k, s in enumerate(system.state_names)]
     diff = np.any(system.E != 0, axis=0)
     Bin, Bout = ("B - P", "B + P") if ft else ("B", "B")
@@ -248,6 +249,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         lines += _wiring_parameters(w, n, m)
     lines.append(f'  parameter Real x_start[{n}] = {_array(w.x0, "    ")} '
                  f'"Start values of the states (fixed where E has a nonzero column)";')
+    lines += [f'  parameter Real {k} = {number(np.float64(v))} "Parameter of the source FMU: '
+              f'identified at this value, holds for it only";' for k, v in fixed_pars.items()]
     declared = {"E"} if not ident else set()
     for p, a in ex.params.items():
         if pnames[p] in declared:
@@ -287,6 +290,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     y = "y_ph" if ported else "{" + ", ".join(outs) + "}"
     lhs = "der(x)" if ident else "E*der(x)"
     lines += ["equation"]
+    lines += [f'  assert(abs({k} - {number(np.float64(v))}) <= 1e-12*abs({number(np.float64(v))}), '
+              f'"{k} differs from the value the surrogate was identified at; identify it again '
+              f'from runs at the new value");' for k, v in fixed_pars.items()]
     if m:
         u_eq = (f"Tu*{ext_u} + cu" if ins else "cu") if ported else ext_u
         lines += [f"  u = {u_eq};", f"  z = effort({call});",

@@ -13,14 +13,14 @@ about the outside from one :class:`Wiring`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
 
-__all__ = ["Wiring", "wiring"]
+__all__ = ["Wiring", "identified_at", "wiring"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,10 @@ class Wiring:
         pH ports driven by a constant only (zero rows of ``Tu``).
     identity : bool
         Whether the external variables are the pH ports themselves.
+    parameters : dict of str to float
+        The source's parameter values the surrogate was identified at (``parameters`` of its
+        provenance, :mod:`fmu_surrogate.ph.files`); exported as fixed parameters that refuse
+        another value.
     """
 
     system: Any
@@ -65,6 +69,7 @@ class Wiring:
     x0: np.ndarray
     sources: np.ndarray
     identity: bool
+    parameters: dict[str, float] = field(default_factory=dict)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -84,6 +89,18 @@ def _x0(x0: Any, n: int) -> np.ndarray:
         raise ExportError(f"x0 must be {n} finite numbers (one per state), got shape "
                           f"{x.shape}.")
     return x
+
+
+def identified_at(surrogate: Any) -> dict[str, float]:
+    """The source's parameter values a surrogate was identified at (``{}`` when unknown).
+
+    Parameters
+    ----------
+    surrogate : PHDAE or PortedSystem
+        Loaded from a surrogate file (its ``provenance`` has them when the dataset knew them).
+    """
+    prov = getattr(surrogate, "provenance", None) or {}
+    return {str(k): float(v) for k, v in (prov.get("parameters") or {}).items()}
 
 
 def wiring(surrogate: Any, x0: Any = None) -> Wiring:
@@ -115,7 +132,7 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                       _units(s, "inputs", m), _units(s, "outputs", m),
                       _units(s, "states", n), eye, np.zeros(m), eye,
                       np.zeros((m, n)), np.zeros((m, m)), np.zeros(m), _x0(x0, n),
-                      np.zeros(0, int), True)
+                      np.zeros(0, int), True, identified_at(s))
     s, p = surrogate.system, surrogate.ports
     n = s.n_states
     x_init = surrogate.x0 if x0 is None else x0
@@ -126,4 +143,4 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   np.asarray(p.cu, float), np.asarray(p.Ty, float),
                   np.asarray(p.Cx, float).reshape(len(p.output_names), n),
                   np.asarray(p.Du, float), np.asarray(p.cy, float), _x0(x_init, n), sources,
-                  False)
+                  False, identified_at(surrogate))

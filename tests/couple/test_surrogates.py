@@ -74,19 +74,51 @@ def test_surrogate_json_component_cosimulates_like_the_fmu_it_replaces(system_fa
         assert np.abs(a[k].values - b[k].values).max() < 5e-9 * scale
 
 
-def test_drop_in_surrogate_brings_its_signed_ports_and_operating_point(tmp_path):
+def _braked_mass(tmp_path, connect_measured=False):
+    """A drop-in mass (power-out port F, a preload f0 as internal source, a modulating push g set
+    by the system, the momentum p as measured output) braked by an order-0 damper F = c v."""
+    from fmu_surrogate.couple.system import Component, Connection, System
     from fmu_surrogate.ph import PortedSystem, PortMap
 
-    core = LinearPH([[0.0]], [[0.1]], [[2.0]], [[1.0, 0.0]], S=[[0.0, 0.0], [0.0, 0.3]])
-    wiring = PortMap(("i_out", "mod"), ("v",), ("A", None), ("V",), Tu=[[-1.0, 0.0], [0.0, 1.0]],
-                     cu=[0.0, 0.0], Ty=[[1.0, 0.0]], Cx=[[0.0]], Du=[[0.0, 0.0]], cy=[0.0])
-    path = save(PortedSystem(core, wiring, x0=[0.75]), tmp_path / "ported.json")
-    comp = surrogate_component("bat", path)
-    assert comp.ports == {"i_out": ("u", 0, -1), "mod": ("u", 1, 1), "v": ("y", 0, 1)}
-    assert comp.ph.n_states == 1 and comp.x0.tolist() == [0.75]
-    measured = PortMap(("i_out", "mod"), ("v", "q"), ("A", None), ("V", "C"),
-                       Tu=[[-1.0, 0.0], [0.0, 1.0]], cu=[0.0, 0.0], Ty=[[1.0, 0.0], [0.0, 0.0]],
-                       Cx=[[0.0], [1.0]], Du=np.zeros((2, 2)), cy=[0.0, 0.0])
-    save(PortedSystem(core, measured), tmp_path / "measured.json")
-    with pytest.raises(CouplingError, match="'q' is not one pH port"):
-        surrogate_component("bat", tmp_path / "measured.json")
+    m, c, f0, g, v0 = 2.0, 4.0, 1.0, 0.5, 3.0
+    core = LinearPH([[0.0]], [[0.0]], [[1 / m]], [[1.0, 1.0, 1.0]])
+    wiring = PortMap(("F", "g"), ("v", "p"), ("N", "N"), ("m/s", "N.s"),
+                     Tu=[[-1.0, 0.0], [0.0, 0.0], [0.0, 1.0]], cu=[0.0, f0, 0.0],
+                     Ty=[[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], Cx=[[0.0], [1.0]],
+                     Du=np.zeros((2, 2)), cy=[0.0, 0.0])
+    path = save(PortedSystem(core, wiring, x0=[m * v0]), tmp_path / "mass.json")
+    mass = surrogate_component("mass", path, {"g": g})
+    damper = LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 1)),
+                      S=[[c]])
+    brake = Component("brake", None, ph=damper, ports={"v": ("u", 0, 1), "F": ("y", 0, 1)})
+    cons = [Connection.parse("brake.F", "mass.F"),
+            Connection.parse("mass.p" if connect_measured else "mass.v", "brake.v")]
+    return System({"mass": mass, "brake": brake}, cons), (m, c, f0, g, v0)
+
+
+def test_drop_in_surrogate_brings_its_wiring_sources_and_operating_point(tmp_path):
+    from fmu_surrogate.couple.monolithic import run_monolithic
+
+    system, (m, c, f0, g, v0) = _braked_mass(tmp_path)
+    assert system.components["mass"].x0.tolist() == [m * v0]
+    ds = run_monolithic(system, 2.0, 0.01)
+    t = ds.time.values
+    # m v' = -F + f0 + g with F = c v:  v = v_inf + (v0 - v_inf) exp(-c t / m)
+    v_inf = (f0 + g) / c
+    v = v_inf + (v0 - v_inf) * np.exp(-c * t / m)
+    # implicit midpoint on a linear ODE: error O(h^2 (c/m)^2 / 12) relative, about 3e-5 here
+    np.testing.assert_allclose(ds["mass.v"].values[0], v, rtol=1e-4)
+    np.testing.assert_allclose(ds["brake.F"].values[0], c * ds["mass.v"].values[0], rtol=1e-14)
+    # the measured output reads the state: p = m v exactly as the wiring says
+    np.testing.assert_allclose(ds["mass.p"].values[0], m * ds["mass.v"].values[0], rtol=1e-14)
+    assert np.all(ds["mass.g"].values[0] == g)  # the unconnected input holds its parameter
+    # the preload and the push supply power: the balance still closes to round-off
+    assert abs(ds.attrs["energy_residual"]) < 1e-12
+
+
+def test_a_measured_output_cannot_carry_power_in_the_monolithic_form(tmp_path):
+    from fmu_surrogate.couple.monolithic import assemble
+
+    system, _ = _braked_mass(tmp_path, connect_measured=True)
+    with pytest.raises(CouplingError, match="mass.p: it is not one pH port output"):
+        assemble(system)

@@ -275,6 +275,12 @@ def identify_command(args: argparse.Namespace) -> int:
           f"{r.n_iter} iterations, {r.time:.1f} s, stopped: {r.stopping_reason}")
     print("\n".join(lines))
     out = Path(args.out)
-    save(system, out, provenance=_provenance(ds, data, args.method, est))
+    from fmu_surrogate.fmu.dataset import operating_parameters
+
+    prov = _provenance(ds, data, args.method, est)
+    prov["parameters"], varied = operating_parameters(ds, fit)
+    if varied:
+        print(f"  the training runs vary {', '.join(varied)}: the surrogate averages over them")
+    save(system, out, provenance=prov)
     print(f"wrote {out}")
     return 0

@@ -147,11 +147,36 @@ static fmi2Status check_finite(ModelInstance *c)
     return fmi2OK;
 }
 
+#ifdef MODEL_FIXED_VRS
+/* Parameters the model holds for one value only (MODEL_FIXED_VRS, MODEL_FIXED_VALUES: a
+   surrogate identified at these values of its source's parameters): another value fails. */
+static fmi2Status check_fixed(ModelInstance *c)
+{
+    static const fmi2ValueReference vr[] = {MODEL_FIXED_VRS};
+    static const double value[] = {MODEL_FIXED_VALUES};
+    size_t k;
+    for (k = 0; k < sizeof vr / sizeof vr[0]; k++) {
+        double v = c->d.r[vr[k]];
+        if (!(fabs(v - value[k]) <= 1e-12 * fabs(value[k])))
+            return model_fail(c, "parameter '%s' = %.17g, but this model was identified at %s = "
+                              "%.17g and holds for that value only; identify it again from runs "
+                              "at the new value", REAL_NAMES[vr[k]], v, REAL_NAMES[vr[k]],
+                              value[k]);
+    }
+    return fmi2OK;
+}
+#else
+static fmi2Status check_fixed(ModelInstance *c) { (void)c; return fmi2OK; }
+#endif
+
 /* Bring every calculated variable up to date; on failure log the reason (via `fn`). */
 static fmi2Status update(ModelInstance *c, const char *fn)
 {
     fmi2Status s = fmi2OK;
-    if (c->d.state & ST_INITIALIZATION) s = model_initialize(c);
+    if (c->d.state & ST_INITIALIZATION) {
+        s = check_fixed(c);
+        if (s <= fmi2Warning) s = model_initialize(c);
+    }
     if (s <= fmi2Warning) s = model_evaluate(c, 1);
     if (s <= fmi2Warning) s = check_finite(c);
     if (s > fmi2Warning) return failed(c, fn);

@@ -34,7 +34,11 @@
  *   MODEL_DIRECTIONAL_DERIVATIVE  fmi2GetDirectionalDerivative calls
  *                                 model_directional_derivative(c, ...);
  *   MODEL_EXTRA_DATA              member declarations appended to ModelData (saved with the FMU
- *                                 state), MODEL_EXTRA_WORKSPACE to ModelInstance (not saved).
+ *                                 state), MODEL_EXTRA_WORKSPACE to ModelInstance (not saved);
+ *   MODEL_FIXED_VRS, MODEL_FIXED_VALUES
+ *                                 comma-separated value references and values of parameters the
+ *                                 model holds for that value only: leaving initialisation with
+ *                                 another value fails, naming both values.
  */
 #ifndef FMI2_FRAMEWORK_H
 #define FMI2_FRAMEWORK_H

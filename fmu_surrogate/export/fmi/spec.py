@@ -4,7 +4,9 @@ Variables, in value-reference order (all Real): the external inputs and outputs 
 of a bare system, the :class:`~fmu_surrogate.ph.ports.PortMap`'s variables of a
 ``PortedSystem``), ``H`` and ``energy_residual`` (when the surrogate has a Hamiltonian), the
 parameters ``x_start[i]`` (the initial state, settable before initialisation), the constant
-sources of a ``PortedSystem`` (tunable parameters named after their pH ports), the states
+sources of a ``PortedSystem`` (tunable parameters named after their pH ports), the source FMU's
+parameters at the values the surrogate was identified at (fixed; another value is refused when
+the FMU leaves initialisation), the states
 (calculated from ``x_start``), the derivatives of the differential states, ``energy_dissipated``,
 ``energy_supplied`` and their derivatives, and with a constant part ``cu`` of the port inputs
 ``energy_supplied_sources`` (its share of ``energy_supplied``) and its derivative.  The value
@@ -125,6 +127,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
               description=f"constant source driving pH port {i + 1} ({w.system.input_names[i]!r};"
               " its power counts as supplied)")
           for k, i in enumerate(w.sources)]
+    par0 = len(v)
+    pars = sanitize(list(w.parameters), taken=[x.name for x in v] + sts + ins + outs)
+    v += [Var(pars[k], "parameter", "fixed", float(val),
+              description=f"parameter {name!r} of the source FMU: the surrogate was identified at "
+              "this value and holds for it only (another value is refused)")
+          for k, (name, val) in enumerate(w.parameters.items())]
     x0_vr = len(v)
     v += [Var(sts[i], "local", "continuous", unit=w.state_units[i],
               description=orig("states", i, "algebraic state" if i in alg
@@ -169,6 +177,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
         "SUR_VR_DX0": dx0, "SUR_HAS_SRC": int(has_src), "MODEL_DO_STEP": 1,
         "MODEL_EXTRA_DATA": data, "MODEL_EXTRA_WORKSPACE": work,
     }
+    if w.parameters:  # checked by the framework when the FMU leaves initialisation
+        defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))
+        defines["MODEL_FIXED_VALUES"] = ", ".join(repr(float(x)) for x in w.parameters.values())
     return ModelSpec(identifier, desc,
                      "surrogate_linear.c" if exact else "surrogate_nonlinear.c", tuple(v),
                      Experiment(0.0, 1.0, step), defines=defines,

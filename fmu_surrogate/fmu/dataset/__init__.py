@@ -65,6 +65,9 @@ Global attributes
 (recorded variables, in order, original names), ``parameters`` (varied parameters), ``inputs``,
 ``outputs``, ``states`` and ``derivatives`` (``derivatives[i]`` is the derivative of
 ``states[i]``), all taken from the FMU's model description (``[]`` when not known).
+``parameter_values`` (JSON object ``{name: start value}`` of the FMU's scalar numeric
+parameters, the values every run used unless its ``param:<name>`` says otherwise) is written
+since it exists and is optional: files without it do not know them.
 
 Storage
 -------
@@ -94,6 +97,7 @@ from fmu_surrogate.fmu.dataset.read import (
     failed_runs,
     fmu_variables,
     load_dataset,
+    operating_parameters,
     parameter_names,
     run_arrays,
     runs_table,
@@ -127,6 +131,7 @@ __all__ = [
     "failed_runs",
     "fmu_variables",
     "load_dataset",
+    "operating_parameters",
     "parameter_names",
     "records_to_dataset",
     "run_arrays",

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from fmu_surrogate.fmu.model.loading import FMUInfo
 
-__all__ = ["assemble_dataset", "dataset_to_records", "records_to_dataset"]
+__all__ = ["assemble_dataset", "dataset_to_records", "records_to_dataset", "start_parameters"]
 
 
 def _json_list(x: Iterable[str]) -> str:
@@ -262,6 +262,7 @@ def assemble_dataset(
             inputs=_json_list(fmu_info.inputs), outputs=_json_list(fmu_info.outputs),
             states=_json_list(fmu_info.states),
             derivatives=_json_list(fmu_info.derivatives[s] for s in fmu_info.states),
+            parameter_values=json.dumps(start_parameters(fmu_info)),
         )
     for k, v in (attrs or {}).items():
         if isinstance(v, bool):
@@ -275,6 +276,28 @@ def assemble_dataset(
                 "time": ("time", t, {"units": "s", "long_name": "time"})},
         attrs=g,
     )
+
+
+def start_parameters(fmu_info: Any) -> dict[str, float]:
+    """Start values of an FMU's scalar numeric parameters (``{name: value}``, model order).
+
+    Parameters
+    ----------
+    fmu_info : FMUInfo
+
+    Returns
+    -------
+    dict of str to float
+        Fixed and tunable parameters with a numeric start value (Booleans as 0/1); arrays,
+        strings and parameters without a start are left out.
+    """
+    out = {}
+    for v in fmu_info.variables:
+        if v.causality in ("parameter", "structuralParameter") and not v.shape:
+            value = v.start_value
+            if value is not None and math.isfinite(value) and v.type != "String":
+                out[v.name] = value
+    return out
 
 
 def dataset_to_records(ds: xr.Dataset) -> list[RunRecord]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
 __all__ = ["data_var_name", "failed_runs", "fmu_variables", "load_dataset",
-           "parameter_names", "run_arrays", "runs_table"]
+           "operating_parameters", "parameter_names", "run_arrays", "runs_table"]
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:
@@ -90,6 +90,43 @@ def fmu_variables(ds: xr.Dataset, elements: bool = True) -> list[str]:
 def parameter_names(ds: xr.Dataset) -> list[str]:
     """Names of the parameters stored as ``param:<name>`` (original names)."""
     return [str(v.attrs["parameter"]) for k, v in ds.data_vars.items() if "parameter" in v.attrs]
+
+
+def operating_parameters(ds: xr.Dataset, runs: Iterable[int] | None = None
+                         ) -> tuple[dict[str, float], list[str]]:
+    """The FMU's parameter values that the given runs share, and those they vary.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    runs : iterable of int, optional
+        Run labels (default: the successful runs).
+
+    Returns
+    -------
+    shared : dict of str to float
+        The FMU's start values (attribute ``parameter_values``; empty for files written
+        before it existed) with those of ``param:<name>`` where every run has the same value.
+    varied : list of str
+        Parameters whose value differs between the runs.
+    """
+    shared = {str(k): float(v) for k, v in json.loads(ds.attrs.get("parameter_values") or
+                                                       "{}").items()}
+    labels = list(ds["run"].values)
+    if runs is None:
+        pick = [i for i, s in enumerate(ds["status"].values) if str(s) == "ok"]
+    else:
+        pick = [labels.index(r) for r in runs if r in labels]
+    varied = []
+    for p in parameter_names(ds):
+        values = np.asarray(ds[param_var_name(p)].values, dtype=float)[pick]
+        values = values[~np.isnan(values)]
+        if values.size and np.all(values == values[0]):
+            shared[p] = float(values[0])
+        elif values.size:
+            shared.pop(p, None)
+            varied.append(p)
+    return shared, varied
 
 
 def data_var_name(ds: xr.Dataset, name: str) -> str:

@@ -1,0 +1,318 @@
+#!/usr/bin/env python
+"""Drop-in surrogates of vendor-like FMUs, with the command line's defaults only.
+
+For every vendor-like benchmark component (:mod:`fmu_surrogate.benchmarks.vendor`) the script
+runs what a user runs, as subprocesses of the ``fmu-surrogate`` command line::
+
+    fmu-surrogate harvest COMPONENT.fmu -o DATA.nc --input ... --input ...   (the experiment)
+    fmu-surrogate identify DATA.nc -o SURROGATE.json                        (no other option)
+    fmu-surrogate validate SURROGATE.json COMPONENT.fmu --input HELD-OUT    (a new input)
+    fmu-surrogate export SURROGATE.json --fmu SURROGATE.fmu
+
+and for every system file of :mod:`fmu_surrogate.benchmarks.systems` it co-simulates (libcosim,
+fixed step) the original system, the system with each component replaced by its exported
+surrogate, and with all of them replaced, and solves the all-surrogate system monolithically.
+It prints, per component, the held-out validation error (max |error| / max |reference| over the
+outputs), the order and kind of model identify chose, and the speed of the exported surrogate
+against the FMU it replaces (a 10 s co-simulation driven by a compiled C loop, same step, best of
+three; the loop of ``bench_harvest.py``'s native column); per system the
+co-simulation error against the original (the same measure over every recorded variable) and the
+monolithic energy balance residual relative to the energy stored at the start.  ``--json PATH``
+writes every figure.
+
+The only choices made here are the experiments (which inputs excite the component, how strongly,
+for how long, at the parameter values the systems use) and the held-out inputs: what a user
+decides.  The targets of the drop-in issue
+are checked and shown: validation ≤ 1 % (linear components; 2 % nonlinear), co-simulation
+≤ 2 % (3 %), energy residual ≤ 1e-10.
+
+    python scripts/bench_dropin.py [--json PATH] [--only NAME ...] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_harvest's native driver
+
+from fmu_surrogate.errors import FmuSurrogateError
+
+#: Component -> experiment: the training inputs (one run per entry), the held-out input, the
+#: experiment's stop time and step, and whether the component is linear.
+COMPONENTS: dict[str, dict] = {
+    "quarter_car": {
+        "train": ["F=noise:f_high=5,duration=5,std=500,seed=1",
+                  "F=noise:f_high=5,duration=5,std=500,seed=2"],
+        "heldout": ["F=chirp:f0=0.2,f1=4,t1=5,amplitude=400"],
+        "stop": 5.0, "step": 0.001, "linear": True},
+    "free_mass": {  # at the initial velocity the systems give it
+        "params": {"v0": 2.0},
+        "train": ["F=noise:f_high=2,duration=5,std=1,seed=1",
+                  "F=noise:f_high=2,duration=5,std=1,seed=2"],
+        "heldout": ["F=chirp:f0=0.1,f1=2,t1=5,amplitude=1"],
+        "stop": 5.0, "step": 0.01, "linear": True},
+    "free_inertia": {  # the load inertia of motor_drive
+        "params": {"m": 0.02},
+        "train": ["F=noise:f_high=2,duration=5,std=0.1,seed=1",
+                  "F=noise:f_high=2,duration=5,std=0.1,seed=2"],
+        "heldout": ["F=chirp:f0=0.1,f1=2,t1=5,amplitude=0.1"],
+        "stop": 5.0, "step": 0.01, "linear": True},
+    "damper": {
+        "train": ["v=noise:f_high=10,duration=1,std=1,seed=1",
+                  "v=noise:f_high=10,duration=1,std=1,seed=2"],
+        "heldout": ["v=chirp:f0=1,f1=10,t1=1,amplitude=2"],
+        "stop": 1.0, "step": 0.01, "linear": True},
+    "dc_motor": {
+        # alternatives per input name combine into a product: 2 x 2 runs
+        "train": ["V=noise:f_high=20,duration=2,std=6,offset=6,seed=1",
+                  "V=noise:f_high=20,duration=2,std=6,offset=6,seed=2",
+                  "w=noise:f_high=10,duration=2,std=20,seed=3",
+                  "w=noise:f_high=10,duration=2,std=20,seed=4"],
+        "heldout": ["V=step:t0=0.1,after=12", "w=chirp:f0=0.5,f1=5,t1=2,amplitude=10"],
+        "stop": 2.0, "step": 0.001, "linear": True},
+    "power_damper": {
+        "train": ["v=noise:f_high=10,duration=1,std=1,seed=1",
+                  "v=noise:f_high=10,duration=1,std=1,seed=2"],
+        "heldout": ["v=chirp:f0=1,f1=10,t1=1,amplitude=1.5"],
+        "stop": 1.0, "step": 0.01, "linear": False},
+    "progressive_spring": {
+        "train": ["v=noise:f_high=5,duration=1,std=0.2,seed=1",
+                  "v=noise:f_high=5,duration=1,std=0.2,seed=2"],
+        "heldout": ["v=chirp:f0=0.5,f1=5,t1=1,amplitude=0.2"],
+        "stop": 1.0, "step": 0.01, "linear": False},
+    "saturating_inductor": {
+        "train": ["V=noise:f_high=10,duration=2,std=2,seed=1",
+                  "V=noise:f_high=10,duration=2,std=2,seed=2"],
+        "heldout": ["V=chirp:f0=0.5,f1=5,t1=2,amplitude=2"],
+        "stop": 2.0, "step": 0.001, "linear": False},
+}
+#: Length of the runs that time the exported surrogates against the FMUs (s).
+SPEED_STOP = 10.0
+
+
+def _cli(*args: str, cwd: Path) -> str:
+    """Run ``fmu-surrogate ARGS`` and return its standard output (raise with its error)."""
+    cmd = [sys.executable, "-m", "fmu_surrogate.cli", *args]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 1):  # validate exits 1 on a mismatch: still a result
+        raise RuntimeError(f"{' '.join(args[:2])} failed ({proc.returncode}): "
+                           f"{proc.stderr.strip()[-600:]}")
+    return proc.stdout
+
+
+def _input_args(spec: list[str]) -> list[str]:
+    """``--input`` options (alternatives of one input are runs; of several, their product)."""
+    return [a for s in spec for a in ("--input", s)]
+
+
+def component(name: str, case: dict, fmus: Path, work: Path) -> dict:
+    """Harvest, identify, validate, export and time one component."""
+    from fmu_surrogate.validation import validate
+
+    fmu = fmus / f"{name}.fmu"
+    data, sur, exported = work / f"{name}.nc", work / f"{name}.json", work / f"{name}_s.fmu"
+    row: dict = {"component": name, "linear": case["linear"]}
+    t0 = time.perf_counter()
+    params = case.get("params", {})
+    _cli("harvest", str(fmu), "-o", str(data), "--stop", str(case["stop"]), "--step",
+         str(case["step"]), "-q", "--overwrite", *_input_args(case["train"]),
+         *[a for k, v in params.items() for a in ("--param", f"{k}={v}")], cwd=work)
+    row["harvest_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = _cli("identify", str(data), "-o", str(sur), "-q", cwd=work)
+    row["identify_s"] = time.perf_counter() - t0
+    row["identify_report"] = out.strip().splitlines()[:1]
+    heldout = {}
+    from fmu_surrogate.cli.inputs import parse_input_option
+
+    for text in case["heldout"]:
+        k, sig = parse_input_option(text)
+        heldout[k] = sig
+    rep = validate(sur, fmu, inputs=heldout, parameters=params or None, stop_time=case["stop"],
+                   step=case["step"], rtol=0.01 if case["linear"] else 0.02)
+    row["validation_error"] = max(o.relative for o in rep.outputs)
+    row["validation_by_output"] = {o.name: o.relative for o in rep.outputs}
+    _cli("export", str(sur), "--fmu", str(exported), cwd=work)
+    row["speedup"] = _speed(fmu, exported, case, work)
+    return row
+
+
+def _native_wall(path: Path, step: float, work: Path, runs: int = 5) -> float:
+    """Seconds per 10 s run of an FMU driven by a compiled C loop (no Python in the loop).
+
+    The driver is that of ``bench_harvest.py`` (dlopen, set input / get outputs / do step):
+    the first Real parameter is set to its start value, the first input follows a sine, every
+    output is read after every step.
+    """
+    import shutil
+
+    from bench_harvest import native_driver
+    from fmpy import extract, read_model_description
+
+    md = read_model_description(str(path))
+    var = md.modelVariables
+    par = next(v for v in var if v.causality == "parameter" and v.type == "Real")
+    u = next(v for v in var if v.causality == "input" and v.type == "Real")
+    rec = [str(v.valueReference) for v in var if v.causality == "output" and v.type == "Real"]
+    n = round(SPEED_STOP / step) + 1
+    sub = work / f"speed-{path.stem}"
+    sub.mkdir(exist_ok=True)
+    (sub / "u.bin").write_bytes(np.sin(np.arange(n) * step).tobytes())
+    (sub / "values.bin").write_bytes(np.full(runs, float(par.start)).tobytes())
+    unzip = Path(extract(str(path)))
+    try:
+        lib = next((unzip / "binaries").rglob(md.coSimulation.modelIdentifier + ".*"))
+        cmd = [str(native_driver(work)), str(lib), md.guid, unzip.joinpath("resources").as_uri(),
+               str(par.valueReference), str(u.valueReference), str(n), repr(step),
+               str(sub / "u.bin"), str(sub / "values.bin"), str(runs), *rec]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+    finally:
+        shutil.rmtree(unzip, ignore_errors=True)
+    return float(out[0]) / runs
+
+
+def _speed(original: Path, exported: Path, case: dict, work: Path) -> dict:
+    """Wall time of a 10 s co-simulation of each FMU in a compiled loop, same step."""
+    a, b = (min(_native_wall(p, case["step"], work) for _ in range(3))
+            for p in (original, exported))
+    return {"fmu_s": a, "surrogate_s": b, "ratio": a / b}
+
+
+def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
+           surrogates: dict[str, Path], stop: float, step: float) -> dict:
+    """Co-simulate the original, each-replaced and all-replaced systems; monolithic residual."""
+    from fmu_surrogate.couple import run
+    from fmu_surrogate.couple.descriptions import load_system
+
+    def with_fmus(replace: dict[str, Path]) -> object:
+        sys_ = load_system(path)
+        for c in sys_.components.values():
+            c.path = Path(fmus / Path(c.path).name)
+        for name, p in replace.items():
+            sys_.components[name].path = p
+        return sys_
+
+    ref = run(with_fmus({}), stop, step, progress=False)
+    names = [v for v in ref.data_vars if ref[v].dims == ("run", "time")
+             and not str(v).startswith("bond:")]
+
+    def error(ds) -> float:
+        out = 0.0
+        for v in names:
+            r, s = ref[v].values[0], ds[v].values[0]
+            out = max(out, float(np.max(np.abs(s - r)) / max(np.max(np.abs(r)), 1e-300)))
+        return out
+
+    base = load_system(path)
+    row: dict = {"system": path.stem, "components": list(base.components)}
+    for name in base.components:
+        row[f"replaced:{name}"] = error(run(with_fmus({name: exported[name]}), stop, step,
+                                            progress=False))
+    row["replaced:all"] = error(run(with_fmus(dict(exported)), stop, step, progress=False))
+    try:
+        from fmu_surrogate.couple.surrogates import surrogate_component
+
+        mono = load_system(path)
+        for name, c in list(mono.components.items()):
+            mono.components[name] = surrogate_component(name, surrogates[name], c.parameters)
+        ds = run(mono, stop, step, "monolithic", progress=False)
+        row["monolithic_energy_residual"] = float(ds.attrs["energy_residual"])
+        row["monolithic_error"] = error(ds)
+    except (FmuSurrogateError, RuntimeError, OSError) as exc:  # reported; the rest stands
+        row["monolithic_energy_residual"] = None
+        row["monolithic_note"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+#: System file -> its stop time and communication step.
+SYSTEMS = {"motor_drive": (1.0, 0.001), "damped_mass": (2.0, 0.01),
+           "braked_mass": (2.0, 0.01)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its tables."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--only", nargs="*", help="components and systems to run (default: all)")
+    ap.add_argument("--work", help="working directory (default: a temporary one)")
+    args = ap.parse_args(argv)
+    from fmu_surrogate.benchmarks.build import build_benchmarks
+
+    tmp = None
+    if args.work:
+        work = Path(args.work)
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="bench-dropin-")
+        work = Path(tmp.name)
+    fmus = work / "fmus"
+    build_benchmarks(fmus)
+    only = set(args.only or [])
+    comps, systems = [], []
+    exported, surrogates = {}, {}
+    for name, case in COMPONENTS.items():
+        if only and name not in only:
+            continue
+        try:
+            row = component(name, case, fmus, work)
+            exported[name], surrogates[name] = work / f"{name}_s.fmu", work / f"{name}.json"
+        except (FmuSurrogateError, RuntimeError, OSError) as exc:
+            row = {"component": name, "linear": case["linear"],
+                   "error": f"{type(exc).__name__}: {exc}"}
+        comps.append(row)
+        print(_component_line(row), flush=True)
+    from fmu_surrogate.couple.descriptions import load_system
+
+    systems_dir = Path(__file__).resolve().parents[1] / "fmu_surrogate" / "benchmarks" / "systems"
+    for sname, (stop, step) in SYSTEMS.items():
+        path = systems_dir / f"{sname}.toml"
+        members = list(load_system(path).components) if path.is_file() else []
+        if (only and sname not in only) or not members:
+            continue
+        fmu_names = {m: Path(load_system(path).components[m].path).stem for m in members}
+        if any(fmu_names[m] not in exported for m in members):
+            continue
+        row = system(path, fmus, work, {m: exported[fmu_names[m]] for m in members},
+                     {m: surrogates[fmu_names[m]] for m in members}, stop, step)
+        systems.append(row)
+        print(_system_line(row), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"components": comps, "systems": systems},
+                                              indent=2, default=float))
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+def _component_line(row: dict) -> str:
+    if "error" in row:
+        return f"{row['component']:<22} FAILED: {row['error']}"
+    target = 0.01 if row["linear"] else 0.02
+    ok = "ok " if row["validation_error"] <= target else "OVER"
+    sp = row["speedup"]
+    return (f"{row['component']:<22} held-out {row['validation_error']:9.3%} {ok} "
+            f"(target {target:.0%})  identify {row['identify_s']:6.1f} s  "
+            f"exported FMU {sp['ratio']:5.1f}x faster  | {' '.join(row['identify_report'])}")
+
+
+def _system_line(row: dict) -> str:
+    parts = [f"{k.split(':')[1]} {v:.3%}" for k, v in row.items() if k.startswith("replaced:")]
+    res = row["monolithic_energy_residual"]
+    mono = f"{res:.1e}" if res is not None else f"n/a ({row.get('monolithic_note', '')})"
+    return f"{row['system']:<22} co-simulation error with replaced: {', '.join(parts)};  " \
+           f"monolithic energy residual {mono}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
