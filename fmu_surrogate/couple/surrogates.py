@@ -43,6 +43,10 @@ def surrogate_component(name: str, path: str | os.PathLike,
     except Exception as exc:  # ph.files raises SurrogateFileError, OSError, ...
         raise CouplingError(f"component {name!r}: cannot load surrogate {path}: {exc}") from exc
     parameters = _identified_parameters(name, path, ph, parameters)
+    from fmu_surrogate.export.wiring import identified_at
+
+    # an input nothing sets holds the source's start value (the exported FMU's start too)
+    parameters = {**identified_at(ph, "input_starts"), **parameters}
     if isinstance(ph, PortedSystem):
         return Component(name, None, dict(parameters or {}), ph=ph.system, wiring=ph.ports,
                          x0=np.array(ph.x0), surrogate=path)

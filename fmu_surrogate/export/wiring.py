@@ -51,6 +51,9 @@ class Wiring:
         The source's parameter values the surrogate was identified at (``parameters`` of its
         provenance, :mod:`fmu_surrogate.ph.files`); exported as fixed parameters that refuse
         another value.
+    input_starts : dict of str to float
+        Start values of the source's inputs (``input_starts`` of the provenance; 0 for the
+        others): what an input holds when nothing sets it.
     """
 
     system: Any
@@ -70,6 +73,7 @@ class Wiring:
     sources: np.ndarray
     identity: bool
     parameters: dict[str, float] = field(default_factory=dict)
+    input_starts: dict[str, float] = field(default_factory=dict)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -91,16 +95,18 @@ def _x0(x0: Any, n: int) -> np.ndarray:
     return x
 
 
-def identified_at(surrogate: Any) -> dict[str, float]:
+def identified_at(surrogate: Any, what: str = "parameters") -> dict[str, float]:
     """The source's parameter values a surrogate was identified at (``{}`` when unknown).
 
     Parameters
     ----------
     surrogate : PHDAE or PortedSystem
         Loaded from a surrogate file (its ``provenance`` has them when the dataset knew them).
+    what : {"parameters", "input_starts"}
+        The parameters, or the start values of the source's inputs.
     """
     prov = getattr(surrogate, "provenance", None) or {}
-    return {str(k): float(v) for k, v in (prov.get("parameters") or {}).items()}
+    return {str(k): float(v) for k, v in (prov.get(what) or {}).items()}
 
 
 def wiring(surrogate: Any, x0: Any = None) -> Wiring:
@@ -132,7 +138,8 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                       _units(s, "inputs", m), _units(s, "outputs", m),
                       _units(s, "states", n), eye, np.zeros(m), eye,
                       np.zeros((m, n)), np.zeros((m, m)), np.zeros(m), _x0(x0, n),
-                      np.zeros(0, int), True, identified_at(s))
+                      np.zeros(0, int), True, identified_at(s),
+                      identified_at(s, "input_starts"))
     s, p = surrogate.system, surrogate.ports
     n = s.n_states
     x_init = surrogate.x0 if x0 is None else x0
@@ -143,4 +150,4 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   np.asarray(p.cu, float), np.asarray(p.Ty, float),
                   np.asarray(p.Cx, float).reshape(len(p.output_names), n),
                   np.asarray(p.Du, float), np.asarray(p.cy, float), _x0(x_init, n), sources,
-                  False, identified_at(surrogate))
+                  False, identified_at(surrogate), identified_at(surrogate, "input_starts"))

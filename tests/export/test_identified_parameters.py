@@ -45,6 +45,25 @@ def test_the_surrogate_file_keeps_them(mass):
     doc = json.loads(mass[1].read_text())
     assert doc["provenance"]["parameters"]["v0"] == 2.0
     assert doc["provenance"]["parameters"]["m"] == 2.0
+    assert doc["provenance"]["input_starts"] == {"F": 0.0}
+
+
+def test_exported_inputs_start_where_the_fmus_did(benchmark_fmus, tmp_path):
+    """dc_motor's field (1) and direction (1) start nonzero: an exported surrogate whose inputs
+    nothing sets must hold those values, not 0."""
+    data, sur = tmp_path / "dc.nc", tmp_path / "dc.json"
+    assert main(["harvest", str(benchmark_fmus["dc_motor"]), "-o", str(data), "--stop", "0.2",
+                 "--step", "0.001", "--input", "V=noise:f_high=20,duration=0.2,std=6,seed=1",
+                 "--input", "w=noise:f_high=10,duration=0.2,std=20,seed=3", "-q"]) == 0
+    assert main(["identify", str(data), "--method", "linear", "--inputs", "V,w,field,direction",
+                 "--outputs", "i,tau", "--port", "u=V,y=i", "--port", "u=w,y=tau", "-q", "-o",
+                 str(sur)]) == 0
+    doc = json.loads(sur.read_text())
+    assert doc["provenance"]["input_starts"] == {"V": 0.0, "w": 0.0, "field": 1.0,
+                                                 "direction": 1.0}
+    fmu = export_fmu(fs.ph.load(sur), tmp_path / "dc_s.fmu")
+    starts = {v.name: v.start for v in fs.open_fmu(fmu).variables if v.causality == "input"}
+    assert float(starts["field"]) == 1.0 and float(starts["direction"]) == 1.0
 
 
 def test_exported_fmu_accepts_them_and_refuses_others(mass, tmp_path):
@@ -62,7 +81,7 @@ def test_exported_fmu_accepts_them_and_refuses_others(mass, tmp_path):
 
 def test_a_system_may_set_them_to_the_identified_values_only(mass):
     c = surrogate_component("mass", mass[1], {"m": 2.0, "v0": 2.0})
-    assert c.parameters == {}  # checked and consumed
+    assert c.parameters == {"F": 0.0}  # checked and consumed; the input holds its start value
     with pytest.raises(CouplingError, match=r"identified at v0 = 2.*--param v0=3"):
         surrogate_component("mass", mass[1], {"v0": 3.0})
 

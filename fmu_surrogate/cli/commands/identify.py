@@ -279,6 +279,9 @@ def identify_command(args: argparse.Namespace) -> int:
 
     prov = _provenance(ds, data, args.method, est)
     prov["parameters"], varied = operating_parameters(ds, fit)
+    starts = json.loads(ds.attrs.get("input_start_values") or "{}")
+    prov["input_starts"] = {k: float(v) for k, v in starts.items()
+                            if k in getattr(system, "input_names", ())}
     if varied:
         print(f"  the training runs vary {', '.join(varied)}: the surrogate averages over them")
     save(system, out, provenance=prov)

@@ -107,7 +107,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
 
     y_text = ("y = (G + P)^T z(x) + (S - N) u" if w.identity else
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
-    v = [Var(ins[i], "input", start=0.0, unit=w.input_units[i],
+    v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
+             unit=w.input_units[i],
              description=orig("inputs", i, f"input {i + 1}")) for i in range(k_in)]
     v += [Var(outs[i], "output", unit=w.output_units[i],
               description=orig("outputs", i, f"output {i + 1}, {y_text}")) for i in range(k_out)]

@@ -67,7 +67,9 @@ Global attributes
 ``states[i]``), all taken from the FMU's model description (``[]`` when not known).
 ``parameter_values`` (JSON object ``{name: start value}`` of the FMU's scalar numeric
 parameters, the values every run used unless its ``param:<name>`` says otherwise) is written
-since it exists and is optional: files without it do not know them.
+since it exists and is optional: files without it do not know them; likewise
+``input_start_values`` (the start values of the inputs, what an input holds when nothing sets
+it).
 
 Storage
 -------

@@ -263,6 +263,7 @@ def assemble_dataset(
             states=_json_list(fmu_info.states),
             derivatives=_json_list(fmu_info.derivatives[s] for s in fmu_info.states),
             parameter_values=json.dumps(start_parameters(fmu_info)),
+            input_start_values=json.dumps(start_parameters(fmu_info, ("input",))),
         )
     for k, v in (attrs or {}).items():
         if isinstance(v, bool):
@@ -278,22 +279,26 @@ def assemble_dataset(
     )
 
 
-def start_parameters(fmu_info: Any) -> dict[str, float]:
+def start_parameters(fmu_info: Any, causalities: Sequence[str] = ("parameter",
+                                                                    "structuralParameter")
+                     ) -> dict[str, float]:
     """Start values of an FMU's scalar numeric parameters (``{name: value}``, model order).
 
     Parameters
     ----------
     fmu_info : FMUInfo
+    causalities : sequence of str
+        Which variables: parameters (default), or e.g. ``("input",)``.
 
     Returns
     -------
     dict of str to float
-        Fixed and tunable parameters with a numeric start value (Booleans as 0/1); arrays,
-        strings and parameters without a start are left out.
+        Variables with a numeric start value (Booleans as 0/1); arrays, strings and variables
+        without a start are left out.
     """
     out = {}
     for v in fmu_info.variables:
-        if v.causality in ("parameter", "structuralParameter") and not v.shape:
+        if v.causality in causalities and not v.shape:
             value = v.start_value
             if value is not None and math.isfinite(value) and v.type != "String":
                 out[v.name] = value
