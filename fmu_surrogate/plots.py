@@ -184,8 +184,8 @@ def plot_comparison(
         ax_err.set_ylabel(_label("error", units[j]))
         scale = float(np.max(np.abs(ref[:, j]))) or 1.0
         ax_err.set_title(
-            f"max |error| {np.max(np.abs(err)):.2e} ({np.max(np.abs(err)) / scale:.2%} of max "
-            f"|{name}|), RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
+            f"max |error| {np.max(np.abs(err)):.2e} ({100 * np.max(np.abs(err)) / scale:.3g} % of "
+            f"max |{name}|), RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
     axes[0, 0].legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("time [s]")
     if title:
