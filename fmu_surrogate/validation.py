@@ -215,9 +215,9 @@ def _fmu_surrogate(path: Path) -> _Surrogate:
         found = _EXPORTED_NAME.search(v.description or "")
         return ast.literal_eval(found.group(1)) if found else v.name
 
-    ins = [v for v in open_fmu(path).variables if v.causality == "input"]
-    outs = [v for v in open_fmu(path).variables
-            if v.causality == "output" and v.name not in RESERVED]
+    variables = open_fmu(path).variables
+    ins = [v for v in variables if v.causality == "input"]
+    outs = [v for v in variables if v.causality == "output" and v.name not in RESERVED]
     ids = {original(v): v.name for v in ins + outs}
     return _Surrogate("fmu", path, tuple(original(v) for v in ins),
                       tuple(original(v) for v in outs), tuple(v.unit for v in ins),
