@@ -184,8 +184,8 @@ def plot_comparison(
         ax_err.set_ylabel(_label("error", units[j]))
         scale = float(np.max(np.abs(ref[:, j]))) or 1.0
         ax_err.set_title(
-            f"max |error| {np.max(np.abs(err)):.2e} ({np.max(np.abs(err)) / scale:.2%} of max "
-            f"|{name}|), RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
+            f"max |error| {np.max(np.abs(err)):.2e} ({100 * np.max(np.abs(err)) / scale:.3g} % of "
+            f"max |{name}|), RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
     axes[0, 0].legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("time [s]")
     if title:
@@ -241,12 +241,42 @@ def plot_feasibility(
     return _finish(fig, path)
 
 
+def _matrix(ax: Any, M: ArrayLike, title: str, rows: Sequence[str] | None = None,
+            cols: Sequence[str] | None = None) -> None:
+    """One matrix as a signed colour map; small ones carry their nonzero entries as numbers."""
+    M = np.asarray(M, dtype=float)
+    ax.set_title(title, fontsize=9)
+    if M.size == 0:
+        ax.text(0.5, 0.5, f"empty ({M.shape[0]} × {M.shape[1]})", ha="center", va="center",
+                transform=ax.transAxes, color="0.4")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
+    lim = float(np.max(np.abs(M))) or 1.0
+    ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    if M.shape[0] <= 10 and M.shape[1] <= 10:
+        for (i, j), v in np.ndenumerate(M):
+            if v != 0:
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7,
+                        color="w" if abs(v) > 0.6 * lim else "k")
+    for setter, names, count in ((ax.set_yticks, rows, M.shape[0]),
+                                 (ax.set_xticks, cols, M.shape[1])):
+        if names is not None and count <= 16:
+            setter(range(count), list(names), fontsize=7)
+
+
 def plot_surrogate(system: Any, *, title: str | None = None, path: str | Path | None = None) -> Any:
-    """The structure of a pH surrogate: its matrices, and for linear systems poles and gain.
+    """The structure of a pH surrogate: its matrices, for linear systems poles and gain, and for a
+    drop-in surrogate the wiring of its external variables.
+
+    A :class:`~fmu_surrogate.ph.PortedSystem` gets a second row: which external input drives
+    which pH port and with which sign (``Tu``) beside the constant sources (``cu``), which pH
+    output (``Ty``), state (``Cx``) and input (``Du``) each external output reads and its offset
+    (``cy``), and the operating point ``x0``; rows and columns carry the names.
 
     Parameters
     ----------
-    system : fmu_surrogate.ph.LinearPH or fmu_surrogate.ph.PHDAE
+    system : fmu_surrogate.ph.LinearPH, fmu_surrogate.ph.PHDAE or fmu_surrogate.ph.PortedSystem
         The surrogate.
     title : str, optional
         Figure title.
@@ -257,38 +287,73 @@ def plot_surrogate(system: Any, *, title: str | None = None, path: str | Path | 
     -------
     matplotlib.figure.Figure
     """
+    from fmu_surrogate.ph import PortedSystem
+
     plt = _pyplot()
-    linear = hasattr(system, "Q")
-    mats = [("J (skew)", system.J), ("R (⪰ 0)", system.R)]
-    mats += [("Q (≻ 0)", system.Q)] if linear else [("E", system.E)]
-    mats += [("B", system.B)]
+    ported = system if isinstance(system, PortedSystem) else None
+    core = ported.system if ported is not None else system
+    linear = hasattr(core, "Q")
+    xs, us = list(core.state_names), list(core.input_names)
+    mats: list[tuple] = [("J (skew)", core.J, xs, xs)]
+    if core.has_feedthrough:
+        mats += [("W = [[R, P], [Pᵀ, S]] (⪰ 0)", core.W, xs + us, xs + us),
+                 ("N (skew)", core.N, us, us)]
+    else:
+        mats += [("R (⪰ 0)", core.R, xs, xs)]
+    mats += [("Q (≻ 0)", core.Q, xs, xs)] if linear else [("E", core.E, xs, xs)]
+    mats += [("B", core.B, xs, us)]
     ncols = len(mats) + (2 if linear else 0)
-    fig, axes = plt.subplots(1, ncols, figsize=(3.0 * ncols, 3.2), squeeze=False)
-    for ax, (name, M) in zip(axes[0], mats):
-        M = np.asarray(M, dtype=float)
-        lim = float(np.max(np.abs(M))) or 1.0
-        im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-        ax.set_title(name)
-        fig.colorbar(im, ax=ax, shrink=0.8)
+    wiring = []
+    if ported is not None:
+        p = ported.ports
+        ins, outs = list(p.input_names), list(p.output_names)
+        wiring = [("Tu | cu: pH port inputs = Tu u + cu", np.column_stack([p.Tu, p.cu]), us,
+                   ins + ["cu (source)"]),
+                  ("Ty: outputs from pH port outputs", p.Ty, outs, [f"y:{n}" for n in us]),
+                  ("Cx: outputs from states", p.Cx, outs, xs),
+                  ("Du | cy: outputs from inputs, offset", np.column_stack([p.Du, p.cy]), outs,
+                   ins + ["cy"]),
+                  ("x0 (operating point)", ported.x0.reshape(-1, 1), xs, ["x0"])]
+        ncols = max(ncols, len(wiring))
+    nrows = 2 if wiring else 1
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 3.4 * nrows), squeeze=False)
+    for ax, (name, M, rows, cols) in zip(axes[0], mats):
+        _matrix(ax, M, name, rows, cols)
+    for ax, (name, M, rows, cols) in zip(axes[-1], wiring):
+        _matrix(ax, M, name, rows, cols)
+    for ax in list(axes[0, len(mats) + (2 if linear else 0):]) + list(axes[-1, len(wiring):]
+                                                                      if wiring else []):
+        ax.set_axis_off()
     if linear:
-        A = (np.asarray(system.J) - np.asarray(system.R)) @ np.asarray(system.Q)
-        ev = np.linalg.eigvals(A)
-        ax = axes[0, len(mats)]
-        ax.plot(ev.real, ev.imag, "x")
-        ax.axvline(0.0, color="0.6", lw=0.5)
-        ax.set_xlabel("Re λ [1/s]")
-        ax.set_ylabel("Im λ [1/s]")
-        ax.set_title("poles of (J − R)Q")
-        ax = axes[0, len(mats) + 1]
-        slow = float(np.min(np.abs(ev[np.abs(ev) > 0]))) if np.any(np.abs(ev) > 0) else 1.0
-        fast = float(np.max(np.abs(ev))) if ev.size else 1.0
-        w = np.logspace(np.log10(slow) - 1, np.log10(fast) + 1, 300)
-        gains = np.array([np.linalg.svd(system.transfer_function(1j * wk), compute_uv=False)[0]
-                          for wk in w])
-        ax.loglog(w, gains)
-        ax.set_xlabel("ω [rad/s]")
-        ax.set_ylabel("largest singular value of H(iω)")
-        ax.set_title("gain")
-    fig.suptitle(title or f"{type(system).__name__}: n = {np.shape(system.J)[0]}, "
-                 f"m = {np.shape(system.B)[1]}")
+        _poles_and_gain(core, axes[0, len(mats)], axes[0, len(mats) + 1])
+    n, m = np.shape(core.B)
+    text = f"{type(core).__name__}: n = {n}, m = {m}"
+    if ported is not None:
+        text = (f"drop-in surrogate, {text}; inputs {', '.join(_labels(ins, p.input_units))}; "
+                f"outputs {', '.join(_labels(outs, p.output_units))}")
+    fig.suptitle(title + "\n" + text if title else text, fontsize=10)
     return _finish(fig, path)
+
+
+def _labels(names: Sequence[str], units: Sequence[str | None]) -> list[str]:
+    return [_label(n, u) for n, u in zip(names, units)]
+
+
+def _poles_and_gain(system: Any, ax_poles: Any, ax_gain: Any) -> None:
+    """Poles of ``(J − R)Q`` and the largest singular value of the transfer function."""
+    A = (np.asarray(system.J) - np.asarray(system.R)) @ np.asarray(system.Q)
+    ev = np.linalg.eigvals(A)
+    ax_poles.plot(ev.real, ev.imag, "x")
+    ax_poles.axvline(0.0, color="0.6", lw=0.5)
+    ax_poles.set_xlabel("Re λ [1/s]")
+    ax_poles.set_ylabel("Im λ [1/s]")
+    ax_poles.set_title("poles of (J − R)Q", fontsize=9)
+    nz = np.abs(ev)[np.abs(ev) > 0]
+    slow, fast = (float(nz.min()), float(nz.max())) if nz.size else (1.0, 1.0)
+    w = np.logspace(np.log10(slow) - 1, np.log10(fast) + 1, 300)
+    gains = np.array([np.linalg.svd(np.atleast_2d(system.transfer_function(1j * wk)),
+                                    compute_uv=False)[0] for wk in w])
+    ax_gain.loglog(w, gains)
+    ax_gain.set_xlabel("ω [rad/s]")
+    ax_gain.set_ylabel("largest singular value of H(iω)")
+    ax_gain.set_title("gain (pH ports)", fontsize=9)

@@ -67,7 +67,7 @@ def test_cli_exit_status_and_json_surrogates(fmu, good, bad, tmp_path, capsys):
 
 
 def test_ports_that_are_not_fmu_variables_are_named(fmu):
-    with pytest.raises(ValidationError, match="surrogate port 'u1' is not a variable"):
+    with pytest.raises(ValidationError, match="surrogate input 'u1' is not a variable"):
         validate(msd_chain(), fmu, **EXP)  # default names u1, u2, y1, y2
     rep = validate(msd_chain(), fmu, inputs=INPUTS, ports={"u1": "F1", "u2": "F2", "y1": "v1",
                                                            "y2": "v2"}, rtol=1e-2, **EXP)

@@ -1,5 +1,6 @@
 """``fmu-surrogate plot DATA.nc|SURROGATE.json [-o FIGURE.png]``: a dataset's runs or a
-surrogate's structure, through :mod:`fmu_surrogate.plots`.
+surrogate's structure (for a drop-in surrogate also the wiring of its external variables),
+through :mod:`fmu_surrogate.plots`.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def add_validate_arguments(p: argparse.ArgumentParser) -> None:
                    help="relative tolerance on max |error| / max |reference| (default 1e-3)")
     p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0)")
     p.add_argument("--port", action="append", default=[], metavar="PORT=VARIABLE",
-                   help="map a surrogate port to a reference variable of another name")
+                   help="map a surrogate input or output to a reference variable of another name")
     p.add_argument("--plot", help="write the comparison plot (PNG) here")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = input_help()
