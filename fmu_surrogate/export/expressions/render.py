@@ -232,7 +232,7 @@ def _mo_dims(shape: tuple[int, ...]) -> str:
 
 def render_modelica_function(prog: Program, name: str, output: str, params: dict[str, np.ndarray],
                              names: dict[str, str], comment: str, n: int,
-                             annotation: str = "") -> str:
+                             annotation: str = "", argument: str = "State") -> str:
     """A Modelica function ``output = name(x, <params the program reads>)``.
 
     Parameters
@@ -253,13 +253,15 @@ def render_modelica_function(prog: Program, name: str, output: str, params: dict
         State dimension.
     annotation : str
         Text of an ``annotation(...)`` of the function, if any.
+    argument : str
+        Description of the argument ``x`` (the state, or the effort of a dissipation law).
     """
     leaf = _mo_leaf(names)
 
     def mo(e: Expr) -> str:
         return _expr(e, leaf, True, MODELICA_FUNCTIONS)
 
-    decl = [f"    input Real x[{n}] \"State\";"]
+    decl = [f"    input Real x[{n}] \"{argument}\";"]
     decl += [f"    input Real {names[p]}{_mo_dims(params[p].shape)};" for p in used_params(prog)]
     decl.append(f"    output Real {output}{_mo_dims(prog.shape)};")
     temps, body = [], []
