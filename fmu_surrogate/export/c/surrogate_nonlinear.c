@@ -58,7 +58,8 @@ static double amax(const double *v, int n)
  */
 static int svd_solve(int n, const double *A, const double *b, double *x)
 {
-    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    double small[2 * 8 * 8 + 8]; /* small systems: no allocation in the Newton loop */
+    double *U = n <= 8 ? small : (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
     double *V, *s, smax;
     int i, j;
     if (!U) return 1;
@@ -74,7 +75,7 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
         c /= s[j] * s[j];
         for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
     }
-    free(U);
+    if (U != small) free(U);
     return 0;
 }
 
