@@ -7,6 +7,12 @@ system (refusing a non-skew ``Ĉ``) and :func:`fmu_surrogate.ph.simulate` integr
 implicit midpoint rule, which keeps ``H(t_N) − H(t_0) + ∫ zᵀ R z dt − ∫ yᵀu dt = 0`` to
 round-off for quadratic H.  Every bond then conserves power at every instant.
 
+Nonlinear surrogates (:class:`~fmu_surrogate.ph.NonlinearPH`, with linear parts of ``E = I``)
+interconnect into one NonlinearPH (their convex energies and power-law dissipations stacked)
+that :func:`~fmu_surrogate.ph.simulate` steps with the average-vector-field scheme, whose
+discrete balance ``H(x_N) − H(x_0) + Σ h [z̄; ū]ᵀW(z̄)[z̄; ū] − Σ h ȳᵀū`` is the run's
+``energy_residual`` (the Newton tolerance, and the quadrature of non-polynomial ridges).
+
 Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
 their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
 and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x``.
@@ -20,19 +26,19 @@ import xarray as xr
 
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
+from fmu_surrogate.ph import PHDAE, LinearPH, StructureError, interconnect, simulate
 
 __all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
 
 
 class Assembled:
-    """The interconnected linear pH system and the maps back to FMU variables.
+    """The interconnected pH system and the maps back to FMU variables.
 
     Attributes
     ----------
-    system : LinearPH
+    system : LinearPH or NonlinearPH
         The coupled system from :func:`fmu_surrogate.ph.interconnect` (external ports only).
-    parts : LinearPH
+    parts : LinearPH or NonlinearPH
         The uncoupled block-diagonal system with every port (maps states to port values).
     x0 : ndarray, shape (n,)
     outputs : dict of str to (int, int)
@@ -42,8 +48,8 @@ class Assembled:
         Coupling ``u = K y`` (zero rows for uncoupled inputs, held at 0).
     """
 
-    def __init__(self, system: LinearPH, x0: np.ndarray, outputs: dict, inputs: dict,
-                 K: np.ndarray, parts: LinearPH) -> None:
+    def __init__(self, system: PHDAE, x0: np.ndarray, outputs: dict, inputs: dict,
+                 K: np.ndarray, parts: PHDAE) -> None:
         self.system, self.x0, self.outputs, self.inputs, self.K = system, x0, outputs, inputs, K
         self.parts = parts
 
@@ -63,7 +69,7 @@ def assemble(system: System) -> Assembled:
             raise CouplingError(f"component {name!r} has no pH model; the monolithic algorithm "
                                 "needs every component to be a pH surrogate.")
         J, R, B = c.ph.J, c.ph.R, c.ph.B
-        Js.append(J), Rs.append(R), Qs.append(c.ph.Q), Bs.append(B)
+        Js.append(J), Rs.append(R), Qs.append(getattr(c.ph, "Q", None)), Bs.append(B)
         Ps.append(c.ph.P), Ss.append(c.ph.S), Ns.append(c.ph.N)
         x0s.append(np.zeros(J.shape[0]) if c.x0 is None else np.asarray(c.x0, float))
         for var, (kind, i, sign) in c.ports.items():
@@ -97,14 +103,27 @@ def assemble(system: System) -> Assembled:
         if np.array_equal(C, -C.T):  # skew: the loop through the feedthroughs is singular
             raise CouplingError(f"the components cannot be interconnected: {exc}") from exc
         raise CouplingError(f"the coupling is not skew (a bond creates energy): {exc}") from exc
-    full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B,
-                    P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
+    if isinstance(ph, LinearPH):
+        full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B,
+                        P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
+    else:  # every port open: the parts side by side, their laws kept
+        full = interconnect([c.ph for c in system.components.values()], np.zeros((0, 0)),
+                            [[] for _ in system.components])
     return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full)
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact solution (matrix exponential) of the coupled system at ``time``, by variable."""
+    """Exact solution (matrix exponential) of the coupled system at ``time``, by variable.
+
+    Raises
+    ------
+    CouplingError
+        The coupled system is not linear (there is no closed-form solution).
+    """
     ph = asm.system
+    if not isinstance(ph, LinearPH):
+        raise CouplingError("the exact solution needs linear components; run_monolithic "
+                            "simulates a nonlinear system.")
     A = (ph.J - ph.R) @ ph.Q
     x = np.array([sla.expm(A * t) @ asm.x0 for t in time])
     return _variables(asm, x)
@@ -112,7 +131,10 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
 
 def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
     parts = asm.parts
-    y = x @ (parts.output_matrix.T @ parts.Q).T
+    if isinstance(parts, LinearPH):
+        y = x @ (parts.output_matrix.T @ parts.Q).T
+    else:
+        y = parts.effort(x) @ parts.output_matrix
     if parts.D.any():  # the loop through the feedthrough: y = C x + D K y
         y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
     u = y @ asm.K.T
@@ -134,8 +156,7 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     asm = assemble(system)
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
-    traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0,
-                    "midpoint")
+    traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0)
     balance = traj.energy_residual
     values = _variables(asm, traj.x)
     names = [n for n in values]
@@ -146,7 +167,8 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
             values[f"bond:{b.name}:P_{c}"] = e * f
         values[f"bond:{b.name}:residual"] = np.zeros_like(e)
         names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
-    H0 = 0.5 * asm.x0 @ asm.system.Q @ asm.x0
+    H0 = (0.5 * asm.x0 @ asm.system.Q @ asm.x0 if isinstance(asm.system, LinearPH)
+          else float(traj.H[0]))
     rec = RunRecord(run_index, values=values, wall_time=_time.perf_counter() - t0)
     return records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": "monolithic", "n_steps": n_steps, "step": float(step),
