@@ -330,16 +330,18 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             memcpy(best_x, xn, sizeof xn);
             memcpy(best_zb, zb, sizeof zb);
         }
-        for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
-        dn_matvec(NX, NX, NX, SUR_E, dx, ed);
-        dn_matvec(NX, NX, NX, SUR_T, zb, tz);
-        scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
-        if (it > 3 && (fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
-            best <= STALL * (scale + 1e-300)) {
-            converged = 1;
-            memcpy(xn, best_x, sizeof xn);
-            memcpy(zb, best_zb, sizeof zb);
-            break;
+        if (it > 3) { /* the stall test (its scale is needed from the fourth iteration on) */
+            for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
+            dn_matvec(NX, NX, NX, SUR_E, dx, ed);
+            dn_matvec(NX, NX, NX, SUR_T, zb, tz);
+            scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
+            if ((fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
+                best <= STALL * (scale + 1e-300)) {
+                converged = 1;
+                memcpy(xn, best_x, sizeof xn);
+                memcpy(zb, best_zb, sizeof zb);
+                break;
+            }
         }
         prev = fn;
         for (i = 0; i < NX; i++) F[i] = -F[i];
