@@ -14,6 +14,12 @@ on them (docs/design.md §2), and :func:`fmu_surrogate.ph.interconnect` builds t
 which keeps ``H(t_N) − H(t_0) + ∫ [z; u]ᵀ W [z; u] dt − ∫ yᵀu dt = 0`` to round-off for
 quadratic H; every bond conserves power at every instant.
 
+Nonlinear surrogates (:class:`~fmu_surrogate.ph.NonlinearPH`, with linear parts of ``E = I``)
+interconnect into one NonlinearPH (their convex energies and power-law dissipations stacked)
+that :func:`~fmu_surrogate.ph.simulate` steps with the average-vector-field scheme, whose
+discrete balance ``H(x_N) − H(x_0) + Σ h [z̄; ū]ᵀW(z̄)[z̄; ū] − Σ h ȳᵀū`` is the run's
+``energy_residual`` (the Newton tolerance, and the quadrature of non-polynomial ridges).
+
 Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
 their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
 and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x + D u_free``.  Measured
@@ -31,7 +37,7 @@ import xarray as xr
 
 from fmu_surrogate.couple.system import Component, CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-from fmu_surrogate.ph import LinearPH, PortMap, StructureError, interconnect, simulate
+from fmu_surrogate.ph import PHDAE, LinearPH, PortMap, StructureError, interconnect, simulate
 
 __all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
 
@@ -41,7 +47,7 @@ class _Part:
     """One component in the assembly: its core, wiring, offsets and external input values."""
 
     name: str
-    core: LinearPH
+    core: PHDAE
     wiring: PortMap
     port0: int  # first global pH port
     state0: int  # first global state
@@ -49,14 +55,14 @@ class _Part:
 
 
 class Assembled:
-    """The interconnected linear pH system and the maps back to FMU variables.
+    """The interconnected pH system and the maps back to FMU variables.
 
     Attributes
     ----------
-    system : LinearPH
+    system : LinearPH or NonlinearPH
         The coupled system from :func:`fmu_surrogate.ph.interconnect`; its inputs are the free
         pH ports (:attr:`free`).
-    parts : LinearPH
+    parts : LinearPH or NonlinearPH
         The uncoupled block-diagonal system with every port (maps states to port values).
     x0 : ndarray, shape (n,)
     K : ndarray, shape (m, m)
@@ -69,7 +75,7 @@ class Assembled:
         ``"component.variable" -> (global pH port, sign)`` of the connected power variables.
     """
 
-    def __init__(self, system: LinearPH, x0: np.ndarray, K: np.ndarray, parts: LinearPH,
+    def __init__(self, system: PHDAE, x0: np.ndarray, K: np.ndarray, parts: PHDAE,
                  members: list[_Part], free: np.ndarray, u_free: np.ndarray,
                  outputs: dict, inputs: dict) -> None:
         self.system, self.x0, self.K, self.parts = system, x0, K, parts
@@ -182,18 +188,33 @@ def assemble(system: System) -> Assembled:
     u_all = np.concatenate([p.wiring.Tu @ p.u_ext + p.wiring.cu for p in members] or
                            [np.zeros(0)])
     cores = [p.core for p in members]
-    full = LinearPH(sla.block_diag(*[c.J for c in cores]), sla.block_diag(*[c.R for c in cores]),
-                    sla.block_diag(*[c.Q for c in cores]), sla.block_diag(*[c.B for c in cores]),
-                    P=sla.block_diag(*[c.P for c in cores]), S=sla.block_diag(*[c.S for c in cores]),
-                    N=sla.block_diag(*[c.N for c in cores]))
+    if isinstance(ph, LinearPH):
+        full = LinearPH(sla.block_diag(*[c.J for c in cores]),
+                        sla.block_diag(*[c.R for c in cores]),
+                        sla.block_diag(*[c.Q for c in cores]),
+                        sla.block_diag(*[c.B for c in cores]),
+                        P=sla.block_diag(*[c.P for c in cores]),
+                        S=sla.block_diag(*[c.S for c in cores]),
+                        N=sla.block_diag(*[c.N for c in cores]))
+    else:  # every port open: the parts side by side, their laws kept
+        full = interconnect(cores, np.zeros((0, 0)), [[] for _ in cores])
     x0 = np.concatenate([np.zeros(p.core.n_states) if system.components[p.name].x0 is None
                          else np.asarray(system.components[p.name].x0, float) for p in members])
     return Assembled(ph, x0, K, full, members, free, u_all[free], outputs, inputs)
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable."""
+    """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable.
+
+    Raises
+    ------
+    CouplingError
+        The coupled system is not linear (there is no closed-form solution).
+    """
     ph = asm.system
+    if not isinstance(ph, LinearPH):
+        raise CouplingError("the exact solution needs linear components; run_monolithic "
+                            "simulates a nonlinear system.")
     A, Bf = (ph.J - ph.R) @ ph.Q, ph.B - ph.P
     n, k = A.shape[0], len(asm.free)
     M = np.zeros((n + k, n + k))
@@ -207,7 +228,10 @@ def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
     parts = asm.parts
     u_free = np.zeros(parts.n_inputs)
     u_free[asm.free] = asm.u_free
-    y = x @ (parts.output_matrix.T @ parts.Q).T + parts.D @ u_free
+    if isinstance(parts, LinearPH):
+        y = x @ (parts.output_matrix.T @ parts.Q).T + parts.D @ u_free
+    else:
+        y = parts.effort(x) @ parts.output_matrix + parts.D @ u_free
     if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_free)
         y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
     u = y @ asm.K.T + u_free
@@ -247,7 +271,7 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     asm = assemble(system)
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
-    traj = simulate(asm.system, time, np.tile(asm.u_free, (n_steps + 1, 1)), asm.x0, "midpoint")
+    traj = simulate(asm.system, time, np.tile(asm.u_free, (n_steps + 1, 1)), asm.x0)
     values = _variables(asm, traj.x)
     names = list(values)
     for b in system.bonds:

@@ -76,8 +76,8 @@ class Component:
     parameters : dict of str to float
         Start values of parameters (or inputs).
     ph : object, optional
-        The component's linear pH model (``LinearPH``) when it has one (surrogates); required by
-        the monolithic algorithm.
+        The component's pH model (``LinearPH`` or ``NonlinearPH``) when it has one
+        (surrogates); required by the monolithic algorithm.
     ports : dict of str to (str, int, int), optional
         FMU variable -> ``("u" or "y", port index, sign)``: the variable equals ``sign`` times that
         input/output of ``ph``.

@@ -17,6 +17,14 @@ is recorded in the model's documentation.  A feedthrough adds the parameters ``P
     E*der(x) = (J - R)*z + (B - P)*u;   y = transpose(B + P)*z + (S - N)*u;
     P_dissipated = z*(R*z) + 2*z*(P*u) + u*(S*u);
 
+a :class:`~fmu_surrogate.ph.NonlinearPH` its state-dependent dissipation ``R_nl(z)`` as the
+functions ``dissipationForce`` (``R_nl(z)*z``) and ``dissipationRate`` (``z*R_nl(z)*z``) of the
+same expression source, over the parameters ``diss_directions``, ``diss_gains``,
+``diss_exponents`` and ``diss_smoothing`` (``R`` is then the constant part ``R₀``)::
+
+    der(x) = (J - R)*z - dissipationForce(z, ...) + (B - P)*u;
+    P_dissipated = z*(R*z) + dissipationRate(z, ...) + 2*z*(P*u) + u*(S*u);
+
 and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
 ``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
 ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
@@ -35,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from fmu_surrogate.export.expressions.dissipation import dissipation_expressions
 from fmu_surrogate.export.expressions.effort import (
     EffortExpressions,
     ExportError,
@@ -52,7 +61,7 @@ __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
 _INTERNAL = frozenset([
     "E", "J", "R", "B", "x", "x_start", "z", "u", "H", "H_start", "P_supplied", "P_dissipated",
     "energy_residual", "E_supplied", "E_dissipated", "effort", "effortJacobian",
-    "effortDerivative", "hamiltonian", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
+    "effortDerivative", "hamiltonian", "dissipationForce", "dissipationRate", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
     "transpose", "Real", "Integer", "Boolean", "String"
 ])
 #: names the model uses only with a feedthrough (P, S, N) or a port wiring (a PortedSystem)
@@ -129,9 +138,13 @@ def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
     origin = (f"<p>Identified from the FMU <code>{html.escape(str(src.get('name')))}</code> "
               f"by method <code>{html.escape(str(prov.get('method')))}</code>.</p>\n"
               if src else "")
+    nl = getattr(system, "nonlinear_dissipation", None)
+    nl_text = ("" if nl is None else f" and the state-dependent dissipation R(x) = R + R_nl(z) of "
+               f"{nl.n_terms} power-law terms (dissipationForce)")
     info = (f"<html>\n<p>Port-Hamiltonian surrogate exported by fmu-surrogate: "
             f"E der(x) = (J - R) z(x) + (B - P) u, y = (B + P)' z(x) + (S - N) u (P, S, N zero "
-            f"unless declared), with the effort {html.escape(ex.kind)}."
+            f"unless declared), with the effort {html.escape(ex.kind)}"
+            f"{nl_text}."
             f"</p>\n{origin}<p>Names of the surrogate and their Modelica identifiers:</p>\n"
             f"<table border=\"1\">\n<tr><th>kind</th><th>surrogate</th><th>Modelica</th></tr>\n"
             f"{rows}\n</table>\n</html>")
@@ -208,6 +221,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         raise ExportError("an order-0 surrogate (the static map y = (S - N) u) has no Modelica "
                           "form here; export it as an FMU (export_fmu), which handles it.")
     ex = effort_expressions(system)
+    nl = getattr(system, "nonlinear_dissipation", None)
+    dx = dissipation_expressions(nl) if nl is not None else None
     n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
     ft, ported = system.has_feedthrough, not w.identity
     ident = np.array_equal(system.E, np.eye(n))
@@ -218,7 +233,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     for p, a in ex.params.items():
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
         pnames[p] = f"effort_{p}" if clash or p in internal - {"E"} else p
-    names = _Names(internal | set(pnames.values()) | {model_name})
+    dnames = {p: p for p in (dx.params if dx else {})}  # diss_*: no effort data has that prefix
+    names = _Names(internal | set(pnames.values()) | set(dnames) | {model_name})
     ins = [names.add(s, "input") for s in w.input_names]
     outs = [names.add(s, "output") for s in w.output_names]
     fixed_pars = {names.add(k, "parameter"): v for k, v in w.parameters.items()}
@@ -258,6 +274,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         declared.add(pnames[p])
         dims = "" if a.ndim == 0 else f"[{', '.join(map(str, a.shape))}]"
         lines.append(f'  parameter Real {pnames[p]}{dims} = {_array(a, "    ")} "Effort data";')
+    for p, a in (dx.params if dx else {}).items():
+        lines.append(f'  parameter Real {p}{_dims(a)} = {_array(a, "    ")} '
+                     f'"Power-law dissipation R_nl(z) (diss_gains >= 0)";')
     lines += _io_lines(w, ins, outs)
     if has_h:
         lines += ['  Modelica.Blocks.Interfaces.RealOutput H "Hamiltonian H(x)";',
@@ -283,6 +302,18 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     if ported:
         lines.append(f'  Real y_ph[{m}] "pH port outputs";')
     lines.append(_functions(ex, pnames, n))
+    if dx:
+        lines += [render_modelica_function(dx.force, "dissipationForce", "f", dx.params, dnames,
+                                           "State-dependent dissipative force R_nl(z)*z", n,
+                                           argument="Effort z"),
+                  render_modelica_function(dx.rate, "dissipationRate", "p", dx.params, dnames,
+                                           "State-dependent dissipated power z*R_nl(z)*z", n,
+                                           argument="Effort z")]
+    fnl = ""
+    pnl = ""
+    if dx:
+        fnl = f" - dissipationForce({', '.join(['z', *used_params(dx.force)])})"
+        pnl = f" + dissipationRate({', '.join(['z', *used_params(dx.rate)])})"
     if has_h:
         lines += ["initial equation", "  H_start = H;"]
     call = ", ".join(["x"] + [pnames[p] for p in used_params(ex.z)])
@@ -296,16 +327,16 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     if m:
         u_eq = (f"Tu*{ext_u} + cu" if ins else "cu") if ported else ext_u
         lines += [f"  u = {u_eq};", f"  z = effort({call});",
-                  f"  {lhs} = (J - R)*z + {'(B - P)' if ft else 'B'}*u;",
+                  f"  {lhs} = (J - R)*z{fnl} + {'(B - P)' if ft else 'B'}*u;",
                   f"  {y} = transpose({'B + P' if ft else 'B'})*z{' + (S - N)*u' if ft else ''};",
                   f"  P_supplied = {y}*u;"]
     else:
-        lines += [f"  z = effort({call});", f"  {lhs} = (J - R)*z;", "  P_supplied = 0;"]
+        lines += [f"  z = effort({call});", f"  {lhs} = (J - R)*z{fnl};", "  P_supplied = 0;"]
     if ported:
         lines.append(f"  {{{', '.join(outs)}}} = Ty*y_ph + Cx*x"
                      f"{f' + Du*{ext_u}' if ins else ''} + cy;")
-    lines.append("  P_dissipated = z*(R*z) + 2*z*(P*u) + u*(S*u);" if ft
-                 else "  P_dissipated = z*(R*z);")
+    lines.append(f"  P_dissipated = z*(R*z){pnl} + 2*z*(P*u) + u*(S*u);" if ft
+                 else f"  P_dissipated = z*(R*z){pnl};")
     if has_h:
         hcall = ", ".join(["x"] + [pnames[p] for p in used_params(ex.H)])
         lines += [f"  H = hamiltonian({hcall});",

@@ -7,8 +7,12 @@ skew-symmetric ``Ĉ`` over all coupled ports exchanges power without creating or
 
     E = diag(E_i),  J = diag(J_i) − B̂ Ĉ B̂ᵀ,  R = diag(R_i),  B = diag(B̄_i),  H = Σ H_i
 
-— a :class:`~fmu_surrogate.ph.LinearPH` when every part is linear, else a
-:class:`~fmu_surrogate.ph.PHDAE` whose effort (:class:`CompositeEffort`) stacks the parts'.
+— a :class:`~fmu_surrogate.ph.LinearPH` when every part is linear, a
+:class:`~fmu_surrogate.ph.NonlinearPH` when some part is one and the others are too or are
+linear with ``E = I`` (the convex energies and power-law dissipations stacked: ``Q`` block
+diagonal, each ridge and damper direction padded with zeros onto the coupled state, so
+``R(x) = R + R_nl(z)`` keeps every part's law), else a :class:`~fmu_surrogate.ph.PHDAE` whose
+effort (:class:`CompositeEffort`) stacks the parts'.
 ``J`` stays skew to round-off because ``B̂ Ĉ B̂ᵀ`` is skew when ``Ĉ`` is; a ``Ĉ`` that is not
 skew is refused.  The standard special cases are helpers: :func:`feedback` (two ports joined by
 a gyrator of gain k), :func:`series` (two ports driven by one input, outputs adding) and
@@ -29,6 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import block_diag
 
 from fmu_surrogate.ph.closed_loop import close_loop
+from fmu_surrogate.ph.dissipation import PowerDissipation
+from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.nonlinear import NonlinearPH
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -212,10 +218,8 @@ def interconnect(
 def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
-    if any(getattr(s, "nonlinear_dissipation", None) is not None for s in systems):
-        raise StructureError("interconnecting a NonlinearPH with state-dependent dissipation is "
-                             "not supported (the coupled system would lose R_nl(z)); simulate "
-                             "the parts in co-simulation (fmu_surrogate.couple) instead.")
+    if any(isinstance(s, NonlinearPH) for s in systems):
+        return NonlinearPH(J, R, B, *_stacked_convex(systems), **kw)
     if all(isinstance(s, LinearPH) for s in systems):
         return LinearPH(J, R, block_diag(*[s.Q for s in systems]), B, E=E, **kw)
     effort = CompositeEffort([s.effort_function for s in systems],
@@ -223,6 +227,37 @@ def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any
                              [s._hamiltonian for s in systems])
     return PHDAE(E, J, R, B, effort=effort,
                  hamiltonian=effort.hamiltonian if effort.has_hamiltonian else None, **kw)
+
+
+def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipation]:
+    """The convex energy and the power-law dissipation of NonlinearPH (and linear, ``E = I``)
+    parts on the coupled state: ``Q`` block diagonal, directions padded with zeros."""
+    n = sum(s.n_states for s in systems)
+    Qs, kinds, a, W, M, g, p, d = [], [], [], [], [], [], [], []
+    off = 0
+    for s in systems:
+        k = s.n_states
+        if isinstance(s, NonlinearPH):
+            eff, diss = s.effort_function, s.dissipation
+        elif isinstance(s, LinearPH) and np.array_equal(s.E, np.eye(k)) \
+                and np.array_equal(s.Q, s.Q.T):
+            eff, diss = ConvexEffort(s.Q), PowerDissipation.empty(k)
+        else:
+            raise StructureError(
+                f"a NonlinearPH couples with NonlinearPH parts and linear ones with E = I and a "
+                f"symmetric Q only, not with a {type(s).__name__} of that form; simulate the "
+                f"parts in co-simulation (fmu_surrogate.couple) instead.")
+        Qs.append(eff.Q)
+        kinds += eff.kinds
+        a.append(eff.weights)
+        W.append(np.pad(eff.directions, ((0, 0), (off, n - off - k))))
+        M.append(np.pad(diss.directions, ((0, 0), (off, n - off - k))))
+        g.append(diss.gains)
+        p.append(diss.exponents)
+        d.append(diss.smoothing)
+        off += k
+    effort = ConvexEffort(block_diag(*Qs), kinds, np.concatenate(a), np.vstack(W))
+    return effort, PowerDissipation(np.vstack(M), *map(np.concatenate, (g, p, d)))
 
 
 def feedback(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0, gain: float = 1.0,

@@ -24,7 +24,8 @@ from scipy.special import erf
 _S = v3_5.Syntax
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # the functions generated models call: Modelica's built-in ones and the MSL's erf
-_FUNCTIONS = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "Modelica.Math.Special.erf": erf}
+_FUNCTIONS = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs,
+              "log": np.log, "Modelica.Math.Special.erf": erf}
 _INPUT_TYPES = {"Modelica.Blocks.Interfaces.RealInput"}
 _OUTPUT_TYPES = {"Modelica.Blocks.Interfaces.RealOutput"}
 

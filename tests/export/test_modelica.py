@@ -113,7 +113,21 @@ def rc_known():
                  input_names=["u"], output_names=["y"])
 
 
+def nonlinear():
+    """A NonlinearPH without feedthrough: quartic and logcosh ridges, two power-law dampers."""
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PowerDissipation
+
+    r = _rng(10)
+    A = r.normal(size=(3, 3))
+    eff = ConvexEffort(A @ A.T + np.eye(3), ["quartic", "logcosh"], [0.6, 1.4],
+                       r.normal(size=(2, 3)))
+    diss = PowerDissipation(r.normal(size=(2, 3)), [0.8, 0.3], [1 / 3, 1.0], [0.01, 0.1])
+    return NonlinearPH(_skew(r, 3), np.diag([0.1, 0.0, 0.2]), r.normal(size=(3, 2)), eff, diss,
+                       input_names=["u1", "u2"], output_names=["y1", "y2"])
+
+
 SYSTEMS = {
+    "nonlinear": nonlinear,
     "law": law,
     "rc_known": rc_known,
     "linear": lambda: linear_ph(input_names=["F 1", "end"], output_names=["v.1", "x"]),
@@ -135,7 +149,8 @@ def _values(system, cls, x, u, d):
     ins = _port_names(cls, "RealInput")
     outs = [n for n in _port_names(cls, "RealOutput")
             if n not in ("H", "energy_residual", "P_supplied", "P_dissipated")]
-    vals = {"x": x, "z": z, "P_supplied": float(y @ u), "P_dissipated": float(z @ system.R @ z),
+    vals = {"x": x, "z": z, "P_supplied": float(y @ u),
+            "P_dissipated": float(system.dissipation_rate(z, u)),
             **dict(zip(ins, u)), **dict(zip(outs, y))}
     if system.n_inputs:
         vals["u"] = u
@@ -182,7 +197,8 @@ def test_model_is_balanced_and_its_equations_hold(name):
         assert not mc.function_unused(fn) - allowed, fn.name
 
 
-@pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled", "law", "rc_known"])
+@pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled", "law", "rc_known",
+                                  "nonlinear"])
 def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
     system = SYSTEMS[name]()
     cls = mc.model(modelica_model(system, "M"))
@@ -409,3 +425,29 @@ def test_ported_system_model_is_balanced_and_its_equations_hold():
     assert 'RealInput F(unit = "N")' in text and 'RealOutput q(unit = "m")' in text
     assert "  {v, q, i3} = Ty*y_ph + Cx*x + Du*{F, u3} + cy;" in text
     assert "  u = Tu*{F, u3} + cu;" in text
+
+
+def test_nonlinear_ph_drop_in_equations_and_dissipation_functions_hold():
+    """A NonlinearPH with feedthrough behind an FMU's names: every equation holds for values of
+    the ph objects (its flow and dissipation rate carry R_nl(z)), and the dissipation functions
+    evaluate to the PowerDissipation's force and rate."""
+    from tests.export.fmi.test_fmu_export_nonlinear_ph import ported
+
+    sur = ported()
+    text = modelica_model(sur, "NonlinearDropIn")
+    assert "  der(x) = (J - R)*z - dissipationForce(z, diss_directions, diss_smoothing, " \
+           "diss_gains, diss_exponents) + (B - P)*u;" in text
+    assert "log(1 + exp(" in text and "tanh(" in text  # the logcosh ridge, as Modelica has it
+    cls = _check_ported_equations(sur, text)
+    ev = mc.Evaluator(cls)
+    d = sur.system.dissipation
+    for key, ref in (("diss_directions", d.directions), ("diss_gains", d.gains),
+                     ("diss_exponents", d.exponents), ("diss_smoothing", d.smoothing)):
+        assert np.array_equal(ev.params[key], ref), key
+    args = [ev.params[c.name] for c in cls.classes["dissipationForce"].components.values()
+            if c.prefix == "input" and c.name != "x"]
+    for z in 2.0 * _rng(13).normal(size=(4, 3)):
+        f = ev.call("dissipationForce", [z, *args], {})
+        assert np.abs(f - d.force(z[None])[0]).max() < RTOL * np.abs(f).max()
+        p = ev.call("dissipationRate", [z, *args], {})
+        assert abs(p - d.rate(z[None])[0]) < RTOL * abs(p)

@@ -20,6 +20,11 @@
  * scheme's own: dissipated += h zbar' R zbar, supplied += h (B' zbar)' u.
  * Model exchange: the algebraic states are solved inside the derivative call; the continuous
  * states are the differential states and the two energy integrals.
+ *
+ * With SUR_NL (a NonlinearPH) the dissipation has a state-dependent part R_nl(z) (dis_f, dis_df,
+ * dis_rate in surrogate_data.h): x' = T z - R_nl(z) z + B u with T = J - R0; the step adds
+ * h R_nl(zbar) zbar to the residual and h dF/dz(zbar) dzbar/dx to its Jacobian, and the
+ * dissipated power z'R_nl(z)z to [z; u]'W[z; u], as fmu_surrogate.ph.simulate does.
  */
 #include <float.h>
 
@@ -53,7 +58,8 @@ static double amax(const double *v, int n)
  */
 static int svd_solve(int n, const double *A, const double *b, double *x)
 {
-    double *U = (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    double small[2 * 8 * 8 + 8]; /* small systems: no allocation in the Newton loop */
+    double *U = n <= 8 ? small : (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
     double *V, *s, smax;
     int i, j;
     if (!U) return 1;
@@ -69,7 +75,7 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
         c /= s[j] * s[j];
         for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
     }
-    free(U);
+    if (U != small) free(U);
     return 0;
 }
 
@@ -102,6 +108,9 @@ static void port_power(const double *z, const double *u, double *y, double *diss
     dn_matvec(NU, NU, NU, SUR_S, u, su);
     dn_matvec(NU, NU, NU, SUR_D, u, du);
     for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
+#if SUR_NL
+    d += dis_rate(z);
+#endif
     for (j = 0; j < NU; j++) {
         double acc = du[j];
         for (i = 0; i < NX; i++) acc += SUR_BO[i * SUR_BS + j] * z[i];
@@ -207,6 +216,13 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     dn_matvec(NX, NX, NX, SUR_T, z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
+#if SUR_NL
+    {
+        double fn[NX];
+        dis_f(z, fn);
+        for (i = 0; i < NX; i++) f[i] -= fn[i];
+    }
+#endif
     /* E_dd x_d' = f_d (SUR_EINV: the inverse of E restricted to the differential rows/states) */
     for (i = 0; i < SUR_ND; i++) {
         double acc = 0.0;
@@ -265,6 +281,10 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
         for (j = 0; j < NX; j++) acc += SUR_E[i * NX + j] * delta[j];
         F[i] = acc - h * (tzb[i] + b_u[i]);
     }
+#if SUR_NL
+    dis_f(zb, tzb); /* the state-dependent dissipation at the step's mean effort */
+    for (i = 0; i < NX; i++) F[i] = F[i] + h * tzb[i];
+#endif
     if (Jac)
         for (i = 0; i < NX; i++)
             for (j = 0; j < NX; j++) {
@@ -272,6 +292,18 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
                 for (k = 0; k < NX; k++) acc += SUR_T[i * NX + k] * dzb[k * NX + j];
                 Jac[i * NX + j] = SUR_E[i * NX + j] - h * acc;
             }
+#if SUR_NL
+    if (Jac) {
+        double *Jf = c->sur_jf;
+        dis_df(zb, Jf);
+        for (i = 0; i < NX; i++)
+            for (j = 0; j < NX; j++) {
+                double acc = 0.0;
+                for (k = 0; k < NX; k++) acc += Jf[i * NX + k] * dzb[k * NX + j];
+                Jac[i * NX + j] = Jac[i * NX + j] + h * acc;
+            }
+    }
+#endif
 }
 
 /* One step of the scheme from xk (in place) over h with the input u held. */
@@ -298,16 +330,18 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             memcpy(best_x, xn, sizeof xn);
             memcpy(best_zb, zb, sizeof zb);
         }
-        for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
-        dn_matvec(NX, NX, NX, SUR_E, dx, ed);
-        dn_matvec(NX, NX, NX, SUR_T, zb, tz);
-        scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
-        if (it > 3 && (fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
-            best <= STALL * (scale + 1e-300)) {
-            converged = 1;
-            memcpy(xn, best_x, sizeof xn);
-            memcpy(zb, best_zb, sizeof zb);
-            break;
+        if (it > 3) { /* the stall test (its scale is needed from the fourth iteration on) */
+            for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
+            dn_matvec(NX, NX, NX, SUR_E, dx, ed);
+            dn_matvec(NX, NX, NX, SUR_T, zb, tz);
+            scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
+            if ((fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
+                best <= STALL * (scale + 1e-300)) {
+                converged = 1;
+                memcpy(xn, best_x, sizeof xn);
+                memcpy(zb, best_zb, sizeof zb);
+                break;
+            }
         }
         prev = fn;
         for (i = 0; i < NX; i++) F[i] = -F[i];
@@ -407,6 +441,14 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         bu(dus, b);
         for (i = 0; i < NX; i++) f[i] = tdz[i] + b[i]; /* d(T z + B u) */
     }
+#if SUR_NL
+    {   /* d(-F(z)) = -dF/dz dz */
+        double dfz[NX];
+        dis_df(z, c->sur_jf);
+        dn_matvec(NX, NX, NX, c->sur_jf, dz, dfz);
+        for (i = 0; i < NX; i++) f[i] -= dfz[i];
+    }
+#endif
     port_power(z, u, y, &dd, &ds);
     {
         /* dy = BO' dz + D du; d[z; u]'W[z; u] = 2 (Rz + Pu)'dz + 2 (P'z + Su)'du;
@@ -429,6 +471,14 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         dd = 0.0;
         ds = 0.0;
         for (l = 0; l < NX; l++) dd += 2.0 * (rz[l] + pu[l]) * dz[l];
+#if SUR_NL
+        {   /* d(z'F(z)) = F(z)'dz + z'(dF/dz dz) (sur_jf holds dF/dz at z) */
+            double fz[NX], dfz[NX];
+            dis_f(z, fz);
+            dn_matvec(NX, NX, NX, c->sur_jf, dz, dfz);
+            for (l = 0; l < NX; l++) dd += fz[l] * dz[l] + z[l] * dfz[l];
+        }
+#endif
         for (j = 0; j < NU; j++) {
             dd += 2.0 * (pz[j] + su[j]) * dus[j];
             ds += dy[j] * u[j] + y[j] * dus[j];

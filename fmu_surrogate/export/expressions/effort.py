@@ -13,8 +13,10 @@ the formula by ≈ 1e-8 relative, equally (tests/export/test_identified.py).  Th
 translated are those the package makes: :class:`~fmu_surrogate.ph.LinearEffort` (``z = Q x``),
 :class:`~fmu_surrogate.ph.KernelEffort` (the direct kernel expansion, the Hamiltonian part with
 its derivative kernel and the optional constraint force, formula for formula as
-:mod:`fmu_surrogate.ph.efforts.kernel` evaluates them) and
-:class:`~fmu_surrogate.ph.CompositeEffort` (coupled systems, block by block).
+:mod:`fmu_surrogate.ph.efforts.kernel` evaluates them), :class:`~fmu_surrogate.ph.CompositeEffort`
+(coupled systems, block by block) and the explicit efforts of
+:mod:`fmu_surrogate.export.expressions.terms` (discovered terms, known polynomials, the convex
+energy of a :class:`~fmu_surrogate.ph.NonlinearPH`).
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ from fmu_surrogate.export.expressions.program import (
     sub,
 )
 from fmu_surrogate.export.expressions.terms import (
+    convex_effort,
     partly_known_effort,
     polynomial_effort,
     term_effort,
 )
+from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
 from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
@@ -147,7 +151,7 @@ def _effort_has_h(effort: Any) -> bool:
         return True
     if isinstance(effort, KernelEffort):
         return effort.has_hamiltonian
-    if isinstance(effort, TermEffort):
+    if isinstance(effort, (TermEffort, ConvexEffort)):
         return True
     if isinstance(effort, PartlyKnownEffort):
         return _effort_has_h(effort.learned)
@@ -163,11 +167,12 @@ def _check_kind(effort: Any) -> None:
             _check_kind(p)
     elif isinstance(effort, PartlyKnownEffort):
         _check_kind(effort.learned)
-    elif not isinstance(effort, (LinearEffort, KernelEffort, TermEffort, PolynomialEffort)):
+    elif not isinstance(effort, (LinearEffort, KernelEffort, TermEffort, PolynomialEffort,
+                                 ConvexEffort)):
         raise UnsupportedEffortError(
             f"cannot export an effort of kind {type(effort).__name__!r}: the exporters write "
             f"equations for LinearEffort, KernelEffort, TermEffort, PolynomialEffort, "
-            f"PartlyKnownEffort and CompositeEffort only; identify the surrogate with a linear, "
+            f"ConvexEffort, PartlyKnownEffort and CompositeEffort only; identify the surrogate with a linear, "
             f"GP or law-discovery method, or add a translation for this kind to "
             f"fmu_surrogate.export.expressions.effort.")
 
@@ -361,6 +366,8 @@ def _emit(effort: Any, xs: Sequence[Expr], b: Builder, P: _Params, pre: str,
         return term_effort(effort, xs, b, P, pre, which)
     if isinstance(effort, PolynomialEffort):
         return polynomial_effort(effort, xs, which)
+    if isinstance(effort, ConvexEffort):
+        return convex_effort(effort, xs, b, P, pre, which)
     if isinstance(effort, PartlyKnownEffort):
         return partly_known_effort(effort, xs, which,
                                    lambda part, w: _emit(part, xs, b, P, pre, w))
@@ -382,7 +389,8 @@ def _effort_and_h(system: Any) -> tuple[Any, int, bool]:
     _check_kind(effort)
     if isinstance(effort, LinearEffort):
         n = effort.Q.shape[0]
-    elif isinstance(effort, (KernelEffort, TermEffort, PolynomialEffort, PartlyKnownEffort)):
+    elif isinstance(effort, (KernelEffort, TermEffort, PolynomialEffort, PartlyKnownEffort,
+                             ConvexEffort)):
         n = effort.n_states
     else:
         n = int(effort.offsets[-1])
@@ -395,7 +403,8 @@ def effort_expressions(system: Any) -> EffortExpressions:
     Parameters
     ----------
     system : PHDAE, LinearPH or effort
-        The surrogate, or its effort (``LinearEffort``, ``KernelEffort``, ``CompositeEffort``).
+        The surrogate, or its effort (``LinearEffort``, ``KernelEffort``, ``CompositeEffort``,
+        ``TermEffort``, ``PartlyKnownEffort``, ``ConvexEffort``).
 
     Returns
     -------

@@ -4,8 +4,9 @@
 
 Expressions are numbers, state components ``x[j]``, temporaries, elements of named constant
 arrays (``centres[i, j]`` with ``i`` the loop index or a fixed index) and the operations
-``+ - * /``, negation and the functions ``exp``, ``sin``, ``cos`` and ``erf`` (C99's and
-Modelica's).  :func:`evaluate` runs a program with numpy (loops vectorised
+``+ - * /``, negation, the power ``a^b`` (:func:`power`) and the functions ``exp``, ``sin``,
+``cos``, ``erf``, ``tanh``, ``abs`` and ``log1p`` (C99's; Modelica's, ``log1p(a)`` written
+``log(1 + a)``).  :func:`evaluate` runs a program with numpy (loops vectorised
 over their index); :mod:`fmu_surrogate.export.expressions.render` writes it as C or as a Modelica function.
 """
 
@@ -24,7 +25,8 @@ from fmu_surrogate.errors import InvalidInputError
 Array = NDArray[np.float64]
 
 __all__ = ["FUNCTIONS", "LOOP", "Builder", "Let", "Loop", "Num", "Op", "Par", "Program", "State",
-           "Tmp", "add", "as_expr", "cos", "erf", "evaluate", "exp", "mul", "sin", "sub"]
+           "Tmp", "absolute", "add", "as_expr", "cos", "erf", "evaluate", "exp", "log1p", "mul",
+           "power", "sin", "sub", "tanh"]
 
 # -- the expression representation ---------------------------------------------------------------
 class Expr:
@@ -95,8 +97,8 @@ class Par(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Op(Expr):
-    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/``, or one of the unary
-    :data:`FUNCTIONS`."""
+    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/`` and ``pow``, or one of the
+    unary :data:`FUNCTIONS`."""
 
     op: str
     args: tuple[Expr, ...]
@@ -187,9 +189,30 @@ def erf(a: Expr) -> Expr:
     return Op("erf", (a,))
 
 
+def tanh(a: Expr) -> Expr:
+    """``tanh(a)``."""
+    return Op("tanh", (a,))
+
+
+def absolute(a: Expr) -> Expr:
+    """``|a|``."""
+    return Op("abs", (a,))
+
+
+def log1p(a: Expr) -> Expr:
+    """``log(1 + a)``, accurate for small ``a`` where the language has it (C99)."""
+    return Op("log1p", (a,))
+
+
+def power(a: Expr | float, b: Expr | float) -> Expr:
+    """``a^b`` (C's ``pow``; ``a ≥ 0`` unless ``b`` is an integer)."""
+    return Op("pow", (as_expr(a), as_expr(b)))
+
+
 #: the unary functions of the expressions and their numpy evaluations
 FUNCTIONS: dict[str, Callable[[Any], Any]] = {"exp": np.exp, "sin": np.sin, "cos": np.cos,
-                                               "erf": special.erf}
+                                               "erf": special.erf, "tanh": np.tanh,
+                                               "abs": np.abs, "log1p": np.log1p}
 
 
 # -- building programs -------------------------------------------------------------------------
@@ -244,6 +267,8 @@ def _value(e: Expr, env: dict[str, Any], x: Array, params: dict[str, Array]) -> 
         return out
     if e.op == "/":
         return vals[0] / vals[1]
+    if e.op == "pow":
+        return np.power(vals[0], vals[1])
     if e.op in FUNCTIONS:
         return FUNCTIONS[e.op](vals[0])
     raise InvalidInputError(f"unknown operation {e.op!r}")

@@ -11,6 +11,12 @@
 * :class:`~fmu_surrogate.ph.PartlyKnownEffort`: the learned part's programs (any translatable
   effort, e.g. a GP's kernel expansion with its loops) plus the known polynomial; ``H`` is the
   learned part's ``H̄``.
+* :class:`~fmu_surrogate.ph.ConvexEffort` (the energy of a
+  :class:`~fmu_surrogate.ph.NonlinearPH`): ``z = Q x + Σ_k α_k ψ_k'(s_k) w_k`` with
+  ``s_k = w_kᵀx``, ``∂z/∂x = Q + Σ_k α_k ψ_k''(s_k) w_k w_kᵀ`` and ``H = ½ xᵀQx + Σ_k α_k
+  ψ_k(s_k)``, the ridge functions as :func:`fmu_surrogate.ph.efforts.convex.ridge` writes them
+  (``s³``, ``3 s s``, ``s⁴/4`` as products; ``tanh s``, ``1 − tanh² s`` and ``log cosh s = |s| +
+  log1p(exp(−2|s|)) − log 2``); ``Q`` and the ridges' weights and directions are arrays.
 
 Each function returns what :func:`fmu_surrogate.export.expressions.effort.effort_expressions` asks of
 one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacobian rows
@@ -33,16 +39,19 @@ from fmu_surrogate.export.expressions.program import (
     Num,
     Op,
     Par,
+    absolute,
     add,
     cos,
     erf,
     exp,
+    log1p,
     mul,
     sin,
     sub,
+    tanh,
 )
 
-__all__ = ["partly_known_effort", "polynomial_effort", "term_effort"]
+__all__ = ["convex_effort", "partly_known_effort", "polynomial_effort", "term_effort"]
 
 
 def _power(s: Expr, k: int) -> Expr:
@@ -199,3 +208,58 @@ def partly_known_effort(e: Any, xs: Sequence[Expr], which: str,
     if which == "z":
         return [add(a, k) for a, k in zip(out, known)]
     return [[add(a, k) for a, k in zip(ra, rk)] for ra, rk in zip(out, known)]
+
+
+def _ridge(kind: str, s: Expr, b: Builder, order: int) -> Expr:
+    """``ψ(s)``, ``ψ'(s)`` or ``ψ''(s)`` of a ridge kind, as
+    :func:`fmu_surrogate.ph.efforts.convex.ridge` computes them."""
+    if kind == "quartic":
+        # powers as products (numpy's s**3 is pow: the two differ in the last bit at most)
+        return (mul(Num(0.25), s, s, s, s), mul(s, s, s), mul(Num(3.0), s, s))[order]
+    if order == 0:
+        a = b.let(absolute(s))
+        return sub(add(a, log1p(exp(mul(Num(-2.0), a)))), Num(float(np.log(2.0))))
+    th = b.let(tanh(s))
+    return th if order == 1 else sub(Num(1.0), mul(th, th))
+
+
+def convex_effort(e: Any, xs: Sequence[Expr], b: Builder, P: Any, pre: str, which: str) -> Any:
+    """The programs' expressions of a :class:`~fmu_surrogate.ph.ConvexEffort`.
+
+    Parameters
+    ----------
+    e : ConvexEffort
+        The effort.
+    xs : sequence of Expr
+        Its state components.
+    b : Builder
+        Collects the statements (the ridges' arguments and functions as temporaries).
+    P : mapping with ``add(name, value, what)``
+        The constant arrays.
+    pre : str
+        Prefix of the constant arrays' names.
+    which : {"z", "dz", "H"}
+        What to return.
+
+    Returns
+    -------
+    list of Expr, list of list of Expr, or Expr
+        ``z``, ``∂z/∂x`` or ``H``.
+    """
+    n, K = len(xs), len(e.kinds)
+    Q = P.add(f"{pre}Q", e.Q, "the quadratic part Q of the energy")
+    if K:
+        a = P.add(f"{pre}ridge_weights", e.weights, "the ridge weights")
+        w = P.add(f"{pre}ridge_directions", e.directions, "the ridge directions")
+    order = {"H": 0, "z": 1, "dz": 2}[which]
+    s = [b.let(add(*(mul(xs[j], Par(w, (k, j))) for j in range(n)))) for k in range(K)]
+    c = [b.let(mul(_ridge(kind, s[k], b, order), Par(a, (k,))))
+         for k, kind in enumerate(e.kinds)]
+    if which == "z":
+        return [b.let(add(add(*(mul(Par(Q, (i, j)), xs[j]) for j in range(n))),
+                          *(mul(c[k], Par(w, (k, i))) for k in range(K)))) for i in range(n)]
+    if which == "dz":
+        return [[add(Par(Q, (i, j)), *(mul(c[k], Par(w, (k, i)), Par(w, (k, j)))
+                                       for k in range(K))) for j in range(n)] for i in range(n)]
+    Qx = [add(*(mul(xs[j], Par(Q, (j, i))) for j in range(n))) for i in range(n)]
+    return add(mul(Num(0.5), add(*(mul(Qx[i], xs[i]) for i in range(n)))), *c)

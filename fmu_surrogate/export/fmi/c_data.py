@@ -5,7 +5,9 @@ its header holds the state-space matrices with the feedthrough, the block matric
 step and of the energy integrals, and the wiring of the pH ports to the FMU's variables
 (:mod:`fmu_surrogate.export.wiring`).  A nonlinear surrogate runs the scheme of
 :func:`fmu_surrogate.ph.simulate` (``c/surrogate_nonlinear.c``): its header holds the scheme's
-data and the effort's C code.
+data, the effort's C code and, for a :class:`~fmu_surrogate.ph.NonlinearPH` with power-law
+dissipation, the C code of its force ``R_nl(z) z`` (``SUR_NL`` 1; ``R`` is then the constant
+part ``R₀``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
-from fmu_surrogate.export.expressions.render import effort_c_source
+from fmu_surrogate.export.expressions.render import dissipation_c_source, effort_c_source
 from fmu_surrogate.export.wiring import Wiring
 
 __all__ = ["algebraic", "is_exact_linear", "linear_matrices", "surrogate_data"]
@@ -163,8 +165,16 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
         _c_array("SUR_EINV", np.linalg.inv(Edd)), _c_ints("SUR_ROWS_D", rows_d),
         _c_ints("SUR_ROWS_A", rows_a), _c_ints("SUR_COLS_A", cols_a),
         _c_array("SUR_NODES", GL_NODES), _c_array("SUR_WEIGHTS", GL_WEIGHTS),
-        effort_c_source(system, "eff"), "#define SUR_HAS_H eff_HAS_H",
+        effort_c_source(system, "eff"), "#define SUR_HAS_H eff_HAS_H", *_dissipation(system),
     ]
+
+
+def _dissipation(system: Any) -> list[str]:
+    """``SUR_NL`` and the C code of a ``NonlinearPH``'s state-dependent dissipation."""
+    nl = getattr(system, "nonlinear_dissipation", None)
+    if nl is None:
+        return ["#define SUR_NL 0"]
+    return [dissipation_c_source(nl, "dis"), "#define SUR_NL 1"]
 
 
 def surrogate_data(w: Wiring, *, step: float | None = None, max_newton: int = 25) -> str:

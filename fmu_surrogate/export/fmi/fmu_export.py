@@ -16,12 +16,17 @@ of a step come from Van Loan's block exponential (``c/dense.h``); the outputs ca
 feedthrough ``y = (G + P)ᵀQx + (S − N)u`` and the wiring of a ``PortedSystem``.
 
 Nonlinear surrogates (a ``PHDAE`` with a ``LinearEffort``, ``KernelEffort``, ``TermEffort`` or
-``CompositeEffort``) step with the scheme of
+``CompositeEffort``, and a :class:`~fmu_surrogate.ph.NonlinearPH` with its ``ConvexEffort`` and
+``PowerDissipation``) step with the scheme of
 :func:`fmu_surrogate.ph.simulate` for the held input — average vector field with Newton's method
-and the analytic Jacobian, index-1 algebraic states in the same Newton system — in internal steps
+and the analytic Jacobian, index-1 algebraic states in the same Newton system, a NonlinearPH's
+dissipation ``R_nl(z̄) z̄`` at the step's mean effort — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
-from :func:`fmu_surrogate.export.expressions.render.effort_c_source`; the feedthrough and the
-wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
+from :func:`fmu_surrogate.export.expressions.render.effort_c_source`, that of the dissipation's
+force, Jacobian and rate from :func:`~fmu_surrogate.export.expressions.render.dissipation_c_source`;
+the feedthrough and the wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
+The co-simulation FMU reproduces ``ph.simulate(..., hold="zoh")`` on its internal grid to
+round-off (tests/export/fmi).
 """
 
 from __future__ import annotations

@@ -171,7 +171,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
                 "double sur_ws[NW * NW]; double sur_psi[NW * NW];")
     else:
         data = "double sur_h0; int sur_started; double sur_hprev; double sur_xprev[NX];"
-        work = "double sur_jz[NX * NX]; double sur_dzb[NX * NX]; double sur_jac[NX * NX];"
+        work = ("double sur_jz[NX * NX]; double sur_dzb[NX * NX]; double sur_jac[NX * NX]; "
+                "double sur_jf[NX * NX];")
     defines: dict[str, int | float | str] = {
         "NX": n, "NU": m, "NUE": k_in, "NYE": k_out, "NW": "(NX + NU)", "SUR_VR_U0": 0,
         "SUR_VR_Y0": k_in, "SUR_VR_XS0": xs0, "SUR_VR_SRC0": src0, "SUR_VR_X0": x0_vr,

@@ -20,6 +20,7 @@ from fmu_surrogate.export.expressions.render import effort_c_source
 from fmu_surrogate.ph import (
     PHDAE,
     CompositeEffort,
+    ConvexEffort,
     KernelEffort,
     LinearEffort,
     LinearPH,
@@ -111,7 +112,17 @@ def composite_with_terms():
     return CompositeEffort([te, lin], [3, 2], [te.hamiltonian, lin.hamiltonian])
 
 
+def convex(seed=8, n=3):
+    """A NonlinearPH's energy: Q ≻ 0, two quartic (hardening) and one logcosh ridge."""
+    r = _rng(seed)
+    A = r.normal(size=(n, n))
+    return ConvexEffort(A @ A.T + np.eye(n), ["quartic", "logcosh", "quartic"], [0.5, 2.0, 0.1],
+                        r.normal(size=(3, n)))
+
+
 EFFORTS = {
+    "convex": convex,
+    "convex_quadratic": lambda: ConvexEffort(np.diag([1.0, 3.0])),
     "terms": terms,
     "linear": linear,
     "kernel": kernel,

@@ -1,0 +1,145 @@
+"""Expression programs of a state-dependent dissipation: the power-law terms of a
+:class:`~fmu_surrogate.ph.NonlinearPH`.
+
+For ``R_nl(z) = Σ_k β_k q_k^(p_k/2) m_k m_kᵀ`` with ``s_k = m_kᵀz`` and ``q_k = s_k² + δ_k²``
+(:class:`~fmu_surrogate.ph.dissipation.PowerDissipation`) three programs of the effort ``z``
+(the programs' argument, written ``x`` like a state):
+
+* ``force``: ``F(z) = R_nl(z) z = Σ_k β_k q_k^(p_k/2) s_k m_k``, shape ``(n,)``;
+* ``dforce``: ``∂F/∂z = Σ_k β_k q_k^(p_k/2 − 1) (q_k + p_k s_k²) m_k m_kᵀ``, shape ``(n, n)``;
+* ``rate``: ``zᵀR_nl(z)z = Σ_k β_k q_k^(p_k/2) s_k²``, shape ``()``;
+
+formula for formula as the Python class evaluates them (``q^(p/2)`` as ``pow``, the same call
+numpy's power makes), the directions, gains, exponents and smoothing values as constant arrays.
+The FMU's scheme adds ``h F(z̄)`` to the step equations, its Jacobian ``h ∂F/∂z · ∂z̄/∂x`` and
+``rate(z̄)`` to the dissipated power, as :func:`fmu_surrogate.ph.simulate` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from fmu_surrogate.export.expressions.effort import ExportError, _Params
+from fmu_surrogate.export.expressions.program import (
+    Builder,
+    Expr,
+    Num,
+    Par,
+    Program,
+    State,
+    add,
+    as_expr,
+    evaluate,
+    mul,
+    power,
+    sub,
+)
+from fmu_surrogate.ph.dissipation import PowerDissipation
+
+Array = NDArray[np.float64]
+
+__all__ = ["DissipationExpressions", "dissipation_expressions"]
+
+
+@dataclass(frozen=True)
+class DissipationExpressions:
+    """The programs of a power-law dissipation and the constant arrays they read.
+
+    Attributes
+    ----------
+    n : int
+        Dimension of the effort ``z``.
+    params : dict of str to ndarray
+        Constant arrays, names valid C and Modelica identifiers (prefixed ``diss_``).
+    force, dforce, rate : Program
+        ``F(z)`` (shape (n,)), ``∂F/∂z`` (shape (n, n), ``[i, j] = ∂F_i/∂z_j``) and
+        ``zᵀR_nl(z)z`` (shape ()).
+    kind : str
+        Description (for comments in generated code).
+    """
+
+    n: int
+    params: dict[str, Array]
+    force: Program
+    dforce: Program
+    rate: Program
+    kind: str
+
+    def evaluate(self, which: str, z: ArrayLike) -> Array:
+        """Evaluate a program with numpy (the reference the tests compare against).
+
+        Parameters
+        ----------
+        which : {"force", "dforce", "rate"}
+            The program.
+        z : array_like, shape (M, n) or (n,)
+            Efforts.
+
+        Returns
+        -------
+        ndarray
+            Shape ``(M, *shape)``, or ``shape`` for a single point.
+        """
+        prog = {"force": self.force, "dforce": self.dforce, "rate": self.rate}[which]
+        a = np.asarray(z, dtype=float)
+        out = evaluate(prog, self.params, np.atleast_2d(a))
+        return out[0] if a.ndim == 1 else out
+
+
+def _programs(d: PowerDissipation, which: str, P: _Params) -> Program:
+    n, K = d.n_states, d.n_terms
+    zs = [State(j) for j in range(n)]
+    b = Builder()
+    M = P.add("diss_directions", d.directions, "the dissipation directions")
+    g = P.add("diss_gains", d.gains, "the dissipation gains")
+    p = P.add("diss_exponents", d.exponents, "the dissipation exponents")
+    dl = P.add("diss_smoothing", d.smoothing, "the dissipation smoothing values")
+    s = [b.let(add(*(mul(zs[j], Par(M, (k, j))) for j in range(n)))) for k in range(K)]
+    q = [b.let(add(mul(s[k], s[k]), mul(Par(dl, (k,)), Par(dl, (k,))))) for k in range(K)]
+    if which == "dforce":
+        c = [b.let(mul(Par(g, (k,)), power(q[k], sub(mul(Num(0.5), Par(p, (k,))), Num(1.0))),
+                       add(q[k], mul(Par(p, (k,)), s[k], s[k])))) for k in range(K)]
+        out: list[Expr] = [add(*(mul(c[k], Par(M, (k, i)), Par(M, (k, j))) for k in range(K)))
+                           for i in range(n) for j in range(n)]
+        return Program(tuple(b.statements), tuple(map(as_expr, out)), (n, n))
+    # c_k s_k with c_k = β_k q_k^(p_k/2) (the coefficient of the rank-one term)
+    cs = [b.let(mul(Par(g, (k,)), power(q[k], mul(Num(0.5), Par(p, (k,)))), s[k]))
+          for k in range(K)]
+    if which == "rate":
+        return Program(tuple(b.statements), (as_expr(add(*(mul(cs[k], s[k]) for k in range(K)))),),
+                       ())
+    out = [add(*(mul(cs[k], Par(M, (k, i))) for k in range(K))) for i in range(n)]
+    return Program(tuple(b.statements), tuple(map(as_expr, out)), (n,))
+
+
+def dissipation_expressions(dissipation: Any) -> DissipationExpressions:
+    """The programs of a :class:`~fmu_surrogate.ph.dissipation.PowerDissipation`.
+
+    Parameters
+    ----------
+    dissipation : PowerDissipation
+        The state-dependent dissipation (at least one term).
+
+    Returns
+    -------
+    DissipationExpressions
+
+    Raises
+    ------
+    ExportError
+        Not a ``PowerDissipation``, no terms, or non-finite numbers.
+    """
+    if not isinstance(dissipation, PowerDissipation):
+        raise ExportError(f"cannot export a dissipation of kind {type(dissipation).__name__!r}; "
+                          f"the exporters translate PowerDissipation only.")
+    if dissipation.n_terms == 0:
+        raise ExportError("the dissipation has no terms: there is nothing to export (export the "
+                          "system without it).")
+    P = _Params()
+    progs = {w: _programs(dissipation, w, P) for w in ("force", "dforce", "rate")}
+    return DissipationExpressions(dissipation.n_states, dict(P), progs["force"],
+                                  progs["dforce"], progs["rate"], repr(dissipation))
