@@ -7,6 +7,10 @@ system (refusing a non-skew ``Ĉ``) and :func:`fmu_surrogate.ph.simulate` integr
 implicit midpoint rule, which keeps ``H(t_N) − H(t_0) + ∫ zᵀ R z dt − ∫ yᵀu dt = 0`` to
 round-off for quadratic H.  Every bond then conserves power at every instant.
 
+Driven inputs (``system.inputs``) are external inputs of the coupled system, held over each
+step like in a co-simulation (``simulate(..., hold="zoh")``); every other uncoupled input is
+held at 0.
+
 Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
 their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
 and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x``.
@@ -39,13 +43,39 @@ class Assembled:
         ``"component.variable" -> (global output index, sign)``.
     inputs : dict of str to (int, int)
     K : ndarray, shape (m, m)
-        Coupling ``u = K y`` (zero rows for uncoupled inputs, held at 0).
+        Coupling ``u = K y`` (zero rows for uncoupled inputs).
+    external : list of int
+        Global indices of the uncoupled inputs: the inputs of ``system``, in its order.
     """
 
     def __init__(self, system: LinearPH, x0: np.ndarray, outputs: dict, inputs: dict,
-                 K: np.ndarray, parts: LinearPH) -> None:
+                 K: np.ndarray, parts: LinearPH, external: list[int] | None = None) -> None:
         self.system, self.x0, self.outputs, self.inputs, self.K = system, x0, outputs, inputs, K
         self.parts = parts
+        self.external = list(external or [])
+
+    def external_inputs(self, drivers: dict, time: np.ndarray) -> np.ndarray:
+        """Inputs of ``system`` on ``time``, shape (T, n_external): the driven ones from their
+        signals (``"component.variable" -> Signal``), the others 0.
+
+        Raises
+        ------
+        CouplingError
+            A driven variable that is no uncoupled pH input.
+        """
+        U = np.zeros((len(time), len(self.external)))
+        for ref, sig in drivers.items():
+            if ref not in self.inputs or self.inputs[ref][0] not in self.external:
+                raise CouplingError(f"driven input {ref} is no free pH input of its component "
+                                    f"(free inputs: {self.free_inputs()}); drive one of those, "
+                                    "or run the system on libcosim.")
+            i, sign = self.inputs[ref]
+            U[:, self.external.index(i)] = sign * sig(time)
+        return U
+
+    def free_inputs(self) -> list[str]:
+        """``"component.variable"`` of the uncoupled inputs."""
+        return [k for k, (i, _) in self.inputs.items() if i in self.external]
 
 
 def assemble(system: System) -> Assembled:
@@ -99,7 +129,8 @@ def assemble(system: System) -> Assembled:
         raise CouplingError(f"the coupling is not skew (a bond creates energy): {exc}") from exc
     full = LinearPH(sla.block_diag(*Js), sla.block_diag(*Rs), sla.block_diag(*Qs), B,
                     P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
-    return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full)
+    external = [i for i in range(m) if i not in coupled]
+    return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full, external)
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
@@ -107,15 +138,18 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
     ph = asm.system
     A = (ph.J - ph.R) @ ph.Q
     x = np.array([sla.expm(A * t) @ asm.x0 for t in time])
-    return _variables(asm, x)
+    return _variables(asm, x, np.zeros((len(time), len(asm.external))))
 
 
-def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
+def _variables(asm: Assembled, x: np.ndarray, U: np.ndarray) -> dict[str, np.ndarray]:
     parts = asm.parts
+    u_ext = np.zeros((len(x), parts.n_inputs))
+    u_ext[:, asm.external] = U
     y = x @ (parts.output_matrix.T @ parts.Q).T
-    if parts.D.any():  # the loop through the feedthrough: y = C x + D K y
-        y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
-    u = y @ asm.K.T
+    if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_ext)
+        y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K,
+                            (y + u_ext @ parts.D.T).T).T
+    u = y @ asm.K.T + u_ext
     out = {k: s * y[:, i] for k, (i, s) in asm.outputs.items()}
     out.update({k: s * u[:, i] for k, (i, s) in asm.inputs.items()})
     return out
@@ -134,10 +168,14 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     asm = assemble(system)
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
-    traj = simulate(asm.system, time, np.zeros((n_steps + 1, asm.system.n_inputs)), asm.x0,
-                    "midpoint")
+    U = asm.external_inputs(system.inputs, time)
+    traj = simulate(asm.system, time, U, asm.x0, "midpoint", hold="zoh")
     balance = traj.energy_residual
-    values = _variables(asm, traj.x)
+    values = _variables(asm, traj.x, U)
+    missing = [r for r in system.record if r not in values]
+    if missing:
+        raise CouplingError(f"the monolithic algorithm records pH ports only; {missing} are "
+                            "none: drop them from the recorded variables or run on libcosim.")
     names = [n for n in values]
     for b in system.bonds:
         e = values[".".join(b.effort.source)]

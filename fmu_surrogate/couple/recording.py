@@ -50,7 +50,9 @@ class Recorder:
     at ``t_k`` is its source's output at ``t_{k-1}``.  Row ``k`` (time ``t_k``) holds every
     output at ``t_k`` and every input at the value it holds from ``t_k`` on (its source's
     output at ``t_k``); row 0 (``t = 0``) takes the outputs at ``t = 0`` from the inputs they fed
-    during the first step.  Then come the bond columns (:func:`bond_columns`).
+    during the first step, and the variables no connection touches (driven inputs, recorded
+    variables) from the values at ``t = 0`` given to the first :meth:`add`.  Then come the bond
+    columns (:func:`bond_columns`).
 
     Parameters
     ----------
@@ -71,20 +73,27 @@ class Recorder:
         for s, d in pairs:
             self._row0[d] = self._row0[s]
             self._later[d] = s
+        paired = {k for p in pairs for k in p}
+        self._unpaired = np.array([k for k in range(len(observed)) if k not in paired], dtype=int)
         self._bonds = [(pos[".".join(b.effort.source)], pos[".".join(b.flow.source)],
                         b.power_into[b.components[0]] < 0) for b in system.bonds]
         self.names = list(observed) + [n for b in system.bonds for n in bond_columns(b)]
         self._prev: tuple[float, np.ndarray, np.ndarray] | None = None
 
-    def add(self, t: float, values: Sequence[float]) -> list[tuple[float, np.ndarray]]:
+    def add(self, t: float, values: Sequence[float], initial: Sequence[float] | None = None
+            ) -> list[tuple[float, np.ndarray]]:
         """The rows ``(time, row)`` that the values after the step ending at ``t`` complete.
 
-        The first call gives two rows (``t = 0`` and ``t``), every later call one.
+        The first call gives two rows (``t = 0`` and ``t``), every later call one; ``initial``
+        (first call) holds the values at ``t = 0`` of the variables no connection touches.
         """
         raw = np.asarray(values, dtype=float)
         rows = []
         if self._prev is None:
-            rows.append(self._row(0.0, raw[self._row0]))
+            row0 = raw[self._row0]
+            if initial is not None:
+                row0[self._unpaired] = np.asarray(initial, dtype=float)[self._unpaired]
+            rows.append(self._row(0.0, row0))
         rows.append(self._row(t, raw[self._later]))
         return rows
 

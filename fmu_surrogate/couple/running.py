@@ -88,13 +88,22 @@ def _initial(ex: Any, i: int, var: Any, value: float) -> None:
 
 
 def observed_names(system: System, infos: dict[str, ComponentInfo]) -> list[str]:
-    """``"component.variable"`` of every connected Real variable, in connection order."""
+    """``"component.variable"`` of every connected Real variable (in connection order), then the
+    driven inputs and the recorded variables (``system.inputs``, ``system.record``)."""
     names: dict[str, None] = {}
     for c in system.all_connections():
         for comp, var in (c.source, c.target):
             if infos[comp].variables[var].type == "Real":
                 names.setdefault(f"{comp}.{var}", None)
+    for ref in [*system.inputs, *system.record]:
+        names.setdefault(ref, None)
     return list(names)
+
+
+def _unconnected(system: System, observed: Sequence[str]) -> list[int]:
+    """Positions in ``observed`` of the variables no connection touches."""
+    ends = {".".join(r) for c in system.all_connections() for r in (c.source, c.target)}
+    return [k for k, n in enumerate(observed) if n not in ends]
 
 
 def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float, step: float,
@@ -114,7 +123,10 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     observed : sequence of str
         The variables whose values ``on_step`` receives (:func:`observed_names`).
     on_step : callable
-        ``on_step(t, values)`` after the step ending at ``t``; returning true ends the run.
+        ``on_step(t, values, initial)`` after the step ending at ``t``; returning true ends the
+        run.  A driven input's value is the one it holds from ``t`` on (its signal at ``t``).
+        ``initial`` (first call only, else ``None``) gives the values at ``t = 0`` of the
+        variables no connection touches (NaN for the others).
     progress : bool
         Show a progress bar.
 
@@ -124,7 +136,9 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
         libcosim's message when a step failed, else ``""``.
     """
     from libcosimpy._internal import get_last_error_message
+    from libcosimpy.CosimEnums import CosimVariableType
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimManipulator import CosimManipulator
     from libcosimpy.CosimObserver import CosimObserver
     from tqdm.auto import tqdm
 
@@ -136,20 +150,45 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     for name in observed:
         comp, _, var = name.partition(".")
         refs.append((idx[comp], infos[comp].variables[var].valueReference))
+    # the values at t = 0 of what no connection carries: libcosim samples them at step 0
+    first = _unconnected(system, observed)
+    series = CosimObserver.create_time_series()
+    ex.add_observer(series)
+    for k in first:
+        series.start_time_series(*refs[k], CosimVariableType.REAL)
+    driven = [(observed.index(n), sig) for n, sig in system.inputs.items()]
+    override = CosimManipulator.create_override()
+    ex.add_manipulator(override)
+    for k, sig in driven:
+        ex.real_initial_value(*refs[k], float(sig(0.0)))
     message = ""
     stop_ns = round(stop_time * _NS)
     bar = tqdm(total=stop_time, unit="s", disable=not progress, desc=f"couple ({algorithm})")
     t_ns = 0
+    initial: list[float] | None = None
     while t_ns < stop_ns:
+        for k, sig in driven:  # zero-order hold: the signal at the step's start
+            override.slave_real_values(refs[k][0], [refs[k][1]], [float(sig(t_ns / _NS))])
         ok = ex.step(1)
         new = ex.status().current_time
         if not ok or new <= t_ns:
             message = get_last_error_message() or "libcosim stopped the step without a message"
             break
         bar.update(max(min(new / _NS, stop_time) - bar.n, 0.0))  # tqdm throttles the redraws
+        if t_ns == 0:
+            initial = [float("nan")] * len(refs)
+            for k in first:
+                _, steps, vals = series.time_series_real_samples(*refs[k], 0, 2)
+                if steps and steps[0] == 0:  # (a count of 1 reads nothing in libcosimpy 0.0.6)
+                    initial[k] = vals[0]
+                series.stop_time_series(*refs[k], CosimVariableType.REAL)
         t_ns = new
-        if on_step(t_ns / _NS, [obs.last_real_values(i, [vr])[0] for i, vr in refs]):
+        values = [obs.last_real_values(i, [vr])[0] for i, vr in refs]
+        for k, sig in driven:
+            values[k] = float(sig(t_ns / _NS))
+        if on_step(t_ns / _NS, values, initial):
             break
+        initial = None
     bar.close()
     return message
 
@@ -246,8 +285,8 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     recorder = Recorder(system, observed)
     times, rows = [], []
 
-    def keep(t: float, raw: list[float]) -> bool:
-        for t_k, row in recorder.add(t, raw):
+    def keep(t: float, raw: list[float], initial: list[float] | None) -> bool:
+        for t_k, row in recorder.add(t, raw, initial):
             times.append(t_k)
             rows.append(row)
         return False

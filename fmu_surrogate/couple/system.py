@@ -107,11 +107,20 @@ class System:
     connections : list of Connection
         Every connection, including those of the bonds.
     bonds : list of PowerBond
+    inputs : dict of str to Signal
+        Driven inputs: ``"component.variable"`` of an input that no connection drives, and the
+        signal (:mod:`fmu_surrogate.fmu.signals`) it follows, held over each communication step
+        (:mod:`fmu_surrogate.couple.inputs`).
+    record : list of str
+        ``"component.variable"`` of further variables to record (any causality), besides the
+        connected and driven ones.
     """
 
     components: dict[str, Component]
     connections: list[Connection] = field(default_factory=list)
     bonds: list[PowerBond] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    record: list[str] = field(default_factory=list)
 
     def all_connections(self) -> list[Connection]:
         """Connections plus the bonds' connections (each once)."""

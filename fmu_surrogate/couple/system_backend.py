@@ -229,9 +229,9 @@ class SystemBackend:
             recorder = Recorder(system, self.observed)
             cols = np.array([recorder.names.index(n) for n in record], dtype=int)
 
-            def on_step(t: float, raw: list[float]) -> bool:
+            def on_step(t: float, raw: list[float], initial: list[float] | None) -> bool:
                 full = False
-                for t_k, row in recorder.add(t, raw):
+                for t_k, row in recorder.add(t, raw, initial):
                     full = grid.add(t_k, row[cols])
                 return full
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from fmpy import read_model_description
 
+from fmu_surrogate.couple.inputs import check_driven, check_recorded
 from fmu_surrogate.couple.system import Connection, CouplingError, System
 
 __all__ = ["ComponentInfo", "check_bond", "describe", "validate"]
@@ -127,7 +128,7 @@ def check_bond(b: Any) -> None:
 
 
 def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]:
-    """Check names, causalities, types, parameters, loops and bond signs.
+    """Check names, causalities, types, parameters, loops, bond signs, driven and recorded variables.
 
     Parameters
     ----------
@@ -175,5 +176,7 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
         targets[c.target] = c
     for b in system.bonds:
         check_bond(b)
+    check_driven(system, infos)
+    check_recorded(system, infos)
     _check_loops(system, infos)
     return infos
