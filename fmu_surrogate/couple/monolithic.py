@@ -18,10 +18,13 @@ and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.linalg as sla
 import xarray as xr
 
+from fmu_surrogate.couple.energy import BondUnits, bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
@@ -155,12 +158,14 @@ def _variables(asm: Assembled, x: np.ndarray, U: np.ndarray) -> dict[str, np.nda
     return out
 
 
-def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0
-                   ) -> xr.Dataset:
+def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0,
+                   units: Mapping[str, BondUnits] | None = None) -> xr.Dataset:
     """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.running.run`).
 
     The attribute ``energy_residual`` is the energy balance relative to ``H(t_0)``; every bond's
-    residual is zero (power is exchanged at every instant).
+    residual is zero (power is exchanged at every instant).  ``units`` (from
+    :func:`~fmu_surrogate.couple.energy.bond_units`) scales the bonds' power to watts; without
+    it the power is ``effort · flow``.
     """
     import time as _time
 
@@ -177,15 +182,18 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
         raise CouplingError(f"the monolithic algorithm records pH ports only; {missing} are "
                             "none: drop them from the recorded variables or run on libcosim.")
     names = [n for n in values]
+    units = dict(units or bond_units(system, None))
     for b in system.bonds:
         e = values[".".join(b.effort.source)]
         f = values[".".join(b.flow.source)]
         for c in b.components:
-            values[f"bond:{b.name}:P_{c}"] = e * f
+            values[f"bond:{b.name}:P_{c}"] = units[b.name].scale * e * f
         values[f"bond:{b.name}:residual"] = np.zeros_like(e)
         names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
     H0 = 0.5 * asm.x0 @ asm.system.Q @ asm.x0
     rec = RunRecord(run_index, values=values, wall_time=_time.perf_counter() - t0)
-    return records_to_dataset([rec], time, None, names, parameters=[], attrs={
+    ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": "monolithic", "n_steps": n_steps, "step": float(step),
-        "stop_time": float(stop_time), "energy_residual": balance / H0 if H0 else balance})
+        "stop_time": float(stop_time), "energy_residual": balance / H0 if H0 else balance,
+        **unit_attrs(units)})
+    return with_units(ds, system, None, units)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from fmu_surrogate.couple.energy import bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
@@ -252,9 +253,11 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     Returns
     -------
     xarray.Dataset
-        Harvest dataset format (dims run × time), variables ``component.variable`` and per bond
-        ``bond:<name>:P_<component>`` and ``bond:<name>:residual``; attributes ``algorithm``,
-        ``n_steps``; a failing component gives ``status = "failed"`` with libcosim's message.
+        Harvest dataset format (dims run × time), variables ``component.variable`` (with their
+        declared ``units``) and per bond ``bond:<name>:P_<component>`` and
+        ``bond:<name>:residual`` in W and J when the ports' units are known
+        (:mod:`fmu_surrogate.couple.energy`); attributes ``algorithm``, ``n_steps``, the bonds'
+        units; a failing component gives ``status = "failed"`` with libcosim's message.
 
     Raises
     ------
@@ -269,11 +272,13 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         from fmu_surrogate.couple.monolithic import run_monolithic
         from fmu_surrogate.couple.validation import check_bond
 
+        infos = None
         if all(c.path is not None for c in system.components.values()):
-            validate(system)
+            infos = validate(system)
         for b in system.bonds:
             check_bond(b)
-        return run_monolithic(system, stop_time, step, run_index=run_index)
+        return run_monolithic(system, stop_time, step, run_index=run_index,
+                              units=bond_units(system, infos))
     from fmu_surrogate.couple.surrogates import surrogate_fmu
 
     for c in system.components.values():
@@ -282,7 +287,8 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     infos = validate(system, libcosim=True)
     t0 = _time.perf_counter()
     observed = observed_names(system, infos)
-    recorder = Recorder(system, observed)
+    units = bond_units(system, infos)
+    recorder = Recorder(system, observed, [units[b.name].scale for b in system.bonds])
     times, rows = [], []
 
     def keep(t: float, raw: list[float], initial: list[float] | None) -> bool:
@@ -305,5 +311,5 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     time = np.array(times) if times else np.array([0.0])
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": algorithm, "n_steps": int(max(len(times) - 1, 0)),
-        "step": float(step), "stop_time": float(stop_time)})
-    return ds
+        "step": float(step), "stop_time": float(stop_time), **unit_attrs(units)})
+    return with_units(ds, system, infos, units)

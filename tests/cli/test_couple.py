@@ -34,4 +34,4 @@ def test_couple_command_runs_an_ssp_with_ecco(system_factory, tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0 and text.startswith("ecco: ")
     residual_line = next(line for line in text.splitlines() if line.startswith("mass1"))
-    assert len(residual_line.split()) == 5  # bond, side, energy, residual, relative share
+    assert len(residual_line.split()) == 6  # bond, side, energy, residual, share of ∫|P|dt, unit
