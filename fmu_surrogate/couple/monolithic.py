@@ -195,5 +195,5 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": "monolithic", "n_steps": n_steps, "step": float(step),
         "stop_time": float(stop_time), "energy_residual": balance / H0 if H0 else balance,
-        **unit_attrs(units)})
+        **unit_attrs(units), "driven_inputs": ",".join(system.inputs)})
     return with_units(ds, system, None, units)

@@ -5,6 +5,7 @@ Variables are grouped by their declared unit (the ``units`` attribute that
 labelled with the quantity and the unit, e.g. ``force [N]``; variables without a unit share an
 axis of their own.  The residuals ``∫ (P_out − P_in) dt`` of the bonds get the last axis, in J
 (or in the ports' units when they make no known power, :mod:`fmu_surrogate.couple.energy`).
+Driven inputs (the dataset's ``driven_inputs`` attribute) are drawn as the steps they are.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import xarray as xr
 
 from fmu_surrogate.fmu.model.units import parse_unit
 
-__all__ = ["plot_result", "quantity"]
+__all__ = ["axis_groups", "plot_result", "quantity"]
 
 # exponents of (kg, m, s, A) -> name of the quantity (SI dimension, angles dimensionless)
 _QUANTITIES = {
@@ -46,8 +47,40 @@ def quantity(unit: str) -> str:
     return f"{name} [{unit}]" if name else f"[{unit}]"
 
 
+def axis_groups(ds: xr.Dataset) -> list[tuple[str, list[str]]]:
+    """The axes of :func:`plot_result`: ``(label, variables)``, one per unit, then the residuals.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A result of :func:`fmu_surrogate.couple.run`.
+
+    Returns
+    -------
+    list of (str, list of str)
+        Labelled with :func:`quantity`; variables without a unit come after those with one; the
+        bond residuals, if any, last (``"bond residual [J]"``).
+    """
+    groups: dict[str, list[str]] = {}
+    residuals = []
+    for v in ds.data_vars:
+        name = str(v)
+        if ds[v].dims != ("run", "time"):
+            continue
+        if name.startswith("bond:"):
+            if name.endswith(":residual"):
+                residuals.append(name)
+            continue
+        groups.setdefault(str(ds[v].attrs.get("units", "")), []).append(name)
+    out = [(quantity(u), groups[u]) for u in sorted(groups, key=lambda u: (u == "", u))]
+    if residuals:
+        units = sorted({str(ds[r].attrs.get("units", "J")) for r in residuals})
+        out.append((f"bond residual [{', '.join(units)}]", residuals))
+    return out
+
+
 def plot_result(ds: xr.Dataset, path: str | Path) -> Path:
-    """Write the plot of a run (first run of ``ds``) as a PNG.
+    """Write the plot of a run (first run of ``ds``) as a PNG: the axes of :func:`axis_groups`.
 
     Parameters
     ----------
@@ -65,37 +98,21 @@ def plot_result(ds: xr.Dataset, path: str | Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups: dict[str, list[str]] = {}
-    residuals = []
-    for v in ds.data_vars:
-        name = str(v)
-        if ds[v].dims != ("run", "time"):
-            continue
-        if name.startswith("bond:"):
-            if name.endswith(":residual"):
-                residuals.append(name)
-            continue
-        groups.setdefault(str(ds[v].attrs.get("units", "")), []).append(name)
-    order = sorted(groups, key=lambda u: (u == "", u))
-    n = len(order) + (1 if residuals else 0)
-    fig, axes = plt.subplots(max(n, 1), 1, figsize=(9, 1.2 + 2.0 * max(n, 1)), sharex=True,
-                             squeeze=False)
+    groups = axis_groups(ds)
+    n = max(len(groups), 1)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.2 + 2.0 * n), sharex=True, squeeze=False)
     axes = axes[:, 0]
     t = ds.time.values
-    for ax, unit in zip(axes, order):
-        for name in groups[unit]:
-            ax.plot(t, ds[name].values[0], label=name)
-        ax.set_ylabel(quantity(unit))
-    if residuals:
-        ax = axes[len(order)]
-        units = sorted({str(ds[r].attrs.get("units", "J")) for r in residuals})
-        for r in residuals:
-            ax.plot(t, ds[r].values[0], label=r.split(":")[1])
-        ax.set_ylabel(f"bond residual [{', '.join(units)}]")
-        ax.set_title("energy residual ∫(P_out − P_in) dt per bond", fontsize=9)
-    for ax in axes:
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    driven = set(ds.attrs.get("driven_inputs", "").split(","))
+    for ax, (label, names) in zip(axes, groups):
+        for name in names:
+            bond = name.startswith("bond:")
+            ax.plot(t, ds[name].values[0], label=name.split(":")[1] if bond else name,
+                    drawstyle="steps-post" if name in driven else "default")
+        ax.set_ylabel(label)
+        if label.startswith("bond residual"):
+            ax.set_title("energy residual ∫(P_out − P_in) dt per bond", fontsize=9)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("time [s]")
     fig.tight_layout()

@@ -256,7 +256,8 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         Harvest dataset format (dims run × time), variables ``component.variable`` (with their
         declared ``units``) and per bond ``bond:<name>:P_<component>`` and
         ``bond:<name>:residual`` in W and J when the ports' units are known
-        (:mod:`fmu_surrogate.couple.energy`); attributes ``algorithm``, ``n_steps``, the bonds'
+        (:mod:`fmu_surrogate.couple.energy`); attributes ``algorithm``, ``n_steps``,
+        ``driven_inputs`` (comma-separated), the bonds'
         units; a failing component gives ``status = "failed"`` with libcosim's message.
 
     Raises
@@ -311,5 +312,6 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     time = np.array(times) if times else np.array([0.0])
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": algorithm, "n_steps": int(max(len(times) - 1, 0)),
-        "step": float(step), "stop_time": float(stop_time), **unit_attrs(units)})
+        "step": float(step), "stop_time": float(stop_time), **unit_attrs(units),
+        "driven_inputs": ",".join(system.inputs)})
     return with_units(ds, system, infos, units)
