@@ -24,7 +24,7 @@ import numpy as np
 import scipy.linalg as sla
 import xarray as xr
 
-from fmu_surrogate.couple.energy import BondUnits, bond_units, unit_attrs, with_units
+from fmu_surrogate.couple.results.energy import BondUnits, bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
@@ -164,8 +164,8 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
 
     The attribute ``energy_residual`` is the energy balance relative to ``H(t_0)``; every bond's
     residual is zero (power is exchanged at every instant).  ``units`` (from
-    :func:`~fmu_surrogate.couple.energy.bond_units`) scales the bonds' power to watts; without
-    it the power is ``effort · flow``.
+    :func:`~fmu_surrogate.couple.results.energy.bond_units`) scales the bonds' power to watts;
+    without it the power is ``effort · flow``.
     """
     import time as _time
 

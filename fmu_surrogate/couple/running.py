@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from fmu_surrogate.couple.energy import bond_units, unit_attrs, with_units
-from fmu_surrogate.couple.recording import Recorder, step_powers
+from fmu_surrogate.couple.results.energy import bond_units, unit_attrs, with_units
+from fmu_surrogate.couple.results.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
@@ -256,7 +256,7 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         Harvest dataset format (dims run × time), variables ``component.variable`` (with their
         declared ``units``) and per bond ``bond:<name>:P_<component>`` and
         ``bond:<name>:residual`` in W and J when the ports' units are known
-        (:mod:`fmu_surrogate.couple.energy`); attributes ``algorithm``, ``n_steps``,
+        (:mod:`fmu_surrogate.couple.results.energy`); attributes ``algorithm``, ``n_steps``,
         ``driven_inputs`` (comma-separated), the bonds'
         units; a failing component gives ``status = "failed"`` with libcosim's message.
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.couple.energy import bond_units
-from fmu_surrogate.couple.recording import Recorder
+from fmu_surrogate.couple.results.energy import bond_units
+from fmu_surrogate.couple.results.recording import Recorder
 from fmu_surrogate.couple.running import cosimulate, observed_names
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.benchmarks.vendor import hydraulic
-from fmu_surrogate.couple.energy import bond_table
+from fmu_surrogate.couple.results.energy import bond_table
 from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.toml_form import read_toml
 

@@ -12,8 +12,8 @@ import argparse
 from fmu_surrogate.cli.inputs import input_help, parse_input_option
 from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.couple.descriptions import load_system
-from fmu_surrogate.couple.energy import bond_table
-from fmu_surrogate.couple.plotting import plot_result
+from fmu_surrogate.couple.results.energy import bond_table
+from fmu_surrogate.couple.results.plotting import plot_result
 from fmu_surrogate.couple.system import System
 
 __all__ = ["add_couple_arguments", "apply_options", "bond_table", "couple_command",

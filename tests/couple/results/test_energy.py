@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from fmu_surrogate.couple.energy import BondUnits, bond_table, bond_units, unit_attrs
+from fmu_surrogate.couple.results.energy import BondUnits, bond_table, bond_units, unit_attrs
 from fmu_surrogate.couple.system import Component, Connection, PowerBond, System
 
 

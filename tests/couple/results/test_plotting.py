@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from fmu_surrogate.couple.plotting import axis_groups, plot_result, quantity
+from fmu_surrogate.couple.results.plotting import axis_groups, plot_result, quantity
 
 
 def test_axis_labels_name_the_quantity_and_the_unit():

@@ -4,7 +4,8 @@ Variables are grouped by their declared unit (the ``units`` attribute that
 :func:`fmu_surrogate.couple.run` copies from the components' model descriptions) and each axis is
 labelled with the quantity and the unit, e.g. ``force [N]``; variables without a unit share an
 axis of their own.  The residuals ``∫ (P_out − P_in) dt`` of the bonds get the last axis, in J
-(or in the ports' units when they make no known power, :mod:`fmu_surrogate.couple.energy`).
+(or in the ports' units when they make no known power,
+:mod:`fmu_surrogate.couple.results.energy`).
 Driven inputs (the dataset's ``driven_inputs`` attribute) are drawn as the steps they are.
 """
 

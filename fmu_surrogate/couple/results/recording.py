@@ -61,7 +61,7 @@ class Recorder:
         ``"component.variable"`` of the values the engine reports after each step, in order.
     scales : sequence of float, optional
         Per bond, the factor from ``effort · flow`` to the recorded power (watts per unit
-        product, :mod:`fmu_surrogate.couple.energy`); default 1.
+        product, :mod:`fmu_surrogate.couple.results.energy`); default 1.
     """
 
     def __init__(self, system: System, observed: Sequence[str],
