@@ -29,7 +29,7 @@ from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 from fmu_surrogate.ph import LinearPH, StructureError, interconnect, simulate
 
-__all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
+__all__ = ["Assembled", "assemble", "exact", "jacobi_loop_gain", "run_monolithic"]
 
 
 class Assembled:
@@ -134,6 +134,36 @@ def assemble(system: System) -> Assembled:
                     P=sla.block_diag(*Ps), S=sla.block_diag(*Ss), N=sla.block_diag(*Ns))
     external = [i for i in range(m) if i not in coupled]
     return Assembled(ph, np.concatenate(x0s), outputs, inputs, K, full, external)
+
+
+def jacobi_loop_gain(system: System) -> float | None:
+    """Gain of the algebraic loops of a co-simulation: the spectral radius of ``D K``.
+
+    A non-iterative (Jacobi) co-simulation evaluates ``y = C x + D K y`` with ``y`` of the
+    previous step on the right, so along a loop of direct feedthrough its values go through the
+    fixed-point iteration ``y ← D K y`` once per step: it converges only when ``ρ(D K) < 1``,
+    whatever the step size.  The damper ``F = c v`` bonded to a mass behind a damper ``d``
+    (``v = v_m + F_B / d``) has the gain ``c / d`` once around the loop, which takes two steps:
+    ``ρ = sqrt(c / d)``.  ``0`` when no loop passes through feedthrough.
+
+    Parameters
+    ----------
+    system : System
+
+    Returns
+    -------
+    float or None
+        ``None`` when a component has no pH model or a connection no pH port (unknown gain).
+    """
+    if any(c.ph is None for c in system.components.values()):
+        return None
+    try:
+        asm = assemble(system)
+    except CouplingError:
+        return None
+    if not asm.parts.D.any():
+        return 0.0
+    return float(np.max(np.abs(np.linalg.eigvals(asm.parts.D @ asm.K))))
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:

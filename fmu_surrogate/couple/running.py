@@ -257,13 +257,15 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         declared ``units``) and per bond ``bond:<name>:P_<component>`` and
         ``bond:<name>:residual`` in W and J when the ports' units are known
         (:mod:`fmu_surrogate.couple.results.energy`); attributes ``algorithm``, ``n_steps``,
-        ``driven_inputs`` (comma-separated), the bonds'
-        units; a failing component gives ``status = "failed"`` with libcosim's message.
+        ``driven_inputs`` (comma-separated), the bonds' units, ``jacobi_loop_gain`` when every
+        component has a pH model; a failing component gives ``status = "failed"`` with
+        libcosim's message.
 
     Raises
     ------
     CouplingError
-        Invalid system or arguments (nothing has run).
+        Invalid system or arguments (nothing has run); a co-simulation whose algebraic loop
+        has a gain of 1 or more (it cannot be stable).
     """
     if algorithm not in ALGORITHMS:
         raise CouplingError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
@@ -275,17 +277,26 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
 
         infos = None
         if all(c.path is not None for c in system.components.values()):
-            infos = validate(system)
+            infos = validate(system, accept_loops=True)
         for b in system.bonds:
             check_bond(b)
         return run_monolithic(system, stop_time, step, run_index=run_index,
                               units=bond_units(system, infos))
+    from fmu_surrogate.couple.monolithic import jacobi_loop_gain
     from fmu_surrogate.couple.surrogates import surrogate_fmu
 
+    gain = jacobi_loop_gain(system)
+    if gain is not None and gain >= 1.0:
+        raise CouplingError(
+            f"the co-simulation of this system cannot be stable: its algebraic loop of direct "
+            f"feedthrough has the gain {gain:.4g} >= 1, and libcosim's Jacobi exchange iterates "
+            f"the loop once per step, multiplying its error by that gain every step whatever "
+            f"the step size. Use algorithm='monolithic' (--algorithm monolithic), which solves "
+            f"the loop, or put a component with a state on the loop's path.")
     for c in system.components.values():
         if c.path is None and c.surrogate is not None:
             c.path = surrogate_fmu(c.surrogate)
-    infos = validate(system, libcosim=True)
+    infos = validate(system, libcosim=True, accept_loops=gain is not None)
     t0 = _time.perf_counter()
     observed = observed_names(system, infos)
     units = bond_units(system, infos)
@@ -313,5 +324,6 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": algorithm, "n_steps": int(max(len(times) - 1, 0)),
         "step": float(step), "stop_time": float(stop_time), **unit_attrs(units),
-        "driven_inputs": ",".join(system.inputs)})
+        "driven_inputs": ",".join(system.inputs),
+        **({} if gain is None else {"jacobi_loop_gain": float(gain)})})
     return with_units(ds, system, infos, units)

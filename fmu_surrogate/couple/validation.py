@@ -94,9 +94,15 @@ def _check_loops(system: System, infos: dict[str, ComponentInfo]) -> None:
         for nxt in edges.get(node, []):
             if state.get(nxt) == 1:
                 cycle = stack_path[stack_path.index(nxt):] + [nxt]
-                raise CouplingError("algebraic loop of direct feedthrough: "
-                                    + " -> ".join(".".join(n) for n in cycle)
-                                    + "; break it with a component that has a state on the path.")
+                raise CouplingError(
+                    "algebraic loop of direct feedthrough: "
+                    + " -> ".join(".".join(n) for n in cycle)
+                    + "; libcosim exchanges values once per step (Jacobi), so it would iterate "
+                    "the loop once per step instead of solving it, which diverges when the "
+                    "loop's gain is 1 or more. Break it with a component that has a state on "
+                    "the path, or give the components their pH models (surrogates): the "
+                    "monolithic algorithm solves the loop, and libcosim runs it when its gain "
+                    "is below 1.")
             if nxt not in state:
                 visit(nxt)
         stack_path.pop()
@@ -127,7 +133,8 @@ def check_bond(b: Any) -> None:
             f"in that component) and set power_into accordingly.")
 
 
-def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]:
+def validate(system: System, libcosim: bool = False, accept_loops: bool = False
+             ) -> dict[str, ComponentInfo]:
     """Check names, causalities, types, parameters, loops, bond signs, driven and recorded variables.
 
     Parameters
@@ -135,6 +142,10 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
     system : System
     libcosim : bool
         Also refuse what libcosim cannot load (FMI 3.0 components).
+    accept_loops : bool
+        Accept algebraic loops of direct feedthrough (the monolithic algorithm solves them; a
+        co-simulation runs one whose gain is known to be below 1,
+        :func:`~fmu_surrogate.couple.monolithic.jacobi_loop_gain`).
 
     Returns
     -------
@@ -178,5 +189,6 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
         check_bond(b)
     check_driven(system, infos)
     check_recorded(system, infos)
-    _check_loops(system, infos)
+    if not accept_loops:
+        _check_loops(system, infos)
     return infos
