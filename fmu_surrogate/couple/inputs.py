@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from fmu_surrogate.couple.system import CouplingError, System, _split
-from fmu_surrogate.fmu.errors import SignalError
+from fmu_surrogate.fmu.errors import ExperimentError, SignalError
 from fmu_surrogate.fmu.signals.base import Signal
-from fmu_surrogate.fmu.signals.standard import Constant, signal_from_description
+from fmu_surrogate.fmu.signals.standard import Constant, check_signal_fits, signal_from_description
 from fmu_surrogate.fmu.signals.text import parse_signal
 
-__all__ = ["check_driven", "check_recorded", "driven_signal"]
+__all__ = ["check_cover", "check_driven", "check_recorded", "driven_signal"]
 
 
 def driven_signal(ref: str, value: Any, where: str) -> Signal:
@@ -120,3 +120,19 @@ def check_recorded(system: System, infos: Mapping[str, Any]) -> None:
         if v.type != "Real":
             raise CouplingError(f"recorded variable {ref} is of type {v.type}; the result "
                                 "dataset records Real variables: pick a Real one.")
+
+
+def check_cover(system: System, stop_time: float) -> None:
+    """Refuse a driven input whose signal does not cover ``[0, stop_time]`` (a sampled one that
+    ends early or starts late); a longer one is cut.
+
+    Raises
+    ------
+    CouplingError
+        Naming the input, the signal's span and the fix.
+    """
+    for ref, sig in system.inputs.items():
+        try:
+            check_signal_fits(sig, 0.0, float(stop_time), name=ref, allow_longer=True)
+        except ExperimentError as exc:
+            raise CouplingError(f"driven {exc}") from None

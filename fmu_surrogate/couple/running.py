@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from fmu_surrogate.couple.inputs import check_cover
 from fmu_surrogate.couple.results.energy import bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.results.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
@@ -153,13 +154,15 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
         refs.append((idx[comp], infos[comp].variables[var].valueReference))
     # the values at t = 0 of what no connection carries: libcosim samples them at step 0
     first = _unconnected(system, observed)
-    series = CosimObserver.create_time_series()
-    ex.add_observer(series)
-    for k in first:
-        series.start_time_series(*refs[k], CosimVariableType.REAL)
+    if first:
+        series = CosimObserver.create_time_series()
+        ex.add_observer(series)
+        for k in first:
+            series.start_time_series(*refs[k], CosimVariableType.REAL)
     driven = [(observed.index(n), sig) for n, sig in system.inputs.items()]
-    override = CosimManipulator.create_override()
-    ex.add_manipulator(override)
+    if driven:
+        override = CosimManipulator.create_override()
+        ex.add_manipulator(override)
     for k, sig in driven:
         ex.real_initial_value(*refs[k], float(sig(0.0)))
     message = ""
@@ -271,6 +274,7 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         raise CouplingError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
     if not (stop_time > 0 and step > 0 and step <= stop_time):
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
+    check_cover(system, stop_time)
     if algorithm == "monolithic":
         from fmu_surrogate.couple.monolithic import run_monolithic
         from fmu_surrogate.couple.validation import check_bond

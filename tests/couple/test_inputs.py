@@ -145,3 +145,15 @@ def test_monolithic_drives_a_free_pH_input_with_the_same_hold():
     assert errs[0] < 2e-4 and 3.5 < errs[0] / errs[1] < 4.5
     with pytest.raises(CouplingError, match="no free pH input .*free inputs: \\['mass.Fext'\\]"):
         run_monolithic(System(comps, system.connections, inputs={"mass.F": sig}), 1.0, h)
+
+
+def test_a_sampled_signal_must_cover_the_run(folder):
+    from fmu_surrogate.fmu.signals import ArraySignal
+
+    s = _with_driven_mass(folder, "")
+    s.inputs["free.F"] = ArraySignal(np.array([0.0, 0.3]), np.array([1.0, 2.0]))
+    with pytest.raises(CouplingError, match=r"driven input 'free.F': .* ends at t = 0.3.*"
+                                            r"before the experiment's stop time 0.5"):
+        run(s, 0.5, 0.1, progress=False)
+    ds = run(s, 0.3, 0.1, progress=False)  # linear between the samples, held over each step
+    np.testing.assert_allclose(ds["free.F"].values[0], [1.0, 4 / 3, 5 / 3, 2.0], rtol=1e-15)
