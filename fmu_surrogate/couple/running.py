@@ -24,7 +24,7 @@ from fmu_surrogate.couple.inputs import check_cover
 from fmu_surrogate.couple.results.energy import bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.results.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
-from fmu_surrogate.couple.validation import ComponentInfo, validate
+from fmu_surrogate.couple.validation import ComponentInfo, describe, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
 __all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "cosimulate", "observed_names", "run"]
@@ -279,13 +279,16 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         from fmu_surrogate.couple.monolithic import run_monolithic
         from fmu_surrogate.couple.validation import check_bond
 
-        infos = None
         if all(c.path is not None for c in system.components.values()):
             infos = validate(system, accept_loops=True)
+        else:  # the units of those that have an FMU; a surrogate brings its own
+            infos = {n: describe(c.path) for n, c in system.components.items()
+                     if c.path is not None}
         for b in system.bonds:
             check_bond(b)
-        return run_monolithic(system, stop_time, step, run_index=run_index,
-                              units=bond_units(system, infos))
+        units = bond_units(system, infos)
+        ds = run_monolithic(system, stop_time, step, run_index=run_index, units=units)
+        return with_units(ds, system, infos, units)  # the variables' declared units too
     from fmu_surrogate.couple.monolithic import jacobi_loop_gain
     from fmu_surrogate.couple.surrogates import surrogate_fmu
 

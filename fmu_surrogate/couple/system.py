@@ -86,6 +86,9 @@ class Component:
     surrogate : Path, optional
         The surrogate JSON file this component comes from (``path`` is then its exported FMU,
         or ``None`` until it is exported).
+    units : dict of str to str, optional
+        Declared units of its variables when no model description is read (a surrogate's
+        wiring declares them).
     """
 
     name: str
@@ -95,6 +98,7 @@ class Component:
     ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     x0: Any = None
     surrogate: Path | None = None
+    units: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

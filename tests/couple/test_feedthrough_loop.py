@@ -65,6 +65,10 @@ def test_monolithic_solves_the_loop(benchmark_fmus, series_mass):
     np.testing.assert_allclose(ds["damper.F"].values[0], F, rtol=0, atol=1e-4)
     assert abs(ds.attrs["energy_residual"]) < 1e-12  # round-off of the midpoint rule
     assert ds["bond:rod:residual"].values[0, -1] == 0.0
+    # the units come from the model descriptions (the surrogate's export declares its own)
+    assert ds["damper.F"].attrs["units"] == "N" and ds["mass.v"].attrs["units"] == "m/s"
+    assert ds.attrs["bond:rod:energy_unit"] == "J"
+    np.testing.assert_allclose(ds["bond:rod:P_damper"].values[0], F * v, rtol=1e-4)
 
 
 def test_libcosim_runs_the_loop_when_its_gain_is_below_one(benchmark_fmus, series_mass):

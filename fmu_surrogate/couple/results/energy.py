@@ -67,8 +67,8 @@ def bond_units(system: System, infos: Mapping[str, Any] | None) -> dict[str, Bon
     ----------
     system : System
     infos : mapping of str to ComponentInfo, or None
-        From :func:`~fmu_surrogate.couple.validation.validate`; ``None`` (components without an
-        FMU) leaves every bond's units unknown.
+        From :func:`~fmu_surrogate.couple.validation.validate`; a component it lacks (one
+        without an FMU) gives the units it carries (``Component.units``, a surrogate's wiring).
 
     Returns
     -------
@@ -77,13 +77,17 @@ def bond_units(system: System, infos: Mapping[str, Any] | None) -> dict[str, Bon
     """
     out = {}
     for b in system.bonds:
-        if infos is None:
-            out[b.name] = BondUnits("", "", None)
-            continue
-        e = infos[b.effort.source[0]].variables[b.effort.source[1]].unit or ""
-        f = infos[b.flow.source[0]].variables[b.flow.source[1]].unit or ""
+        e, f = (_unit(system, infos, ref) for ref in (b.effort.source, b.flow.source))
         out[b.name] = BondUnits(e, f, power_factor(e or None, f or None))
     return out
+
+
+def _unit(system: System, infos: Mapping[str, Any] | None, ref: tuple[str, str]) -> str:
+    comp, var = ref
+    if infos is not None and comp in infos and var in infos[comp].variables:
+        return infos[comp].variables[var].unit or ""
+    c = system.components.get(comp)
+    return (c.units.get(var) or "") if c is not None else ""
 
 
 def unit_attrs(units: Mapping[str, BondUnits]) -> dict[str, Any]:
@@ -121,12 +125,10 @@ def with_units(ds: xr.Dataset, system: System, infos: Mapping[str, Any] | None,
             _, bond, col = name.split(":", 2)
             u = units[bond]
             ds[v].attrs["units"] = u.energy_unit if col == "residual" else u.power_unit
-        elif infos is not None and "." in name:
-            comp, _, var = name.partition(".")
-            if comp in infos and var in infos[comp].variables:
-                unit = infos[comp].variables[var].unit
-                if unit:
-                    ds[v].attrs["units"] = unit
+        elif "." in name:
+            unit = _unit(system, infos, tuple(name.split(".", 1)))
+            if unit:
+                ds[v].attrs["units"] = unit
     return ds
 
 
