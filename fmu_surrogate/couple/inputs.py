@@ -1,4 +1,4 @@
-"""Driven inputs and extra recorded variables of a coupled system.
+"""Driven inputs of a coupled system: their signals from the written forms, their span.
 
 A driven input is an input of a component that no connection drives; it follows a signal of
 :mod:`fmu_surrogate.fmu.signals`, written as on the command line (``"step:t0=0.1,after=12"``,
@@ -6,12 +6,12 @@ A driven input is an input of a component that no connection drives; it follows 
 ``{kind = "step", t0 = 0.1, after = 12}`` (:meth:`Signal.describe
 <fmu_surrogate.fmu.signals.base.Signal.describe>`).  As in a harvest, the value at a
 communication point ``t_k`` is held over the step ``[t_k, t_{k+1})`` (zero-order hold); the
-monolithic algorithm holds it the same way.
+monolithic algorithm holds it the same way.  :func:`fmu_surrogate.couple.validation.validate`
+checks that each is an unconnected Real input.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +21,7 @@ from fmu_surrogate.fmu.signals.base import Signal
 from fmu_surrogate.fmu.signals.standard import Constant, check_signal_fits, signal_from_description
 from fmu_surrogate.fmu.signals.text import parse_signal
 
-__all__ = ["check_cover", "check_driven", "check_recorded", "driven_signal"]
+__all__ = ["check_cover", "driven_signal"]
 
 
 def driven_signal(ref: str, value: Any, where: str) -> Signal:
@@ -62,64 +62,6 @@ def driven_signal(ref: str, value: Any, where: str) -> Signal:
         raise CouplingError(f"{where}: driven input {ref}: {exc}; write e.g. "
                             f"\"{ref}\" = \"step:t0=0.1,after=12\", a number, or a table "
                             f"{{kind = \"step\", t0 = 0.1, after = 12}}.") from None
-
-
-def _variable(system: System, infos: Mapping[str, Any], ref: str, role: str) -> Any:
-    comp, name = _split(ref)
-    if comp not in system.components:
-        raise CouplingError(f"{role} {ref}: the system has no component {comp!r}; components: "
-                            f"{sorted(system.components)}.")
-    vs = infos[comp].variables
-    if name not in vs:
-        close = difflib.get_close_matches(name, list(vs), n=3)
-        raise CouplingError(f"{role} {ref}: component {comp!r} has no variable {name!r}."
-                            + (f" Did you mean {close}?" if close else ""))
-    return vs[name]
-
-
-def check_driven(system: System, infos: Mapping[str, Any]) -> None:
-    """Refuse a driven input that is unknown, not a Real input, connected, or also a start value.
-
-    Raises
-    ------
-    CouplingError
-        Naming the input and the fix.
-    """
-    targets = {".".join(c.target): c for c in system.all_connections()}
-    for ref in system.inputs:
-        v = _variable(system, infos, ref, "driven input")
-        if v.causality != "input":
-            comp = ref.partition(".")[0]
-            inputs = sorted(n for n, w in infos[comp].variables.items() if w.causality == "input")
-            raise CouplingError(f"driven input {ref} has causality {v.causality!r}; only inputs "
-                                f"follow a signal (inputs of {comp!r}: {inputs}). Record it with "
-                                f"--record, or set a parameter in the component's parameters.")
-        if v.type != "Real":
-            raise CouplingError(f"driven input {ref} is of type {v.type}; signals drive Real "
-                                "inputs only: set it as a start value in the component's "
-                                "parameters instead.")
-        if ref in targets:
-            raise CouplingError(f"driven input {ref} is connected ({targets[ref]}); an input "
-                                "takes one source: drop the signal or the connection.")
-        comp, name = ref.split(".", 1)
-        if name in system.components[comp].parameters:
-            raise CouplingError(f"driven input {ref} also has a start value in the parameters "
-                                f"of {comp!r}; the signal sets it: drop one of the two.")
-
-
-def check_recorded(system: System, infos: Mapping[str, Any]) -> None:
-    """Refuse a recorded variable that is unknown or not a Real.
-
-    Raises
-    ------
-    CouplingError
-        Naming the variable and the fix.
-    """
-    for ref in system.record:
-        v = _variable(system, infos, ref, "recorded variable")
-        if v.type != "Real":
-            raise CouplingError(f"recorded variable {ref} is of type {v.type}; the result "
-                                "dataset records Real variables: pick a Real one.")
 
 
 def check_cover(system: System, stop_time: float) -> None:

@@ -14,10 +14,9 @@ from typing import Any
 
 from fmpy import read_model_description
 
-from fmu_surrogate.couple.inputs import check_driven, check_recorded
-from fmu_surrogate.couple.system import Connection, CouplingError, System
+from fmu_surrogate.couple.system import Connection, CouplingError, System, _split
 
-__all__ = ["ComponentInfo", "check_bond", "describe", "validate"]
+__all__ = ["ComponentInfo", "check_bond", "check_driven", "check_recorded", "describe", "validate"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +49,9 @@ def describe(path: Any) -> ComponentInfo:
     return ComponentInfo(md.fmiVersion, variables, feed)
 
 
-def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str], want: str,
-         role: str) -> Any:
+def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str],
+         want: str | None, role: str) -> Any:
+    """The variable ``ref``; with ``want``, of that causality (a connection's end)."""
     comp, name = ref
     if comp not in system.components:
         raise CouplingError(f"{role} names component {comp!r}, which the system does not have; "
@@ -62,7 +62,7 @@ def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str], 
         hint = f" Did you mean {close}?" if close else ""
         raise CouplingError(f"{role}: component {comp!r} has no variable {name!r}.{hint}")
     v = vs[name]
-    if v.causality != want:
+    if want is not None and v.causality != want:
         raise CouplingError(f"{role}: {comp}.{name} has causality {v.causality!r}, but a "
                             f"connection {'starts at an output' if want == 'output' else 'ends at an input'}; "
                             f"connect an {want} of {comp!r} instead.")
@@ -131,6 +131,51 @@ def check_bond(b: Any) -> None:
             f"power {'into' if signs[a] > 0 else 'out of'} both sides, so the coupling creates "
             f"energy (Ĉ symmetric). Flip the sign convention of one side (negate one variable "
             f"in that component) and set power_into accordingly.")
+
+
+def check_driven(system: System, infos: dict[str, ComponentInfo]) -> None:
+    """Refuse a driven input that is unknown, not a Real input, connected, or also a start value.
+
+    Raises
+    ------
+    CouplingError
+        Naming the input and the fix.
+    """
+    targets = {".".join(c.target): c for c in system.all_connections()}
+    for ref in system.inputs:
+        v = _var(system, infos, _split(ref), None, f"driven input {ref}")
+        if v.causality != "input":
+            comp = ref.partition(".")[0]
+            inputs = sorted(n for n, w in infos[comp].variables.items() if w.causality == "input")
+            raise CouplingError(f"driven input {ref} has causality {v.causality!r}; only inputs "
+                                f"follow a signal (inputs of {comp!r}: {inputs}). Record it with "
+                                f"--record, or set a parameter in the component's parameters.")
+        if v.type != "Real":
+            raise CouplingError(f"driven input {ref} is of type {v.type}; signals drive Real "
+                                "inputs only: set it as a start value in the component's "
+                                "parameters instead.")
+        if ref in targets:
+            raise CouplingError(f"driven input {ref} is connected ({targets[ref]}); an input "
+                                "takes one source: drop the signal or the connection.")
+        comp, name = ref.split(".", 1)
+        if name in system.components[comp].parameters:
+            raise CouplingError(f"driven input {ref} also has a start value in the parameters "
+                                f"of {comp!r}; the signal sets it: drop one of the two.")
+
+
+def check_recorded(system: System, infos: dict[str, ComponentInfo]) -> None:
+    """Refuse a recorded variable that is unknown or not a Real.
+
+    Raises
+    ------
+    CouplingError
+        Naming the variable and the fix.
+    """
+    for ref in system.record:
+        v = _var(system, infos, _split(ref), None, f"recorded variable {ref}")
+        if v.type != "Real":
+            raise CouplingError(f"recorded variable {ref} is of type {v.type}; the result "
+                                "dataset records Real variables: pick a Real one.")
 
 
 def validate(system: System, libcosim: bool = False, accept_loops: bool = False
