@@ -90,6 +90,10 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.progressive_spring_me_spec, {}),
         Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
                   "internal", specs.saturating_inductor_spec, {}),
+        Benchmark("hydraulic_accumulator", "hydraulic accumulator in bar and l/min, power-out "
+                  "port, fixed-step RK4", specs.hydraulic_accumulator_spec, {}),
+        Benchmark("hydraulic_orifice", "linear hydraulic orifice in bar and l/min, direct "
+                  "feedthrough, no state", specs.hydraulic_orifice_spec, {}),
     )
 }
 

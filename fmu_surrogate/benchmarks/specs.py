@@ -13,6 +13,7 @@ from fmu_surrogate.benchmarks import cauer as _cauer
 from fmu_surrogate.benchmarks.vendor import damper as _damper
 from fmu_surrogate.benchmarks.vendor import dc_motor as _dc_motor
 from fmu_surrogate.benchmarks.vendor import free_mass as _free_mass
+from fmu_surrogate.benchmarks.vendor import hydraulic as _hydraulic
 from fmu_surrogate.benchmarks.vendor import power_damper as _power_damper
 from fmu_surrogate.benchmarks.vendor import progressive_spring as _progressive_spring
 from fmu_surrogate.benchmarks.vendor import quarter_car as _quarter_car
@@ -435,4 +436,50 @@ def saturating_inductor_spec() -> ModelSpec:
         Experiment(0.0, 2.0, 1e-3),
         defines={"MODEL_RK4": 1},
         model_exchange=False,
+    )
+
+
+def hydraulic_accumulator_spec() -> ModelSpec:
+    """Hydraulic accumulator in bar and l/min, power-out port, fixed-step RK4
+    (:mod:`fmu_surrogate.benchmarks.vendor.hydraulic`)."""
+    p = _hydraulic.ACCUMULATOR
+    v = (
+        Var("Q", "input", start=0.0, unit="l/min",
+            description="flow drawn from the accumulator (p Q: power out of the port)"),
+        Var("C", "parameter", "tunable", p["C"], unit="l/bar",
+            description="hydraulic capacitance (> 0)"),
+        Var("p0", "parameter", "fixed", p["p0"], unit="bar", description="initial pressure"),
+        Var("p", "output", unit="bar", description="pressure (state), H = C p^2 / 2"),
+        Var("der(p)", derivative="p", unit="bar/s", description="p' = -Q / (60 C)"),
+        *fixed_step_variables(4),
+    )
+    return ModelSpec(
+        "hydraulic_accumulator",
+        "Hydraulic accumulator 60 C p' = -Q in bar and l/min, power-out port, fixed-step RK4 "
+        "(fmu-surrogate vendor-style)",
+        "hydraulic_accumulator.c",
+        v,
+        Experiment(0.0, 2.0, 1e-2),
+        defines={"MODEL_RK4": 1},
+    )
+
+
+def hydraulic_orifice_spec() -> ModelSpec:
+    """Linear hydraulic orifice to tank, pressure in, flow out, feedthrough
+    (:mod:`fmu_surrogate.benchmarks.vendor.hydraulic`)."""
+    v = (
+        Var("p", "input", start=0.0, unit="bar", description="upstream pressure (effort)"),
+        Var("R", "parameter", "tunable", _hydraulic.ORIFICE["R"], unit="bar.min/l",
+            description="flow resistance in bar per l/min (> 0)"),
+        Var("Q", "output", unit="l/min", dependencies=("p",),
+            description="flow to tank Q = p / R (p Q: power into the orifice)"),
+    )
+    return ModelSpec(
+        "hydraulic_orifice",
+        "Linear hydraulic orifice Q = p / R in bar and l/min with direct feedthrough, order 0 "
+        "(fmu-surrogate vendor-style)",
+        "hydraulic_orifice.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
     )

@@ -8,8 +8,10 @@ output one pH port with a sign, the input feeding one pH port with a sign) gives
 ``u_i = K_ij y_j`` with ``K_ij = s_i s_j``; the coupled ports form ``û + Ĉ ŷ = 0`` with ``Ĉ = −K``
 on them (docs/design.md §2), and :func:`fmu_surrogate.ph.interconnect` builds the coupled system
 (refusing a non-skew ``Ĉ``).  The other pH ports stay *free*: driven by the unconnected inputs
-(their values from the component's ``parameters`` that name inputs, else 0) and the internal constant sources
-``cu`` (a preload, an offset), whose power enters the energy balance as supplied.
+(the system's driven inputs ``system.inputs``, held over each step like in a co-simulation;
+else their values from the component's ``parameters`` that name inputs, else 0) and the
+internal constant sources ``cu`` (a preload, an offset), whose power enters the energy balance
+as supplied.
 :func:`fmu_surrogate.ph.simulate` integrates the coupled system with the implicit midpoint rule,
 which keeps ``H(t_N) − H(t_0) + ∫ [z; u]ᵀ W [z; u] dt − ∫ yᵀu dt = 0`` to round-off for
 quadratic H; every bond conserves power at every instant.
@@ -29,17 +31,19 @@ nothing in the monolithic form (a connection carries power between pH ports here
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 import xarray as xr
 
+from fmu_surrogate.couple.results.energy import BondUnits, bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.system import Component, CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 from fmu_surrogate.ph import PHDAE, LinearPH, PortMap, StructureError, interconnect, simulate
 
-__all__ = ["Assembled", "assemble", "exact", "run_monolithic"]
+__all__ = ["Assembled", "assemble", "exact", "jacobi_loop_gain", "run_monolithic"]
 
 
 @dataclass
@@ -70,7 +74,7 @@ class Assembled:
     free : ndarray of int
         Global indices of the free pH ports, in the order of ``system``'s inputs.
     u_free : ndarray, shape (len(free),)
-        Their values (unconnected inputs and internal sources; constant over the run).
+        Their values with no input driven (parameters, internal sources).
     outputs, inputs : dict of str to (int, int)
         ``"component.variable" -> (global pH port, sign)`` of the connected power variables.
     """
@@ -81,6 +85,36 @@ class Assembled:
         self.system, self.x0, self.K, self.parts = system, x0, K, parts
         self.members, self.free, self.u_free = members, free, u_free
         self.outputs, self.inputs = outputs, inputs
+
+    def external(self, drivers: Mapping[str, object], time: np.ndarray) -> list[np.ndarray]:
+        """Every component's external inputs on ``time``, shape (T, k_in) each: the driven ones
+        from their signals (``"component.variable" -> Signal``), the others at their values
+        (connected ones are overwritten by :func:`_variables`).
+
+        Raises
+        ------
+        CouplingError
+            A driven variable that is no unconnected input of a component's pH model.
+        """
+        out = [np.tile(p.u_ext, (len(time), 1)) for p in self.members]
+        index = {p.name: k for k, p in enumerate(self.members)}
+        for ref, sig in drivers.items():
+            comp, _, var = ref.partition(".")
+            k = index.get(comp)
+            if k is None or var not in self.members[k].wiring.input_names or ref in self.inputs:
+                free = [f"{p.name}.{v}" for p in self.members for v in p.wiring.input_names
+                        if f"{p.name}.{v}" not in self.inputs]
+                raise CouplingError(f"driven input {ref} is no free pH input of its component "
+                                    f"(free inputs: {free}); drive one of those, or run the "
+                                    "system on libcosim.")
+            out[k][:, self.members[k].wiring.input_names.index(var)] = sig(time)
+        return out
+
+    def free_inputs(self, u_ext: list[np.ndarray]) -> np.ndarray:
+        """Inputs of :attr:`system` (the free pH ports) from every component's external inputs,
+        shape (T, len(free))."""
+        u = np.hstack([e @ p.wiring.Tu.T + p.wiring.cu for e, p in zip(u_ext, self.members)])
+        return u[:, self.free]
 
 
 def _wiring(name: str, c: Component) -> PortMap:
@@ -203,6 +237,36 @@ def assemble(system: System) -> Assembled:
     return Assembled(ph, x0, K, full, members, free, u_all[free], outputs, inputs)
 
 
+def jacobi_loop_gain(system: System) -> float | None:
+    """Gain of the algebraic loops of a co-simulation: the spectral radius of ``D K``.
+
+    A non-iterative (Jacobi) co-simulation evaluates ``y = C x + D K y`` with ``y`` of the
+    previous step on the right, so along a loop of direct feedthrough its values go through the
+    fixed-point iteration ``y ← D K y`` once per step: it converges only when ``ρ(D K) < 1``,
+    whatever the step size.  The damper ``F = c v`` bonded to a mass behind a damper ``d``
+    (``v = v_m + F_B / d``) has the gain ``c / d`` once around the loop, which takes two steps:
+    ``ρ = sqrt(c / d)``.  ``0`` when no loop passes through feedthrough.
+
+    Parameters
+    ----------
+    system : System
+
+    Returns
+    -------
+    float or None
+        ``None`` when a component has no pH model or a connection no pH port (unknown gain).
+    """
+    if any(c.ph is None for c in system.components.values()):
+        return None
+    try:
+        asm = assemble(system)
+    except CouplingError:
+        return None
+    if not asm.parts.D.any():
+        return 0.0
+    return float(np.max(np.abs(np.linalg.eigvals(asm.parts.D @ asm.K))))
+
+
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
     """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable.
 
@@ -221,44 +285,50 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
     M[:n, :n], M[:n, n:] = A, Bf
     w0 = np.concatenate([asm.x0, asm.u_free])
     x = np.array([(sla.expm(M * t) @ w0)[:n] for t in time])
-    return _variables(asm, x)
+    return _variables(asm, x, asm.external({}, time))
 
 
-def _variables(asm: Assembled, x: np.ndarray) -> dict[str, np.ndarray]:
+def _variables(asm: Assembled, x: np.ndarray, u_ext: list[np.ndarray]
+               ) -> dict[str, np.ndarray]:
+    """Every external variable of every component on the trajectory ``x`` (T, n), from the
+    components' external inputs ``u_ext`` (:meth:`Assembled.external`)."""
     parts = asm.parts
-    u_free = np.zeros(parts.n_inputs)
-    u_free[asm.free] = asm.u_free
+    u_free = np.zeros((len(x), parts.n_inputs))
+    u_free[:, asm.free] = asm.free_inputs(u_ext)
     if isinstance(parts, LinearPH):
-        y = x @ (parts.output_matrix.T @ parts.Q).T + parts.D @ u_free
+        y = x @ (parts.output_matrix.T @ parts.Q).T + u_free @ parts.D.T
     else:
-        y = parts.effort(x) @ parts.output_matrix + parts.D @ u_free
+        y = parts.effort(x) @ parts.output_matrix + u_free @ parts.D.T
     if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_free)
         y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
     u = y @ asm.K.T + u_free
     out: dict[str, np.ndarray] = {}
     values: dict[str, np.ndarray] = {}
-    for p in asm.members:  # every external variable of every component
+    for p, e in zip(asm.members, u_ext):  # every external variable of every component
         w, sl = p.wiring, slice(p.port0, p.port0 + p.core.n_inputs)
         xs = x[:, p.state0:p.state0 + p.core.n_states]
-        u_ext = np.tile(p.u_ext, (len(x), 1))
+        e = e.copy()
         for j, var in enumerate(w.input_names):
             key = f"{p.name}.{var}"
             if key in asm.inputs:
                 i, s = asm.inputs[key]
-                u_ext[:, j] = s * u[:, i]
-        y_ext = y[:, sl] @ w.Ty.T + xs @ w.Cx.T + u_ext @ w.Du.T + w.cy
+                e[:, j] = s * u[:, i]
+        y_ext = y[:, sl] @ w.Ty.T + xs @ w.Cx.T + e @ w.Du.T + w.cy
         values.update({f"{p.name}.{v}": y_ext[:, j] for j, v in enumerate(w.output_names)})
-        values.update({f"{p.name}.{v}": u_ext[:, j] for j, v in enumerate(w.input_names)})
+        values.update({f"{p.name}.{v}": e[:, j] for j, v in enumerate(w.input_names)})
     for key in list(asm.outputs) + list(asm.inputs):  # connected ones first (the old order)
         out[key] = values[key]
     out.update({k: v for k, v in values.items() if k not in out})
     return out
 
 
-def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0
-                   ) -> xr.Dataset:
+def run_monolithic(system: System, stop_time: float, step: float, *, run_index: int = 0,
+                   units: Mapping[str, BondUnits] | None = None) -> xr.Dataset:
     """Dataset of the monolithic run (same variables as :func:`~fmu_surrogate.couple.running.run`,
     plus every external variable of every component).
+
+    ``units`` (from :func:`~fmu_surrogate.couple.results.energy.bond_units`) scales the bonds'
+    power to watts; without it the power is ``effort · flow``.
 
     The attribute ``energy_residual`` is the energy balance ``H(t_N) − H(t_0) + dissipated −
     supplied`` (the supplied energy includes the free ports': unconnected inputs and internal
@@ -271,19 +341,28 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     asm = assemble(system)
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
-    traj = simulate(asm.system, time, np.tile(asm.u_free, (n_steps + 1, 1)), asm.x0)
-    values = _variables(asm, traj.x)
+    u_ext = asm.external(system.inputs, time)
+    traj = simulate(asm.system, time, asm.free_inputs(u_ext), asm.x0, hold="zoh")
+    values = _variables(asm, traj.x, u_ext)
+    missing = [r for r in system.record if r not in values]
+    if missing:
+        raise CouplingError(f"the monolithic algorithm records the variables of the pH models; "
+                            f"{missing} are none: drop them from the recorded variables or run "
+                            "on libcosim.")
     names = list(values)
+    units = dict(units or bond_units(system, None))
     for b in system.bonds:
         e = values[".".join(b.effort.source)]
         f = values[".".join(b.flow.source)]
         for c in b.components:
-            values[f"bond:{b.name}:P_{c}"] = e * f
+            values[f"bond:{b.name}:P_{c}"] = units[b.name].scale * e * f
         values[f"bond:{b.name}:residual"] = np.zeros_like(e)
         names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
     rec = RunRecord(run_index, values=values, wall_time=_time.perf_counter() - t0)
-    return records_to_dataset([rec], time, None, names, parameters=[], attrs={
+    ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": "monolithic", "n_steps": n_steps, "step": float(step),
         "stop_time": float(stop_time),
         "energy_residual": traj.energy_residual / traj.energy_scale,
-        "energy_residual_joules": traj.energy_residual})
+        "energy_residual_model_units": traj.energy_residual, **unit_attrs(units),
+        "driven_inputs": ",".join(system.inputs)})
+    return with_units(ds, system, None, units)

@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from fmu_surrogate.couple.recording import Recorder, step_powers
+from fmu_surrogate.couple.inputs import check_cover
+from fmu_surrogate.couple.results.energy import bond_units, unit_attrs, with_units
+from fmu_surrogate.couple.results.recording import Recorder, step_powers
 from fmu_surrogate.couple.system import CouplingError, PowerBond, System
-from fmu_surrogate.couple.validation import ComponentInfo, validate
+from fmu_surrogate.couple.validation import ComponentInfo, describe, validate
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
 __all__ = ["ALGORITHMS", "ECCO_DEFAULTS", "bond_energy", "cosimulate", "observed_names", "run"]
@@ -88,13 +90,22 @@ def _initial(ex: Any, i: int, var: Any, value: float) -> None:
 
 
 def observed_names(system: System, infos: dict[str, ComponentInfo]) -> list[str]:
-    """``"component.variable"`` of every connected Real variable, in connection order."""
+    """``"component.variable"`` of every connected Real variable (in connection order), then the
+    driven inputs and the recorded variables (``system.inputs``, ``system.record``)."""
     names: dict[str, None] = {}
     for c in system.all_connections():
         for comp, var in (c.source, c.target):
             if infos[comp].variables[var].type == "Real":
                 names.setdefault(f"{comp}.{var}", None)
+    for ref in [*system.inputs, *system.record]:
+        names.setdefault(ref, None)
     return list(names)
+
+
+def _unconnected(system: System, observed: Sequence[str]) -> list[int]:
+    """Positions in ``observed`` of the variables no connection touches."""
+    ends = {".".join(r) for c in system.all_connections() for r in (c.source, c.target)}
+    return [k for k, n in enumerate(observed) if n not in ends]
 
 
 def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float, step: float,
@@ -114,7 +125,10 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     observed : sequence of str
         The variables whose values ``on_step`` receives (:func:`observed_names`).
     on_step : callable
-        ``on_step(t, values)`` after the step ending at ``t``; returning true ends the run.
+        ``on_step(t, values, initial)`` after the step ending at ``t``; returning true ends the
+        run.  A driven input's value is the one it holds from ``t`` on (its signal at ``t``).
+        ``initial`` (first call only, else ``None``) gives the values at ``t = 0`` of the
+        variables no connection touches (NaN for the others).
     progress : bool
         Show a progress bar.
 
@@ -124,7 +138,9 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
         libcosim's message when a step failed, else ``""``.
     """
     from libcosimpy._internal import get_last_error_message
+    from libcosimpy.CosimEnums import CosimVariableType
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimManipulator import CosimManipulator
     from libcosimpy.CosimObserver import CosimObserver
     from tqdm.auto import tqdm
 
@@ -136,20 +152,47 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     for name in observed:
         comp, _, var = name.partition(".")
         refs.append((idx[comp], infos[comp].variables[var].valueReference))
+    # the values at t = 0 of what no connection carries: libcosim samples them at step 0
+    first = _unconnected(system, observed)
+    if first:
+        series = CosimObserver.create_time_series()
+        ex.add_observer(series)
+        for k in first:
+            series.start_time_series(*refs[k], CosimVariableType.REAL)
+    driven = [(observed.index(n), sig) for n, sig in system.inputs.items()]
+    if driven:
+        override = CosimManipulator.create_override()
+        ex.add_manipulator(override)
+    for k, sig in driven:
+        ex.real_initial_value(*refs[k], float(sig(0.0)))
     message = ""
     stop_ns = round(stop_time * _NS)
     bar = tqdm(total=stop_time, unit="s", disable=not progress, desc=f"couple ({algorithm})")
     t_ns = 0
+    initial: list[float] | None = None
     while t_ns < stop_ns:
+        for k, sig in driven:  # zero-order hold: the signal at the step's start
+            override.slave_real_values(refs[k][0], [refs[k][1]], [float(sig(t_ns / _NS))])
         ok = ex.step(1)
         new = ex.status().current_time
         if not ok or new <= t_ns:
             message = get_last_error_message() or "libcosim stopped the step without a message"
             break
         bar.update(max(min(new / _NS, stop_time) - bar.n, 0.0))  # tqdm throttles the redraws
+        if t_ns == 0:
+            initial = [float("nan")] * len(refs)
+            for k in first:
+                _, steps, vals = series.time_series_real_samples(*refs[k], 0, 2)
+                if steps and steps[0] == 0:  # (a count of 1 reads nothing in libcosimpy 0.0.6)
+                    initial[k] = vals[0]
+                series.stop_time_series(*refs[k], CosimVariableType.REAL)
         t_ns = new
-        if on_step(t_ns / _NS, [obs.last_real_values(i, [vr])[0] for i, vr in refs]):
+        values = [obs.last_real_values(i, [vr])[0] for i, vr in refs]
+        for k, sig in driven:
+            values[k] = float(sig(t_ns / _NS))
+        if on_step(t_ns / _NS, values, initial):
             break
+        initial = None
     bar.close()
     return message
 
@@ -213,41 +256,62 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     Returns
     -------
     xarray.Dataset
-        Harvest dataset format (dims run × time), variables ``component.variable`` and per bond
-        ``bond:<name>:P_<component>`` and ``bond:<name>:residual``; attributes ``algorithm``,
-        ``n_steps``; a failing component gives ``status = "failed"`` with libcosim's message.
+        Harvest dataset format (dims run × time), variables ``component.variable`` (with their
+        declared ``units``) and per bond ``bond:<name>:P_<component>`` and
+        ``bond:<name>:residual`` in W and J when the ports' units are known
+        (:mod:`fmu_surrogate.couple.results.energy`); attributes ``algorithm``, ``n_steps``,
+        ``driven_inputs`` (comma-separated), the bonds' units, ``jacobi_loop_gain`` when every
+        component has a pH model; a failing component gives ``status = "failed"`` with
+        libcosim's message.
 
     Raises
     ------
     CouplingError
-        Invalid system or arguments (nothing has run).
+        Invalid system or arguments (nothing has run); a co-simulation whose algebraic loop
+        has a gain of 1 or more (it cannot be stable).
     """
     if algorithm not in ALGORITHMS:
         raise CouplingError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
     if not (stop_time > 0 and step > 0 and step <= stop_time):
         raise CouplingError(f"need 0 < step <= stop_time, got step={step}, stop_time={stop_time}.")
+    check_cover(system, stop_time)
     if algorithm == "monolithic":
         from fmu_surrogate.couple.monolithic import run_monolithic
         from fmu_surrogate.couple.validation import check_bond
 
         if all(c.path is not None for c in system.components.values()):
-            validate(system)
+            infos = validate(system, accept_loops=True)
+        else:  # the units of those that have an FMU; a surrogate brings its own
+            infos = {n: describe(c.path) for n, c in system.components.items()
+                     if c.path is not None}
         for b in system.bonds:
             check_bond(b)
-        return run_monolithic(system, stop_time, step, run_index=run_index)
+        units = bond_units(system, infos)
+        ds = run_monolithic(system, stop_time, step, run_index=run_index, units=units)
+        return with_units(ds, system, infos, units)  # the variables' declared units too
+    from fmu_surrogate.couple.monolithic import jacobi_loop_gain
     from fmu_surrogate.couple.surrogates import surrogate_fmu
 
+    gain = jacobi_loop_gain(system)
+    if gain is not None and gain >= 1.0:
+        raise CouplingError(
+            f"the co-simulation of this system cannot be stable: its algebraic loop of direct "
+            f"feedthrough has the gain {gain:.4g} >= 1, and libcosim's Jacobi exchange iterates "
+            f"the loop once per step, multiplying its error by that gain every step whatever "
+            f"the step size. Use algorithm='monolithic' (--algorithm monolithic), which solves "
+            f"the loop, or put a component with a state on the loop's path.")
     for c in system.components.values():
         if c.path is None and c.surrogate is not None:
             c.path = surrogate_fmu(c.surrogate)
-    infos = validate(system, libcosim=True)
+    infos = validate(system, libcosim=True, accept_loops=gain is not None)
     t0 = _time.perf_counter()
     observed = observed_names(system, infos)
-    recorder = Recorder(system, observed)
+    units = bond_units(system, infos)
+    recorder = Recorder(system, observed, [units[b.name].scale for b in system.bonds])
     times, rows = [], []
 
-    def keep(t: float, raw: list[float]) -> bool:
-        for t_k, row in recorder.add(t, raw):
+    def keep(t: float, raw: list[float], initial: list[float] | None) -> bool:
+        for t_k, row in recorder.add(t, raw, initial):
             times.append(t_k)
             rows.append(row)
         return False
@@ -266,5 +330,7 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
     time = np.array(times) if times else np.array([0.0])
     ds = records_to_dataset([rec], time, None, names, parameters=[], attrs={
         "algorithm": algorithm, "n_steps": int(max(len(times) - 1, 0)),
-        "step": float(step), "stop_time": float(stop_time)})
-    return ds
+        "step": float(step), "stop_time": float(stop_time), **unit_attrs(units),
+        "driven_inputs": ",".join(system.inputs),
+        **({} if gain is None else {"jacobi_loop_gain": float(gain)})})
+    return with_units(ds, system, infos, units)

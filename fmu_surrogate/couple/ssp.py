@@ -54,9 +54,18 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
     Returns
     -------
     Path
+
+    Raises
+    ------
+    CouplingError
+        The system has driven inputs or extra recorded variables, which SSP 1.0 cannot hold.
     """
     from fmu_surrogate.couple.validation import describe
 
+    if system.inputs or system.record:
+        raise CouplingError("SSP 1.0 has no form for driven inputs (" + ", ".join(system.inputs)
+                            + ") or recorded variables; write the system with write_toml, or "
+                            "give them as --input/--record on the command line.")
     path = Path(path)
     root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)
     sysel = ET.SubElement(root, _q("ssd", "System"), name=name)

@@ -48,8 +48,11 @@ def surrogate_component(name: str, path: str | os.PathLike,
     # an input nothing sets holds the source's start value (the exported FMU's start too)
     parameters = {**identified_at(ph, "input_starts"), **parameters}
     if isinstance(ph, PortedSystem):
+        p = ph.ports
+        units = {n: u for n, u in zip(p.input_names + p.output_names,
+                                      p.input_units + p.output_units) if u}
         return Component(name, None, dict(parameters or {}), ph=ph.system, wiring=ph.ports,
-                         x0=np.array(ph.x0), surrogate=path)
+                         x0=np.array(ph.x0), surrogate=path, units=units)
     ports = {n: ("u", i, 1) for i, n in enumerate(ph.input_names)}
     ports.update({n: ("y", i, 1) for i, n in enumerate(ph.output_names)})
     return Component(name, None, dict(parameters or {}), ph=ph, ports=ports, surrogate=path)

@@ -89,6 +89,9 @@ class Component:
     surrogate : Path, optional
         The surrogate JSON file this component comes from (``path`` is then its exported FMU,
         or ``None`` until it is exported).
+    units : dict of str to str, optional
+        Declared units of its variables when no model description is read (a surrogate's
+        wiring declares them).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Component:
     wiring: Any = None
     x0: Any = None
     surrogate: Path | None = None
+    units: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,11 +115,20 @@ class System:
     connections : list of Connection
         Every connection, including those of the bonds.
     bonds : list of PowerBond
+    inputs : dict of str to Signal
+        Driven inputs: ``"component.variable"`` of an input that no connection drives, and the
+        signal (:mod:`fmu_surrogate.fmu.signals`) it follows, held over each communication step
+        (:mod:`fmu_surrogate.couple.inputs`).
+    record : list of str
+        ``"component.variable"`` of further variables to record (any causality), besides the
+        connected and driven ones.
     """
 
     components: dict[str, Component]
     connections: list[Connection] = field(default_factory=list)
     bonds: list[PowerBond] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    record: list[str] = field(default_factory=list)
 
     def all_connections(self) -> list[Connection]:
         """Connections plus the bonds' connections (each once)."""

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.couple.recording import Recorder
+from fmu_surrogate.couple.results.energy import bond_units
+from fmu_surrogate.couple.results.recording import Recorder
 from fmu_surrogate.couple.running import cosimulate, observed_names
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
@@ -96,6 +97,7 @@ def with_parameters(system: System, params: Mapping[str, Any]) -> System:
 
 def _variables(system: System, infos: dict[str, ComponentInfo], recorded: Sequence[str]
                ) -> list[Variable]:
+    units = bond_units(system, infos)
     out: dict[str, Variable] = {}
     for comp in system.components:
         for v in infos[comp].variables.values():
@@ -107,7 +109,8 @@ def _variables(system: System, infos: dict[str, ComponentInfo], recorded: Sequen
                                      v.description)
     for name in recorded:
         if name not in out:  # bond columns
-            unit = "J" if name.endswith(":residual") else "W"
+            u = units[name.split(":")[1]]
+            unit = u.energy_unit if name.endswith(":residual") else u.power_unit
             out[name] = Variable(name, len(out), "local", "continuous", "Real", unit=unit)
     return list(out.values())
 
@@ -147,7 +150,7 @@ def system_target(path: str | os.PathLike, stop_time: float, step: float,
     path = Path(path).resolve()
     system = load_system(path)
     infos = prepare_system(system)
-    recorded = Recorder(system, observed_names(system, infos)).names
+    recorded = Recorder(system, observed_names(system, infos)).names  # the names only
     options = {"algorithm": algorithm, "ecco": dict(ecco or {})}
     h = hashlib.sha256(path.read_bytes())
     for comp, c in system.components.items():
@@ -193,6 +196,8 @@ class SystemBackend:
         self.system = load_system(fmu_path)
         self.infos = prepare_system(self.system)
         self.observed = observed_names(self.system, self.infos)
+        units = bond_units(self.system, self.infos)
+        self.scales = [units[b.name].scale for b in self.system.bonds]
 
     def run(self, start_values: Mapping[str, Any], inputs: Mapping[str, np.ndarray],
             time: np.ndarray, record: Sequence[str], *, out: np.ndarray | None = None,
@@ -226,12 +231,12 @@ class SystemBackend:
                 raise CouplingError(f"a coupled system takes no input signals, got "
                                     f"{sorted(inputs)}; set inputs as parameters instead.")
             system = with_parameters(self.system, start_values)
-            recorder = Recorder(system, self.observed)
+            recorder = Recorder(system, self.observed, self.scales)
             cols = np.array([recorder.names.index(n) for n in record], dtype=int)
 
-            def on_step(t: float, raw: list[float]) -> bool:
+            def on_step(t: float, raw: list[float], initial: list[float] | None) -> bool:
                 full = False
-                for t_k, row in recorder.add(t, raw):
+                for t_k, row in recorder.add(t, raw, initial):
                     full = grid.add(t_k, row[cols])
                 return full
 

@@ -19,6 +19,12 @@
     effort = ["spring.F", "chain.F1"]
     flow = ["chain.v1", "spring.v"]
     power_into = { chain = 1, spring = -1 }
+
+    [inputs]                                # unconnected inputs driven by a signal
+    "chain.F2" = "step:t0=0.1,after=2"      # as --input; or a number, or a table:
+    # "chain.F2" = { kind = "chirp", f0 = 0.1, f1 = 5, t1 = 10 }
+
+``record = ["chain.q1", ...]`` (further variables to record) goes before the first table.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 
 import tomllib
 
+from fmu_surrogate.couple.inputs import driven_signal
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
 
 __all__ = ["read_toml", "write_toml"]
@@ -71,17 +78,36 @@ def read_toml(path: str | os.PathLike) -> System:
     except (KeyError, TypeError) as exc:
         raise CouplingError(f"{path}: a connection needs from/to, a bond needs effort = [from, to], "
                             f"flow = [from, to] and power_into = {{a = 1, b = -1}} ({exc}).") from exc
-    return System(comps, conns, bonds)
+    inputs = doc.get("inputs") or {}
+    record = doc.get("record") or []
+    if not isinstance(inputs, dict) or not isinstance(record, list):
+        raise CouplingError(f"{path}: [inputs] must be a table of \"component.variable\" = signal "
+                            "and record a list of \"component.variable\" (before the first "
+                            "table).")
+    driven = {str(k): driven_signal(str(k), v, str(path)) for k, v in inputs.items()}
+    return System(comps, conns, bonds, driven, [str(r) for r in record])
 
 
 def _q(s: object) -> str:
     return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _value(v: object) -> str:
+    if isinstance(v, str):
+        return _q(v)
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return repr(float(v)) if isinstance(v, float) else str(int(v))
+
+
 def write_toml(system: System, path: str | os.PathLike) -> Path:
     """Write a system in TOML form (a few fixed tables, so no TOML library is needed)."""
     path = Path(path)
     lines = []
+    if system.record:
+        lines += ["record = " + _value(list(system.record)), ""]
     for name, c in system.components.items():
         lines.append(f"[components.{name}]")
         if c.surrogate is not None:
@@ -101,5 +127,8 @@ def write_toml(system: System, path: str | os.PathLike) -> Path:
                   f"flow = [{_q('.'.join(b.flow.source))}, {_q('.'.join(b.flow.target))}]",
                   "power_into = { " + ", ".join(f"{_q(k)} = {int(v)}"
                                                 for k, v in b.power_into.items()) + " }", ""]
+    for ref, sig in system.inputs.items():
+        lines += [f"[inputs.{_q(ref)}]"] + [f"{k} = {_value(v)}" for k, v in sig.describe().items()
+                                            if v is not None] + [""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

@@ -14,9 +14,9 @@ from typing import Any
 
 from fmpy import read_model_description
 
-from fmu_surrogate.couple.system import Connection, CouplingError, System
+from fmu_surrogate.couple.system import Connection, CouplingError, System, _split
 
-__all__ = ["ComponentInfo", "check_bond", "describe", "validate"]
+__all__ = ["ComponentInfo", "check_bond", "check_driven", "check_recorded", "describe", "validate"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,9 @@ def describe(path: Any) -> ComponentInfo:
     return ComponentInfo(md.fmiVersion, variables, feed)
 
 
-def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str], want: str,
-         role: str) -> Any:
+def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str],
+         want: str | None, role: str) -> Any:
+    """The variable ``ref``; with ``want``, of that causality (a connection's end)."""
     comp, name = ref
     if comp not in system.components:
         raise CouplingError(f"{role} names component {comp!r}, which the system does not have; "
@@ -61,7 +62,7 @@ def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str], 
         hint = f" Did you mean {close}?" if close else ""
         raise CouplingError(f"{role}: component {comp!r} has no variable {name!r}.{hint}")
     v = vs[name]
-    if v.causality != want:
+    if want is not None and v.causality != want:
         raise CouplingError(f"{role}: {comp}.{name} has causality {v.causality!r}, but a "
                             f"connection {'starts at an output' if want == 'output' else 'ends at an input'}; "
                             f"connect an {want} of {comp!r} instead.")
@@ -93,9 +94,15 @@ def _check_loops(system: System, infos: dict[str, ComponentInfo]) -> None:
         for nxt in edges.get(node, []):
             if state.get(nxt) == 1:
                 cycle = stack_path[stack_path.index(nxt):] + [nxt]
-                raise CouplingError("algebraic loop of direct feedthrough: "
-                                    + " -> ".join(".".join(n) for n in cycle)
-                                    + "; break it with a component that has a state on the path.")
+                raise CouplingError(
+                    "algebraic loop of direct feedthrough: "
+                    + " -> ".join(".".join(n) for n in cycle)
+                    + "; libcosim exchanges values once per step (Jacobi), so it would iterate "
+                    "the loop once per step instead of solving it, which diverges when the "
+                    "loop's gain is 1 or more. Break it with a component that has a state on "
+                    "the path, or give the components their pH models (surrogates): the "
+                    "monolithic algorithm solves the loop, and libcosim runs it when its gain "
+                    "is below 1.")
             if nxt not in state:
                 visit(nxt)
         stack_path.pop()
@@ -126,14 +133,64 @@ def check_bond(b: Any) -> None:
             f"in that component) and set power_into accordingly.")
 
 
-def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]:
-    """Check names, causalities, types, parameters, loops and bond signs.
+def check_driven(system: System, infos: dict[str, ComponentInfo]) -> None:
+    """Refuse a driven input that is unknown, not a Real input, connected, or also a start value.
+
+    Raises
+    ------
+    CouplingError
+        Naming the input and the fix.
+    """
+    targets = {".".join(c.target): c for c in system.all_connections()}
+    for ref in system.inputs:
+        v = _var(system, infos, _split(ref), None, f"driven input {ref}")
+        if v.causality != "input":
+            comp = ref.partition(".")[0]
+            inputs = sorted(n for n, w in infos[comp].variables.items() if w.causality == "input")
+            raise CouplingError(f"driven input {ref} has causality {v.causality!r}; only inputs "
+                                f"follow a signal (inputs of {comp!r}: {inputs}). Record it with "
+                                f"--record, or set a parameter in the component's parameters.")
+        if v.type != "Real":
+            raise CouplingError(f"driven input {ref} is of type {v.type}; signals drive Real "
+                                "inputs only: set it as a start value in the component's "
+                                "parameters instead.")
+        if ref in targets:
+            raise CouplingError(f"driven input {ref} is connected ({targets[ref]}); an input "
+                                "takes one source: drop the signal or the connection.")
+        comp, name = ref.split(".", 1)
+        if name in system.components[comp].parameters:
+            raise CouplingError(f"driven input {ref} also has a start value in the parameters "
+                                f"of {comp!r}; the signal sets it: drop one of the two.")
+
+
+def check_recorded(system: System, infos: dict[str, ComponentInfo]) -> None:
+    """Refuse a recorded variable that is unknown or not a Real.
+
+    Raises
+    ------
+    CouplingError
+        Naming the variable and the fix.
+    """
+    for ref in system.record:
+        v = _var(system, infos, _split(ref), None, f"recorded variable {ref}")
+        if v.type != "Real":
+            raise CouplingError(f"recorded variable {ref} is of type {v.type}; the result "
+                                "dataset records Real variables: pick a Real one.")
+
+
+def validate(system: System, libcosim: bool = False, accept_loops: bool = False
+             ) -> dict[str, ComponentInfo]:
+    """Check names, causalities, types, parameters, loops, bond signs, driven and recorded variables.
 
     Parameters
     ----------
     system : System
     libcosim : bool
         Also refuse what libcosim cannot load (FMI 3.0 components).
+    accept_loops : bool
+        Accept algebraic loops of direct feedthrough (the monolithic algorithm solves them; a
+        co-simulation runs one whose gain is known to be below 1,
+        :func:`~fmu_surrogate.couple.monolithic.jacobi_loop_gain`).
 
     Returns
     -------
@@ -175,5 +232,8 @@ def validate(system: System, libcosim: bool = False) -> dict[str, ComponentInfo]
         targets[c.target] = c
     for b in system.bonds:
         check_bond(b)
-    _check_loops(system, infos)
+    check_driven(system, infos)
+    check_recorded(system, infos)
+    if not accept_loops:
+        _check_loops(system, infos)
     return infos

@@ -62,12 +62,15 @@ INTERFACE = {
     "progressive_spring": (["v"], ["F"], [], ["k", "x_ref", "x0"]),
     "progressive_spring_me": (["v"], ["F"], ["x"], ["k", "x_ref", "x0"]),
     "saturating_inductor": (["V"], ["i"], [], ["L0", "psi_sat", "R", "psi0"]),
+    "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
+    "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
 }
 #: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
 #: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
-              "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set()}
+              "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set(),
+              "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set()}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor"}
 
@@ -76,7 +79,7 @@ def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
                                "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
                                "power_damper", "progressive_spring", "progressive_spring_me",
-                               "saturating_inductor"}
+                               "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))

@@ -1,3 +1,6 @@
+from pathlib import Path
+
+import numpy as np
 import xarray as xr
 
 from fmu_surrogate.cli import main
@@ -34,4 +37,55 @@ def test_couple_command_runs_an_ssp_with_ecco(system_factory, tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0 and text.startswith("ecco: ")
     residual_line = next(line for line in text.splitlines() if line.startswith("mass1"))
-    assert len(residual_line.split()) == 5  # bond, side, energy, residual, relative share
+    assert len(residual_line.split()) == 6  # bond, side, energy, residual, share of ∫|P|dt, unit
+
+
+def _braked_mass(benchmark_fmus, tmp_path):
+    import shutil
+
+    from fmu_surrogate.benchmarks.vendor import power_damper
+
+    src = Path(power_damper.__file__).parents[1] / "systems" / "braked_mass.toml"
+    shutil.copy(src, tmp_path)
+    for name in ("free_mass", "power_damper"):
+        (tmp_path / f"{name}.fmu").symlink_to(benchmark_fmus[name])
+    text = src.read_text(encoding="utf-8")
+    (tmp_path / "sys.toml").write_text(
+        text + '\n[components.free]\nfmu = "free_mass.fmu"\nparameters = { m = 1.0, F = 5.0 }\n',
+        encoding="utf-8")
+    return tmp_path / "sys.toml"
+
+
+def test_couple_drives_an_input_records_a_variable_and_plots_by_quantity(benchmark_fmus,
+                                                                         tmp_path, capsys):
+    sysf = _braked_mass(benchmark_fmus, tmp_path)
+    out = tmp_path / "r.nc"
+    # the signal replaces the start value F = 5 the file gives; the syntax is harvest's
+    rc = main(["couple", str(sysf), "-o", str(out), "--step", "0.1", "--stop-time", "1",
+               "--input", "free.F=step:t0=0.45,before=1,after=-1", "--record", "free.v,mass.m",
+               "--plot", str(tmp_path / "r.png")])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    ds = xr.open_dataset(out)
+    np.testing.assert_array_equal(ds["free.F"].values[0], np.where(ds.time.values < 0.45, 1, -1))
+    # v' = -F/m with F held on each step from v0 = 0: down to -0.5 at t = 0.5, then back up
+    v = -np.concatenate([[0.0], np.cumsum(ds["free.F"].values[0][:-1] * 0.1)])
+    np.testing.assert_allclose(ds["free.v"].values[0], v, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(ds["mass.m"].values[0], 2.0)
+    assert ds["free.v"].attrs["units"] == "m/s" and ds.attrs["driven_inputs"] == "free.F"
+    assert "J" in text.splitlines()[2]  # the bond table's unit column
+    assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_couple_names_a_bad_input_and_the_fix(benchmark_fmus, tmp_path, capsys):
+    sysf = _braked_mass(benchmark_fmus, tmp_path)
+    args = ["couple", str(sysf), "-o", str(tmp_path / "r.nc")]
+    assert main(args + ["--input", "mass.F=1"]) == 2
+    assert "driven input mass.F is connected (brake.F -> mass.F)" in capsys.readouterr().err
+    assert main(args + ["--input", "free.v=1"]) == 2
+    assert "causality 'output'; only inputs follow a signal" in capsys.readouterr().err
+    assert main(args + ["--input", "free.F=prbs:levels=-1"]) == 2
+    assert "--input 'free.F=prbs:levels=-1': prbs parameter levels" in capsys.readouterr().err
+    assert main(args + ["--record", "free.q"]) == 2
+    assert "recorded variable free.q: component 'free' has no variable 'q'" in \
+        capsys.readouterr().err

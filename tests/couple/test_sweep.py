@@ -208,3 +208,23 @@ def test_sweep_of_an_ssp_file_equals_the_sweep_of_its_system(system_factory, tmp
     for v in ("chain.v1", "spring.F", "bond:mass1:residual"):
         np.testing.assert_array_equal(from_file[v].values, from_object[v].values)
     assert not np.array_equal(from_file["spring.F"].values[0], from_file["spring.F"].values[1])
+
+
+def test_sweep_keeps_driven_inputs_and_recorded_variables(benchmark_fmus, tmp_path):
+    """The system goes to the workers in its TOML form: its [inputs] and record go along."""
+    from fmu_surrogate.couple.toml_form import read_toml
+    from fmu_surrogate.fmu.signals import Step
+
+    (tmp_path / "free_mass.fmu").symlink_to(benchmark_fmus["free_mass"])
+    (tmp_path / "s.toml").write_text(
+        'record = ["free.v"]\n[components.free]\nfmu = "free_mass.fmu"\n\n'
+        '[inputs]\n"free.F" = "step:t0=0.25,before=1,after=-2"\n', encoding="utf-8")
+    system = read_toml(tmp_path / "s.toml")
+    assert system.inputs == {"free.F": Step(t0=0.25, before=1.0, after=-2.0)}
+    ds = sweep(system, [{"free.m": 1.0}, {"free.m": 2.0}], 0.5, 0.1, workers=1, progress=False)
+    assert list(ds.status.values) == ["ok", "ok"]
+    np.testing.assert_array_equal(ds["free.F"].values, [[1, 1, 1, -2, -2, -2]] * 2)
+    for k, m in enumerate((1.0, 2.0)):
+        # v' = -F/m with F held over each step (exact for the FMU's integrator)
+        v = -np.concatenate([[0.0], np.cumsum(ds["free.F"].values[k][:-1] * 0.1 / m)])
+        np.testing.assert_allclose(ds["free.v"].values[k], v, rtol=0, atol=1e-15)

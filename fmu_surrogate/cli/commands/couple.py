@@ -1,70 +1,69 @@
-"""``fmu-surrogate couple SYSTEM.(ssp|toml) -o RESULT.nc``: run a coupled system, print the bonds."""
+"""``fmu-surrogate couple SYSTEM.(ssp|toml) -o RESULT.nc``: run a coupled system, print the bonds.
+
+``--input comp.var=KIND:key=val,...`` drives an unconnected input with a signal (the syntax of
+``harvest --input``; it replaces a start value the system gives that input), ``--record
+comp.var,...`` records further variables.
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import numpy as np
-import xarray as xr
-
+from fmu_surrogate.cli.inputs import input_help, parse_input_option
+from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.couple.descriptions import load_system
+from fmu_surrogate.couple.results.energy import bond_table
+from fmu_surrogate.couple.results.plotting import plot_result
+from fmu_surrogate.couple.system import System
 
-__all__ = ["add_couple_arguments", "bond_table", "couple_command", "load_system",
-           "plot_result"]
+__all__ = ["add_couple_arguments", "apply_options", "bond_table", "couple_command",
+           "load_system", "plot_result"]
 
 
 def add_couple_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of the ``couple`` subcommand."""
     p.add_argument("system", help="system description (.ssp, .ssd or .toml)")
     p.add_argument("-o", "--output", required=True, help="result dataset (.nc)")
-    p.add_argument("--algorithm", choices=("fixed", "ecco"), default="fixed",
-                   help="libcosim master algorithm (default: fixed)")
+    p.add_argument("--algorithm", choices=("fixed", "ecco", "monolithic"), default="fixed",
+                   help="libcosim master algorithm, or the interconnected pH surrogates "
+                   "(default: fixed)")
     p.add_argument("--step", type=float, default=0.01, help="communication step in s (ECCO: initial)")
     p.add_argument("--stop-time", type=float, default=1.0, help="end time in s (default 1)")
-    p.add_argument("--plot", help="also write a plot of the signals and bond residuals (PNG)")
+    p.add_argument("--input", action="append", default=[], metavar="COMP.VAR=KIND:key=val,...",
+                   help="drive an unconnected input with a signal, held over each communication "
+                   "step (as harvest --input; e.g. motor.V=step:t0=0.1,after=12); repeatable")
+    p.add_argument("--record", action="append", default=[], metavar="COMP.VAR,...",
+                   help="also record these variables (any causality); repeatable")
+    p.add_argument("--plot", help="also write a plot: one axis per quantity, bond residuals (PNG)")
+    p.epilog = input_help()
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
-def bond_table(ds: xr.Dataset) -> str:
-    """One line per bond: energy each side received, residual, and its share."""
-    names = sorted({v.split(":")[1] for v in ds.data_vars if str(v).startswith("bond:")})
-    t = ds.time.values
-    lines = [f"{'bond':<16}{'side':<14}{'energy (J)':>14}{'residual (J)':>16}{'rel.':>10}"]
-    for b in names:
-        res = float(ds[f"bond:{b}:residual"].values[0, -1])
-        sides = [str(v).split(":P_")[1] for v in ds.data_vars if str(v).startswith(f"bond:{b}:P_")]
-        for k, side in enumerate(sides):
-            p = ds[f"bond:{b}:P_{side}"].values[0]
-            e = float(np.sum(p[1:] * np.diff(t)))
-            scale = max(abs(e), 1e-300)
-            lines.append(f"{b if k == 0 else '':<16}{side:<14}{e:>14.6g}"
-                         + (f"{res:>16.6g}{res / scale:>10.2%}" if k == 0 else ""))
-    return "\n".join(lines)
+def apply_options(system: System, inputs: list[str], record: list[str]) -> System:
+    """Add the command line's driven inputs and recorded variables to ``system``.
 
+    A driven input replaces the start value the system file gives it.
 
-def plot_result(ds: xr.Dataset, path: str | Path) -> Path:
-    """Signals (top) and every bond's cumulative energy residual (bottom) as a PNG."""
-    import matplotlib
+    Raises
+    ------
+    SignalError
+        A malformed ``--input`` (names the option, the kind and the text).
+    CouplingError
+        A name that is not ``component.variable``.
+    """
+    from fmu_surrogate.couple.inputs import driven_signal
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    t = ds.time.values
-    for v in ds.data_vars:
-        if ds[v].dims == ("run", "time") and not str(v).startswith("bond:"):
-            a.plot(t, ds[v].values[0], label=str(v))
-        elif str(v).endswith(":residual"):
-            b.plot(t, ds[v].values[0], label=str(v).split(":")[1])
-    a.set_ylabel("value")
-    a.legend(fontsize=7)
-    b.set_ylabel("energy residual ∫(P_out − P_in) dt  [J]")
-    b.set_xlabel("time [s]")
-    b.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    for text in inputs:
+        ref, sig = parse_input_option(text)
+        system.inputs[ref] = driven_signal(ref, sig, "--input")
+        comp = system.components.get(ref.partition(".")[0])
+        if comp is not None:
+            comp.parameters.pop(ref.partition(".")[2], None)
+    for group in record:
+        for ref in comma_list(group):
+            if ref and ref not in system.record:
+                system.record.append(ref)
+    return system
 
 
 def couple_command(args: argparse.Namespace) -> int:
@@ -72,14 +71,15 @@ def couple_command(args: argparse.Namespace) -> int:
     from fmu_surrogate.couple.running import run
     from fmu_surrogate.fmu.dataset import save_dataset
 
-    ds = run(load_system(args.system), args.stop_time, args.step, args.algorithm)
+    system = apply_options(load_system(args.system), args.input, args.record)
+    ds = run(system, args.stop_time, args.step, args.algorithm)
     save_dataset(ds, args.output)
     print(f"{args.algorithm}: {ds.attrs['n_steps']} steps to t = {ds.time.values[-1]:g} s, "
           f"written to {args.output}")
     print(bond_table(ds))
     if args.plot:
         print(f"plot: {plot_result(ds, args.plot)}")
-    if str(ds.status.values[0]) != "ok":
+    if "status" in ds and str(ds.status.values[0]) != "ok":
         print(f"run failed ({ds.failure_kind.values[0]}): {ds.message.values[0]}")
         return 1
     return 0

@@ -1,6 +1,6 @@
 import numpy as np
 
-from fmu_surrogate.couple.recording import Recorder
+from fmu_surrogate.couple.results.recording import Recorder
 from fmu_surrogate.couple.running import bond_energy
 from fmu_surrogate.couple.system import Component, Connection, PowerBond, System
 

@@ -50,16 +50,22 @@ class Recorder:
     at ``t_k`` is its source's output at ``t_{k-1}``.  Row ``k`` (time ``t_k``) holds every
     output at ``t_k`` and every input at the value it holds from ``t_k`` on (its source's
     output at ``t_k``); row 0 (``t = 0``) takes the outputs at ``t = 0`` from the inputs they fed
-    during the first step.  Then come the bond columns (:func:`bond_columns`).
+    during the first step, and the variables no connection touches (driven inputs, recorded
+    variables) from the values at ``t = 0`` given to the first :meth:`add`.  Then come the bond
+    columns (:func:`bond_columns`).
 
     Parameters
     ----------
     system : System
     observed : sequence of str
         ``"component.variable"`` of the values the engine reports after each step, in order.
+    scales : sequence of float, optional
+        Per bond, the factor from ``effort · flow`` to the recorded power (watts per unit
+        product, :mod:`fmu_surrogate.couple.results.energy`); default 1.
     """
 
-    def __init__(self, system: System, observed: Sequence[str]) -> None:
+    def __init__(self, system: System, observed: Sequence[str],
+                 scales: Sequence[float] | None = None) -> None:
         pos = {n: i for i, n in enumerate(observed)}
         self._row0 = np.arange(len(observed))  # row 0: an output from the input it fed
         self._later = np.arange(len(observed))  # later rows: an input from its source
@@ -71,35 +77,44 @@ class Recorder:
         for s, d in pairs:
             self._row0[d] = self._row0[s]
             self._later[d] = s
+        paired = {k for p in pairs for k in p}
+        self._unpaired = np.array([k for k in range(len(observed)) if k not in paired], dtype=int)
+        scales = [1.0] * len(system.bonds) if scales is None else [float(x) for x in scales]
         self._bonds = [(pos[".".join(b.effort.source)], pos[".".join(b.flow.source)],
-                        b.power_into[b.components[0]] < 0) for b in system.bonds]
+                        b.power_into[b.components[0]] < 0, w)
+                       for b, w in zip(system.bonds, scales)]
         self.names = list(observed) + [n for b in system.bonds for n in bond_columns(b)]
         self._prev: tuple[float, np.ndarray, np.ndarray] | None = None
 
-    def add(self, t: float, values: Sequence[float]) -> list[tuple[float, np.ndarray]]:
+    def add(self, t: float, values: Sequence[float], initial: Sequence[float] | None = None
+            ) -> list[tuple[float, np.ndarray]]:
         """The rows ``(time, row)`` that the values after the step ending at ``t`` complete.
 
-        The first call gives two rows (``t = 0`` and ``t``), every later call one.
+        The first call gives two rows (``t = 0`` and ``t``), every later call one; ``initial``
+        (first call) holds the values at ``t = 0`` of the variables no connection touches.
         """
         raw = np.asarray(values, dtype=float)
         rows = []
         if self._prev is None:
-            rows.append(self._row(0.0, raw[self._row0]))
+            row0 = raw[self._row0]
+            if initial is not None:
+                row0[self._unpaired] = np.asarray(initial, dtype=float)[self._unpaired]
+            rows.append(self._row(0.0, row0))
         rows.append(self._row(t, raw[self._later]))
         return rows
 
     def _row(self, t: float, signals: np.ndarray) -> tuple[float, np.ndarray]:
         extra = []
         prev = self._prev
-        for k, (ie, jf, effort_gives) in enumerate(self._bonds):
+        for k, (ie, jf, effort_gives, w) in enumerate(self._bonds):
             e1, f1 = float(signals[ie]), float(signals[jf])
             if prev is None:
-                p_a = p_b = e1 * f1
+                p_a = p_b = w * e1 * f1
                 res = 0.0
             else:
                 t0, s0, ex0 = prev
                 e0, f0 = float(s0[ie]), float(s0[jf])
-                p_a, p_b = step_powers(e0, e1, f0, f1)
+                p_a, p_b = (w * p for p in step_powers(e0, e1, f0, f1))
                 # residual = ∫ (P_out − P_in) dt; the effort side gives power when its sign is −1
                 out_in = (p_a - p_b) if effort_gives else (p_b - p_a)
                 res = float(ex0[3 * k + 2]) + (t - t0) * out_in
