@@ -80,6 +80,16 @@ COMPONENTS: dict[str, dict] = {
                   "w=noise:f_high=10,duration=2,std=20,seed=4"],
         "heldout": ["V=step:t0=0.1,after=12", "w=chirp:f0=0.5,f1=5,t1=2,amplitude=10"],
         "stop": 2.0, "step": 0.001, "linear": True},
+    "hydraulic_accumulator": {  # starts charged (p0 = 100 bar): not at rest
+        "train": ["Q=noise:f_high=5,duration=2,std=20,offset=30,seed=1",
+                  "Q=noise:f_high=5,duration=2,std=20,offset=30,seed=2"],
+        "heldout": ["Q=chirp:f0=0.5,f1=5,t1=2,amplitude=20,offset=30"],
+        "stop": 2.0, "step": 0.01, "linear": True},
+    "hydraulic_orifice": {
+        "train": ["p=noise:f_high=10,duration=1,std=30,offset=50,seed=1",
+                  "p=noise:f_high=10,duration=1,std=30,offset=50,seed=2"],
+        "heldout": ["p=chirp:f0=1,f1=10,t1=1,amplitude=30,offset=50"],
+        "stop": 1.0, "step": 0.01, "linear": True},
     "power_damper": {
         "train": ["v=noise:f_high=10,duration=1,std=1,seed=1",
                   "v=noise:f_high=10,duration=1,std=1,seed=2"],
@@ -236,7 +246,8 @@ def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
 
 
 #: System file -> its stop time and communication step.
-SYSTEMS = {"motor_drive": (1.0, 0.001), "damped_mass": (2.0, 0.01),
+SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
+           "damped_mass": (2.0, 0.01), "hydraulic_discharge": (2.0, 0.01),
            "braked_mass": (2.0, 0.01)}
 
 

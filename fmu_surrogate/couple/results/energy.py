@@ -146,6 +146,8 @@ def bond_table(ds: xr.Dataset) -> str:
         The table, then a note per bond whose units are unknown.
     """
     names = sorted({str(v).split(":")[1] for v in ds.data_vars if str(v).startswith("bond:")})
+    if not names:
+        return "no power bonds (nothing to account)"
     h = np.diff(ds.time.values)
     lines = [f"{'bond':<16}{'side':<14}{'energy':>14}{'residual':>14}{'/ ∫|P|dt':>10}  unit"]
     notes = []
