@@ -26,9 +26,31 @@ from fmu_surrogate.identify.linear.ports import (
 Array = NDArray[np.float64]
 
 
+def forced_response(model: Any, t: Array, u: Array, hold: str) -> Array:
+    """The response ``ŷ`` of an unstructured model from rest to the inputs ``u``.
+
+    Parameters
+    ----------
+    model : SubspaceModel
+        Unstructured model ``(A, B, C, D)``.
+    t : ndarray, shape (K,)
+        Uniform time grid.
+    u : ndarray, shape (K, m)
+    hold : {"zoh", "linear"}
+
+    Returns
+    -------
+    ndarray, shape (K, p)
+    """
+    A, B, C, D = model.A, model.B, model.C, model.D
+    reg, _ = _regressors(A, C, t, u, hold, False)
+    y_forced = np.einsum("kanb,nb->ka", reg, B)
+    return y_forced if D is None else y_forced + u @ D.T
+
+
 def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
     """Cumulative per-port energies ``∫_0^t u_i ŷ_i dτ`` of the model's response ``ŷ`` from
-    rest to the data's inputs.
+    rest to the data's inputs (:func:`forced_response`).
 
     Parameters
     ----------
@@ -40,15 +62,8 @@ def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
     -------
     list of ndarray, shape (K_e, m)
     """
-    A, B, C, D = model.A, model.B, model.C, model.D
-    out = []
-    for t, u, _y, hold in data:
-        reg, _ = _regressors(A, C, t, u, hold, False)
-        y_forced = np.einsum("kanb,nb->ka", reg, B)  # the response from rest
-        if D is not None:
-            y_forced = y_forced + u @ D.T
-        out.append(cumulative_energy(t, u, y_forced, hold))
-    return out
+    return [cumulative_energy(t, u, forced_response(model, t, u, hold), hold)
+            for t, u, _y, hold in data]
 
 
 def orientation_signs(model: Any, data: list[tuple]) -> Array:
