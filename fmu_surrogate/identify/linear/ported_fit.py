@@ -139,7 +139,7 @@ def unforced_ratio(raw: list[tuple]) -> float:
 
     recs = [Record(t, aug(t, u), y, h) for t, u, y, h in raw]
     try:
-        sel, sm = select_order(recs, feedthrough=True)
+        _sel, sm = select_order(recs, feedthrough=True)
     except (LinearIdentificationError, ValueError, np.linalg.LinAlgError):
         return float("inf")
     num = den = 0.0
