@@ -28,8 +28,8 @@ import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["ModelChoice", "ModelSelectionError", "select_dataset", "select_model",
-           "split_runs"]
+__all__ = ["ModelChoice", "ModelSelectionError", "describe_fit", "heldout_errors",
+           "select_dataset", "select_model", "split_runs"]
 
 #: Default held-out relative error a linear model must reach to be kept (worst output).
 TOLERANCE = 0.01
@@ -242,8 +242,25 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     return out
 
 
-def _fit_details(lin: Any, fit: list[int], held: list[int], not_fitted: Sequence[str]) -> str:
-    """Runs, power pairs with orientation and reasons, other roles, order table."""
+def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
+                 not_fitted: Sequence[str] = ()) -> str:
+    """What a linear dataset fit chose, a few lines: runs, power pairs with orientation and
+    reasons, the other variables' roles, the order-selection table.
+
+    Parameters
+    ----------
+    lin : LinearPHIdentifier
+        Fitted by :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`.
+    fit, held : sequence of int
+        Training and held-out runs.
+    not_fitted : sequence of str
+        Outputs left out (discrete).
+
+    Returns
+    -------
+    str
+    """
+    fit, held = list(fit), list(held)
     lines = [f"  training runs {fit}, held-out runs {held or 'none (training error shown)'}"]
     inputs, outputs = lin.names_[0], lin.names_[1]
     roles = getattr(lin, "roles_", None) if getattr(lin, "ported_", False) else None
@@ -254,7 +271,8 @@ def _fit_details(lin: Any, fit: list[int], held: list[int], not_fitted: Sequence
     given = {(p.get("u"), p.get("y")): p.get("power") for p in lin.ports
              if isinstance(p, Mapping)} if isinstance(lin.ports, (list, tuple)) else {}
     for (u, y), sgn in zip(pairs, signs):
-        how = "given" if given.get((u, y)) else "detected from the data's energy"
+        how = ("given" if given.get((u, y)) or lin.ports in ("in", "out")
+               else "detected from the data's energy")
         lines.append(f"  power pair {u} -> {y}, power {'in' if sgn > 0 else 'out'} ({how}): "
                      f"{why.get((u, y), 'given' if (u, y) in given else 'paired in order')}")
     if roles is not None:
@@ -330,7 +348,7 @@ def select_dataset(
     fit, held = split_runs(ds, runs)
     lin = (linear if linear is not None else LinearPHIdentifier()).fit_dataset(
         ds, inputs=list(inputs), outputs=list(outputs), runs=fit)
-    details = _fit_details(lin, fit, held, not_fitted)
+    details = describe_fit(lin, fit, held, not_fitted)
     check = held or fit
     where = "held-out" if held else "training (nothing held out)"
     sur = lin.to_surrogate()
