@@ -35,6 +35,11 @@ __all__ = ["ModelChoice", "ModelSelectionError", "describe_fit", "heldout_errors
 TOLERANCE = 0.01
 
 
+def _percent(x: float) -> str:
+    """A relative error in percent, three significant digits (``6.81e-05 %``, ``1.29 %``)."""
+    return f"{100.0 * x:.3g} %"
+
+
 class ModelSelectionError(FmuSurrogateError, ValueError):
     """Bad arguments of :func:`select_model`; the message says the fix."""
 
@@ -74,9 +79,9 @@ class ModelChoice:
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
         nl = ("not fitted" if np.isnan(self.nonlinear_error)
-              else f"{self.nonlinear_error:.3%}")
+              else f"{_percent(self.nonlinear_error)}")
         return ((self.details + "\n" if self.details else "")
-                + f"  linear pH model:    held-out error {self.linear_error:.3%}\n"
+                + f"  linear pH model:    held-out error {_percent(self.linear_error)}\n"
                 f"  nonlinear pH model: held-out error {nl}\n"
                 f"  kept: {self.method} — {self.reason}")
 
@@ -149,8 +154,8 @@ def select_model(
     e_lin = _error(lin.system_, check, x0)
     if e_lin <= tolerance:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"its {where} error {e_lin:.3%} is within the tolerance "
-                           f"{tolerance:.3%}; no nonlinear model needed")
+                           f"its {where} error {_percent(e_lin)} is within the tolerance "
+                           f"{_percent(tolerance)}; no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
     try:
@@ -158,16 +163,18 @@ def select_model(
                                    **dict(nonlinear or {})).fit(tr + va)
     except NonlinearFitError as exc:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                           f"{tolerance:.3%}, but no nonlinear model could be fitted: {exc}")
+                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                           f"{_percent(tolerance)}, but no nonlinear model could be fitted: {exc}")
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
         return ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
-                           f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                           f"{tolerance:.3%} and the nonlinear model lowers it to {e_nl:.3%}")
+                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                           f"{_percent(tolerance)} and the nonlinear model lowers it to "
+                           f"{_percent(e_nl)}")
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
-                       f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                       f"{tolerance:.3%}, but the nonlinear model is no better ({e_nl:.3%})")
+                       f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                       f"{_percent(tolerance)}, but the nonlinear model is no better "
+                       f"({_percent(e_nl)})")
 
 
 def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
@@ -338,7 +345,8 @@ def select_dataset(
     from fmu_surrogate.identify.linear.pairing import dataset_interface
 
     if not (np.isfinite(tolerance) and tolerance > 0):
-        raise ModelSelectionError(f"tolerance must be a positive relative error, got {tolerance!r}.")
+        raise ModelSelectionError(f"tolerance must be a positive relative error, got "
+                                  f"{tolerance!r}.")
     not_fitted: tuple[str, ...] = ()
     if inputs is None or outputs is None:
         iface = dataset_interface(ds)
@@ -360,7 +368,8 @@ def select_dataset(
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),
-                      f"its {where} error {e_lin:.3%} is within the tolerance {tolerance:.3%}; "
+                      f"its {where} error {_percent(e_lin)} is within the tolerance "
+                      f"{_percent(tolerance)}; "
                       "no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
@@ -374,13 +383,15 @@ def select_dataset(
                                   list(nl_sur.output_names), check))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
         return choice("linear", lin, float("nan"),
-                      f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                      f"{tolerance:.3%}, but the nonlinear fit was not possible "
+                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                      f"{_percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
     if e_nl < e_lin:
         return choice("nonlinear", nl, e_nl,
-                      f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                      f"{tolerance:.3%} and the nonlinear model lowers it to {e_nl:.3%}")
+                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                      f"{_percent(tolerance)} and the nonlinear model lowers it to "
+                      f"{_percent(e_nl)}")
     return choice("linear", lin, e_nl,
-                  f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                  f"{tolerance:.3%}, but the nonlinear model is no better ({e_nl:.3%})")
+                  f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                  f"{_percent(tolerance)}, but the nonlinear model is no better "
+                  f"({_percent(e_nl)})")

@@ -167,7 +167,8 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
 
 def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
                    held: list[int]) -> tuple[Any, Any, list[str]]:
-    """``--method auto`` / ``nonlinear``: :func:`fmu_surrogate.identify.selection.select_dataset`."""
+    """``--method auto`` / ``nonlinear``: :func:`~fmu_surrogate.identify.selection.select_dataset`.
+    """
     from fmu_surrogate.identify.selection import select_dataset
 
     inputs, outputs = _names(args)

@@ -17,7 +17,7 @@ Choice among candidates
 2. When the units leave one maximal matching, it is the pairing.
 3. Otherwise (a force with two velocities: the quarter car's body and wheel) the **data**
    decide, by passivity: each diagonal entry of the transfer matrix of a passive multi-port is
-   positive real (``Re G_ii(jω) ≥ 0`` at every frequency, or ``≤ 0`` for a port oriented "out"),
+   positive real (``Re G_ii(jω) ≥ 0`` at every frequency, ``≤ 0`` for a port oriented "out"),
    the transfer between an effort and a flow taken at different places is not (a force on the
    body and the wheel's velocity: the suspension adds phase lag beyond 90°).  The channel
    ``u → y`` of the unstructured model of the data (order from the data, feedthrough, initial
