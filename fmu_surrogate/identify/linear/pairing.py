@@ -263,8 +263,7 @@ def passivity_scores(records: Sequence[Any], inputs: Sequence[str], outputs: Seq
     dict
         ``(u, y)`` → score in [−1, 1].
     """
-    from fmu_surrogate.identify.linear.init.order import select_order
-    from fmu_surrogate.identify.linear.ported_fit import Record
+    from fmu_surrogate.identify.linear.init.order import Record, select_order
 
     pairs = list(pairs)
     nan = {p: float("nan") for p in pairs}

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+from fmu_surrogate.identify.linear.init.order import Record, select_order
 
 Array = NDArray[np.float64]
 
@@ -99,16 +100,6 @@ class PortRoles:
         return out
 
 
-@dataclass(frozen=True)
-class Record:
-    """A record with any numbers of input and output columns (for order selection)."""
-
-    t: Array
-    u: Array
-    y: Array
-    hold: str
-
-
 def unforced_ratio(raw: list[tuple]) -> float:
     """The part of the outputs the inputs leave unexplained, ``‖y − ŷ_u‖ / ‖y‖``.
 
@@ -128,7 +119,6 @@ def unforced_ratio(raw: list[tuple]) -> float:
         ``inf`` when the data do not allow the unstructured model (non-uniform sampling, too
         short records).
     """
-    from fmu_surrogate.identify.linear.init.order import select_order
     from fmu_surrogate.identify.linear.init.orientation import forced_response
 
     u_all = np.concatenate([u for _t, u, _y, _h in raw])
@@ -262,7 +252,6 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     """
     import dataclasses
 
-    from fmu_surrogate.identify.linear.init.order import select_order
     from fmu_surrogate.identify.linear.ports import starts_at_rest
 
     k_in, k_out = raw[0][1].shape[1], raw[0][2].shape[1]
@@ -270,13 +259,6 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
               for t, u, y, h in raw]
     signs = np.array([1.0 if p == "in" else -1.0 if p == "out" else np.nan
                       for _, _, p in pairs])
-    if pairs and np.any(np.isnan(signs)):
-        from fmu_surrogate.identify.linear.init.orientation import detect_orientation
-        from fmu_surrogate.identify.linear.model.experiments import Experiment
-
-        found = detect_orientation([Experiment.from_arrays(e.t, e.u, e.y, e.hold)
-                                    for e in paired])
-        signs = np.where(np.isnan(signs), found, signs)
     # at rest: judged on the power outputs (a measured output such as an acceleration has a
     # feedthrough, nonzero at t = 0 from rest); measured outputs that do not start at zero
     # decide by what the inputs leave unexplained (a preloaded part released at rest)
@@ -284,6 +266,19 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     at_rest = starts_at_rest(paired if pairs else records)
     if at_rest and len(pairs) < k_out and not starts_at_rest(records):
         at_rest = unforced_ratio(raw) <= REST_RTOL
+    if pairs and np.any(np.isnan(signs)):
+        from fmu_surrogate.identify.linear.init.orientation import (
+            detect_orientation,
+            offset_orientation,
+        )
+        from fmu_surrogate.identify.linear.model.experiments import Experiment
+
+        exps = [Experiment.from_arrays(e.t, e.u, e.y, e.hold) for e in paired]
+        # power outputs at rest but offsets in the part (gravity): the forced response decides
+        found = None if at_rest else offset_orientation(exps)
+        if found is None:
+            found = detect_orientation(exps)
+        signs = np.where(np.isnan(signs), found, signs)
     source = est.offsets is True or (est.offsets == "auto" and est.learn is None
                                      and not at_rest)
     used_in = {i for i, _, _ in pairs}
