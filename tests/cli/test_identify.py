@@ -84,7 +84,7 @@ def test_free_mass_delivers_power(identified, capsys):
     s, text = run(identified, "free_mass", capsys)
     assert isinstance(s, PortedSystem) and pairs_of(s) == [("F", "v", -1.0)]
     assert "power pair F -> v, power out" in text
-    # m v' = −F is the model class itself: measured 7e-11
+    # m v' = −F is the model class itself: measured 6e-11
     assert heldout_error(s, identified["free_mass"][0]) <= 1e-6
 
 
@@ -107,5 +107,5 @@ def test_dc_motor_pairs_voltage_current_and_speed_torque(identified, capsys):
     assert sorted(pairs_of(s)) == [("V", "i", 1.0), ("w", "tau", 1.0)]
     assert "modulating inputs (no power pair): field, direction" in text
     assert "not fitted (discrete outputs): braking" in text
-    # one electrical state, linear at constant field and direction: measured 8e-5
+    # one electrical state, linear at constant field and direction: measured 1.0e-4
     assert heldout_error(s, identified["dc_motor"][0]) <= 1e-3
