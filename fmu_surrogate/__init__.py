@@ -75,6 +75,7 @@ _LAZY: dict[str, str] = {
     "GPEffortIdentifier": "fmu_surrogate.identify.gp.effort",
     "LinearPHIdentifier": "fmu_surrogate.identify.linear.estimator",
     "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
+    "select_dataset": "fmu_surrogate.identify.selection",
     "RVM": "fmu_surrogate.identify.laws.rvm",
     "GPRVM": "fmu_surrogate.identify.laws.gp_rvm",
     "CandidateLibrary": "fmu_surrogate.identify.laws.library",
@@ -122,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.identify.nonlinear.estimator import (
         NonlinearPHIdentifier as NonlinearPHIdentifier,
     )
+    from fmu_surrogate.identify.selection import select_dataset as select_dataset
     from fmu_surrogate.ph.dissipation import PowerDissipation as PowerDissipation
     from fmu_surrogate.ph.efforts.convex import ConvexEffort as ConvexEffort
     from fmu_surrogate.ph.efforts.kernel import KernelEffort as KernelEffort

@@ -32,6 +32,7 @@ _LAZY = {
     "NonlinearPHIdentifier": "fmu_surrogate.identify.nonlinear.estimator",
     "NonlinearPHFit": "fmu_surrogate.identify.nonlinear.estimator",
     "select_model": "fmu_surrogate.identify.selection",
+    "select_dataset": "fmu_surrogate.identify.selection",
     "ModelChoice": "fmu_surrogate.identify.selection",
     "taylor_test": "fmu_surrogate.identify.linear.model.gradient_check",
     "compare_with_autograd": "fmu_surrogate.identify.linear.model.gradient_check",

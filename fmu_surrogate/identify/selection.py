@@ -1,5 +1,12 @@
 """Choosing between a linear and a nonlinear pH surrogate from held-out data.
 
+:func:`select_dataset` is the routine for a harvested dataset (what ``fmu-surrogate identify``
+runs by default): the linear drop-in model of
+:meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset` (power pairs from the units,
+orientation, x0, offsets and order from the data) on the training runs, its worst relative
+output error on the held-out runs, and the nonlinear model started from that fit only when
+the error exceeds the tolerance.  :func:`select_model` does the same for arrays.
+
 :func:`select_model` fits the linear pH model first
 (:class:`~fmu_surrogate.identify.LinearPHIdentifier`), simulates it on the held-out
 experiments, and moves on to the nonlinear one
@@ -21,7 +28,16 @@ import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["ModelChoice", "ModelSelectionError", "select_model"]
+__all__ = ["ModelChoice", "ModelSelectionError", "describe_fit", "heldout_errors",
+           "select_dataset", "select_model", "split_runs"]
+
+#: Default held-out relative error a linear model must reach to be kept (worst output).
+TOLERANCE = 0.01
+
+
+def _percent(x: float) -> str:
+    """A relative error in percent, three significant digits (``6.81e-05 %``, ``1.29 %``)."""
+    return f"{100.0 * x:.3g} %"
 
 
 class ModelSelectionError(FmuSurrogateError, ValueError):
@@ -44,6 +60,11 @@ class ModelChoice:
         The error a linear model had to reach to be kept without trying the nonlinear one.
     reason : str
         Why this model was kept, in words.
+    details : str
+        What the linear fit chose (:func:`select_dataset`: runs, pairs and their orientation,
+        the order-selection table), printed before the errors.
+    linear : LinearPHIdentifier, optional
+        The linear fit (also when the nonlinear model was kept).
     """
 
     method: str
@@ -52,12 +73,15 @@ class ModelChoice:
     nonlinear_error: float
     tolerance: float
     reason: str
+    details: str = ""
+    linear: Any = None
 
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
         nl = ("not fitted" if np.isnan(self.nonlinear_error)
-              else f"{self.nonlinear_error:.3%}")
-        return (f"  linear pH model:    held-out error {self.linear_error:.3%}\n"
+              else f"{_percent(self.nonlinear_error)}")
+        return ((self.details + "\n" if self.details else "")
+                + f"  linear pH model:    held-out error {_percent(self.linear_error)}\n"
                 f"  nonlinear pH model: held-out error {nl}\n"
                 f"  kept: {self.method} — {self.reason}")
 
@@ -130,8 +154,8 @@ def select_model(
     e_lin = _error(lin.system_, check, x0)
     if e_lin <= tolerance:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"its {where} error {e_lin:.3%} is within the tolerance "
-                           f"{tolerance:.3%}; no nonlinear model needed")
+                           f"its {where} error {_percent(e_lin)} is within the tolerance "
+                           f"{_percent(tolerance)}; no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
     try:
@@ -139,13 +163,235 @@ def select_model(
                                    **dict(nonlinear or {})).fit(tr + va)
     except NonlinearFitError as exc:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                           f"{tolerance:.3%}, but no nonlinear model could be fitted: {exc}")
+                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                           f"{_percent(tolerance)}, but no nonlinear model could be fitted: {exc}")
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
         return ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
-                           f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                           f"{tolerance:.3%} and the nonlinear model lowers it to {e_nl:.3%}")
+                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                           f"{_percent(tolerance)} and the nonlinear model lowers it to "
+                           f"{_percent(e_nl)}")
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
-                       f"the linear {where} error {e_lin:.3%} exceeds the tolerance "
-                       f"{tolerance:.3%}, but the nonlinear model is no better ({e_nl:.3%})")
+                       f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                       f"{_percent(tolerance)}, but the nonlinear model is no better "
+                       f"({_percent(e_nl)})")
+
+
+def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
+    """Training and held-out runs of a dataset.
+
+    Default: every successful run but the last trains, the last is held out (one run: it
+    trains and nothing is held out).  A harvest's runs are alternative excitations or
+    parameter points: the fit gains from all of them but one, and one run the fit never saw
+    is what the held-out error needs (the order selection and
+    :class:`~fmu_surrogate.identify.NonlinearPHIdentifier` hold out the last as well).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    runs : sequence of int, optional
+        Training runs (labels); the other successful runs are held out.
+
+    Returns
+    -------
+    (list of int, list of int)
+
+    Raises
+    ------
+    ModelSelectionError
+        No successful run, or a requested run that did not succeed.
+    """
+    ok = [int(r) for r, st in zip(ds["run"].values, ds["status"].values) if str(st) == "ok"]
+    if not ok:
+        raise ModelSelectionError("the dataset has no successful run to identify from; "
+                                  "harvest again (fmu-surrogate harvest) and check the failures.")
+    fit = [int(r) for r in runs] if runs is not None else (ok[:-1] or ok)
+    bad = [r for r in fit if r not in ok]
+    if bad:
+        raise ModelSelectionError(f"runs {bad} did not succeed or do not exist; successful "
+                                  f"runs: {ok[:20]}.")
+    return fit, [r for r in ok if r not in fit]
+
+
+def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
+                   outputs: Sequence[str], runs: Sequence[int]) -> list[float]:
+    """Worst relative output error ``max_j max_t |ŷ_j − y_j| / max_t |y_j|`` of each run
+    (what :func:`fmu_surrogate.validate` calls an output's relative error), the surrogate
+    simulated by :func:`fmu_surrogate.ph.simulate` with the dataset's input hold from its
+    operating point (``x0`` for a bare system).
+
+    Parameters
+    ----------
+    system : PortedSystem or pH system
+    x0 : array_like or None
+    ds : xarray.Dataset
+    inputs, outputs : sequence of str
+        The surrogate's external variables, in its order.
+    runs : sequence of int
+
+    Returns
+    -------
+    list of float
+    """
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+    from fmu_surrogate.ph import PortedSystem, simulate
+
+    hold, k, out = hold_from_dataset(ds), len(inputs), []
+    for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=runs):
+        u, y = X[:, :k], X[:, k:]
+        if isinstance(system, PortedSystem):
+            y_hat = simulate(system, t, u, hold=hold).y
+        else:
+            y_hat = simulate(system, t, u, x0, hold=hold).y
+        scale = np.maximum(np.abs(y).max(axis=0), 1e-300)
+        out.append(float((np.abs(y_hat - y).max(axis=0) / scale).max()))
+    return out
+
+
+def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
+                 not_fitted: Sequence[str] = ()) -> str:
+    """What a linear dataset fit chose, a few lines: runs, power pairs with orientation and
+    reasons, the other variables' roles, the order-selection table.
+
+    Parameters
+    ----------
+    lin : LinearPHIdentifier
+        Fitted by :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`.
+    fit, held : sequence of int
+        Training and held-out runs.
+    not_fitted : sequence of str
+        Outputs left out (discrete).
+
+    Returns
+    -------
+    str
+    """
+    fit, held = list(fit), list(held)
+    lines = [f"  training runs {fit}, held-out runs {held or 'none (training error shown)'}"]
+    inputs, outputs = lin.names_[0], lin.names_[1]
+    roles = getattr(lin, "roles_", None) if getattr(lin, "ported_", False) else None
+    pairs = ([(inputs[i], outputs[o]) for i, o in roles.pairs] if roles is not None
+             else list(zip(inputs, outputs)))
+    signs = roles.signs if roles is not None else tuple(lin.port_signs_)
+    why = {(p.u, p.y): p.reason for p in lin.pairing_.pairs} if lin.pairing_ else {}
+    given = {(p.get("u"), p.get("y")): p.get("power") for p in lin.ports
+             if isinstance(p, Mapping)} if isinstance(lin.ports, (list, tuple)) else {}
+    for (u, y), sgn in zip(pairs, signs):
+        how = ("given" if given.get((u, y)) or lin.ports in ("in", "out")
+               else "detected from the data's energy")
+        lines.append(f"  power pair {u} -> {y}, power {'in' if sgn > 0 else 'out'} ({how}): "
+                     f"{why.get((u, y), 'given' if (u, y) in given else 'paired in order')}")
+    if roles is not None:
+        if roles.modulating:
+            lines.append("  modulating inputs (no power pair): "
+                         + ", ".join(inputs[j] for j in roles.modulating))
+        if roles.measured:
+            lines.append("  measured outputs (no power pair): "
+                         + ", ".join(outputs[j] for j in roles.measured))
+    if not_fitted:
+        lines.append(f"  not fitted (discrete outputs): {', '.join(not_fitted)}")
+    fitted = ", ".join(lin.result_.fitted)
+    lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
+    sel = lin.result_.order_selection
+    if sel is not None:
+        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
+    return "\n".join(lines)
+
+
+def select_dataset(
+    ds: Any,
+    *,
+    inputs: Sequence[str] | None = None,
+    outputs: Sequence[str] | None = None,
+    runs: Sequence[int] | None = None,
+    tolerance: float = TOLERANCE,
+    linear: Any = None,
+    nonlinear: Mapping[str, Any] | None = None,
+) -> ModelChoice:
+    """Identify a drop-in surrogate of a harvested dataset: linear, and nonlinear only where
+    the linear one misses the tolerance on the held-out runs (module docstring).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+    inputs, outputs : sequence of str, optional
+        Default: the dataset's inputs and Real outputs (Boolean and Integer outputs are not
+        fitted; :func:`~fmu_surrogate.identify.linear.pairing.dataset_interface`).
+    runs : sequence of int, optional
+        Training runs (default :func:`split_runs`: all successful runs but the last).
+    tolerance : float
+        Worst held-out relative output error (:func:`heldout_errors`) below which the linear
+        model is kept.
+    linear : LinearPHIdentifier, optional
+        The unfitted linear estimator (default ``LinearPHIdentifier()``: order, pairs from the
+        units, orientation, x0 and offsets from the data).
+    nonlinear : mapping, optional
+        Further settings of :class:`~fmu_surrogate.identify.NonlinearPHIdentifier`.
+
+    Returns
+    -------
+    ModelChoice
+        ``details`` has the runs, pairs, orientation and order table; ``linear`` the linear
+        fit.
+
+    Raises
+    ------
+    ModelSelectionError
+        A tolerance that is not a positive number, or no successful run.
+    """
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+    from fmu_surrogate.identify.linear.pairing import dataset_interface
+
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise ModelSelectionError(f"tolerance must be a positive relative error, got "
+                                  f"{tolerance!r}.")
+    not_fitted: tuple[str, ...] = ()
+    if inputs is None or outputs is None:
+        iface = dataset_interface(ds)
+        inputs = iface.inputs if inputs is None else inputs
+        outputs = iface.outputs if outputs is None else outputs
+        not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
+    fit, held = split_runs(ds, runs)
+    lin = (linear if linear is not None else LinearPHIdentifier()).fit_dataset(
+        ds, inputs=list(inputs), outputs=list(outputs), runs=fit)
+    details = describe_fit(lin, fit, held, not_fitted)
+    check = held or fit
+    where = "held-out" if held else "training (nothing held out)"
+    sur = lin.to_surrogate()
+    names = (list(sur.input_names), list(sur.output_names))
+    e_lin = max(heldout_errors(sur, lin.x0_, ds, *names, check))
+
+    def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
+        return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, details, lin)
+
+    if e_lin <= tolerance:
+        return choice("linear", lin, float("nan"),
+                      f"its {where} error {_percent(e_lin)} is within the tolerance "
+                      f"{_percent(tolerance)}; "
+                      "no nonlinear model needed")
+    from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+
+    try:
+        nl = NonlinearPHIdentifier(n_states=lin.system_.n_states, linear=lin,
+                                   validation_runs=len(held), **dict(nonlinear or {})
+                                   ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
+                                                 runs=fit + held)
+        nl_sur = nl.to_surrogate()
+        e_nl = max(heldout_errors(nl_sur, nl.x0_, ds, list(nl_sur.input_names),
+                                  list(nl_sur.output_names), check))
+    except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
+        return choice("linear", lin, float("nan"),
+                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                      f"{_percent(tolerance)}, but the nonlinear fit was not possible "
+                      f"({type(exc).__name__}: {exc})")
+    if e_nl < e_lin:
+        return choice("nonlinear", nl, e_nl,
+                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                      f"{_percent(tolerance)} and the nonlinear model lowers it to "
+                      f"{_percent(e_nl)}")
+    return choice("linear", lin, e_nl,
+                  f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
+                  f"{_percent(tolerance)}, but the nonlinear model is no better "
+                  f"({_percent(e_nl)})")

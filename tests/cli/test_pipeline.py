@@ -126,10 +126,11 @@ def test_identify_auto_moves_on_to_nonlinear(tmp_path, capsys, mass_experiment):
                  "--order", "2", "--max-iter", "40", "-q", "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "kept: nonlinear" in text and "exceeds the tolerance" in text
-    from fmu_surrogate.ph import NonlinearPH, load
+    from fmu_surrogate.ph import NonlinearPH, PortedSystem, load
 
-    s = load(out)
-    assert isinstance(s, NonlinearPH) and s.input_names == ("F",) and s.output_names == ("v",)
+    s = load(out)  # the dataset fit's drop-in: the nonlinear core with the FMU's names
+    assert isinstance(s, PortedSystem) and isinstance(s.system, NonlinearPH)
+    assert s.input_names == ("F",) and s.output_names == ("v",)
 
 
 def test_identify_linear_drop_in_with_port_pairs(tmp_path, capsys):

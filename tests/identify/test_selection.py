@@ -45,3 +45,57 @@ def test_a_nonlinear_fit_that_cannot_start_keeps_the_linear_model(mass_experimen
     assert choice.method == "linear" and "lower order" in choice.reason
     with pytest.raises(ModelSelectionError, match="tolerance"):
         select_model(data[:1], order=2, tolerance=0.0)
+
+
+def _mass_dataset():
+    """Two runs of a damped mass (force in; position, velocity, acceleration out, from rest,
+    zero-order hold): the dataset of tests/identify/linear/test_dataset.py, one run per input."""
+    from fmu_surrogate.fmu.dataset.build import assemble_dataset
+    from tests.identify.linear.test_dataset import T, mass_outputs
+
+    Fs = [np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4), np.cos(0.7 * T) - 0.3 * np.sin(2.3 * T)]
+    ys = [mass_outputs(F) for F in Fs]
+    names = ["F", "x", "v", "a"]
+    cols = [(n, "", np.stack([F if j == 0 else y[:, j - 1] for F, y in zip(Fs, ys)]))
+            for j, n in enumerate(names)]
+    ds = assemble_dataset(T, None, names, cols, runs=np.array([0, 1]), failure_kind=["", ""],
+                          message=["", ""], n_samples=np.array([T.size] * 2),
+                          wall_time=np.zeros(2), params={}, signal_table=["{}"],
+                          signal_index=np.zeros(2, dtype=np.int64),
+                          attrs={"input_interpolation": "zero-order hold over each step"})
+    for n, c, u in (("F", "input", "N"), ("x", "output", "m"), ("v", "output", "m/s"),
+                    ("a", "output", "m/s2")):
+        ds[n].attrs.update(causality=c, units=u, type="Real")
+    return ds, Fs[1], ys[1]
+
+
+def test_select_dataset_defaults_give_the_drop_in_linear_model():
+    from fmu_surrogate.identify.selection import select_dataset, split_runs
+    from fmu_surrogate.ph import PortedSystem, simulate
+    from tests.identify.linear.test_dataset import T
+
+    ds, F2, y2 = _mass_dataset()
+    assert split_runs(ds) == ([0], [1])  # all runs but the last train
+    choice = select_dataset(ds)
+    assert choice.method == "linear" and choice.estimator is choice.linear
+    text = choice.report()
+    assert "power pair F -> v, power in" in text and "only pairing the units allow" in text
+    assert "measured outputs (no power pair): x, a" in text and "order 2 chosen" in text
+    sur = choice.estimator.to_surrogate()
+    assert isinstance(sur, PortedSystem) and sur.output_names == ("x", "v", "a")
+    # the reported error is the held-out run's, recomputed here against scipy's lsim: measured
+    # 7e-7 (the position, a lossless integrator state; see test_dataset.py)
+    y_hat = simulate(sur, T, F2[:, None], hold="zoh").y
+    err = float((np.abs(y_hat - y2).max(axis=0) / np.abs(y2).max(axis=0)).max())
+    assert choice.linear_error == pytest.approx(err, rel=1e-9) and err < 1e-4
+
+
+def test_select_dataset_above_the_tolerance_tries_the_nonlinear_fit():
+    from fmu_surrogate.identify.selection import select_dataset
+
+    ds, _, _ = _mass_dataset()
+    choice = select_dataset(ds, tolerance=1e-12, nonlinear={"max_iter": 3})
+    # kept linear or nonlinear: the report says that the linear error exceeded the tolerance
+    # and why the kept model was kept (nonlinear error, or why no nonlinear fit was possible)
+    assert "exceeds the tolerance" in choice.reason and choice.linear.system_.n_states == 2
+    assert "linear pH model:    held-out error" in choice.report()

@@ -1,15 +1,18 @@
-"""``fmu-surrogate identify DATA.nc --method linear|nonlinear|auto|gp ... -o SURROGATE.json``.
+"""``fmu-surrogate identify DATA.nc [--method auto|linear|nonlinear|gp ...] -o SURROGATE.json``.
 
 ::
 
+    fmu-surrogate identify quarter_car.nc -o qc.json
     fmu-surrogate identify msd.nc --method linear --inputs F1,F2 --outputs v1,v2 --order 10 \\
         -o msd.json
-    fmu-surrogate identify damper.nc --method auto --inputs F --outputs v --order 2 -o d.json
     fmu-surrogate identify rc.nc --method gp --structure rc_network --states x1,x2,x3 \\
         --derivatives "der(x1),," --inputs u -o rc.json
 
-A thin layer over :class:`~fmu_surrogate.LinearPHIdentifier`,
-:class:`~fmu_surrogate.GPEffortIdentifier` and :func:`fmu_surrogate.ph.save`.
+Defaults: ``--method auto`` (:func:`fmu_surrogate.identify.selection.select_dataset`), the
+dataset's inputs and Real outputs, power pairs from their units, order, orientation, x0 and
+offsets from the data, every successful run but the last for training.  A thin layer over
+:class:`~fmu_surrogate.LinearPHIdentifier`, :class:`~fmu_surrogate.GPEffortIdentifier` and
+:func:`fmu_surrogate.ph.save`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 from fmu_surrogate.cli.errors import CLIError
 from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.fmu.model.loading import file_sha256
+from fmu_surrogate.identify.selection import TOLERANCE
 
 __all__ = ["add_identify_arguments", "identify_command"]
 
@@ -33,23 +37,26 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options of ``fmu-surrogate identify`` to ``p``."""
     p.add_argument("data", help="harvested NetCDF dataset")
     p.add_argument("-o", "--out", required=True, help="surrogate JSON file to write")
-    p.add_argument("--method", choices=("linear", "nonlinear", "auto", "gp"), required=True,
-                   help="linear: linear pH model from inputs/outputs; nonlinear: nonlinear pH "
-                        "model with a latent state from inputs/outputs; auto: linear, and "
-                        "nonlinear only where the linear one misses --tolerance on the held-out "
-                        "runs; gp: pH-DAE effort by Gaussian processes from states (needs "
-                        "--structure)")
-    p.add_argument("--tolerance", type=float, default=0.02,
-                   help="auto: held-out relative error a linear model must reach to be kept "
-                        "(default 0.02)")
-    p.add_argument("--inputs", required=True, help="comma-separated input variables (ports u)")
-    p.add_argument("--outputs", help="linear: comma-separated output variables (ports y)")
+    p.add_argument("--method", choices=("linear", "nonlinear", "auto", "gp"), default="auto",
+                   help="auto (default): linear pH model, and nonlinear only where the linear "
+                        "one misses --tolerance on the held-out runs; linear: linear pH model "
+                        "from inputs/outputs; nonlinear: nonlinear pH model with a latent state "
+                        "started from the linear one; gp: pH-DAE effort by Gaussian processes "
+                        "from states (needs --structure)")
+    p.add_argument("--tolerance", type=float, default=TOLERANCE,
+                   help="auto: worst held-out relative output error (max |error| / max |y| "
+                        f"per output) a linear model must reach to be kept (default {TOLERANCE})")
+    p.add_argument("--inputs", help="comma-separated input variables (default: the dataset's "
+                                    "inputs)")
+    p.add_argument("--outputs", help="comma-separated output variables (default: the dataset's "
+                                     "Real outputs; Boolean and Integer outputs are not fitted)")
     p.add_argument("--order", type=int,
                    help="linear: model order n (default: chosen from the data, table printed)")
     p.add_argument("--port", action="append", default=[], metavar="u=NAME,y=NAME[,power=in|out]",
                    help="linear: a power pair and its orientation (repeat per pair; default: "
-                        "--inputs/--outputs pair in order, orientation detected); inputs in "
-                        "no pair are modulating, outputs in no pair measured")
+                        "pairs whose units make a power, the data choosing among candidates; "
+                        "in order when no units are declared; orientation detected); inputs "
+                        "in no pair are modulating, outputs in no pair measured")
     p.add_argument("--learn", help="linear: comma-separated parameters to fit among J,R,Q,B,x0 "
                                    "(default J,R,Q,B)")
     p.add_argument("--optimizer", default="lm",
@@ -64,8 +71,9 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "bundled benchmark (rc_network, pendulum)")
     p.add_argument("--samples", type=int, default=128,
                    help="gp: training samples drawn from the selected runs (default 128)")
-    p.add_argument("--runs", help="comma-separated run labels to fit (default: the first "
-                                  "successful run; the other successful runs are held out)")
+    p.add_argument("--runs", help="comma-separated run labels to fit (default: every "
+                                  "successful run but the last; the other successful runs are "
+                                  "held out)")
     p.add_argument("--max-iter", type=int, help="optimiser iterations (default: the estimator's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -96,15 +104,9 @@ def _structure(spec: str | None) -> dict[str, np.ndarray]:
 
 
 def _split_runs(ds: Any, runs: str | None) -> tuple[list[int], list[int]]:
-    ok = [int(r) for r, s in zip(ds["run"].values, ds["status"].values) if str(s) == "ok"]
-    if not ok:
-        raise CLIError("the dataset has no successful run to identify from.")
-    fit = [int(r) for r in comma_list(runs)] if runs else ok[:1]
-    bad = [r for r in fit if r not in ok]
-    if bad:
-        raise CLIError(f"runs {bad} did not succeed or do not exist; successful runs: "
-                            f"{ok[:20]}.")
-    return fit, [r for r in ok if r not in fit]
+    from fmu_surrogate.identify.selection import split_runs
+
+    return split_runs(ds, [int(r) for r in comma_list(runs)] if runs else None)
 
 
 def _provenance(ds: Any, data: Path, method: str, est: Any) -> dict[str, Any]:
@@ -128,29 +130,31 @@ def _provenance(ds: Any, data: Path, method: str, est: Any) -> dict[str, Any]:
     }
 
 
-def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
-                     held: list[int]) -> tuple[Any, Any, list[str]]:
-    from fmu_surrogate.fmu.dataset import run_arrays
+def _linear_estimator(args: argparse.Namespace) -> Any:
+    """The linear estimator of the command's options (order, --port pairs, learn, optimiser)."""
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
-    inputs, outputs = comma_list(args.inputs), comma_list(args.outputs)
-    if not outputs:
-        raise CLIError("--method linear needs --outputs.")
     ports = [dict(kv.split("=", 1) for kv in comma_list(spec)) for spec in args.port]
-    if not ports and len(outputs) != len(inputs):
-        raise CLIError(f"as many outputs as inputs are paired in order (power ports); got "
-                            f"{len(inputs)} inputs and {len(outputs)} outputs: name the power "
-                            "pairs with --port u=NAME,y=NAME[,power=in|out].")
     kw = {"progress": not args.quiet, "optimizer": args.optimizer, "ports": ports or None,
           "learn": tuple(comma_list(args.learn)) if args.learn else None}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
-    est = LinearPHIdentifier(args.order, **kw).fit_dataset(ds, inputs=inputs, outputs=outputs,
-                                                            runs=fit)
-    lines = []
-    if est.result_.order_selection is not None:
-        sel = est.result_.order_selection
-        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
+    return LinearPHIdentifier(args.order, **kw)
+
+
+def _names(args: argparse.Namespace) -> tuple[list[str] | None, list[str] | None]:
+    return comma_list(args.inputs) or None, comma_list(args.outputs) or None
+
+
+def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
+                     held: list[int]) -> tuple[Any, Any, list[str]]:
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.selection import describe_fit
+
+    inputs, outputs = _names(args)
+    est = _linear_estimator(args).fit_dataset(ds, inputs=inputs, outputs=outputs, runs=fit)
+    inputs, outputs = est.names_[0], est.names_[1]
+    lines = [describe_fit(est, fit, held)]
     for label, runs in (("training", fit), ("held-out", held)):
         for r, (t, X) in zip(runs, run_arrays(ds, inputs + outputs, runs=runs)):
             y = X[:, len(inputs):]
@@ -163,28 +167,19 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
 
 def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
                    held: list[int]) -> tuple[Any, Any, list[str]]:
-    """``--method auto`` / ``nonlinear``: :func:`fmu_surrogate.identify.selection.select_model`."""
-    from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
-    from fmu_surrogate.identify.selection import select_model
+    """``--method auto`` / ``nonlinear``: :func:`~fmu_surrogate.identify.selection.select_dataset`.
+    """
+    from fmu_surrogate.identify.selection import select_dataset
 
-    inputs, outputs = comma_list(args.inputs), comma_list(args.outputs)
-    if not outputs or not args.order or len(outputs) != len(inputs):
-        raise CLIError(f"--method {args.method} needs --outputs (one per input) and --order.")
-    k = len(inputs)
-    runs = [[(t, X[:, :k], X[:, k:]) for t, X in run_arrays(ds, inputs + outputs, runs=r)]
-            for r in (fit, held)]
-    lin = {"optimizer": args.optimizer,
-           "learn": tuple(comma_list(args.learn)) if args.learn else ("J", "R", "Q", "B")}
+    inputs, outputs = _names(args)
     nl = {"max_iter": args.max_iter} if args.max_iter else {}
     # --method nonlinear: a tolerance no linear model reaches
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
-    choice = select_model(runs[0], runs[1], order=args.order, tolerance=tol,
-                          hold=hold_from_dataset(ds), linear=lin, nonlinear=nl)
+    choice = select_dataset(ds, inputs=inputs, outputs=outputs, runs=fit, tolerance=tol,
+                            linear=_linear_estimator(args), nonlinear=nl)
     if args.method == "nonlinear" and choice.method == "linear":
         raise CLIError(f"no nonlinear model was kept: {choice.reason}")
-    lines = [f"  training runs {fit}, held-out runs {held or 'none'}", choice.report()]
-    return choice.estimator, choice.estimator.to_surrogate(), lines
+    return choice.estimator, choice.estimator.to_surrogate(), [choice.report()]
 
 
 def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
@@ -194,6 +189,8 @@ def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
 
     states, inputs = comma_list(args.states), comma_list(args.inputs)
+    if not inputs:
+        raise CLIError("--method gp needs --inputs (the inputs u of the structure's B).")
     derivs = [d or None for d in comma_list(args.derivatives)] if args.derivatives else [None] * len(
         states)
     if not states or len(derivs) != len(states):
@@ -263,9 +260,7 @@ def identify_command(args: argparse.Namespace) -> int:
     if args.method == "linear":
         est, system, lines = _identify_linear(args, ds, fit, held)  # names in its PortMap
     elif args.method in ("nonlinear", "auto"):
-        est, system, lines = _identify_auto(args, ds, fit, held)
-        system = with_names(system, inputs=comma_list(args.inputs),
-                            outputs=comma_list(args.outputs))
+        est, system, lines = _identify_auto(args, ds, fit, held)  # names in its PortMap
     else:
         est, system, lines = _identify_gp(args, ds, fit, held)
         inputs = comma_list(args.inputs)

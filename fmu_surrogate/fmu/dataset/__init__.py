@@ -18,7 +18,8 @@ Recorded FMU variables — dims ``(run, time)``, float64
 ------------------------------------------------------
 One data variable per recorded FMU variable, **named exactly as in the FMU** (``der(x)``,
 ``a.b[1]``, ``x y`` are all legal NetCDF-4 names).  Each carries the attribute
-``fmu_variable`` = the original name (plus ``causality`` and ``units`` when known).  Only names
+``fmu_variable`` = the original name (plus ``causality``, the FMI ``type`` and ``units`` when
+known).  Only names
 that cannot be stored as they are get escaped, reversibly (:func:`escape_name`):
 
 * ``%`` → ``%25`` and ``/`` → ``%2F`` (HDF5 uses ``/`` as its path separator); a name that is

@@ -220,6 +220,7 @@ def assemble_dataset(
         info = var_info.get(name)
         if info is not None:
             a["causality"] = info.causality
+            a["type"] = info.type
             if info.unit:
                 a["units"] = info.unit
         key = escape_name(full)

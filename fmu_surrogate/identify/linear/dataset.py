@@ -9,7 +9,7 @@ from typing import Any
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
 
-def fit_dataset(est: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequence[str] | None,
                 runs: Iterable[int] | None) -> Any:
     """:meth:`LinearPHIdentifier.fit_dataset` (see there); returns ``est``.
 
@@ -17,29 +17,58 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str]
     ----------
     est : LinearPHIdentifier
     ds : xarray.Dataset
-    inputs, outputs : sequence of str
+    inputs, outputs : sequence of str or None
+        None: the dataset's inputs and Real outputs
+        (:func:`~fmu_surrogate.identify.linear.pairing.dataset_interface`).
     runs : iterable of int or None
     """
     from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
     from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+    from fmu_surrogate.identify.linear.pairing import REAL_TYPES, dataset_interface, detect_pairs
     from fmu_surrogate.identify.linear.ports import parse_pairs
 
+    if inputs is None or outputs is None:
+        iface = dataset_interface(ds)
+        inputs = iface.inputs if inputs is None else inputs
+        outputs = iface.outputs if outputs is None else outputs
     inputs, outputs = list(inputs), list(outputs)
+
+    def attr(name: str, key: str) -> str | None:
+        v = ds[data_var_name(ds, name)].attrs.get(key)
+        return None if v is None else str(v)
+
+    in_units, out_units = [attr(v, "units") for v in inputs], [attr(v, "units") for v in outputs]
     pairs = parse_pairs(est.ports, inputs, outputs)
-    if not inputs or (pairs is None and len(inputs) != len(outputs)):
-        raise LinearIdentificationError(
-            f"need as many outputs as inputs (power pairs), got {len(inputs)} inputs and "
-            f"{len(outputs)} outputs; name the power pairs with ports=[{{'u': …, 'y': …}}] "
-            "(CLI --port u=NAME,y=NAME): the other inputs are then modulating, the other "
-            "outputs measured.")
     arrays = run_arrays(ds, inputs + outputs, runs=runs)
-    if not arrays:
+    if not arrays or not inputs:
         raise LinearIdentificationError(
-            "the dataset has no usable runs (none with status 'ok' selected).")
+            "the dataset has no usable runs (none with status 'ok' selected)." if inputs else
+            "no input to fit: name them with inputs=… (CLI --inputs).")
     m = len(inputs)
     hold = est.input_hold or hold_from_dataset(ds)
+    raw = [(t, X[:, :m], X[:, m:], hold) for t, X in arrays]
+    pairing = None
+    if pairs is None and (est.ports is None or est.ports == "auto"):
+        discrete = [v for v in inputs if (attr(v, "type") or "Real") not in REAL_TYPES]
+        pairing = detect_pairs(inputs, outputs, in_units, out_units, raw, discrete)
+        if pairing is None and est.ports == "auto":
+            raise LinearIdentificationError(
+                f"no power pair can be read from the units (inputs {inputs} in "
+                f"{in_units}, outputs {outputs} in {out_units}: units missing); name the power "
+                "pairs with ports=[{'u': …, 'y': …}] (CLI --port u=NAME,y=NAME): the other "
+                "inputs are then modulating, the other outputs measured.")
+        in_order = pairing is not None and len(pairing.pairs) == m == len(outputs) and all(
+            p.u == inputs[k] and p.y == outputs[k] for k, p in enumerate(pairing.pairs))
+        if pairing is not None and not in_order:
+            pairs = [(inputs.index(p.u), outputs.index(p.y), None) for p in pairing.pairs]
+    if pairs is None and len(inputs) != len(outputs):
+        raise LinearIdentificationError(
+            f"need as many outputs as inputs (power pairs) when the units do not pair them, got "
+            f"{len(inputs)} inputs and {len(outputs)} outputs; name the power pairs with "
+            "ports=[{'u': …, 'y': …}] (CLI --port u=NAME,y=NAME): the other inputs are then "
+            "modulating, the other outputs measured.")
     if pairs is None:
-        est.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
+        est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in raw])
     else:
         from threadpoolctl import threadpool_limits
 
@@ -48,11 +77,7 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str]
 
         est._check_settings()
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-            fit_roles(est, [(t, X[:, :m], X[:, m:], hold) for t, X in arrays], pairs)
-
-    def unit(name: str) -> str | None:
-        v = ds[data_var_name(ds, name)].attrs.get("units")
-        return None if v is None else str(v)
-
-    est.names_ = (inputs, outputs, [unit(v) for v in inputs], [unit(v) for v in outputs])
+            fit_roles(est, raw, pairs)
+    est.names_ = (inputs, outputs, in_units, out_units)
+    est.pairing_ = pairing
     return est

@@ -87,12 +87,14 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         round-off), the refinement fits those r and the model is completed by n − r decoupled,
         damped states without input (:func:`~fmu_surrogate.identify.linear.init.initial.pad_parameters`;
         they do not change the output).
-    ports : None, str, sequence or mapping
+    ports : None, "auto", str, sequence or mapping
         Orientation of the power pairs ``(u_i, y_i)``: ``"in"`` (``y_iu_i`` is the power the
         component receives, the pH convention) or ``"out"`` (it delivers it; the pH port is
         ``−u_i``), one for all pairs, a sequence with one entry per pair (``None`` entries
         detected), or ``{pair index: orientation}``.  ``None`` (default): detected from the
         data (:mod:`~fmu_surrogate.identify.linear.ports`); ``port_signs_`` holds the result.
+        :meth:`fit_dataset` also takes pairs ``[{"u": …, "y": …, "power": …}, …]``; there
+        ``None`` pairs by the declared units (``"auto"``: and refuses data without units).
     feedthrough : bool or "auto"
         Learn a feedthrough ``P, S, N`` (``y = (G + P)ᵀ Q x + (S − N) u``, ``W = [[R, P], [Pᵀ, S]]
         ⪰ 0`` by construction; :mod:`~fmu_surrogate.identify.linear.ported_fit`).  ``"auto"``
@@ -188,6 +190,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         Input hold of the (first) training experiment; :meth:`predict` uses it by default.
     subspace_ : SubspaceInit or None
         The subspace initial model (``init="subspace"``), for :meth:`plot_order_selection`.
+    pairing_ : Pairing or None
+        Power pairs :meth:`fit_dataset` read from the units, with the reasons.
 
     Notes
     -----
@@ -357,8 +361,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         self,
         ds: Any,
         *,
-        inputs: Sequence[str],
-        outputs: Sequence[str],
+        inputs: Sequence[str] | None = None,
+        outputs: Sequence[str] | None = None,
         runs: Iterable[int] | None = None,
     ) -> Any:
         """Fit to the runs of a harvested dataset (:mod:`fmu_surrogate.fmu.dataset`).
@@ -370,10 +374,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         Parameters
         ----------
         ds : xarray.Dataset
-        inputs, outputs : sequence of str
-            FMU variable names.  Without ``ports`` pairs: the m inputs and the m collocated
-            outputs (same order).  With ``ports=[{"u": …, "y": …, "power": …}, …]``: inputs in
-            no pair are modulating inputs, outputs in no pair measured outputs.
+        inputs, outputs : sequence of str, optional
+            FMU variable names (default: the dataset's inputs and Real outputs).  Pairs from
+            ``ports`` or the units (:mod:`~fmu_surrogate.identify.linear.pairing`): inputs in
+            no pair are modulating, outputs in no pair measured.  Without: paired in order.
         runs : iterable of int, optional
             Run labels to use (default: all runs with status ``"ok"``).
 

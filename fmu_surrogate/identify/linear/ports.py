@@ -183,8 +183,9 @@ def parse_orientations(ports: Any, m: int) -> Array | None:
     Parameters
     ----------
     ports : None, str, sequence of str or mapping
-        ``None``: detect; ``"in"``/``"out"`` for every pair; a sequence of ``"in"``/``"out"``
-        (or ``None`` = detect) per pair, or a mapping ``{pair index: "in" | "out"}``.
+        ``None`` or ``"auto"``: detect; ``"in"``/``"out"`` for every pair; a sequence of
+        ``"in"``/``"out"`` (or ``None`` = detect) per pair, or a mapping
+        ``{pair index: "in" | "out"}``.
     m : int
         Number of power pairs.
 
@@ -192,7 +193,7 @@ def parse_orientations(ports: Any, m: int) -> Array | None:
     -------
     ndarray of shape (m,) with entries ±1 or NaN (detect), or None when nothing is given.
     """
-    if ports is None:
+    if ports is None or ports == "auto":
         return None
     if isinstance(ports, str):
         ports = [ports] * m

@@ -110,17 +110,12 @@ def prepare(est: Any, exps: list[Any], n: int | None,
     if ft == "auto" and not (uniform and auto_dropin(est)):
         ft = False  # detection needs the subspace method
     if ft == "auto" or (n is None and (ft or source)):
-        from fmu_surrogate.identify.linear.ported_fit import (
-            PortRoles,
-            Record,
-            needs_feedthrough,
-        )
+        from fmu_surrogate.identify.linear.init.order import Record, select_order
+        from fmu_surrogate.identify.linear.ported_fit import PortRoles, needs_feedthrough
 
         roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source, True)
         data = [(e.t, roles.ports(np.asarray(e.u)), np.asarray(e.y), e.hold) for e in raw]
         if n is None:
-            from fmu_surrogate.identify.linear.init.order import select_order
-
             sel, _ = select_order([Record(*d) for d in data], feedthrough=ft is not False)
             n = sel.order
             if ft == "auto":

@@ -26,7 +26,7 @@ def mass_outputs(F: np.ndarray) -> np.ndarray:
     return y
 
 
-def dataset(F: np.ndarray, y: np.ndarray):
+def dataset(F: np.ndarray, y: np.ndarray, units: bool = True):
     cols = [(name, "", arr[None, :]) for name, arr in
             zip(("F", "x", "v", "a"), (F, y[:, 0], y[:, 1], y[:, 2]))]
     ds = assemble_dataset(T, None, ["F", "x", "v", "a"], cols, runs=np.array([0]),
@@ -35,7 +35,8 @@ def dataset(F: np.ndarray, y: np.ndarray):
                           signal_index=np.zeros(1, dtype=np.int64),
                           attrs={"input_interpolation": "zero-order hold over each step"})
     for name, unit in (("F", "N"), ("x", "m"), ("v", "m/s"), ("a", "m/s2")):
-        ds[name].attrs["units"] = unit
+        if units:
+            ds[name].attrs["units"] = unit
     return ds
 
 
@@ -57,7 +58,18 @@ def test_force_in_position_velocity_acceleration_out_is_a_drop_in_surrogate():
     assert np.abs(tr.y - y2).max() <= 5e-6 * np.abs(y2).max()
 
 
-def test_unpaired_outputs_without_ports_are_refused_naming_the_fix():
+def test_the_units_pair_force_and_velocity_without_ports():
+    # F [N] · v [m/s] is the only power: the same drop-in surrogate as with ports=[F–v]
     ds = dataset(F, mass_outputs(F))
+    est = LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["x", "v", "a"])
+    assert [(p.u, p.y) for p in est.pairing_.pairs] == [("F", "v")]
+    assert est.pairing_.measured == ("x", "a")
+    assert est.roles_.pairs == ((0, 1),) and est.roles_.measured == (0, 2)
+
+
+def test_unpaired_outputs_without_units_or_ports_are_refused_naming_the_fix():
+    ds = dataset(F, mass_outputs(F), units=False)
     with pytest.raises(FmuSurrogateError, match="ports=.*--port"):
         LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["x", "v", "a"])
+    with pytest.raises(FmuSurrogateError, match="units missing.*--port"):
+        LinearPHIdentifier(ports="auto").fit_dataset(ds, inputs=["F"], outputs=["v"])

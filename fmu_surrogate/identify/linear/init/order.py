@@ -61,6 +61,16 @@ ORDER_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
+class Record:
+    """A record with any numbers of input and output columns (for order selection)."""
+
+    t: Array
+    u: Array
+    y: Array
+    hold: str
+
+
+@dataclass(frozen=True)
 class OrderCandidate:
     """One row of the order table.
 

@@ -26,9 +26,31 @@ from fmu_surrogate.identify.linear.ports import (
 Array = NDArray[np.float64]
 
 
+def forced_response(model: Any, t: Array, u: Array, hold: str) -> Array:
+    """The response ``ŷ`` of an unstructured model from rest to the inputs ``u``.
+
+    Parameters
+    ----------
+    model : SubspaceModel
+        Unstructured model ``(A, B, C, D)``.
+    t : ndarray, shape (K,)
+        Uniform time grid.
+    u : ndarray, shape (K, m)
+    hold : {"zoh", "linear"}
+
+    Returns
+    -------
+    ndarray, shape (K, p)
+    """
+    A, B, C, D = model.A, model.B, model.C, model.D
+    reg, _ = _regressors(A, C, t, u, hold, False)
+    y_forced = np.einsum("kanb,nb->ka", reg, B)
+    return y_forced if D is None else y_forced + u @ D.T
+
+
 def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
     """Cumulative per-port energies ``∫_0^t u_i ŷ_i dτ`` of the model's response ``ŷ`` from
-    rest to the data's inputs.
+    rest to the data's inputs (:func:`forced_response`).
 
     Parameters
     ----------
@@ -40,15 +62,8 @@ def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
     -------
     list of ndarray, shape (K_e, m)
     """
-    A, B, C, D = model.A, model.B, model.C, model.D
-    out = []
-    for t, u, _y, hold in data:
-        reg, _ = _regressors(A, C, t, u, hold, False)
-        y_forced = np.einsum("kanb,nb->ka", reg, B)  # the response from rest
-        if D is not None:
-            y_forced = y_forced + u @ D.T
-        out.append(cumulative_energy(t, u, y_forced, hold))
-    return out
+    return [cumulative_energy(t, u, forced_response(model, t, u, hold), hold)
+            for t, u, _y, hold in data]
 
 
 def orientation_signs(model: Any, data: list[tuple]) -> Array:
@@ -86,7 +101,43 @@ def detect_orientation(exps: list[Any]) -> Array:
     if not starts_at_rest(exps) and data_problem(exps) is None:
         from fmu_surrogate.identify.linear.init.order import select_order
 
+        signs = offset_orientation(exps)
+        if signs is not None:
+            return signs
         _, sm = select_order(exps)
         if sm is not None:
             return orientation_signs(sm, [(e.t, e.u, e.y, e.hold) for e in exps])
     return energy_orientation(exps)
+
+
+def offset_orientation(exps: list[Any]) -> Array | None:
+    """Orientation from the forced response of the unstructured model with a constant input
+    column (offsets: gravity, preload) and a feedthrough — the response to the inputs alone,
+    from rest.  Without the constant column an offset is forced into the dynamics and can flip
+    the sign (a mass released under gravity, its velocity paired with the force on it).
+
+    Parameters
+    ----------
+    exps : list of Experiment
+
+    Returns
+    -------
+    ndarray of shape (m,), or None when the data choose a static model or none.
+    """
+    from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+    from fmu_surrogate.identify.linear.init.order import Record, select_order
+
+    def aug(e: Any, c: float) -> Array:
+        u = np.asarray(e.u)
+        return np.column_stack([u, np.full(u.shape[0], c)])
+
+    try:
+        _, sm = select_order([Record(e.t, aug(e, 1.0), np.asarray(e.y), e.hold) for e in exps],
+                             feedthrough=True)
+    except (LinearIdentificationError, ValueError, np.linalg.LinAlgError):
+        return None
+    if sm is None:
+        return None
+    return orientation_from_energy([cumulative_energy(
+        e.t, np.asarray(e.u), forced_response(sm, e.t, aug(e, 0.0), e.hold), e.hold)
+        for e in exps])

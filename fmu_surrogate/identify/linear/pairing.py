@@ -1,0 +1,426 @@
+"""Power pairs of an FMU's interface: from the declared units, the data deciding between
+candidates.
+
+An input ``u`` and an output ``y`` can form a power pair when their declared units multiply to a
+power (:func:`fmu_surrogate.fmu.model.units.power_factor`: N and m/s, V and A, N.m and rad/s,
+bar and l/min).  Inputs whose FMI type is not Real (an Integer direction, a Boolean) never
+pair: they are modulating inputs.  The pairing is a matching of the inputs to the outputs with
+as many pairs as the units allow; inputs in no pair are modulating inputs, outputs in no pair
+measured outputs (the ``ports=[{"u": …, "y": …}]`` setting of
+:class:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier`).
+
+Choice among candidates
+-----------------------
+1. With as many inputs as outputs, when the declared order pairs every input with the output
+   in its place and each such pair is a power, that pairing is kept (the vendor's own order;
+   what ``ports=None`` always meant).
+2. When the units leave one maximal matching, it is the pairing.
+3. Otherwise (a force with two velocities: the quarter car's body and wheel) the **data**
+   decide, by passivity: each diagonal entry of the transfer matrix of a passive multi-port is
+   positive real (``Re G_ii(jω) ≥ 0`` at every frequency, ``≤ 0`` for a port oriented "out"),
+   the transfer between an effort and a flow taken at different places is not (a force on the
+   body and the wheel's velocity: the suspension adds phase lag beyond 90°).  The channel
+   ``u → y`` of the unstructured model of the data (order from the data, feedthrough, initial
+   state and a constant input column for offsets:
+   :func:`~fmu_surrogate.identify.linear.init.order.select_order`) gets the score
+   ``max_s min_ω s Re G(jω) / max_{ω' ≥ ω} |G(jω')|`` over both orientations ``s = ±1`` on a
+   logarithmic grid from the record length to the Nyquist frequency (where the gain is within
+   :data:`GAIN_RANGE` of its largest), with the residue of a pole at the origin (a free mass)
+   required to have the sign ``s`` — about 0 or positive for a collocated pair (measured
+   +0.000 for the quarter car's force and body velocity, a lossless mass gives exactly 0),
+   clearly negative otherwise (−0.999 for the wheel velocity).  The matching whose worst pair
+   scores highest wins (then the larger sum of scores).
+
+   Why this criterion rather than the held-out error of quick fits: it costs one unstructured
+   model for all candidates instead of one fit per matching, and the error does not tell the
+   pairings apart — with x0, offsets and feedthrough both of the quarter car's pairings
+   predict to 2.4e-4 (measured), while only one of them is a pH port of the part.
+
+When units are missing (no pair can be formed and some variable declares no unit), nothing is
+detected: :func:`detect_pairs` returns None and the caller keeps its previous convention
+(inputs and outputs paired in order) or names the fix (``ports=[…]``, CLI ``--port``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+
+Array = NDArray[np.float64]
+
+__all__ = ["Interface", "Pairing", "PortPair", "dataset_interface", "detect_pairs",
+           "passivity_scores", "unit_candidates"]
+
+#: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
+REAL_TYPES = ("Real", "Float32", "Float64")
+#: Matchings tried before the data decide (beyond: the declared order among candidates).
+MAX_MATCHINGS = 4096
+#: Frequencies of the passivity score.
+N_FREQUENCIES = 400
+#: Poles below this fraction of the lowest frequency of the data count as at the origin.
+INTEGRATOR_RTOL = 1e-3
+#: The passivity score looks at frequencies where a channel's gain is within this factor of its
+#: largest (the unstructured model is not trusted further down).
+GAIN_RANGE = 1e-3
+
+
+@dataclass(frozen=True)
+class Interface:
+    """The variables of a harvested dataset a surrogate takes and gives.
+
+    Attributes
+    ----------
+    inputs : tuple of str
+        Every recorded input (causality ``"input"``), in the dataset's order.
+    outputs : tuple of str
+        Recorded outputs of FMI type Real (fitted).
+    not_fitted : tuple of str
+        Recorded outputs of another type (Boolean, Integer): not fitted.
+    discrete_inputs : tuple of str
+        Inputs of a type other than Real: modulating inputs, never in a power pair.
+    """
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    not_fitted: tuple[str, ...]
+    discrete_inputs: tuple[str, ...]
+
+
+def dataset_interface(ds: Any) -> Interface:
+    """The inputs and outputs of a harvested dataset from its variables' attributes.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset (attributes ``causality`` and ``type`` of each recorded variable;
+        a variable without ``type`` counts as Real).
+
+    Returns
+    -------
+    Interface
+
+    Raises
+    ------
+    LinearIdentificationError
+        The dataset records no input or no Real output (name them explicitly).
+    """
+    ins, outs, skip, disc = [], [], [], []
+    for v in ds.data_vars.values():
+        base = v.attrs.get("fmu_variable")
+        if base is None:
+            continue
+        el = v.attrs.get("element")
+        name = f"{base}[{el}]" if el else str(base)
+        real = str(v.attrs.get("type", "Real")) in REAL_TYPES
+        if v.attrs.get("causality") == "input":
+            ins.append(name)
+            if not real:
+                disc.append(name)
+        elif v.attrs.get("causality") == "output":
+            (outs if real else skip).append(name)
+    if not ins or not outs:
+        raise LinearIdentificationError(
+            f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "
+            "causality); name the variables to fit with inputs=…, outputs=… (CLI --inputs, "
+            "--outputs), or harvest recording the FMU's inputs and outputs.")
+    return Interface(tuple(ins), tuple(outs), tuple(skip), tuple(disc))
+
+
+@dataclass(frozen=True)
+class PortPair:
+    """A power pair and why it was chosen.
+
+    Attributes
+    ----------
+    u, y : str
+        Input and output names.
+    watts : float
+        Watts per unit product ``u · y`` (their units' :func:`power_factor`).
+    reason : str
+        Why this pair (units alone, declared order, or the data's passivity score).
+    """
+
+    u: str
+    y: str
+    watts: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Result of :func:`detect_pairs`.
+
+    Attributes
+    ----------
+    pairs : tuple of PortPair
+    modulating : tuple of str
+        Inputs in no pair.
+    measured : tuple of str
+        Outputs in no pair.
+    candidates : dict
+        Input name → the outputs its units make a power with.
+    scores : dict
+        ``(u, y)`` → passivity score, for the candidates the data had to decide between.
+    """
+
+    pairs: tuple[PortPair, ...]
+    modulating: tuple[str, ...]
+    measured: tuple[str, ...]
+    candidates: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    scores: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    @property
+    def ports(self) -> list[dict[str, str]]:
+        """The ``ports`` setting of the estimator, ``[{"u": …, "y": …}, …]`` (orientation
+        detected)."""
+        return [{"u": p.u, "y": p.y} for p in self.pairs]
+
+    def report(self) -> str:
+        """One line per pair with its reason, then the other variables' roles."""
+        lines = [f"  power pair {p.u} -> {p.y}: {p.reason}" for p in self.pairs]
+        if not self.pairs:
+            lines.append("  no power pair: the units of no input and output make a power")
+        if self.modulating:
+            lines.append(f"  modulating inputs (no power pair): {', '.join(self.modulating)}")
+        if self.measured:
+            lines.append(f"  measured outputs (no power pair): {', '.join(self.measured)}")
+        return "\n".join(lines)
+
+
+def unit_candidates(inputs: Sequence[str], outputs: Sequence[str],
+                    input_units: Sequence[str | None], output_units: Sequence[str | None],
+                    discrete: Iterable[str] = ()) -> dict[str, dict[str, float]]:
+    """Per input, the outputs whose units make a power with its unit, and the watts per unit
+    product.
+
+    Parameters
+    ----------
+    inputs, outputs : sequence of str
+    input_units, output_units : sequence of str or None
+        Declared units (None: not declared).
+    discrete : iterable of str
+        Inputs that never pair (not of type Real).
+
+    Returns
+    -------
+    dict
+        ``{input: {output: watts per unit product}}`` (inputs without candidates left out).
+    """
+    from fmu_surrogate.fmu.model.units import power_factor
+
+    skip = set(discrete)
+    out: dict[str, dict[str, float]] = {}
+    for u, uu in zip(inputs, input_units):
+        if u in skip:
+            continue
+        c = {y: f for y, yu in zip(outputs, output_units)
+             if (f := power_factor(uu, yu)) is not None}
+        if c:
+            out[u] = c
+    return out
+
+
+def _matchings(cand: dict[str, dict[str, float]]) -> list[tuple[tuple[str, str], ...]]:
+    """All matchings with the largest number of pairs (at most MAX_MATCHINGS + 1)."""
+    ins = list(cand)
+    best: list[tuple[tuple[str, str], ...]] = []
+    size = 0
+    for k in range(len(ins), 0, -1):
+        for sub in itertools.combinations(ins, k):
+            for ys in itertools.product(*(list(cand[u]) for u in sub)):
+                if len(set(ys)) == k:
+                    best.append(tuple(zip(sub, ys)))
+                    if len(best) > MAX_MATCHINGS:
+                        return best
+        if best:
+            size = k
+            break
+    return [m for m in best if len(m) == size]
+
+
+def passivity_scores(records: Sequence[Any], inputs: Sequence[str], outputs: Sequence[str],
+                     pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    """The passivity score of each candidate pair (module docstring), NaN when the data cannot
+    give one (a constant input, non-uniform sampling, too short records).
+
+    Parameters
+    ----------
+    records : sequence of (t, u, y, hold)
+        Records with the columns of ``inputs`` and ``outputs``.
+    inputs, outputs : sequence of str
+        Column names.
+    pairs : iterable of (input, output)
+
+    Returns
+    -------
+    dict
+        ``(u, y)`` → score in [−1, 1].
+    """
+    from fmu_surrogate.identify.linear.init.order import Record, select_order
+
+    pairs = list(pairs)
+    nan = {p: float("nan") for p in pairs}
+    u_all = np.concatenate([np.asarray(r[1]) for r in records])
+    varying = [j for j in range(u_all.shape[1])
+               if np.ptp(u_all[:, j]) > 1e-12 * max(float(np.abs(u_all[:, j]).max()), 1e-300)]
+    cols = [list(outputs).index(y) for y in dict.fromkeys(y for _, y in pairs)]
+    recs = [Record(t, np.column_stack([np.asarray(u)[:, varying], np.ones(len(t))]),
+                   np.asarray(y)[:, cols], h) for t, u, y, h in records]
+    try:
+        _sel, sm = select_order(recs, feedthrough=True)
+    except (LinearIdentificationError, ValueError, np.linalg.LinAlgError):
+        return nan
+    if sm is None:  # a static map: least squares
+        D = np.linalg.lstsq(np.concatenate([r.u for r in recs]),
+                            np.concatenate([r.y for r in recs]), rcond=None)[0].T
+        A, B, C = np.zeros((0, 0)), np.zeros((0, D.shape[1])), np.zeros((D.shape[0], 0))
+        h, T = 1.0, 1.0
+    else:
+        A, B, C, D = sm.A, sm.B, sm.C, sm.D
+        h = float(sm.h)
+        T = max(float(r.t[-1] - r.t[0]) for r in recs)
+    w = np.geomspace(2 * np.pi / T, np.pi / h, N_FREQUENCIES)
+    n = A.shape[0]
+    residue = _integrator_residues(A, B, C, w[0])
+    # frequency response of every kept channel: C (jωI − A)⁻¹ B + D
+    G = np.array([C @ np.linalg.solve(1j * wk * np.eye(n) - A, B) if n else
+                  np.zeros((C.shape[0], B.shape[1]), complex) for wk in w]) + D[None]
+    out = {}
+    for u, y in pairs:
+        i = list(inputs).index(u)
+        if i not in varying:
+            out[(u, y)] = float("nan")
+            continue
+        g = G[:, cols.index(list(outputs).index(y)), varying.index(i)]
+        mag = np.abs(g)
+        # Re G relative to the gain at and above each frequency (an integrator's gain at low
+        # frequencies would hide the phase lag of a transfer mobility above its resonance)
+        local = np.maximum.accumulate(mag[::-1])[::-1]
+        keep = mag >= GAIN_RANGE * mag.max()
+        if not keep.any() or mag.max() == 0:
+            out[(u, y)] = float("nan")
+            continue
+        r = g.real[keep] / local[keep]
+        res = residue[cols.index(list(outputs).index(y)), varying.index(i)] / mag.max() * w[0]
+        out[(u, y)] = float(max(min(r.min(), res, 0.0) if res < 0 else r.min(),
+                                min(-r.max(), -res, 0.0) if res > 0 else -r.max()))
+    return out
+
+
+def _integrator_residues(A: Array, B: Array, C: Array, w_min: float) -> Array:
+    """Residues ``lim_{s→0} s G(s)`` of the model's poles at the origin (free masses, charges:
+    poles far below the lowest frequency ``w_min`` of the data), one per channel.
+
+    A positive-real channel has a positive residue there; the phase alone does not show it (a
+    free two-mass chain's transfer mobility has ``Re G ≤ 0`` at every frequency, its negative
+    is not passive because of the rigid-body mode's residue).
+    """
+    if A.shape[0] == 0:
+        return np.zeros((C.shape[0], B.shape[1]))
+    lam, V = np.linalg.eig(A)
+    zero = np.abs(lam) <= INTEGRATOR_RTOL * w_min
+    if not zero.any():
+        return np.zeros((C.shape[0], B.shape[1]))
+    W = np.linalg.inv(V)
+    return np.real((C @ V[:, zero]) @ (W[zero] @ B))
+
+
+def detect_pairs(inputs: Sequence[str], outputs: Sequence[str],
+                 input_units: Sequence[str | None], output_units: Sequence[str | None],
+                 records: Sequence[Any] = (), discrete: Iterable[str] = ()) -> Pairing | None:
+    """The power pairs of an interface (module docstring).
+
+    Parameters
+    ----------
+    inputs, outputs : sequence of str
+        External variables.
+    input_units, output_units : sequence of str or None
+        Their declared units.
+    records : sequence of (t, u, y, hold), optional
+        Data with the columns of ``inputs`` and ``outputs``, for the choice among candidates.
+    discrete : iterable of str
+        Inputs not of type Real (never paired).
+
+    Returns
+    -------
+    Pairing or None
+        None when no pair can be formed and some variable declares no unit (nothing to go by).
+    """
+    inputs, outputs = list(inputs), list(outputs)
+    discrete = set(discrete)
+    cand = unit_candidates(inputs, outputs, input_units, output_units, discrete)
+    cands = {u: tuple(c) for u, c in cand.items()}
+    if not cand:
+        undeclared = [v for v, un in zip(inputs + outputs, list(input_units) + list(output_units))
+                      if not un and v not in discrete]
+        if undeclared:
+            return None
+        return Pairing((), tuple(inputs), tuple(outputs), cands)
+    scores: dict[tuple[str, str], float] = {}
+    in_order = (len(inputs) == len(outputs)
+                and all(outputs[k] in cand.get(u, {}) for k, u in enumerate(inputs)))
+    if in_order:
+        chosen = tuple(zip(inputs, outputs))
+        why = {p: "units make a power; the declared order pairs them" for p in chosen}
+    else:
+        matchings = _matchings(cand)
+        if len(matchings) == 1:
+            chosen = matchings[0]
+            why = {p: "the only pairing the units allow" for p in chosen}
+        else:
+            chosen, why, scores = _by_passivity(matchings, cand, inputs, outputs, records)
+    pairs = tuple(PortPair(u, y, cand[u][y], why[(u, y)]) for u, y in
+                  sorted(chosen, key=lambda p: inputs.index(p[0])))
+    used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
+    return Pairing(pairs, tuple(u for u in inputs if u not in used_u),
+                   tuple(y for y in outputs if y not in used_y), cands, scores)
+
+
+def _by_passivity(matchings: list[tuple[tuple[str, str], ...]],
+                  cand: dict[str, dict[str, float]], inputs: list[str], outputs: list[str],
+                  records: Sequence[Any]) -> tuple[Any, dict, dict]:
+    """The matching the data's passivity scores prefer (declared order on ties or no data)."""
+    def declared(m: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+        return tuple(sorted(outputs.index(y) - inputs.index(u) for u, y in m))
+
+    if len(matchings) > MAX_MATCHINGS or not records:
+        chosen, used = [], set()
+        for u, c in cand.items():
+            y = next((y for y in c if y not in used), None)
+            if y is not None:
+                chosen.append((u, y))
+                used.add(y)
+        what = "too many candidate pairings" if records else "no data"
+        why = {p: f"units make a power; {what} to decide by passivity: the first candidate "
+                  "in the declared order" for p in chosen}
+        return tuple(chosen), why, {}
+    pairs = sorted({p for m in matchings for p in m})
+    scores = passivity_scores(records, inputs, outputs, pairs)
+
+    def key(m: tuple[tuple[str, str], ...]) -> tuple[float, float]:
+        s = [scores[p] for p in m]
+        if any(np.isnan(v) for v in s):
+            return (-np.inf, -np.inf)
+        return (min(s), sum(s))
+
+    ranked = sorted(matchings, key=lambda m: (tuple(-v for v in key(m)), declared(m)))
+    chosen = ranked[0]
+    if not np.isfinite(key(chosen)[0]):
+        why = {p: "units make a power; the data could not score the candidates (constant "
+                  "input or non-uniform sampling): the first in the declared order"
+               for p in chosen}
+        return chosen, why, scores
+    why = {}
+    for u, y in chosen:
+        others = [f"{o} {scores[(u, o)]:+.3f}" for o in cand[u] if o != y and (u, o) in scores]
+        why[(u, y)] = (f"units make a power; passivity score {scores[(u, y)]:+.3f} "
+                       f"(min Re G / |G| of the unstructured model, ≥ 0 when passive"
+                       + (f"; other candidates: {', '.join(others)})" if others else ")"))
+    return chosen, why, scores
