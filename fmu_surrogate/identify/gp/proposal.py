@@ -20,7 +20,11 @@ then learns ``z``.  **Assumptions** (each is checked and its residual reported):
    ``A(x̄)ᵀ Q + Q A(x̄) = −I`` (``M₀ = Q A(x̄)⁻¹``, whose symmetric part
    ``−A⁻ᵀA⁻¹`` is negative definite).  Then ``W = M⁻¹``, ``R = (W L)(W L)ᵀ ⪰ 0`` and ``J`` the
    skew part of ``−W K Wᵀ``, both by construction (``T = W Mᵀ Wᵀ``);
-   ``symmetry_residual`` is the relative asymmetry of ``M A(x)`` left over.
+   ``symmetry_residual`` is the relative asymmetry of ``M A(x)`` left over.  A state whose
+   dissipation ``|L_i|²`` is below 1e-6 of the largest gets its row of ``L`` set to zero and
+   the fit is repeated (kept if no worse): the asymmetry sees ``(L Lᵀ)_ij`` of such a row only
+   to second order, so the least squares alone would leave it at ``√eps``.  A fit whose
+   Hessian ``M A(x̄)`` is not positive definite is refused (no passive linearisation).
 3. *Rows without drift decouple*: a state whose drift row is zero (relative to its rate, below
    ``drift_tol``) has zero rows and columns in ``J`` and ``R``; its effort is seen only through
    the outputs ``y = Bᵀ z`` (the spring: ``J = R = 0`` and ``z = F`` from the force output).
@@ -220,15 +224,40 @@ def _fit_m(Ahat: Array, A0: Array) -> tuple[Array, Array, float]:
         K0, L0 = K0 / t0, L0 / np.sqrt(abs(t0))
     starts = [np.concatenate([K0[iu], L0[il]]), np.concatenate([np.zeros(iu[0].size),
                                                                 np.eye(nb)[il]])]
-    best = min((least_squares(residual, s, xtol=1e-14, ftol=1e-14, gtol=1e-14,
-                              max_nfev=2000 * nb * nb) for s in starts), key=lambda r: r.cost)
-    K, L = unpack(best.x)
+    def solve(th0: Array, free: NDArray[np.bool_]) -> tuple[Array, float]:
+        def res(v: Array) -> Array:
+            th = np.zeros(th0.size)
+            th[free] = v
+            return residual(th)
+
+        r = least_squares(res, th0[free], xtol=1e-14, ftol=1e-14, gtol=1e-14,
+                          max_nfev=2000 * nb * nb)
+        th = np.zeros(th0.size)
+        th[free] = r.x
+        return th, float(r.cost)
+
+    every = np.ones(iu[0].size + il[0].size, dtype=bool)
+    th, cost = min((solve(s, every) for s in starts), key=lambda r: r[1])
+    # a state without dissipation (P_ii = |L_i|² ≈ 0) has its row of L exactly zero: the
+    # asymmetry sees P_ij only through P_ii (PSD), so the least squares leaves P_ij at √eps
+    _K, L = unpack(th)
+    rows = np.sum(L**2, axis=1) <= 1e-6 * max(float(np.sum(L**2, axis=1).max()), 1e-300)
+    if rows.any():
+        free = every.copy()
+        free[iu[0].size:] = ~rows[il[0]]
+        th2, cost2 = solve(th * free, free)
+        if cost2 <= cost * (1 + 1e-6) + 1e-28:
+            th = th2
+    K, L = unpack(th)
     M = K - L @ L.T
     t = float(np.trace(M @ A0)) / nb  # asked to be 1; the asymmetry may have pulled it off
-    if not t > 0 or np.linalg.cond(M) > 1e12:
+    H0 = M @ A0
+    if (not t > 0 or np.linalg.cond(M) > 1e12
+            or np.linalg.eigvalsh(0.5 * (H0 + H0.T)).min() <= 0):
         raise InvalidInputError(
             "the drift's linearisation at the data's centre has no passive factorisation "
-            "A = (J − R) Q with R ⪰ 0, Q ≻ 0 (an unstable or non-passive drift); give the "
+            "A = (J − R) Q with R ⪰ 0, Q ≻ 0 (an unstable or non-passive drift: the fitted "
+            "Hessian of H at the centre is not positive definite); give the "
             "structure (J, R, B) instead of proposing it.")
     K, L = K / t, L / np.sqrt(t)
     M = K - L @ L.T
