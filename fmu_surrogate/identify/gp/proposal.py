@@ -126,9 +126,8 @@ class StructureProposal:
         if self.drift_states.any():
             lines.append(f"  integrability of (J − R)⁻¹ ∂f/∂x: relative asymmetry "
                          f"{self.symmetry_residual:.2e}; Hessian of H at the centre: "
-                         f"smallest eigenvalue {np.linalg.eigvalsh(h).min():.4g}"
-                         + (" (> 0: passive linearisation)" if np.linalg.eigvalsh(h).min() > 0
-                            else " (not > 0: the passivity assumption fails at the centre)"))
+                         f"smallest eigenvalue {np.linalg.eigvalsh(h).min():.4g} (> 0, "
+                         "required: a passive linearisation)")
         lines.append("  effort units: " + (
             f"fixed by the collocated outputs y = Bᵀz (relative residual "
             f"{self.output_residual:.2e})" if self.scaled_by_outputs else
@@ -354,7 +353,11 @@ def propose_structure(
     scaled = False
     if b.any():
         bb = np.ix_(b, b)
-        K, L, asym = _fit_m(np.stack([a[bb] for a in jac[1:]]), A0hat[bb])
+        try:
+            K, L, asym = _fit_m(np.stack([a[bb] for a in jac[1:]]), A0hat[bb])
+        except InvalidInputError as e:  # say how well the input-affine drift fitted
+            raise InvalidInputError(f"{e} The drift fit's relative residual is {drift_res:.2e}"
+                                    " (large: ẋ is not f(x) + B u with a constant B).") from None
         M = K - L @ L.T
         W = np.linalg.inv(M)
         s = 1.0
