@@ -151,8 +151,8 @@ def component(name: str, case: dict, fmus: Path, work: Path) -> dict:
         heldout[k] = sig
     rep = validate(sur, fmu, inputs=heldout, parameters=params or None, stop_time=case["stop"],
                    step=case["step"], rtol=0.01 if case["linear"] else 0.02)
-    row["validation_error"] = max(o.relative for o in rep.outputs)
-    row["validation_by_output"] = {o.name: o.relative for o in rep.outputs}
+    row["validation_error"] = max(o.relative for o in rep.errors)
+    row["validation_by_output"] = {o.name: o.relative for o in rep.errors}
     _cli("export", str(sur), "--fmu", str(exported), cwd=work)
     row["speedup"] = _speed(fmu, exported, case, work)
     return row

@@ -18,6 +18,8 @@ _LAZY = {
     "kron_mll": "fmu_surrogate.identify.gp.kronecker",
     "HamiltonianEffortGP": "fmu_surrogate.identify.gp.hamiltonian",
     "farthest_point_subset": "fmu_surrogate.identify.gp.sampling",
+    "propose_structure": "fmu_surrogate.identify.gp.proposal",
+    "StructureProposal": "fmu_surrogate.identify.gp.proposal",
     # derivative data from trajectories
     "estimate_derivatives": "fmu_surrogate.identify.derivatives",
     # adjoint-based identification of linear pH systems

@@ -42,14 +42,19 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "one misses --tolerance on the held-out runs; linear: linear pH model "
                         "from inputs/outputs; nonlinear: nonlinear pH model with a latent state "
                         "started from the linear one; gp: pH-DAE effort by Gaussian processes "
-                        "from states (needs --structure)")
+                        "from states (with --structure, or without --states/--derivatives/"
+                        "--structure: the dataset's declared states and a structure proposed "
+                        "from the data)")
     p.add_argument("--tolerance", type=float, default=TOLERANCE,
                    help="auto: worst held-out relative output error (max |error| / max |y| "
                         f"per output) a linear model must reach to be kept (default {TOLERANCE})")
     p.add_argument("--inputs", help="comma-separated input variables (default: the dataset's "
                                     "inputs)")
     p.add_argument("--outputs", help="comma-separated output variables (default: the dataset's "
-                                     "Real outputs; Boolean and Integer outputs are not fitted)")
+                                     "Real outputs; Boolean and Integer outputs are not fitted); "
+                                     "gp on declared states: the outputs y = Bᵀz power-conjugate "
+                                     "to the inputs (default: the dataset's outputs if there are "
+                                     "as many as inputs)")
     p.add_argument("--order", type=int,
                    help="linear: model order n (default: chosen from the data, table printed)")
     p.add_argument("--port", action="append", default=[], metavar="u=NAME,y=NAME[,power=in|out]",
@@ -62,13 +67,16 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--optimizer", default="lm",
                    help="linear: lm (Levenberg-Marquardt, default), cg (the paper's), steepest, "
                         "trust_regions")
-    p.add_argument("--states", help="gp: comma-separated state variables x")
+    p.add_argument("--states", help="gp: comma-separated state variables x (default: the "
+                                    "states the FMU declares, with --derivatives and "
+                                    "--structure left out)")
     p.add_argument("--derivatives",
                    help="gp: comma-separated derivative variables in the order of --states; "
                         "leave a name empty to estimate it (spline) or for algebraic states")
     p.add_argument("--structure",
                    help="gp: E, J, R, B as a JSON file {\"E\": [[...]], ...} or the name of a "
-                        "bundled benchmark (rc_network, pendulum)")
+                        "bundled benchmark (rc_network, pendulum); default on declared states: "
+                        "proposed from the data (ODE, input-affine, passive; report printed)")
     p.add_argument("--samples", type=int, default=128,
                    help="gp: training samples drawn from the selected runs (default 128)")
     p.add_argument("--runs", help="comma-separated run labels to fit (default: every "
@@ -184,32 +192,55 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
 
 def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
                  held: list[int]) -> tuple[Any, Any, list[str]]:
-    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.fmu.dataset import fmu_variables, run_arrays
     from fmu_surrogate.identify.derivatives import estimate_derivatives
     from fmu_surrogate.identify.gp.effort import GPEffortIdentifier
+    from fmu_surrogate.identify.gp.proposal import propose_structure
 
-    states, inputs = comma_list(args.states), comma_list(args.inputs)
+    declared = not (args.states or args.derivatives or args.structure)
+    outputs: list[str] = []
+    if declared:  # the FMU's declared states; structure proposed from the data
+        states = json.loads(ds.attrs.get("states", "[]"))
+        if not states:
+            raise CLIError("the dataset declares no states (a co-simulation-only FMU or an "
+                           "older harvest): pass --states, --derivatives and --structure.")
+        recorded = set(fmu_variables(ds))
+        derivs = [d if d in recorded else None
+                  for d in json.loads(ds.attrs.get("derivatives", "[]"))]
+        inputs = comma_list(args.inputs) or json.loads(ds.attrs.get("inputs", "[]"))
+        declared_out = [o for o in json.loads(ds.attrs.get("outputs", "[]")) if o in recorded]
+        outputs = comma_list(args.outputs) or (
+            declared_out if len(declared_out) == len(inputs) else [])
+        if any("," in nm for nm in states + inputs):
+            raise CLIError(f"declared names with commas ({states + inputs}) cannot be named on "
+                           "the command line; pass --states, --derivatives and --structure.")
+        # identify_command names the surrogate's states and ports from these options
+        args.states, args.inputs = ",".join(states), ",".join(inputs)
+    else:
+        states, inputs = comma_list(args.states), comma_list(args.inputs)
+        derivs = ([d or None for d in comma_list(args.derivatives)] if args.derivatives
+                  else [None] * len(states))
+        if not states or len(derivs) != len(states):
+            raise CLIError("--method gp needs --states and one --derivatives entry per state "
+                           "(empty for estimated or algebraic ones).")
+        if not args.structure:
+            raise CLIError("--method gp with --states needs --structure (a JSON file with E, J, "
+                           "R, B or a bundled benchmark name); leave out --states, --derivatives "
+                           "and --structure to use the FMU's declared states and a proposed one.")
     if not inputs:
-        raise CLIError("--method gp needs --inputs (the inputs u of the structure's B).")
-    derivs = [d or None for d in comma_list(args.derivatives)] if args.derivatives else [None] * len(
-        states)
-    if not states or len(derivs) != len(states):
-        raise CLIError("--method gp needs --states and one --derivatives entry per state "
-                            "(empty for estimated or algebraic ones).")
-    mats = _structure(args.structure)
-    n = np.shape(mats["J"])[0]
-    if len(states) != n:
-        raise CLIError(f"--structure has n = {n} states but --states names {len(states)}.")
+        raise CLIError("--method gp needs --inputs (the dataset declares none).")
+    n = len(states)
+    mats = {"E": np.eye(n)} if declared else _structure(args.structure)
+    if not declared and np.shape(mats["J"])[0] != n:
+        raise CLIError(f"--structure has n = {np.shape(mats['J'])[0]} states but --states names "
+                       f"{n}.")
     E = mats.get("E", np.eye(n))
-    kw = {"progress": not args.quiet}
-    if args.max_iter is not None:
-        kw["max_iter"] = args.max_iter
-    est = GPEffortIdentifier(**mats, **kw)
 
-    def samples(runs: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        xs, xds, us = [], [], []
+    def samples(runs: list[int]) -> tuple[np.ndarray, ...]:
+        xs, xds, us, ys = [], [], [], []
         given = [d for d in derivs if d]
-        for t, X in run_arrays(ds, states + given + inputs, runs=runs):
+        k0 = n + len(given)
+        for t, X in run_arrays(ds, states + given + inputs + outputs, runs=runs):
             x = X[:, :n]
             xd = np.zeros_like(x)
             k = n
@@ -221,20 +252,47 @@ def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],
                     xd[:, j] = estimate_derivatives(t, x[:, j], "spline")
             xs.append(x)
             xds.append(xd)
-            us.append(X[:, k:])
-        return np.concatenate(xs), np.concatenate(xds), np.concatenate(us)
+            us.append(X[:, k0:k0 + len(inputs)])
+            ys.append(X[:, k0 + len(inputs):])
+        return tuple(np.concatenate(a) for a in (xs, xds, us, ys))
 
-    x, xd, u = samples(fit)
+    x, xd, u, y = samples(fit)
+    lines = []
+    if declared:
+        prop = propose_structure(x, xd, u, y if outputs else None)
+        mats = prop.matrices()
+        lines += [f"  declared states {states}, inputs {inputs}, outputs y = Bᵀz "
+                  + str(outputs or "none"), prop.report()]
+        if not (prop.effort_observable or outputs):
+            raise CLIError("the proposed J − R is singular: part of the effort is seen only "
+                           "through the outputs y = Bᵀz; pass them as --outputs (one per input, "
+                           "power into the system).\n" + prop.report())
+    elif len(states) != np.shape(mats["J"])[0]:
+        raise CLIError(f"--structure has n = {np.shape(mats['J'])[0]} states but --states names "
+                       f"{len(states)}.")
+    kw = {"progress": not args.quiet}
+    if args.max_iter is not None:
+        kw["max_iter"] = args.max_iter
+    est = GPEffortIdentifier(**mats, **kw)
     rng = np.random.default_rng(args.seed)
     pick = np.sort(rng.choice(len(x), min(args.samples, len(x)), replace=False))
-    est.fit(x[pick], xd[pick], u[pick])
+    est.fit(x[pick], xd[pick], u[pick], y[pick] if outputs else None)
     rest = np.setdiff1d(np.arange(len(x)), pick)
-    lines = [f"  training: {len(pick)} samples of runs {fit}, R² {est.score(x[pick], xd[pick], u[pick]):.6f}"]
-    if rest.size:
+    r2 = bool(np.any(est.surrogate_.J - est.surrogate_.R))  # else E ẋ − B u ≡ 0: no R²
+    lines.append(f"  training: {len(pick)} samples of runs {fit}"
+                 + (f", R² {est.score(x[pick], xd[pick], u[pick]):.6f}" if r2 else
+                    " (J − R = 0: the targets ẋ − B u vanish, the outputs carry the effort)"))
+    if rest.size and r2:
         lines.append(f"  other samples of the same runs: R² {est.score(x[rest], xd[rest], u[rest]):.6f}")
+    checks = [("training runs", x, y)]
     if held:
-        xh, xdh, uh = samples(held)
-        lines.append(f"  held-out runs {held}: R² {est.score(xh, xdh, uh):.6f}")
+        xh, xdh, uh, yh = samples(held)
+        if r2:
+            lines.append(f"  held-out runs {held}: R² {est.score(xh, xdh, uh):.6f}")
+        checks.append((f"held-out runs {held}", xh, yh))
+    for label, xc, yc in checks if outputs else []:
+        err = np.abs(est.predict(xc) @ est.surrogate_.B - yc).max() / max(np.abs(yc).max(), 1e-300)
+        lines.append(f"  {label}: outputs y = Bᵀz, relative max error {err:.3e}")
     return est, est.to_surrogate(), lines
 
 

@@ -62,7 +62,7 @@ from fmu_surrogate.identify.gp.standardise import (
     learned_attributes,
     scales_of,
 )
-from fmu_surrogate.identify.gp.structure import effort_problem
+from fmu_surrogate.identify.gp.structure import effort_problem, with_outputs
 from fmu_surrogate.identify.gp.training import maximise_mll
 from fmu_surrogate.ph import PHDAE
 from fmu_surrogate.ph.efforts.kernel import KernelEffort
@@ -151,8 +151,8 @@ class GPEffortIdentifier(PHEstimator):
     ----------
     X_train_ : ndarray (N, n)
         Training states.
-    y_train_ : ndarray (N, n)
-        Training targets ``E ẋ − B u``.
+    y_train_ : ndarray (N, n) or (N, n + m)
+        Training targets ``E ẋ − B u`` (and the outputs ``y`` if given).
     lengthscale_ : ndarray (n,)
         Length scales of the effort kernel (state units; all equal if ``ard=False``).
     task_covariance_ : ndarray (n, n)
@@ -258,8 +258,9 @@ class GPEffortIdentifier(PHEstimator):
         self._E, self._J, self._R, self._B, self._T = p.E, p.J, p.R, p.B, p.T
         self._diff, self._known, self._learned = p.differential, p.known, p.learned
 
-    def fit(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike) -> GPEffortIdentifier:
-        """Fit to samples of the state, its derivative and the input.
+    def fit(self, x: ArrayLike, xdot: ArrayLike, u: ArrayLike,
+            y: ArrayLike | None = None) -> GPEffortIdentifier:
+        """Fit to samples of the state, its derivative and the input (and the output).
 
         Parameters
         ----------
@@ -267,6 +268,9 @@ class GPEffortIdentifier(PHEstimator):
         xdot : array_like, shape (N, n)
             ``ẋ`` at the same samples (only ``E ẋ`` is used: algebraic entries may be anything finite).
         u : array_like, shape (N, m) or (N,)
+        y : array_like, shape (N, m) or (N,), optional
+            Collocated outputs ``y = Bᵀ z(x)`` (plain variant): observed too, they carry the effort
+            where ``J − R`` hides it (:func:`~fmu_surrogate.identify.gp.structure.with_outputs`).
 
         Returns
         -------
@@ -278,7 +282,10 @@ class GPEffortIdentifier(PHEstimator):
                        max_iter=self.max_iter, lr=self.lr, noise_floor=self.noise_floor)
         self._structure()
         X, Y = check_samples(x, xdot, u, self._E, self._B)
-        Yfit = Y if self._known is None else Y - self._known(X) @ self._T.T
+        problem = self._problem
+        if y is not None:
+            Y, problem = with_outputs(problem, Y, y, hamiltonian=self.hamiltonian)
+        Yfit = Y if self._known is None else Y - self._known(X) @ problem.T.T
         tdtype = DTYPES[self.dtype]
         N, n = X.shape
         sc = scales_of(X, Yfit, self.ard)  # standardise (exactly undone below)
@@ -293,7 +300,7 @@ class GPEffortIdentifier(PHEstimator):
         self.known_effort_ = self._known
         self.learned_ = self._learned.copy()
         model = effort_model(
-            self._problem, sc, ls0, hamiltonian=self.hamiltonian, ard=self.ard,
+            problem, sc, ls0, hamiltonian=self.hamiltonian, ard=self.ard,
             task_rank=self.task_rank, noise=self.noise, mean=self.mean,
             noise_floor=self.noise_floor, seed=self.seed, dtype=tdtype,
             constraint_force=self.constraint_force, hamiltonian_scales=self.hamiltonian_scales,
@@ -304,6 +311,8 @@ class GPEffortIdentifier(PHEstimator):
         self.log_marginal_likelihood_ = float(hist["best"] - const)
         self.model_ = model
         self._post = model.posterior(Xs, Ys)
+        if y is not None:  # report the targets J − R z, not the observed outputs
+            self._post.T_target = self._T
         diff = self._diff if self.hamiltonian else None
         for name, value in learned_attributes(self._post, model, sc, self._learned, diff).items():
             setattr(self, name, value)
@@ -403,16 +412,8 @@ class GPEffortIdentifier(PHEstimator):
         Parameters
         ----------
         x : array_like, shape (M, n) or (n,)
-            States.
         return_cov : bool or "full"
             See :meth:`effort`.
-
-        Returns
-        -------
-        mean : ndarray, shape (M, n)
-            ``z̄(x)``.
-        cov : ndarray
-            Only if ``return_cov``.
         """
         return self.effort(x, return_cov)
 

@@ -340,6 +340,8 @@ class KroneckerPosterior:
     """Posterior of the transformed multi-task GP (NumPy, fixed hyperparameters).
 
     ``A`` (N, D) solves ``C vec_r(A) = vec_r(Y − T c)``; the rest is the eigen-structure of ``C``.
+    ``T_target`` maps ``z`` to the targets reported by :meth:`target_mean` / :meth:`target_cov`
+    (default ``T``; the effort fit observes ``[J − R; Bᵀ]`` with outputs and reports ``J − R``).
     """
 
     X: np.ndarray
@@ -353,6 +355,7 @@ class KroneckerPosterior:
     U: np.ndarray
     lam_t: np.ndarray
     V: np.ndarray
+    T_target: np.ndarray | None = None
 
     @property
     def effort_weights(self) -> np.ndarray:
@@ -363,9 +366,12 @@ class KroneckerPosterior:
         """``z̄(X*) = k(X*, X) ⊗ K_T Tᵀ · C⁻¹ (Y − T c) + c`` (direct conditioning), (M, n)."""
         return gaussian_kernel(Xs, self.X, self.lengthscale) @ self.effort_weights + self.mean_z
 
+    def _reported(self) -> np.ndarray:
+        return self.T if self.T_target is None else self.T_target
+
     def target_mean(self, Xs: np.ndarray) -> np.ndarray:
-        """Posterior mean of the noise-free targets ``f = T z``, (M, D)."""
-        return self.effort_mean(Xs) @ self.T.T
+        """Posterior mean of the noise-free targets ``f = T z`` (``T_target``), (M, D)."""
+        return self.effort_mean(Xs) @ self._reported().T
 
     def _cov(self, Xs: np.ndarray, prior_task: np.ndarray, cross_task: np.ndarray, full: bool):
         """Posterior covariance of ``g(x*) = L z(x*)`` with ``prior_task = L K_T Lᵀ`` and
@@ -393,5 +399,5 @@ class KroneckerPosterior:
 
     def target_cov(self, Xs: np.ndarray, full: bool = False) -> np.ndarray:
         """Posterior covariance of ``f = T z`` at ``X*`` (noise-free), like :meth:`effort_cov`."""
-        Bm = self.T @ self.K_T @ self.T.T
-        return self._cov(Xs, Bm, Bm, full)
+        L = self._reported()
+        return self._cov(Xs, L @ self.K_T @ L.T, L @ self.K_T @ self.T.T, full)

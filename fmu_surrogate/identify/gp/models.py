@@ -95,7 +95,7 @@ def effort_model(
     TransformedMultitaskGP or HamiltonianEffortGP
     """
     T = problem.T
-    n = T.shape[0]
+    n = T.shape[1]  # T is D × n: (n + m) × n with collocated outputs (structure.with_outputs)
     if not hamiltonian:
         from fmu_surrogate.identify.gp.kronecker import TransformedMultitaskGP
 
@@ -108,7 +108,7 @@ def effort_model(
             mean=mean,
             noise_floor=noise_floor,
             init_lengthscale=ls0,
-            init_task_scale=T.shape[0] / max(float(np.sum(T**2)), 1e-300),
+            init_task_scale=n / max(float(np.sum(T**2)), 1e-300),
             seed=seed,
             dtype=dtype,
             learned=problem.learned,

@@ -22,11 +22,16 @@ with the same known parts still drifts (``x3`` off by 6e-2): on the data
 ``√(2 x1) = x2 − x3``, and the GP prefers that linear function of the algebraic states to the
 differential one, so its algebraic row nearly cancels; ``hamiltonian=True`` (``z1 = H̄'(x1)``)
 rules this out.
+
+**Collocated outputs** (:func:`with_outputs`).  The targets ``E ẋ − B u`` see the effort only
+through ``J − R``; where ``(J − R) z = 0`` (a lossless spring, ``x' = v``: ``J = R = 0``) they say
+nothing about it.  The power-conjugate outputs ``y = Bᵀ z(x)`` do: they are stacked under the
+targets, and the GP's transform becomes ``[J − R; Bᵀ]`` (``(n + m) × n``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +43,7 @@ from fmu_surrogate.ph.efforts.known import PolynomialEffort
 
 Array = NDArray[np.float64]
 
-__all__ = ["EffortProblem", "effort_problem"]
+__all__ = ["EffortProblem", "effort_problem", "with_outputs"]
 
 
 @dataclass(frozen=True)
@@ -167,3 +172,42 @@ def _known_parts(
         raise InvalidInputError("no effort component is left to learn (known_effort covers them "
                                 "all); use the known system directly instead of fitting a GP.")
     return (known if known is not None and known.components.size else None), lm
+
+
+def with_outputs(
+    problem: EffortProblem, Y: Array, y: ArrayLike, *, hamiltonian: bool = False
+) -> tuple[Array, EffortProblem]:
+    """Targets and structure with the collocated outputs ``y = Bᵀ z(x)`` observed (module doc).
+
+    Parameters
+    ----------
+    problem : EffortProblem
+        The structure; its ``T`` becomes ``[J − R; Bᵀ]``.
+    Y : ndarray, shape (N, n)
+        The targets ``E ẋ − B u``.
+    y : array_like, shape (N, m) or (N,)
+        Outputs power-conjugate to the inputs (``yᵀu`` is power into the system), one per column
+        of ``B``.
+    hamiltonian : bool
+        The identifier's setting: the Hamiltonian GP does not take outputs (refused).
+
+    Returns
+    -------
+    Y : ndarray, shape (N, n + m)
+        ``[E ẋ − B u, y]``.
+    problem : EffortProblem
+        The same problem with ``T = [J − R; Bᵀ]``.
+    """
+    if hamiltonian:
+        raise InvalidInputError("collocated outputs are taken by the plain GP only; fit with "
+                                "hamiltonian=False or without y.")
+    N, m = Y.shape[0], problem.B.shape[1]
+    ya = np.asarray(y, dtype=float)
+    ya = ya[:, None] if ya.ndim == 1 else ya
+    if ya.shape != (N, m):
+        raise InvalidInputError(f"y must have shape ({N}, {m}) (one collocated output per input, "
+                                f"one row per sample), got {np.shape(y)}.")
+    if not np.all(np.isfinite(ya)):
+        raise InvalidInputError("y contains NaN/Inf; drop those samples before fitting.")
+    T = np.vstack([problem.T, problem.B.T])
+    return np.hstack([Y, ya]), replace(problem, T=T)
