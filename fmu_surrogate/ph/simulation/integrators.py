@@ -70,13 +70,25 @@ from fmu_surrogate.ph.simulation.ported_simulation import (
     port_inputs,
     ported_trajectory,
 )
-from fmu_surrogate.ph.simulation.time_steps import _linear_steps, _newton_steps
+from fmu_surrogate.ph.simulation.time_steps import _exact_steps, _linear_steps, _newton_steps
 from fmu_surrogate.ph.simulation.trajectory import Trajectory, _trajectory
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]
 
 __all__ = ["simulate"]
+
+
+def _exact_trajectory(system: LinearPH, t: Array, U: Array, x0: Array) -> Trajectory:
+    X, Ybar, diss, supp = _exact_steps(system, t, U, x0)
+    Z = system.effort(X)
+    H = system.hamiltonian(X)
+    zero = np.zeros(1)
+    return Trajectory(t, X, Z, U, system.output_from_effort(Z, U), H, H - H[0],
+                      np.concatenate([zero, np.cumsum(diss)]),
+                      np.concatenate([zero, np.cumsum(supp)]),
+                      np.zeros(t.size - 1, dtype=np.int64), "exact", tuple(system.state_names),
+                      tuple(system.output_names), Ybar)
 
 
 def simulate(
@@ -106,9 +118,13 @@ def simulate(
     x0 : array_like, shape (n,), optional
         Initial state (algebraic parts of index-1 systems are made consistent); default: the
         rest state ``0``.
-    method : {"auto", "midpoint", "avf"}
-        ``"auto"``: midpoint for linear systems (exact energy balance for quadratic H), AVF
-        otherwise.
+    method : {"auto", "midpoint", "avf", "exact"}
+        ``"auto"``: ``"exact"`` for a :class:`LinearPH` with ``E = I`` and held inputs, else
+        midpoint for linear systems (exact energy balance for quadratic H), AVF otherwise.
+        ``"exact"`` (a :class:`LinearPH` with ``E = I`` and ``hold="zoh"``): the
+        exact solution for the held inputs (matrix exponentials, as the exported FMUs step)
+        with the exact energy integrals of every step (Van Loan), so the outputs carry no
+        discretisation error at any step size and the balance closes to round-off.
     hold : {"linear", "zoh"}, optional
         How the input varies between grid points: linearly (``ū_k = (u_k + u_{k+1})/2``), or
         held at ``u_k`` over the step — what a co-simulation FMU sees from its importer (the
@@ -147,8 +163,9 @@ def simulate(
     >>> print(f"{tr.x[-1, 0] - np.cos(10):.1e}")
     -4.5e-05
     """
-    if method not in ("auto", "midpoint", "avf"):
-        raise InvalidInputError(f"method must be 'auto', 'midpoint' or 'avf', got {method!r}.")
+    if method not in ("auto", "midpoint", "avf", "exact"):
+        raise InvalidInputError(f"method must be 'auto', 'midpoint', 'avf' or 'exact', got "
+                                f"{method!r}.")
     if hold not in (None, "linear", "zoh"):
         raise InvalidInputError(f"hold must be 'linear' or 'zoh', got {hold!r}.")
     if isinstance(system, PortedSystem):  # a drop-in surrogate: its ports in ported_simulation
@@ -182,8 +199,14 @@ def simulate(
         raise InvalidInputError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
     linear = isinstance(system, LinearPH)
     if method == "auto":
-        method = "midpoint" if linear else "avf"
+        exact = linear and hold == "zoh" and np.array_equal(system.E, np.eye(n))
+        method = "exact" if exact else "midpoint" if linear else "avf"
     Ubar = 0.5 * (U[1:] + U[:-1]) if hold == "linear" else U[:-1]
+    if method == "exact":
+        if not linear or hold != "zoh" or not np.array_equal(system.E, np.eye(n)):
+            raise InvalidInputError("method='exact' solves a LinearPH with E = I for inputs held "
+                                    "over each step: pass hold='zoh', or use method='midpoint'.")
+        return _exact_trajectory(system, t, U, x0)
     if linear:
         X, zbar, its = _linear_steps(system, t, Ubar, x0)
     else:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import lu_factor, lu_solve
+from scipy.linalg import expm, lu_factor, lu_solve
 
 from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.simulation.algebraic_states import _algebraic, _consistent, _HiddenConstraint
@@ -193,3 +193,65 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
     if mask_a is not None:
         Jac[rows_a] = (T @ Jall[-1])[rows_a]
     return F, Jac, zb
+
+
+def _van_loan(M: Array, P: Array, h: float) -> Array:
+    """``∫₀ʰ exp(Mᵀs) P exp(Ms) ds`` (Van Loan 1978: one exponential of a 2k × 2k block)."""
+    k = M.shape[0]
+    big = np.zeros((2 * k, 2 * k))
+    big[:k, :k], big[:k, k:], big[k:, k:] = -M.T, P, M
+    F = expm(big * h)
+    return F[k:, k:].T @ F[:k, k:]
+
+
+def _exact_steps(system: LinearPH, t: Array, U: Array, x0: Array
+                 ) -> tuple[Array, Array, Array, Array]:
+    """The exact solution of ``ẋ = A x + B u`` for inputs held over each step, and the exact
+    energy integrals of every step (one set of exponentials per distinct step size).
+
+    Returns
+    -------
+    X : ndarray, shape (N, n)
+    Ybar : ndarray, shape (N − 1, m)
+        The step means of the outputs (``∫ y dt / h``; with the input held, ``h Ȳᵀu`` is the
+        exact supplied energy).
+    dissipated, supplied : ndarray, shape (N − 1,)
+        ``∫ [z; u]ᵀ W [z; u] dt`` and ``∫ yᵀu dt`` over every step.
+    """
+    n, m = system.n_states, system.n_inputs
+    A = (system.J - system.R) @ system.Q
+    Q, C, D, W = system.Q, system.output_matrix.T @ system.Q, system.D, system.W
+    M = np.zeros((n + m, n + m))
+    M[:n, :n], M[:n, n:] = A, system.input_matrix
+    L = np.zeros((n + m, n + m))  # [z; u] = L w
+    L[:n, :n], L[n:, n:] = Q, np.eye(m)
+    P_diss = L.T @ W @ L
+    CD = np.hstack([C, D])  # y = CD w
+    P_supp = np.zeros((n + m, n + m))
+    P_supp[:, n:] = 0.5 * CD.T
+    P_supp = P_supp + P_supp.T  # wᵀ P_supp w = yᵀu
+    h_all = np.diff(t)
+    keys = np.round(h_all / h_all.max(), 13)
+    W0 = np.hstack([np.zeros((t.size - 1, n)), U[:-1]])
+    X = np.empty((t.size, n))
+    X[0] = x0
+    Ybar = np.empty((t.size - 1, m))
+    diss, supp = np.empty(t.size - 1), np.empty(t.size - 1)
+    steps = {}
+    for key in np.unique(keys):
+        h = float(h_all[keys == key][0])
+        aug = np.zeros((2 * (n + m), 2 * (n + m)))
+        aug[: n + m, : n + m], aug[: n + m, n + m:] = M, np.eye(n + m)
+        F = expm(aug * h)  # exp(M h) and ∫₀ʰ exp(M s) ds
+        steps[float(key)] = (F[:n, : n + m], F[:n, n + m:] / h, _van_loan(M, P_diss, h),
+                             _van_loan(M, P_supp, h))
+    for k in range(h_all.size):
+        Phi, Psi, Vd, Vs = steps[float(keys[k])]
+        w = W0[k]
+        w[:n] = X[k]
+        X[k + 1] = Phi @ w
+        xbar = Psi @ w
+        Ybar[k] = C @ xbar + D @ w[n:]
+        diss[k] = w @ Vd @ w
+        supp[k] = w @ Vs @ w
+    return X, Ybar, diss, supp
