@@ -90,6 +90,22 @@ def _port_directions(count: int, n_power: int, U: Array) -> Array:
     return _directions(first, count, U)
 
 
+def _scales(layout: Layout, X: Array) -> Array:
+    """Units of the optimiser's variables: ``θ = scale · φ``.
+
+    A ridge's effort ``α ψ'(wᵀx) w`` with ``wᵀx`` of unit spread has a size ``α / σ`` next to
+    the linear effort ``x`` of size ``σ`` (``σ`` the states' spread), so ``α`` of order ``σ²``
+    is already a large nonlinearity: measured in units of ``σ²``, the weights move as far per
+    L-BFGS-B step as the structure matrices do (without, the progressive spring's hardening
+    took 300 iterations instead of a few dozen).  The positive scale keeps the bounds.
+    """
+    sc = np.ones(layout.size)
+    sigma2 = float(np.mean(np.sum(X * X, axis=1)))
+    if sigma2 > 0:
+        sc[layout.slices()["alpha"][0]] = sigma2
+    return sc
+
+
 def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool,
              n_port: int) -> Optimised:
     """Fit the nonlinear model (module doc); ``est`` supplies the settings.
@@ -160,7 +176,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     mu = float(est.continuity_weight)
     costs: list[float] = []
 
-    def objective(theta_np: Array) -> tuple[float, Array]:
+    sc = _scales(layout, X)
+
+    def objective(phi: Array) -> tuple[float, Array]:
+        theta_np = sc * phi
         theta = torch.tensor(theta_np, dtype=torch.float64, requires_grad=True)
         field = VectorField(layout, theta, delta)
         b = field.blocks
@@ -181,12 +200,12 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         c = float(cost.detach())
         if not np.isfinite(c):
             return 1e300, np.zeros_like(theta_np)
-        return c, theta.grad.detach().numpy().astype(float)
+        return c, sc * theta.grad.detach().numpy().astype(float)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        c0, _ = objective(theta0)
+        c0, _ = objective(theta0 / sc)
         if not c0 < 1e300:
             raise NonlinearFitError("the linear start's simulation over the shooting segments "
                                     "is not finite; check the data (NaN, units) or fit with a "
@@ -196,13 +215,13 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             return Optimised(layout, theta0, smoothing, np.asarray(costs), 0,
                              "max_iter = 0: the linear start", len(seg.first), L,
                              substeps)
-        res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
+        res = minimize(objective, theta0 / sc, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
                        callback=lambda intermediate_result: costs.append(
                            float(intermediate_result.fun)),
                        options={"maxiter": int(est.max_iter), "ftol": float(est.tol),
                                 "gtol": 1e-12, "maxcor": 30})
     finally:
         torch.set_num_threads(threads)
-    return Optimised(layout, np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
+    return Optimised(layout, sc * np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
                      int(res.nit), str(res.message), len(seg.first), L, substeps)
 
