@@ -22,7 +22,8 @@ The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
 file.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
 effort is a ``convex`` one, plus its state-dependent ``dissipation`` (``R`` is then the constant
-part ``R₀``) and, when it has one, its nonlinear feedthrough ``port_dissipation``.  Version-1 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
+part ``R₀``) and, when it has one, its nonlinear feedthrough ``port_dissipation``.  Version-1
+files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
 
 What is refused, with the field named: a file that is not JSON (truncated, corrupted), another
 format, a newer version, anything the schema rejects (missing or mistyped fields), matrices of
