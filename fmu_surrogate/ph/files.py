@@ -8,7 +8,8 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "kind": "LinearPH" | "PHDAE" | "NonlinearPH" | <registered kind>,
      "system": {"n_states", "n_inputs", "E", "J", "R", "B", ["Q"], ["P", "S", "N"],
                 ["effort": {"kind": "kernel" | <registered effort>, "data": {...}},
-                 "hamiltonian": "effort" | null], ["dissipation": {...}]},
+                 "hamiltonian": "effort" | null], ["dissipation": {...}],
+                ["port_dissipation": {...}]},
      "names": {"inputs": [...], "outputs": [...], "states": [...]},
      "units": {...},                                          (optional)
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
@@ -23,7 +24,8 @@ The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
 file.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
 effort is a ``convex`` one, plus its state-dependent ``dissipation`` (``R`` is then the constant
-part ``R₀``).  Version-1 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
+part ``R₀``) and, when it has one, its nonlinear feedthrough ``port_dissipation``.  Version-1
+files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
 
 What is refused, with the field named: a file that is not JSON (truncated, corrupted), another
 format, a newer version, anything the schema rejects (missing or mistyped fields), matrices of
@@ -191,6 +193,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
         body["hamiltonian"] = "effort" if system.has_hamiltonian else None
         if isinstance(system, NonlinearPH):
             body["dissipation"] = system.dissipation.to_dict()
+            if system.port_dissipation.n_terms:
+                body["port_dissipation"] = system.port_dissipation.to_dict()
     names = {"inputs": list(system.input_names), "outputs": list(system.output_names),
              "states": list(system.state_names)}
     prov = {"package_version": fmu_surrogate.__version__,
@@ -404,12 +408,17 @@ def _nonlinear(s: dict, E: np.ndarray, J: np.ndarray, R: np.ndarray, B: np.ndarr
     if "dissipation" not in s:
         raise SurrogateFileError(f"{path}: field 'system.dissipation' is missing for a "
                                  f"NonlinearPH.")
-    try:
-        diss = PowerDissipation.from_dict(s["dissipation"])
-    except StructureError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SurrogateFileError(f"{path}: field 'system.dissipation' is invalid: "
-                                 f"{exc}") from None
-    return NonlinearPH(J, R, B, effort, diss, **kw)
+    parts = {}
+    for key in ("dissipation", "port_dissipation"):
+        if key not in s:
+            continue
+        try:
+            parts[key] = PowerDissipation.from_dict(s[key])
+        except StructureError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SurrogateFileError(f"{path}: field 'system.{key}' is invalid: "
+                                     f"{exc}") from None
+    return NonlinearPH(J, R, B, effort, parts["dissipation"],
+                       port_dissipation=parts.get("port_dissipation"), **kw)
 

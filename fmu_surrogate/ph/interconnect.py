@@ -218,6 +218,11 @@ def interconnect(
 def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
+    if any(_port_law(s) for s in systems):
+        raise StructureError("interconnecting a NonlinearPH with a nonlinear feedthrough "
+                             "(port_dissipation) is not supported (the coupled system would lose "
+                             "S_nl(u)); simulate the parts in co-simulation (fmu_surrogate.couple) "
+                             "instead.")
     if any(isinstance(s, NonlinearPH) for s in systems):
         return NonlinearPH(J, R, B, *_stacked_convex(systems), **kw)
     if all(isinstance(s, LinearPH) for s in systems):
@@ -381,8 +386,18 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     return _same_kind(system, system.J, system.R + S, system.B[:, keep], kw)
 
 
+def _port_law(system: PHDAE) -> bool:
+    """Whether ``system`` has a nonlinear feedthrough ``S_nl(u)`` (a NonlinearPH's)."""
+    pd = getattr(system, "port_dissipation", None)
+    return pd is not None and pd.n_terms > 0
+
+
 def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
+    if _port_law(system):
+        raise StructureError("closing ports of a NonlinearPH with a nonlinear feedthrough "
+                             "S_nl(u) is not supported (its law acts on all the ports); simulate "
+                             "the parts in co-simulation (fmu_surrogate.couple) instead.")
     if isinstance(system, LinearPH):
         return LinearPH(J, R, system.Q, B, E=system.E, **kw)
     if isinstance(system, NonlinearPH):

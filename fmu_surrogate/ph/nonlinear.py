@@ -1,25 +1,31 @@
 """Nonlinear port-Hamiltonian systems with a latent state, passive by construction.
 
-    ẋ = (J − R(x)) ∇H(x) + (G − P) u,      y = (G + P)ᵀ ∇H(x) + (S − N) u
+    ẋ = (J − R(x)) ∇H(x) + (G − P) u,      y = (G + P)ᵀ ∇H(x) + (S − N) u + S_nl(u) u
     R(x) = R₀ + R_nl(z(x)),   J = −Jᵀ,  N = −Nᵀ,  W₀ = [[R₀, P], [Pᵀ, S]] ⪰ 0
 
 the feedthrough as in :class:`~fmu_surrogate.ph.LinearPH` (pyMOR's convention).  The model of a
 component that shows only its ports: the state is latent (whatever coordinates fit the data),
 the energy ``H`` a :class:`~fmu_surrogate.ph.efforts.convex.ConvexEffort` (a quadratic form
 plus hardening/softening ridge terms), the dissipation's state-dependent part a
-:class:`~fmu_surrogate.ph.dissipation.PowerDissipation` (power-law dampers and resistors).
+:class:`~fmu_surrogate.ph.dissipation.PowerDissipation` (power-law dampers and resistors), and
+optionally a nonlinear dissipative feedthrough ``S_nl(u)``, a ``PowerDissipation`` of the port
+inputs: the static law of a component without state of its own (a power-law damper with velocity
+in and force out is ``y = S_nl(v) v``, ``S_nl(v) = β (v² + δ²)^(p/2)``), which no state-dependent
+term can express without a fast, stiff state.
 
 Structure by construction.  ``J`` and ``N`` are checked skew and ``W₀`` PSD exactly as for a
 linear system; ``H ≥ 0`` holds for every admissible parameter value of the effort (``Q ≻ 0``,
 ridge weights ``≥ 0``) and ``R_nl(z) ⪰ 0`` for every one of the dissipation (gains ``≥ 0``)
-at every state, so ``W(x) = W₀ + diag(R_nl, 0) ⪰ 0`` and::
+at every state, and ``S_nl(u) ⪰ 0`` at every input likewise, so
+``W(x, u) = W₀ + diag(R_nl(z), S_nl(u)) ⪰ 0`` and::
 
-    dH/dt = yᵀu − [z; u]ᵀ W(x) [z; u] ≤ yᵀu
+    dH/dt = yᵀu − [z; u]ᵀ W(x, u) [z; u] ≤ yᵀu
 
 whatever the fitted numbers.  :func:`~fmu_surrogate.ph.simulate` keeps this discretely: the AVF
 step ``x_{k+1} − x_k = h [(J − R₀) z̄ − R_nl(z̄) z̄ + (G − P) ū]`` (``z̄`` the AVF mean effort)
 gives ``H(x_{k+1}) − H(x_k) = h (ȳᵀū − [z̄; ū]ᵀ W(z̄) [z̄; ū])`` exactly — the state-dependent
-part of the dissipation evaluated at the step's mean effort.
+part of the dissipation evaluated at the step's mean effort (and ``S_nl`` at the step's mean
+input, which enters the outputs only).
 """
 
 from __future__ import annotations
@@ -50,6 +56,9 @@ class NonlinearPH(PHDAE):
         The energy ``H`` and its gradient ``z``.
     dissipation : PowerDissipation, optional
         The state-dependent part ``R_nl(z)`` (none if not given).
+    port_dissipation : PowerDissipation, optional
+        The nonlinear dissipative feedthrough ``S_nl(u)`` on the m port inputs (none if not
+        given).
     rtol : float
         Relative tolerance of the structure validation.
     P : array_like, shape (n, m), optional
@@ -75,6 +84,7 @@ class NonlinearPH(PHDAE):
         dissipation: PowerDissipation | None = None,
         rtol: float = 1e-10,
         *,
+        port_dissipation: PowerDissipation | None = None,
         P: ArrayLike | None = None,
         S: ArrayLike | None = None,
         N: ArrayLike | None = None,
@@ -100,6 +110,48 @@ class NonlinearPH(PHDAE):
             raise StructureError(f"J is {self.n_states}×{self.n_states} but the effort has {n} "
                                  f"states.")
         self.dissipation = diss
+        m = self.n_inputs
+        pdiss = PowerDissipation.empty(m) if port_dissipation is None else port_dissipation
+        if not isinstance(pdiss, PowerDissipation) or pdiss.n_states != m:
+            raise StructureError(f"port_dissipation must be a PowerDissipation on the {m} port "
+                                 f"inputs, got {pdiss!r}.")
+        self.port_dissipation = pdiss
+
+    @property
+    def has_feedthrough(self) -> bool:
+        """Whether any of ``P, S, N`` is nonzero or there is a nonlinear feedthrough."""
+        return bool(super().has_feedthrough or self.port_dissipation.n_terms)
+
+    def output(self, x: ArrayLike, u: ArrayLike | None = None) -> Array:
+        """Port output ``y = (G + P)ᵀ z(x) + (S − N) u + S_nl(u) u``; rows as ``x``.
+
+        Parameters
+        ----------
+        x : array_like, shape (N, n) or (n,)
+            States.
+        u : array_like, shape (N, m) or (m,), optional
+            Inputs; needed only when the system has a feedthrough.
+        """
+        if u is None and self.port_dissipation.n_terms:
+            raise StructureError("this system has a nonlinear feedthrough S_nl(u): pass the "
+                                 "inputs u to output(x, u).")
+        return super().output(x, u)
+
+    def output_from_effort(self, z: ArrayLike, u: ArrayLike) -> Array:
+        """``(G + P)ᵀ z + (S − N) u + S_nl(u) u`` for given efforts; rows as ``z``.
+
+        Parameters
+        ----------
+        z : array_like, shape (N, n) or (n,)
+            Efforts.
+        u : array_like, shape (N, m) or (m,)
+            Inputs.
+        """
+        y = super().output_from_effort(z, u)
+        if not self.port_dissipation.n_terms:
+            return y
+        uu = np.asarray(u, dtype=float).reshape(y.shape)
+        return y + self.port_dissipation.force(np.atleast_2d(uu)).reshape(y.shape)
 
     @property
     def nonlinear_dissipation(self) -> PowerDissipation | None:
@@ -119,7 +171,8 @@ class NonlinearPH(PHDAE):
         return Rx[0] if single else Rx
 
     def dissipation_rate(self, z: ArrayLike, u: ArrayLike) -> Array:
-        """``[z; u]ᵀ W(z) [z; u] = zᵀR₀z + 2 zᵀPu + uᵀSu + zᵀR_nl(z)z`` per row (≥ 0).
+        """``[z; u]ᵀ W(z, u) [z; u] = zᵀR₀z + 2 zᵀPu + uᵀSu + zᵀR_nl(z)z + uᵀS_nl(u)u`` per
+        row (≥ 0).
 
         Parameters
         ----------
@@ -131,6 +184,8 @@ class NonlinearPH(PHDAE):
         zz = np.asarray(z, dtype=float)
         base = super().dissipation_rate(zz, u)
         extra = self.dissipation.rate(np.atleast_2d(zz))
+        uu = np.asarray(u, dtype=float).reshape(*zz.shape[:-1], self.n_inputs)
+        extra = extra + self.port_dissipation.rate(np.atleast_2d(uu))
         return base + (extra[0] if zz.ndim == 1 else extra)
 
     def flow(self, x: ArrayLike, u: ArrayLike) -> Array:

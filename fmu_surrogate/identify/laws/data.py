@@ -4,6 +4,14 @@ A column is a variable of the dataset (``"y"``, ``"i_nl"``) or ``"der(NAME)"``. 
 FMU recorded is read as it is; one it did not export is estimated per run from ``NAME`` with
 :func:`fmu_surrogate.identify.derivatives.estimate_derivatives` (nested: ``"der(der(y))"``).
 Samples of all selected runs are pooled.
+
+``derivative="interval"`` estimates nothing: a second-order law ``der(v) = Σ θ φ(y, v, u)`` with
+the recorded position ``y`` and velocity ``v`` is regressed in its integral form over each sample
+interval (:func:`~fmu_surrogate.identify.laws.interval.interval_form`: the exact interval mean of
+``der(v)`` against interval means of the terms, the other columns held at their left sample).  A
+co-simulation FMU holds its input over each step, so ``der(v)`` jumps at every sample; any
+derivative estimate spans the jumps and biases the damping (1-14 % on Duffing-type cases,
+docs/design.md §5), the interval form does not.
 """
 
 from __future__ import annotations
@@ -107,7 +115,8 @@ def dataset_columns(ds: Any, names: Sequence[str], *, runs: Sequence[int] | None
 
 
 def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] = (),
-               runs: Sequence[int] | None = None, derivative: str = "spline"
+               runs: Sequence[int] | None = None, derivative: str = "spline",
+               position: str | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, str]]:
     """Design matrix, target and GP inputs of a harvested dataset.
 
@@ -123,8 +132,12 @@ def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] =
         Columns the discrepancy GP sees (empty: none).
     runs : sequence of int, optional
         Run labels; default every successful run.
-    derivative : {"spline", "fd", "gp"}
-        How derivatives the dataset does not hold are estimated.
+    derivative : {"spline", "fd", "gp", "interval"}
+        How derivatives the dataset does not hold are estimated; ``"interval"``: the integral
+        form of a second-order law (module doc; ``target = "der(VELOCITY)"``, rows are the
+        sample intervals).
+    position : str, optional
+        With ``"interval"``: the recorded position whose derivative is the velocity.
 
     Returns
     -------
@@ -132,8 +145,10 @@ def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] =
     y : ndarray, shape (N,)
     X : ndarray, shape (N, q) or None
     sources : dict
-        ``"recorded"`` or ``"estimated (<method>)"`` per column.
+        ``"recorded"``, ``"estimated (<method>)"`` or ``"interval mean (exact)"`` per column.
     """
+    if derivative == "interval":
+        return _interval_arrays(ds, target, library, list(gp_inputs), runs, position)
     cols = list(library.columns)
     gp = list(gp_inputs)
     names = list(dict.fromkeys([target, *cols, *gp]))
@@ -142,3 +157,44 @@ def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] =
     Phi = library.transform(data[:, [idx[c] for c in cols]])
     X = data[:, [idx[c] for c in gp]] if gp else None
     return Phi, data[:, idx[target]], X, sources
+
+
+def _interval_arrays(ds: Any, target: str, library: Any, gp: list[str],
+                     runs: Sequence[int] | None, position: str | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, str]]:
+    """:func:`law_arrays` with ``derivative="interval"`` (module doc)."""
+    from fmu_surrogate.fmu.dataset import load_dataset, run_arrays
+    from fmu_surrogate.identify.laws.interval import interval_form
+
+    if not hasattr(ds, "data_vars"):
+        ds = load_dataset(ds)
+    velocity = _inner(target)
+    if velocity is None or position is None:
+        raise LawDataError(f"derivative='interval' regresses a second-order law der(VELOCITY) = "
+                           f"…: give target='der(VELOCITY)' and position=POSITION (got "
+                           f"target={target!r}, position={position!r}).")
+    cols = list(library.columns)
+    names = list(dict.fromkeys([position, velocity, *cols, *gp]))
+    missing = sorted(set(names) - _recorded(ds))
+    if missing:
+        raise LawDataError(f"derivative='interval' needs the recorded columns {missing} (the "
+                           f"position, the velocity and every term's column); record them when "
+                           f"harvesting.")
+    idx = [names.index(c) for c in cols]
+    gidx = [names.index(c) for c in gp]
+    Phi, y, X = [], [], []
+    for t, A in run_arrays(ds, names, runs=runs):
+        P, tgt = interval_form(t, A, names, position=position, velocity=velocity,
+                               transform=lambda B: library.transform(B[:, idx]))
+        Phi.append(P)
+        y.append(tgt)
+        if gp:
+            X.append(interval_form(t, A, names, position=position, velocity=velocity,
+                                   transform=lambda B: B[:, gidx])[0])
+    if not Phi:
+        raise LawDataError("no successful run to read: the dataset has no run with status ok "
+                           "among those selected.")
+    sources = {n: "recorded" for n in names}
+    sources[target] = "interval mean (exact)"
+    return (np.vstack(Phi), np.concatenate(y), np.vstack(X) if gp else None,
+            {n: sources[n] for n in [target, *cols, *gp]})

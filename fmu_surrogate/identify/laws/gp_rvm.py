@@ -301,7 +301,7 @@ class GPRVM(RVM, PHEstimator):
                 f"ℓ = {self.gp_['length_scale']:.{precision}g}]")
 
     def fit_dataset(self, ds, *, target: str, library, gp_inputs=(), runs=None,
-                    derivative: str = "spline") -> GPRVM:
+                    derivative: str = "spline", position: str | None = None) -> GPRVM:
         """Discover ``target = Σ coef · term + delta(gp_inputs)`` from a harvested dataset.
 
         Parameters
@@ -317,8 +317,13 @@ class GPRVM(RVM, PHEstimator):
             Columns the discrepancy GP sees (empty: no GP).
         runs : sequence of int, optional
             Run labels to pool; default every successful run.
-        derivative : {"spline", "fd", "gp"}
-            Estimator of derivatives the dataset does not hold.
+        derivative : {"spline", "fd", "gp", "interval"}
+            Estimator of derivatives the dataset does not hold; ``"interval"`` estimates none
+            and regresses the integral form of the second-order law ``target = der(VELOCITY)``
+            over each sample interval — no damping bias from a zero-order-hold input
+            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`).
+        position : str, optional
+            With ``derivative="interval"``: the recorded position (``der(position) = VELOCITY``).
 
         Returns
         -------
@@ -328,7 +333,8 @@ class GPRVM(RVM, PHEstimator):
         from fmu_surrogate.identify.laws.data import law_arrays
 
         Phi, y, X, sources = law_arrays(ds, target=target, library=library,
-                                        gp_inputs=gp_inputs, runs=runs, derivative=derivative)
+                                        gp_inputs=gp_inputs, runs=runs, derivative=derivative,
+                                        position=position)
         self.fit(Phi, y, X)
         self._dataset_fitted(target, library, sources)
         self.gp_input_names_ = list(gp_inputs)

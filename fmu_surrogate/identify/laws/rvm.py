@@ -332,7 +332,8 @@ class RVM(PHEstimator):
         lhs = getattr(self, "target_", "y")
         return f"{lhs} = " + (" + ".join(parts) if parts else "0")
 
-    def fit_dataset(self, ds, *, target: str, library, runs=None, derivative: str = "spline"):
+    def fit_dataset(self, ds, *, target: str, library, runs=None, derivative: str = "spline",
+                    position: str | None = None):
         """Discover the law ``target = Σ coef · term`` from a harvested dataset.
 
         Parameters
@@ -346,8 +347,13 @@ class RVM(PHEstimator):
             Candidate terms of named dataset columns.
         runs : sequence of int, optional
             Run labels to pool; default every successful run.
-        derivative : {"spline", "fd", "gp"}
-            Estimator of derivatives the dataset does not hold.
+        derivative : {"spline", "fd", "gp", "interval"}
+            Estimator of derivatives the dataset does not hold; ``"interval"`` estimates none
+            and regresses the integral form of the second-order law ``target = der(VELOCITY)``
+            over each sample interval — no damping bias from a zero-order-hold input
+            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`).
+        position : str, optional
+            With ``derivative="interval"``: the recorded position (``der(position) = VELOCITY``).
 
         Returns
         -------
@@ -357,7 +363,7 @@ class RVM(PHEstimator):
         from fmu_surrogate.identify.laws.data import law_arrays
 
         Phi, y, _, sources = law_arrays(ds, target=target, library=library, runs=runs,
-                                        derivative=derivative)
+                                        derivative=derivative, position=position)
         self.fit(Phi, y)
         self._dataset_fitted(target, library, sources)
         return self

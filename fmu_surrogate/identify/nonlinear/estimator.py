@@ -2,10 +2,11 @@
 
 :class:`NonlinearPHIdentifier` fits a :class:`~fmu_surrogate.ph.NonlinearPH`::
 
-    ẋ = (J − R₀ − R_nl(z)) z + (G − P) u,   y = (G + P)ᵀ z + (S − N) u,   z = ∇H(x)
+    ẋ = (J − R₀ − R_nl(z)) z + (G − P) u,   y = (G + P)ᵀ z + (S − N) u + S_nl(u) u,   z = ∇H(x)
     H(x) = ½|x|² + Σ_k α_k ψ_k(w_kᵀx),      R_nl(z) = Σ_j β_j ((m_jᵀz)² + δ_j²)^(p_j/2) m_j m_jᵀ
 
-to the recorded ports of a component (no states needed):
+(``S_nl`` a sum of the same power-law terms on the port inputs: a nonlinear dissipative
+feedthrough) to the recorded ports of a component (no states needed):
 
 1. a linear pH model is fitted first (:class:`~fmu_surrogate.identify.LinearPHIdentifier`) and
    brought to energy coordinates (``Q = I``, :mod:`.parametrisation`);
@@ -16,6 +17,14 @@ to the recorded ports of a component (no states needed):
 4. the result is validated on held-out experiments with the structure-preserving simulation
    :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
    ``result_``.
+
+:meth:`NonlinearPHIdentifier.fit_dataset` keeps the linear fit's wiring (its
+:class:`~fmu_surrogate.ph.PortMap`: pairing and orientation of the power ports, modulating
+inputs, measured outputs, the constant-source port of the offsets) and its initial state as the
+start (:mod:`.start`), and fits the nonlinear core, the measured outputs' maps and — where the
+linear fit learned them — the initial state and the offsets (the source port's columns) in that
+wiring; :meth:`~NonlinearPHIdentifier.to_surrogate` is then a
+:class:`~fmu_surrogate.ph.PortedSystem` with the data's names, units and signs.
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -32,12 +41,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
-from fmu_surrogate.identify.nonlinear.parametrisation import (
-    NonlinearFitError,
-    energy_coordinates,
-    to_system,
-)
-from fmu_surrogate.ph import NonlinearPH, PortedSystem, PortMap, simulate
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, to_system
+from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
+from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
 
 Array = NDArray[np.float64]
 
@@ -89,12 +95,12 @@ class NonlinearPHFit(FitResult):
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s")
 
 
-def _relative_error(system: Any, exps: list[tuple], x0: Array) -> float:
+def _relative_error(system: PortedSystem, exps: list[tuple]) -> float:
     if not exps:
         return float("nan")
     num = den = 0.0
     for t, u, y, hold in exps:
-        yh = simulate(system, t, u, x0, hold=hold).y
+        yh = simulate(system, t, u, hold=hold).y
         num += float(np.sum((yh - y) ** 2))
         den += float(np.sum(y ** 2))
     return float(np.sqrt(num / den)) if den > 0 else float("nan")
@@ -105,8 +111,9 @@ class NonlinearPHIdentifier(PHEstimator):
 
     Parameters
     ----------
-    n_states : int
-        State dimension n (that of the linear start).
+    n_states : int or None
+        State dimension n; ``None``: the linear start's order (at least 1).  A larger n than
+        the linear start's adds states that start uncoupled.
     ridges : sequence of str
         Ridge kinds of the energy, one term each (``"quartic"``: hardening, ``"logcosh"``:
         softening; :class:`~fmu_surrogate.ph.ConvexEffort`); ``()`` for a quadratic energy.
@@ -114,6 +121,9 @@ class NonlinearPHIdentifier(PHEstimator):
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}
         Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough.
+    n_port_dissipation : int or "auto"
+        Number of power-law terms of the nonlinear feedthrough ``S_nl(u)``; ``"auto"``: one
+        per power port when the feedthrough is fitted, else none.
     segment_length : int or None
         Steps per multiple-shooting segment; ``None``: single shooting.
     continuity_weight : float
@@ -129,10 +139,16 @@ class NonlinearPHIdentifier(PHEstimator):
     validation_runs : int
         The last this many experiments are held out (when there are more).
     linear : estimator, optional
-        Linear pH estimator for the start (default
-        ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))``): an unfitted one is cloned and
-        fitted to the training experiments, a fitted one (with ``system_``) is used as it is —
-        it must have been fitted to the same training experiments.
+        Linear pH estimator for the start: an unfitted one is cloned and fitted to the
+        training experiments, a fitted one (with ``system_``) is used as it is — fitted to the
+        same data (for :meth:`fit_dataset`: by its own ``fit_dataset`` with the same dataset,
+        runs, inputs and outputs; its wiring and initial state are then the start's).  Default:
+        ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))`` for :meth:`fit`,
+        ``LinearPHIdentifier(n_states, ports=ports)`` for :meth:`fit_dataset` (``None``: the
+        order it selects from the data).
+    ports : optional
+        The ``ports`` setting of the default linear start of :meth:`fit_dataset` (power pairs
+        and orientations, :class:`~fmu_surrogate.identify.LinearPHIdentifier`).
     input_hold : {"linear", "zoh"}, optional
         Input between samples for array data (default ``"linear"``); :meth:`fit_dataset` takes
         the dataset's unless set.
@@ -146,22 +162,29 @@ class NonlinearPHIdentifier(PHEstimator):
         The linear start (its own coordinates).
     result_ : NonlinearPHFit
     hold_ : str
+    x0_ : ndarray, shape (n,)
+        Initial state (learned where the linear start learned one).
     ports_ : PortMap or None
-        The external names (from :meth:`fit_dataset`).
+        The wiring to the data's variables (from :meth:`fit_dataset`).
+    linear_ : LinearPHIdentifier
+        The fitted linear start.
     """
 
     _fitted_attribute = "system_"
 
-    def __init__(self, n_states: int = 2, *, ridges: Sequence[str] = ("quartic", "logcosh"),
+    def __init__(self, n_states: int | None = None, *,
+                 ridges: Sequence[str] = ("quartic", "logcosh"),
                  n_dissipation: int = 1, feedthrough: Any = "auto",
+                 n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
                  max_iter: int = 300, tol: float = 1e-12, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
-                 input_hold: str | None = None, seed: int = 0) -> None:
+                 input_hold: str | None = None, seed: int = 0, ports: Any = None) -> None:
         self.n_states = n_states
         self.ridges = ridges
         self.n_dissipation = n_dissipation
         self.feedthrough = feedthrough
+        self.n_port_dissipation = n_port_dissipation
         self.segment_length = segment_length
         self.continuity_weight = continuity_weight
         self.max_iter = max_iter
@@ -172,6 +195,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self.linear = linear
         self.input_hold = input_hold
         self.seed = seed
+        self.ports = ports
 
     # -- data --------------------------------------------------------------------------------
     def _experiments(self, experiments: Any, u: Any, y: Any, hold: str) -> list[tuple]:
@@ -200,7 +224,7 @@ class NonlinearPHIdentifier(PHEstimator):
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, experiments: Any, u: ArrayLike | None = None,
             y: ArrayLike | None = None) -> NonlinearPHIdentifier:
-        """Fit to one or several experiments.
+        """Fit to one or several experiments (collocated inputs and outputs).
 
         Parameters
         ----------
@@ -215,44 +239,97 @@ class NonlinearPHIdentifier(PHEstimator):
         """
         from threadpoolctl import threadpool_limits
 
+        from fmu_surrogate.identify.linear.model.experiments import Experiment
+
         exps = self._experiments(experiments, u, y, self.input_hold or "linear")
         self._check_settings()
+        train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):
-            return self._fit(exps)
+            t0 = time.perf_counter()
+            lin = self._fitted_linear(lambda est: est.fit(
+                [Experiment.from_arrays(t, u, y, h) for t, u, y, h in train]), learn=True)
+            self._fit(exps, linear_start(lin, self.n_states), time.perf_counter() - t0)
+        self.ports_ = None
+        return self
 
     def fit_dataset(self, ds: Any, *, inputs: Sequence[str], outputs: Sequence[str],
                     runs: Iterable[int] | None = None) -> NonlinearPHIdentifier:
-        """Fit to the runs of a harvested dataset; the surrogate carries the FMU's names.
+        """Fit to the runs of a harvested dataset in the linear fit's wiring (module doc).
 
         Parameters
         ----------
         ds : xarray.Dataset
             A harvested dataset.
         inputs, outputs : sequence of str
-            FMU variable names of the m inputs and the m collocated outputs (same order).
+            FMU variable names, as for
+            :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset` (power pairs in
+            order, or named by ``ports``: the other inputs modulating, the other outputs
+            measured).
         runs : iterable of int, optional
             Run labels to use (default: all runs with status ``"ok"``; the last
-            ``validation_runs`` of them are held out).
+            ``validation_runs`` of them are held out from the nonlinear fit and, when the
+            linear start is fitted here, from it too).
 
         Returns
         -------
         self
         """
+        from threadpoolctl import threadpool_limits
+
         from fmu_surrogate.fmu.dataset import run_arrays
-        from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+        from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
 
         inputs, outputs = list(inputs), list(outputs)
-        if not inputs or len(inputs) != len(outputs):
-            raise NonlinearFitError(f"need as many outputs as inputs (collocated ports), got "
-                             f"{len(inputs)} inputs and {len(outputs)} outputs.")
-        arrays = run_arrays(ds, inputs + outputs, runs=runs)
-        if not arrays:
-            raise NonlinearFitError("the dataset has no usable runs (none with status 'ok' selected).")
-        m = len(inputs)
+        if not inputs or not outputs:
+            raise NonlinearFitError("name at least one input and one output of the dataset.")
+        labels = ([int(r) for r in runs] if runs is not None else
+                  [int(r) for r, st in zip(ds["run"].values, ds["status"].values)
+                   if str(st) == "ok"])
+        if not labels:
+            raise NonlinearFitError("the dataset has no usable runs (none with status 'ok' "
+                                    "selected).")
+        self._check_settings()
+        train_labels, _ = self._split(labels)
+        t0 = time.perf_counter()
+        lin = self._fitted_linear(lambda est: est.fit_dataset(
+            ds, inputs=inputs, outputs=outputs, runs=train_labels), learn=False)
+        lin_time = time.perf_counter() - t0
+        k = len(inputs)
         hold = self.input_hold or hold_from_dataset(ds)
-        self.fit([Experiment.from_arrays(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
-        self.ports_ = PortMap.identity(m, inputs, outputs)
+        exps = [(t, X[:, :k], X[:, k:], hold) for t, X in run_arrays(ds, inputs + outputs,
+                                                                     runs=labels)]
+        with threadpool_limits(limits=1, user_api="blas"):
+            start = linear_start(lin, self.n_states)
+            if list(start.ports.input_names) != inputs or \
+                    list(start.ports.output_names) != outputs:
+                raise NonlinearFitError(
+                    f"the linear start was fitted to inputs {list(start.ports.input_names)} and "
+                    f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
+                    "it with fit_dataset on the same variables (or pass linear=None).")
+            self._fit(exps, start, lin_time)
+        self.ports_ = start.ports_for(self.measured_maps_[0], self.measured_maps_[1])
         return self
+
+    def _split(self, items: list) -> tuple[list, list]:
+        """Training and held-out items: the last ``validation_runs`` held out (when more)."""
+        k = int(self.validation_runs)
+        return (items[:-k], items[-k:]) if 0 < k < len(items) else (list(items), [])
+
+    def _fitted_linear(self, fit: Any, learn: bool) -> Any:
+        """The linear start: ``linear`` as it is when fitted, else fitted here by ``fit``."""
+        from sklearn.base import clone
+
+        from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+
+        if self.linear is not None and hasattr(self.linear, "system_"):
+            return self.linear  # fitted already (on the same data)
+        if self.linear is not None:
+            est = clone(self.linear)
+        elif learn:
+            est = LinearPHIdentifier(self.n_states, learn=("J", "R", "B"))
+        else:
+            est = LinearPHIdentifier(self.n_states, ports=self.ports)
+        return fit(est)
 
     def _check_settings(self) -> None:
         from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
@@ -260,52 +337,49 @@ class NonlinearPHIdentifier(PHEstimator):
         bad = [k for k in self.ridges if k not in RIDGE_KINDS]
         if bad:
             raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
-        if int(self.n_states) < 1 or int(self.n_dissipation) < 0 or int(self.max_iter) < 0:
-            raise NonlinearFitError("n_states must be >= 1, n_dissipation and max_iter >= 0.")
+        if (self.n_states is not None and int(self.n_states) < 1) or \
+                int(self.n_dissipation) < 0 or int(self.max_iter) < 0:
+            raise NonlinearFitError("n_states must be >= 1 (or None), n_dissipation and "
+                                    "max_iter >= 0.")
+        npd = self.n_port_dissipation
+        if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
+            raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0, got "
+                                    f"{npd!r}.")
         if self.segment_length is not None and int(self.segment_length) < 1:
             raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
                                     f"{self.segment_length}.")
 
-    def _linear_start(self, train: list[tuple]) -> Any:
-        from sklearn.base import clone
-
-        from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
-        from fmu_surrogate.identify.linear.model.experiments import Experiment
-
-        if self.linear is not None and hasattr(self.linear, "system_"):
-            return self.linear  # fitted already (on these training experiments)
-        est = (LinearPHIdentifier(int(self.n_states), learn=("J", "R", "B"))
-               if self.linear is None else clone(self.linear))
-        return est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in train])
-
-    def _fit(self, exps: list[tuple]) -> NonlinearPHIdentifier:
+    def _fit(self, exps: list[tuple], start: LinearStart,
+             lin_time: float) -> NonlinearPHIdentifier:
+        """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``."""
         from fmu_surrogate.identify.nonlinear.optimise import optimise
 
         t0 = time.perf_counter()
-        k = int(self.validation_runs)
-        train, val = (exps[:-k], exps[-k:]) if 0 < k < len(exps) else (exps, [])
-        lin_est = self._linear_start(train)
-        lin_time = time.perf_counter() - t0
-        lin_sys = lin_est.system_
-        x0_lin = np.asarray(getattr(lin_est, "x0_", np.zeros(lin_sys.n_states)), dtype=float)
-        lin = energy_coordinates(lin_sys, x0_lin)
+        train, val = self._split(exps)
+        core = start.surrogate.system
         fw = self.feedthrough
-        feed = bool(lin_sys.has_feedthrough) if fw == "auto" else bool(fw)
-        out = optimise(self, lin, lin_sys, train, feed)
+        feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
+        n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
+        npd = self.n_port_dissipation
+        n_port = (n_power if feed else 0) if npd == "auto" else int(npd)
+        out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
+                       feed, n_port)
         system = to_system(out.layout, out.theta, out.smoothing)
-        x0 = lin["x0"]
-        self.linear_system_ = lin_sys
+        b = out.layout.unpack(out.theta)
+        x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
+        self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
+        fitted = PortedSystem(system, start.ports_for(*self.measured_maps_), x0)
+        self.linear_system_ = core
         self.system_ = system
         self.x0_ = x0
         self.hold_ = exps[0][3]
-        self.ports_ = None
         self.result_ = NonlinearPHFit(
             n_iter=out.n_iter, stopping_reason=out.reason, cost_history=out.costs,
-            time=time.perf_counter() - t0,
-            linear_train_error=_relative_error(lin_sys, train, x0_lin),
-            linear_validation_error=_relative_error(lin_sys, val, x0_lin),
-            train_error=_relative_error(system, train, x0),
-            validation_error=_relative_error(system, val, x0),
+            time=time.perf_counter() - t0 + lin_time,
+            linear_train_error=_relative_error(start.surrogate, train),
+            linear_validation_error=_relative_error(start.surrogate, val),
+            train_error=_relative_error(fitted, train),
+            validation_error=_relative_error(fitted, val),
             n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
             segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)
         return self
@@ -332,7 +406,8 @@ class NonlinearPHIdentifier(PHEstimator):
         """
         self._check_fitted()
         x = self.x0_ if x0 is None else x0
-        return simulate(self.system_, t, u, x, hold=hold or self.hold_).y
+        sys_ = self.system_ if self.ports_ is None else self.to_surrogate()
+        return simulate(sys_, t, u, x, hold=hold or self.hold_).y
 
     def to_surrogate(self) -> NonlinearPH | PortedSystem:
         """The fitted system: a :class:`~fmu_surrogate.ph.PortedSystem` with the FMU's names and

@@ -4,8 +4,14 @@ Initial directions.  In energy coordinates the collocated port direction ``G̃``
 variable the ports see (a velocity, a current) and ``J̃ G̃`` the one it integrates into (a
 deflection, a charge); the ridges of the energy start along ``J̃G̃, G̃, …`` and the dissipation
 terms along ``G̃, J̃G̃, …`` (then the principal directions of the linear model's states), each
-scaled so that its argument has unit spread on the training data.  Weights and gains start at
+scaled so that its argument has unit spread on the training data.  The terms of the nonlinear
+feedthrough ``S_nl(u)`` start along the power ports, scaled likewise.  Weights and gains start at
 zero, so the objective starts at the linear model's (up to the RK4 discretisation).
+
+Outputs.  The objective compares the data's outputs with the model's in the linear fit's
+wiring: a power output is the port output ``Ty y_ph``, a measured output ``C_m x + D_m u_ph``
+(:mod:`.start`); the experiments start from the learned common ``x0`` when the linear fit
+learned one.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     initial_vector,
 )
 from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
+from fmu_surrogate.identify.nonlinear.start import LinearStart
 from fmu_surrogate.ph import LinearPH, simulate
 
 Array = NDArray[np.float64]
@@ -76,25 +83,49 @@ def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
     return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
 
 
-def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tuple],
-             feedthrough: bool) -> Optimised:
+def _port_directions(count: int, n_power: int, U: Array) -> Array:
+    """``count`` unit port directions cycling through the power ports, unit spread on ``U``."""
+    m = U.shape[1]
+    first = list(np.eye(m)[: max(n_power, 1)])
+    return _directions(first, count, U)
+
+
+def _scales(layout: Layout, X: Array) -> Array:
+    """Units of the optimiser's variables: ``θ = scale · φ``.
+
+    A ridge's effort ``α ψ'(wᵀx) w`` with ``wᵀx`` of unit spread has a size ``α / σ`` next to
+    the linear effort ``x`` of size ``σ`` (``σ`` the states' spread), so ``α`` of order ``σ²``
+    is already a large nonlinearity: measured in units of ``σ²``, the weights move as far per
+    L-BFGS-B step as the structure matrices do (without, the progressive spring's hardening
+    took 300 iterations instead of a few dozen).  The positive scale keeps the bounds.
+    """
+    sc = np.ones(layout.size)
+    sigma2 = float(np.mean(np.sum(X * X, axis=1)))
+    if sigma2 > 0:
+        sc[layout.slices()["alpha"][0]] = sigma2
+    return sc
+
+
+def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool,
+             n_port: int) -> Optimised:
     """Fit the nonlinear model (module doc); ``est`` supplies the settings.
 
     Parameters
     ----------
     est : NonlinearPHIdentifier
         The settings.
-    lin : dict
-        The linear start in energy coordinates.
-    lin_sys : LinearPH
-        The linear start.
+    start : LinearStart
+        The linear start in energy coordinates and its wiring.
     train : list of tuple
-        ``(t, u, y, hold)`` experiments.
+        ``(t, u_ph, y_ext, hold)`` experiments: pH port inputs, external outputs.
     feedthrough : bool
         Whether ``P, S, N`` are fitted.
+    n_port : int
+        Number of terms of the nonlinear feedthrough ``S_nl(u)``.
     """
     import torch
 
+    lin = start.lin
     n, m = lin["G"].shape
     Xs = _linear_states(lin, train)
     X = np.vstack(Xs)
@@ -112,17 +143,25 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
     free = ~seg.first
     kinds = tuple(str(k) for k in est.ridges)
     D = int(est.n_dissipation)
-    layout = Layout(n, m, kinds, D, feedthrough, int(free.sum()))
+    k_meas = len(start.measured)
+    layout = Layout(n, m, kinds, D, feedthrough, int(free.sum()), n_port, start.learn_x0,
+                    k_meas)
     cands = _candidates(lin, X)
     ridge_first = cands
     diss_first = cands[m:m + m] + cands[:m] + cands[2 * m:] if len(cands) > m else cands
     ridge_dirs = _directions(ridge_first, len(kinds), X)
     diss_dirs = _directions(diss_first, D, Z)
     # δ_j relative to the spread of the term's argument (directions scaled to unit spread)
-    smoothing = np.full(D, float(est.smoothing))
+    smoothing = np.full(D + n_port, float(est.smoothing))
     starts = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)
+    U = np.vstack([e[1] for e in train])
+    n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
     theta0 = initial_vector(layout, lin, ridge_dirs, diss_dirs,
-                            np.full(D, float(est.exponent)), starts[free])
+                            np.full(D, float(est.exponent)), starts[free],
+                            _port_directions(n_port, n_power, U),
+                            np.full(n_port, float(est.exponent)), (start.Cm, start.Dm))
+    Ty = torch.as_tensor(np.array(start.ports.Ty, dtype=float))
+    Emeas = torch.as_tensor(np.eye(Ty.shape[0])[:, start.measured])
 
     y_scale = torch.as_tensor(np.sqrt(np.mean(np.vstack([e[2] for e in train]) ** 2, axis=0))
                               + 1e-300)
@@ -137,14 +176,23 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
     mu = float(est.continuity_weight)
     costs: list[float] = []
 
-    def objective(theta_np: Array) -> tuple[float, Array]:
+    sc = _scales(layout, X)
+
+    def objective(phi: Array) -> tuple[float, Array]:
+        theta_np = sc * phi
         theta = torch.tensor(theta_np, dtype=torch.float64, requires_grad=True)
         field = VectorField(layout, theta, delta)
+        b = field.blocks
         x_start = torch.empty((len(seg.first), n), dtype=torch.float64)
-        x_start = x_start.index_copy(0, first_idx, x_fixed)
+        x_first = b["x0"].expand(first_idx.numel(), n) if layout.learn_x0 else x_fixed
+        x_start = x_start.index_copy(0, first_idx, x_first)
         if free_idx.numel():
-            x_start = x_start.index_copy(0, free_idx, field.blocks["x"])
-        Y, x_end = rollout(field, x_start, seg, substeps)
+            x_start = x_start.index_copy(0, free_idx, b["x"])
+        Yph, Xn = rollout(field, x_start, seg, substeps)
+        x_end = Xn[:, -1]
+        Y = Yph @ Ty.T
+        if k_meas:
+            Y = Y + (Xn @ b["Cm"].T + seg.unode @ b["Dm"].T) @ Emeas.T
         cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
         if cur.numel():
             cost = cost + mu * torch.mean(((x_end[cur] - x_start[nxt]) / x_scale) ** 2)
@@ -152,12 +200,12 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
         c = float(cost.detach())
         if not np.isfinite(c):
             return 1e300, np.zeros_like(theta_np)
-        return c, theta.grad.detach().numpy().astype(float)
+        return c, sc * theta.grad.detach().numpy().astype(float)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        c0, _ = objective(theta0)
+        c0, _ = objective(theta0 / sc)
         if not c0 < 1e300:
             raise NonlinearFitError("the linear start's simulation over the shooting segments "
                                     "is not finite; check the data (NaN, units) or fit with a "
@@ -167,13 +215,13 @@ def optimise(est: Any, lin: dict[str, Array], lin_sys: LinearPH, train: list[tup
             return Optimised(layout, theta0, smoothing, np.asarray(costs), 0,
                              "max_iter = 0: the linear start", len(seg.first), L,
                              substeps)
-        res = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
+        res = minimize(objective, theta0 / sc, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
                        callback=lambda intermediate_result: costs.append(
                            float(intermediate_result.fun)),
                        options={"maxiter": int(est.max_iter), "ftol": float(est.tol),
                                 "gtol": 1e-12, "maxcor": 30})
     finally:
         torch.set_num_threads(threads)
-    return Optimised(layout, np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
+    return Optimised(layout, sc * np.asarray(res.x, dtype=float), smoothing, np.asarray(costs),
                      int(res.nit), str(res.message), len(seg.first), L, substeps)
 

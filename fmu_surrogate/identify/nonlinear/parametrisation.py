@@ -15,6 +15,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
 * ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
 * per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k``;
 * per dissipation term its gain ``β_j ≥ 0``, direction ``m_j`` and exponent ``p_j``;
+* the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
+* the initial state ``x0`` shared by all experiments (when it is learned);
+* the measured outputs' ``y = C_m x + D_m u`` (outputs that are not conjugate to a port);
 * the free initial states of the shooting segments.
 
 ``α ≥ 0`` and ``β ≥ 0`` are box constraints of the optimiser (L-BFGS-B projects onto them, so
@@ -58,6 +61,12 @@ class Layout:
         Whether ``P, S, N`` are fitted.
     n_shoot : int
         Number of free shooting states.
+    n_port_dissipation : int
+        Number of terms of the nonlinear feedthrough ``S_nl(u)``.
+    learn_x0 : bool
+        Whether the experiments' common initial state is a parameter.
+    n_measured : int
+        Number of measured outputs ``C_m x + D_m u``.
     """
 
     n: int
@@ -66,6 +75,9 @@ class Layout:
     n_dissipation: int
     feedthrough: bool
     n_shoot: int
+    n_port_dissipation: int = 0
+    learn_x0: bool = False
+    n_measured: int = 0
 
     @property
     def blocks(self) -> list[tuple[str, tuple[int, ...]]]:
@@ -75,7 +87,10 @@ class Layout:
         out = [("U", (n * (n - 1) // 2,)), ("L", (w, w)), ("G", (n, m))]
         if self.feedthrough:
             out.append(("V", (m * (m - 1) // 2,)))
+        Dp, k = self.n_port_dissipation, self.n_measured
         out += [("alpha", (K,)), ("w", (K, n)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
+                ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
+                ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
                 ("x", (self.n_shoot, n))]
         return out
 
@@ -98,10 +113,13 @@ class Layout:
         return {k: theta[s].reshape(shape) for k, (s, shape) in self.slices().items()}
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
-        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, the rest free."""
+        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS` (also for the
+        feedthrough's terms), the rest free."""
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
+        lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS,
+                "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS}
         for name, (s, _) in self.slices().items():
-            lim = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS}.get(name)
+            lim = lims.get(name)
             if lim is not None:
                 b[s] = [lim] * (s.stop - s.start)
         return b
@@ -133,7 +151,9 @@ def _psd_factor(W: Array) -> Array:
 
 
 def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
-                   diss_dirs: Array, exponents: Array, shoot: Array) -> Array:
+                   diss_dirs: Array, exponents: Array, shoot: Array,
+                   port_dirs: Array | None = None, port_exponents: Array | None = None,
+                   measured: tuple[Array, Array] | None = None) -> Array:
     """``θ`` of the linear model: ridge weights and dissipation gains exactly zero.
 
     Parameters
@@ -150,6 +170,14 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         Initial exponents.
     shoot : ndarray, shape (n_shoot, n)
         Initial free shooting states.
+    port_dirs : ndarray, shape (Dp, m), optional
+        Initial directions of the feedthrough's terms.
+    port_exponents : ndarray, shape (Dp,), optional
+        Their initial exponents.
+    measured : (ndarray (k, n), ndarray (k, m)), optional
+        Initial ``C_m, D_m`` of the measured outputs.
+
+    ``x0`` (when learned) starts at ``lin["x0"]``.
     """
     n, m = layout.n, layout.m
     theta = np.zeros(layout.size)
@@ -164,6 +192,13 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
     b["w"][:] = ridge_dirs
     b["mdir"][:] = diss_dirs
     b["p"][:] = exponents
+    if layout.n_port_dissipation:
+        b["pdir"][:] = port_dirs
+        b["pp"][:] = port_exponents
+    if layout.learn_x0:
+        b["x0"][:] = lin["x0"]
+    if layout.n_measured:
+        b["Cm"][:], b["Dm"][:] = measured
     b["x"][:] = shoot
     return theta
 
@@ -201,8 +236,8 @@ def to_system(layout: Layout, theta: Array, smoothing: Array,
         The sizes.
     theta : ndarray
         The parameters (admissible: ``α, β ≥ 0``).
-    smoothing : ndarray, shape (D,)
-        The dissipation terms' ``δ``.
+    smoothing : ndarray, shape (D + Dp,)
+        The dissipation terms' ``δ``, then those of the feedthrough's terms.
     names : dict, optional
         ``input_names``, ``output_names`` keywords.
     """
@@ -214,5 +249,9 @@ def to_system(layout: Layout, theta: Array, smoothing: Array,
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
     effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
-    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], smoothing)
-    return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, **fw, **(names or {}))
+    D = layout.n_dissipation
+    smoothing = np.asarray(smoothing, dtype=float)
+    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], smoothing[:D])
+    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], smoothing[D:])
+    return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, port_dissipation=port, **fw,
+                       **(names or {}))

@@ -118,7 +118,9 @@ class VectorField:
         self.alpha, self.w = b["alpha"], b["w"]
         self.quartic = torch.as_tensor([k == "quartic" for k in layout.kinds])
         self.beta, self.M, self.p = b["beta"], b["mdir"], b["p"]
-        self.delta2 = smoothing ** 2
+        D = layout.n_dissipation
+        self.delta2, self.port_delta2 = smoothing[:D] ** 2, smoothing[D:] ** 2
+        self.pbeta, self.pM, self.pp = b["pbeta"], b["pdir"], b["pp"]
         self.blocks = b
 
     def effort(self, x: torch.Tensor) -> torch.Tensor:
@@ -139,14 +141,20 @@ class VectorField:
         return f
 
     def output(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        """``y = (G + P)ᵀ z + D u``."""
+        """``y = (G + P)ᵀ z + D u + S_nl(u) u``."""
         y = self.effort(x) @ self.Bout
-        return y if self.D is None else y + u @ self.D.T
+        if self.D is not None:
+            y = y + u @ self.D.T
+        if self.pM.shape[0]:
+            s = u @ self.pM.T
+            y = y + (self.pbeta * (s * s + self.port_delta2) ** (0.5 * self.pp) * s) @ self.pM
+        return y
 
 
 def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
-    """RK4 over all segments at once: outputs at the nodes (S, L + 1, m) and end states (S, n).
+    """RK4 over all segments at once: outputs (S, L + 1, m) and states (S, L + 1, n) at the
+    nodes.
 
     Parameters
     ----------
@@ -161,7 +169,7 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
         fast mode inside RK4's stability region, ``h ρ / substeps ≲ 2.5``.
     """
     x = x_start
-    ys = [field.output(x, seg.unode[:, 0])]
+    ys, xs = [field.output(x, seg.unode[:, 0])], [x]
     ns = int(substeps)
     for k in range(seg.h.shape[1]):
         h = seg.h[:, k : k + 1] / ns
@@ -174,4 +182,5 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             k4 = field(x + h * k3, ub)
             x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         ys.append(field.output(x, seg.unode[:, k + 1]))
-    return torch.stack(ys, dim=1), x
+        xs.append(x)
+    return torch.stack(ys, dim=1), torch.stack(xs, dim=1)

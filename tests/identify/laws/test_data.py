@@ -53,3 +53,36 @@ def test_estimated_derivative_when_the_fmu_does_not_export_it(benchmark_fmus, tm
     assert est.active_[3]
     with pytest.raises(LawDataError, match="column 'x' is not in the dataset"):
         dataset_columns(ds, ["der(x)"])
+
+
+def test_interval_form_from_a_dataset_removes_the_damping_bias(benchmark_fmus, tmp_path):
+    """A co-simulated Duffing oscillator (force held over each 10 ms step): the GP-RVM on
+    estimated accelerations gets the damping wrong, on the interval form it does not."""
+    sigs = [{"u": fs.signals.BandLimitedNoise(f_high=3.0, duration=10.0, std=3.0, seed=4)}]
+    ds = fs.harvest(benchmark_fmus["duffing"], tmp_path / "d.nc", signals=sigs, stop_time=10.0,
+                    step=0.01, overwrite=True, progress=False, workers=1,
+                    record=["u", "y", "ydot"])
+    lib = polynomial_library(["u", "ydot", "y"], 1)
+    lib.terms.append(("y^3", lambda e: e["y"] ** 3))
+
+    def m_c(gp_inputs=("y",), **kw):
+        est = fs.GPRVM().fit_dataset(ds, target="der(ydot)", library=lib, gp_inputs=gp_inputs,
+                                     **kw)
+        m = 1 / est.coef_[0]
+        return est, np.array([m, -est.coef_[1] * m]) / [1.0, 2.151] - 1.0
+
+    est, err = m_c(derivative="interval", position="y")
+    assert est.sources_["der(ydot)"] == "interval mean (exact)"
+    # noise-free samples, exact interval mean of ÿ, Hermite states of O(h⁴): measured
+    # m −2.2e-6, c +3.6e-6 relative; 1e-3 leaves room for the GP's and the EM's stopping rules
+    assert np.all(np.abs(err) <= 1e-3) and np.all(est.active_)
+    # central differences of ydot across the input's steps: measured m +2.2 %, c −0.92 %
+    # (without the discrepancy GP, which on these targets only slows the fit down: with it
+    # m +2.3 %, c −0.91 %)
+    _, err_fd = m_c(gp_inputs=(), derivative="fd")
+    assert np.abs(err_fd).max() >= 5e-3
+    with pytest.raises(LawDataError, match="position=POSITION"):
+        fs.GPRVM().fit_dataset(ds, target="der(ydot)", library=lib, derivative="interval")
+    with pytest.raises(LawDataError, match="recorded columns"):
+        fs.RVM().fit_dataset(ds, target="der(v)", library=lib, derivative="interval",
+                             position="y")

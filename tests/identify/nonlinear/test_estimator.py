@@ -74,9 +74,13 @@ def test_fit_dataset_gives_a_drop_in_surrogate_with_the_names(mass_experiment):
     sur = est.to_surrogate()
     assert isinstance(sur, fs.PortedSystem) and isinstance(sur.system, fs.NonlinearPH)
     assert sur.input_names == ("F",) and sur.output_names == ("v",)
-    same = NonlinearPHIdentifier(2, max_iter=3).fit([r for r in runs])
+    # the linear start is LinearPHIdentifier(2).fit_dataset on the training run (the first)
+    lin = fs.identify.LinearPHIdentifier(2).fit_dataset(ds, inputs=["F"], outputs=["v"],
+                                                        runs=[0])
+    same = NonlinearPHIdentifier(2, max_iter=3, linear=lin).fit_dataset(
+        ds, inputs=["F"], outputs=["v"])
     assert np.array_equal(same.system_.J, est.system_.J)
-    with pytest.raises(ValueError, match="as many outputs as inputs"):
+    with pytest.raises(ValueError, match="at least one input and one output"):
         NonlinearPHIdentifier(2).fit_dataset(ds, inputs=["F"], outputs=[])
 
 
@@ -106,3 +110,62 @@ def test_feedthrough_is_fitted_when_asked(mass_experiment):
     assert np.linalg.eigvalsh(W).min() >= -1e-12 * np.abs(W).max()
     assert est.result_.train_error < est.result_.linear_train_error
     assert np.isnan(est.result_.validation_error)
+
+
+@pytest.fixture(scope="module", params=["power_damper", "progressive_spring",
+                                        "saturating_inductor"])
+def vendor_fit(request, vendor_data):
+    """The contract of a drop-in fit: the linear fit by its own ``fit_dataset`` on runs 0, 1,
+    then the nonlinear one started from it on the same runs; run 2 (another input) held out."""
+    from tests.identify.nonlinear.conftest import VENDOR
+
+    name = request.param
+    inp, out, _, _ = VENDOR[name]
+    ds = vendor_data(name)
+    lin = fs.identify.LinearPHIdentifier().fit_dataset(ds, inputs=[inp], outputs=[out],
+                                                       runs=[0, 1])
+    est = NonlinearPHIdentifier(n_states=None, linear=lin, validation_runs=0, max_iter=100)
+    est.fit_dataset(ds, inputs=[inp], outputs=[out], runs=[0, 1])
+    (t, X), = fs.run_arrays(ds, [inp, out], runs=[2])
+    return name, lin, est, t, X[:, :1], X[:, 1:]
+
+
+def _error(sur, t, u, y):
+    return float(np.linalg.norm(fs.simulate(sur, t, u).y - y) / np.linalg.norm(y))
+
+
+def test_vendor_fmus_within_two_percent_in_the_linear_wiring(vendor_fit):
+    name, lin, est, t, u, y = vendor_fit
+    sur, lin_sur = est.to_surrogate(), lin.to_surrogate()
+    assert isinstance(sur, fs.PortedSystem) and isinstance(sur.system, fs.NonlinearPH)
+    # the linear fit's external view: names, units, signs, source port (identity here: power
+    # in, no offsets) and its order (at least 1)
+    ref = lin_sur.ports if isinstance(lin_sur, fs.PortedSystem) else None
+    assert sur.input_names == lin_sur.input_names and sur.output_names == lin_sur.output_names
+    if ref is not None:
+        assert np.array_equal(sur.ports.Tu, ref.Tu) and np.array_equal(sur.ports.cu, ref.cu)
+        assert np.array_equal(sur.ports.Ty, ref.Ty) and sur.ports.input_units == ref.input_units
+    assert sur.n_states == max(lin.system_.n_states, 1)
+    err, err_lin = _error(sur, t, u, y), _error(lin_sur, t, u, y)
+    # measured with 100 iterations (default 300: the spring then reaches 0.01 %) on the
+    # held-out run: damper 0.0002 %, spring 0.20 %, inductor 0.033 % against the linear fits'
+    # 14.3 %, 6.3 %, 10.9 %; 2 % is the issue's bound, far above what thread counts or BLAS
+    # change along the optimiser's path
+    assert err <= 0.02 and err_lin >= 0.05, (name, err, err_lin)
+
+
+def test_vendor_surrogates_are_passive_on_random_inputs(vendor_fit):
+    """``dH/dt ≤ yᵀu`` step by step on inputs the fit has not seen (twice the amplitude)."""
+    name, _, est, t, u, _ = vendor_fit
+    sur = est.to_surrogate()
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        w = np.cumsum(rng.normal(size=u.shape), axis=0)
+        w = 2.0 * np.abs(u).max() * (w - w.mean()) / np.abs(w - w.mean()).max()
+        tr = fs.simulate(sur, t, w)
+        scale = tr.energy_scale
+        # the AVF balance to the Newton tolerance, so the step's ΔH is its supplied energy
+        # minus a dissipation that is ≥ 0 by construction (measured ≤ 3e-15 of the scale)
+        assert abs(tr.energy_residual) <= 1e-9 * scale
+        assert np.diff(tr.dissipated).min() >= 0.0
+        assert np.all(np.diff(tr.stored) <= np.diff(tr.supplied) + 1e-9 * scale), name

@@ -177,7 +177,7 @@ def test_feedthrough_keeps_the_discrete_energy_balance_to_round_off(seed, hold):
     sys = random_feedthrough_ph(rng, 5, 3)
     t = np.linspace(0.0, 3.0, 601)
     u = rng.normal(size=(t.size, 3))
-    tr = simulate(sys, t, u, rng.normal(size=5), hold=hold)
+    tr = simulate(sys, t, u, rng.normal(size=5), "midpoint", hold=hold)
     # H(x_N) − H(x_0) + Σ h [z̄; ū]ᵀW[z̄; ū] − Σ h ȳᵀū: round-off of 600 steps (measured ≤ 2e-15
     # relative to the energy scale)
     assert abs(tr.energy_residual) <= 1e-12 * tr.energy_scale
@@ -271,3 +271,44 @@ def test_nonlinear_feedthrough_keeps_the_avf_energy_balance():
     assert tr.method == "avf"
     # Newton stops at 1e-12 of the state: measured 3e-15 relative to the energy scale
     assert abs(tr.energy_residual) <= 1e-12 * tr.energy_scale
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_exact_method_is_the_held_input_solution_with_exact_energy_integrals(seed):
+    """method "exact" (the default for a LinearPH with hold="zoh"): the states are the exact
+    solution for inputs held over each step, and the energy terms the exact integrals."""
+    from scipy.integrate import quad
+    from scipy.linalg import expm
+
+    rng = np.random.default_rng(seed)
+    sys = random_feedthrough_ph(rng, 4, 2)
+    t = np.concatenate([np.linspace(0.0, 1.0, 21), [1.07, 1.2, 1.5]])  # steps of three sizes
+    u = rng.normal(size=(t.size, 2))
+    x0 = rng.normal(size=4)
+    tr = simulate(sys, t, u, x0, hold="zoh")
+    assert tr.method == "exact"
+    A, B = (sys.J - sys.R) @ sys.Q, sys.B - sys.P
+    x, xs = x0.copy(), [x0]
+    for k in range(t.size - 1):  # reference: exp of the augmented matrix, one step at a time
+        M = np.zeros((6, 6))
+        M[:4, :4], M[:4, 4:] = A, B
+        x = (expm(M * (t[k + 1] - t[k])) @ np.concatenate([x, u[k]]))[:4]
+        xs.append(x)
+    xs = np.array(xs)
+    # two exponentials of the same matrices: round-off (measured 4e-16 relative)
+    np.testing.assert_allclose(tr.x, xs, rtol=0, atol=1e-13 * np.abs(xs).max())
+    # the dissipated energy of the last step by quadrature of [z; u]ᵀW[z; u] along the exact
+    # solution (quad to 1e-13 relative)
+    k, h = t.size - 2, t[-1] - t[-2]
+
+    def rate(s):
+        xx = expm(A * s) @ xs[k] + np.linalg.solve(A, (expm(A * s) - np.eye(4)) @ B @ u[k])
+        zu = np.concatenate([sys.Q @ xx, u[k]])
+        return zu @ sys.W @ zu
+
+    ref = quad(rate, 0.0, h, epsabs=0, epsrel=1e-13)[0]
+    assert abs(np.diff(tr.dissipated)[-1] - ref) <= 1e-11 * ref
+    # the balance closes to round-off (measured 1e-15 of the energy scale)
+    assert abs(tr.energy_residual) <= 1e-12 * tr.energy_scale
+    with pytest.raises(ValueError, match="hold='zoh'"):
+        simulate(sys, t, u, x0, "exact", hold="linear")

@@ -1,0 +1,164 @@
+"""The linear start of a nonlinear fit, in the wiring of the linear fit.
+
+A fitted :class:`~fmu_surrogate.identify.LinearPHIdentifier` is a pH core, the wiring of its
+ports to the data's variables (a :class:`~fmu_surrogate.ph.PortMap`: pairing, orientation,
+modulating inputs, measured outputs, the constant-source port of the offsets) and an initial
+state.  The nonlinear fit keeps the wiring and replaces the core: :func:`linear_start` brings the
+core to energy coordinates (``Q = I``, :func:`~.parametrisation.energy_coordinates`), pads it to
+the nonlinear model's order with states that nothing drives, and writes the measured outputs
+``Cx x + Du u_ext + cy`` as ``C_m x + D_m u_ph`` in the pH ports (the constant-source port holds
+``cy``), so that the fit works in pH ports throughout and :meth:`LinearStart.ports_for` gives
+the wiring back for the fitted core.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.nonlinear.parametrisation import (
+    NonlinearFitError,
+    energy_coordinates,
+)
+from fmu_surrogate.ph import PortedSystem, PortMap
+
+Array = NDArray[np.float64]
+
+__all__ = ["LinearStart", "linear_start"]
+
+
+@dataclass(frozen=True)
+class LinearStart:
+    """The linear fit as the nonlinear fit's start (module doc).
+
+    Parameters
+    ----------
+    lin : dict
+        ``J, R, G, P, S, N, x0`` in energy coordinates, padded to ``n`` states.
+    surrogate : PortedSystem
+        The linear fit itself (its errors are reported next to the nonlinear model's).
+    ports : PortMap
+        The wiring (``Cx`` of the linear fit's coordinates).
+    measured : ndarray of int
+        Rows of the external outputs that are measured outputs (no pH port behind them).
+    Cm, Dm : ndarray, shape (k, n), (k, m)
+        The measured outputs ``C_m x + D_m u_ph`` in energy coordinates.
+    learn_x0 : bool
+        Whether the linear fit learned its initial state (the nonlinear fit then does too).
+    """
+
+    lin: dict[str, Array]
+    surrogate: PortedSystem
+    ports: PortMap
+    measured: NDArray[np.int64]
+    Cm: Array
+    Dm: Array
+    learn_x0: bool
+
+    @property
+    def n_states(self) -> int:
+        """Order of the (padded) start."""
+        return self.lin["J"].shape[0]
+
+    def port_inputs(self, u_ext: Array) -> Array:
+        """``u_ph = Tu u_ext + cu``; ``(K, k_in) -> (K, m)``."""
+        return u_ext @ self.ports.Tu.T + self.ports.cu
+
+    def ports_for(self, Cm: Array, Dm: Array) -> PortMap:
+        """The wiring with the measured outputs ``C_m x + D_m u_ph`` of a fitted core.
+
+        Parameters
+        ----------
+        Cm, Dm : ndarray, shape (k, n), (k, m)
+        """
+        p = self.ports
+        Cx = np.zeros((len(p.output_names), Cm.shape[1]))
+        Du, cy = np.zeros_like(p.Du), np.zeros_like(p.cy)
+        Cx[self.measured] = Cm
+        Du[self.measured] = Dm @ p.Tu
+        cy[self.measured] = Dm @ p.cu
+        return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy)
+
+
+def _pad(lin: dict[str, Array], n: int) -> dict[str, Array]:
+    """States ``r … n−1`` added with no coupling (zero rows and columns, zero initial state)."""
+    r = lin["J"].shape[0]
+    if n == r:
+        return lin
+    out = dict(lin)
+    for key in ("J", "R"):
+        M = np.zeros((n, n))
+        M[:r, :r] = lin[key]
+        out[key] = M
+    for key in ("G", "P"):
+        M = np.zeros((n, lin[key].shape[1]))
+        M[:r] = lin[key]
+        out[key] = M
+    out["x0"] = np.concatenate([lin["x0"], np.zeros(n - r)])
+    return out
+
+
+def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearStart:
+    """The start of a nonlinear fit from a fitted linear estimator (module doc).
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+        Fitted (``fit`` or ``fit_dataset``).
+    n : int or None
+        Order of the nonlinear model (``None``: the linear fit's, at least 1).
+    names : tuple, optional
+        ``(inputs, outputs, input units, output units)`` when the wiring is the identity.
+
+    Returns
+    -------
+    LinearStart
+
+    Raises
+    ------
+    NonlinearFitError
+        ``n`` below the linear fit's order, or a wiring whose power outputs read the state or
+        the inputs directly.
+    """
+    core = est.system_
+    r = core.n_states
+    n = max(r, 1) if n is None else int(n)
+    if n < r:
+        raise NonlinearFitError(f"n_states = {n} is below the order {r} of the linear start; "
+                                f"choose n_states >= {r} (or None for the linear fit's order).")
+    fitted_names = getattr(est, "names_", None)
+    sur = est.to_surrogate() if fitted_names else None
+    if isinstance(sur, PortedSystem):
+        ports, x0 = sur.ports, np.asarray(sur.x0, dtype=float)
+    else:
+        m = core.n_inputs
+        nm = fitted_names or names or (None, None, None, None)
+        ports = PortMap.identity(m, nm[0], nm[1], n_states=r, input_units=nm[2],
+                                 output_units=nm[3])
+        x0 = np.asarray(getattr(est, "x0_", np.zeros(r)), dtype=float)
+    if ports.n_states != r:
+        ports = dataclasses.replace(ports, Cx=np.zeros((len(ports.output_names), r)))
+    surrogate = PortedSystem(core, ports, x0)
+    measured = np.flatnonzero(~np.any(ports.Ty != 0, axis=1))
+    power = np.setdiff1d(np.arange(len(ports.output_names)), measured)
+    if ports.Cx[power].any() or ports.Du[power].any() or ports.cy[power].any():
+        raise NonlinearFitError("the linear fit's wiring adds state, input or offset terms to "
+                                "outputs conjugate to a port; the nonlinear fit keeps those "
+                                "outputs pure port outputs: fit the linear start with "
+                                "fit_dataset (its wiring has them only on measured outputs).")
+    lin = energy_coordinates(core, x0)
+    C = lin["C"]  # x̃ = Cᵀx: a row c of Cx reads c x = c C⁻ᵀ x̃
+    Cm = np.linalg.solve(C, ports.Cx[measured].T).T
+    Cm = np.hstack([Cm, np.zeros((len(measured), n - r))])
+    A = np.column_stack([ports.Tu, ports.cu])  # D_m [Tu | cu] = [Du | cy]
+    rhs = np.column_stack([ports.Du[measured], ports.cy[measured]])
+    Dm = np.linalg.lstsq(A.T, rhs.T, rcond=None)[0].T if len(measured) else \
+        np.zeros((0, ports.n_ports))
+    result = getattr(est, "result_", None)
+    learn_x0 = "x0" in tuple(getattr(result, "fitted", ())) or bool(np.any(x0))
+    return LinearStart(_pad(lin, n), surrogate, ports, measured, Cm, Dm, learn_x0 and n > 0)
+

@@ -1,0 +1,48 @@
+"""Harvested data of the nonlinear vendor benchmark FMUs for the nonlinear identification tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fmu_surrogate as fs
+
+#: input, output, amplitude of the input, band of the multisine (Hz): the spring's elongation
+#: stays within ±0.7 x_ref (force up to +50 % above the linear law), the coil's flux up to
+#: 0.8 psi_sat (inductance down to 1/3), the damper's velocity within ±1 m/s
+VENDOR = {
+    "power_damper": ("v", "F", 1.0, (0.2, 5.0)),
+    "progressive_spring": ("v", "F", 0.15, (0.5, 2.0)),
+    "saturating_inductor": ("V", "i", 5.0, (0.5, 3.0)),
+}
+#: record length (s) and step (s) of a run
+T, DT = 10.0, 0.01
+
+
+def multisine(seed: int, amplitude: float, band: tuple[float, float]) -> tuple:
+    """``(t, u)``: a random-phase multisine with every harmonic of 1/T in ``band``, peak
+    ``amplitude``."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, T + DT / 2, DT)
+    f = np.arange(max(1, round(band[0] * T)), round(band[1] * T) + 1) / T
+    u = np.cos(2 * np.pi * f[:, None] * t[None] + rng.uniform(0, 2 * np.pi, f.size)[:, None])
+    u = u.sum(axis=0)
+    return t, amplitude * u / np.abs(u).max()
+
+
+@pytest.fixture(scope="session")
+def vendor_data(benchmark_fmus):
+    """``vendor_data(name) -> xarray.Dataset``: three runs (seeds 1, 2, 3) of a nonlinear vendor
+    FMU under :func:`multisine` inputs, harvested once per session."""
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            inp, _, amp, band = VENDOR[name]
+            sigs = [{inp: fs.signals.ArraySignal(*multisine(s, amp, band), interpolation="zoh")}
+                    for s in (1, 2, 3)]
+            cache[name] = fs.harvest(benchmark_fmus[name], None, signals=sigs, stop_time=T,
+                                     step=DT, progress=False, workers=1)
+        return cache[name]
+
+    return get
