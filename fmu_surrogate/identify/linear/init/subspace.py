@@ -171,6 +171,10 @@ def _mirror_unstable(A: Array) -> Array:
     return np.real(V @ np.diag(lam) @ np.linalg.inv(V))
 
 
+#: Relative singular-value cut-off of the least squares for ``(B, D, x0)``.
+COND = 1e-10
+
+
 def _regressors(
     A: Array, C: Array, t: Array, u: Array, hold: str, with_x0: bool
 ) -> tuple[Array, Array | None]:
@@ -288,7 +292,10 @@ def subspace_identify(
     X = np.concatenate(cols)
     yv = np.concatenate(rows)
     scale = np.linalg.norm(X, axis=0) + 1e-300
-    theta = lstsq(X / scale, yv, lapack_driver="gelsy")[0] / scale
+    # directions the data barely determine (an initial state against a constant source through
+    # a slow pole: both explain a near-constant output) are dropped, not given huge cancelling
+    # values: the minimum-norm solution of the columns above COND of the largest singular value
+    theta = lstsq(X / scale, yv, cond=COND, lapack_driver="gelsy")[0] / scale
     B = theta[: rank * m].reshape(rank, m)
     nd = my * m if with_d else 0
     D = theta[rank * m : rank * m + nd].reshape(my, m) if with_d else None
