@@ -56,6 +56,7 @@ class _Part:
     port0: int  # first global pH port
     state0: int  # first global state
     u_ext: np.ndarray  # values of the external inputs (parameters, else 0; connected: unused)
+    held: dict  # inputs the surrogate saw at one value only
 
 
 class Assembled:
@@ -107,7 +108,14 @@ class Assembled:
                 raise CouplingError(f"driven input {ref} is no free pH input of its component "
                                     f"(free inputs: {free}); drive one of those, or run the "
                                     "system on libcosim.")
-            out[k][:, self.members[k].wiring.input_names.index(var)] = sig(time)
+            values = sig(time)
+            held = self.members[k].held.get(var)
+            if held is not None and np.any(np.abs(values - held) > 1e-12 * abs(held)):
+                raise CouplingError(f"driven input {ref}: it was {held:g} in all the data its "
+                                    f"surrogate was identified from, so it holds for that value "
+                                    f"only; harvest the FMU with {var} varied and identify it "
+                                    "again.")
+            out[k][:, self.members[k].wiring.input_names.index(var)] = values
         return out
 
     def free_inputs(self, u_ext: list[np.ndarray]) -> np.ndarray:
@@ -187,7 +195,7 @@ def assemble(system: System) -> Assembled:
                                 "the monolithic form sets inputs only (parameters are fixed in a "
                                 "surrogate).")
         u_ext = np.array([float(c.parameters.get(v, 0.0)) for v in w.input_names])
-        members.append(_Part(name, c.ph, w, m, n, u_ext))
+        members.append(_Part(name, c.ph, w, m, n, u_ext, dict(c.held_inputs)))
         m += c.ph.n_inputs
         n += c.ph.n_states
     by_name = {p.name: p for p in members}

@@ -47,15 +47,24 @@ def surrogate_component(name: str, path: str | os.PathLike,
 
     # an input nothing sets holds the source's start value (the exported FMU's start too)
     parameters = {**identified_at(ph, "input_starts"), **parameters}
+    held = identified_at(ph, "held_inputs")
+    for k, v in parameters.items():
+        if k in held and not abs(float(v) - held[k]) <= 1e-12 * abs(held[k]):
+            raise CouplingError(
+                f"component {name!r}: input {k} = {float(v):g}, but it was {held[k]:g} in all the "
+                f"data the surrogate {path.name} was identified from, so it holds for that value "
+                f"only; harvest the FMU with {k} varied (--input {k}=...) and identify it "
+                "again.")
     if isinstance(ph, PortedSystem):
         p = ph.ports
         units = {n: u for n, u in zip(p.input_names + p.output_names,
                                       p.input_units + p.output_units) if u}
         return Component(name, None, dict(parameters or {}), ph=ph.system, wiring=ph.ports,
-                         x0=np.array(ph.x0), surrogate=path, units=units)
+                         x0=np.array(ph.x0), surrogate=path, units=units, held_inputs=held)
     ports = {n: ("u", i, 1) for i, n in enumerate(ph.input_names)}
     ports.update({n: ("y", i, 1) for i, n in enumerate(ph.output_names)})
-    return Component(name, None, dict(parameters or {}), ph=ph, ports=ports, surrogate=path)
+    return Component(name, None, dict(parameters or {}), ph=ph, ports=ports, surrogate=path,
+                     held_inputs=held)
 
 
 def _identified_parameters(name: str, path: Path, ph: object,

@@ -81,6 +81,8 @@ class Component:
     ports : dict of str to (str, int, int), optional
         FMU variable -> ``("u" or "y", port index, sign)``: the variable equals ``sign`` times that
         input/output of ``ph``.
+    held_inputs : dict of str to float, optional
+        Inputs a surrogate saw at one value only (its provenance): another value is refused.
     wiring : PortMap, optional
         A drop-in surrogate's wiring of its FMU variables to the ports of ``ph``
         (:class:`~fmu_surrogate.ph.PortMap`); replaces ``ports`` when given.
@@ -100,6 +102,7 @@ class Component:
     ph: Any = None
     ports: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     wiring: Any = None
+    held_inputs: dict[str, float] = field(default_factory=dict)
     x0: Any = None
     surrogate: Path | None = None
     units: dict[str, str] = field(default_factory=dict)

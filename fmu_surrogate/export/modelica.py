@@ -324,6 +324,11 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     lines += [f'  assert(abs({k} - {number(np.float64(v))}) <= 1e-12*abs({number(np.float64(v))}), '
               f'"{k} differs from the value the surrogate was identified at; identify it again '
               f'from runs at the new value");' for k, v in fixed_pars.items()]
+    held = {ins[w.input_names.index(k)]: v for k, v in w.held_inputs.items()
+            if k in w.input_names}
+    lines += [f'  assert(abs({k} - {number(np.float64(v))}) <= 1e-12*abs({number(np.float64(v))}), '
+              f'"{k} differs from the value it kept in all the data the surrogate was identified '
+              f'from; harvest with {k} varied and identify it again");' for k, v in held.items()]
     if m:
         u_eq = (f"Tu*{ext_u} + cu" if ins else "cu") if ported else ext_u
         lines += [f"  u = {u_eq};", f"  z = effort({call});",

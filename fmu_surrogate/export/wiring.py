@@ -54,6 +54,9 @@ class Wiring:
     input_starts : dict of str to float
         Start values of the source's inputs (``input_starts`` of the provenance; 0 for the
         others): what an input holds when nothing sets it.
+    held_inputs : dict of str to float
+        Inputs that kept one value in all the data (``held_inputs`` of the provenance): the
+        exported FMU refuses another value.
     """
 
     system: Any
@@ -74,6 +77,7 @@ class Wiring:
     identity: bool
     parameters: dict[str, float] = field(default_factory=dict)
     input_starts: dict[str, float] = field(default_factory=dict)
+    held_inputs: dict[str, float] = field(default_factory=dict)
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -102,8 +106,9 @@ def identified_at(surrogate: Any, what: str = "parameters") -> dict[str, float]:
     ----------
     surrogate : PHDAE or PortedSystem
         Loaded from a surrogate file (its ``provenance`` has them when the dataset knew them).
-    what : {"parameters", "input_starts"}
-        The parameters, or the start values of the source's inputs.
+    what : {"parameters", "input_starts", "held_inputs"}
+        The parameters, the start values of the source's inputs, or the inputs that kept one
+        value in all the data.
     """
     prov = getattr(surrogate, "provenance", None) or {}
     return {str(k): float(v) for k, v in (prov.get(what) or {}).items()}
@@ -139,7 +144,7 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                       _units(s, "states", n), eye, np.zeros(m), eye,
                       np.zeros((m, n)), np.zeros((m, m)), np.zeros(m), _x0(x0, n),
                       np.zeros(0, int), True, identified_at(s),
-                      identified_at(s, "input_starts"))
+                      identified_at(s, "input_starts"), identified_at(s, "held_inputs"))
     s, p = surrogate.system, surrogate.ports
     n = s.n_states
     x_init = surrogate.x0 if x0 is None else x0
@@ -150,4 +155,5 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   np.asarray(p.cu, float), np.asarray(p.Ty, float),
                   np.asarray(p.Cx, float).reshape(len(p.output_names), n),
                   np.asarray(p.Du, float), np.asarray(p.cy, float), _x0(x_init, n), sources,
-                  False, identified_at(surrogate), identified_at(surrogate, "input_starts"))
+                  False, identified_at(surrogate), identified_at(surrogate, "input_starts"),
+                  identified_at(surrogate, "held_inputs"))

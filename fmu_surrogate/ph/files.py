@@ -16,7 +16,8 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
-                    ["input_starts": {name: value}]},     (the source's inputs' start values)
+                    ["input_starts": {name: value}],      (the source's inputs' start values)
+                    ["held_inputs": {name: value}]},      (inputs that never changed in the data)
      "checksums": {"system": sha256, "names": sha256, ...}}
 
 The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A

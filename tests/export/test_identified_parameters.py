@@ -64,6 +64,18 @@ def test_exported_inputs_start_where_the_fmus_did(benchmark_fmus, tmp_path):
     fmu = export_fmu(fs.ph.load(sur), tmp_path / "dc_s.fmu")
     starts = {v.name: v.start for v in fs.open_fmu(fmu).variables if v.causality == "input"}
     assert float(starts["field"]) == 1.0 and float(starts["direction"]) == 1.0
+    # field and direction never changed in the data: the surrogate holds at those values only
+    assert doc["provenance"]["held_inputs"] == {"field": 1.0, "direction": 1.0}
+    ok = simulate_fmu(str(fmu), stop_time=0.01, output_interval=0.001,
+                      start_values={"V": 12.0, "field": 1.0})
+    assert ok["i"][-1] > 0
+    with pytest.raises(Exception, match="ExitInitializationMode"):
+        simulate_fmu(str(fmu), stop_time=0.01, output_interval=0.001,
+                     start_values={"field": 0.5})
+    with pytest.raises(CouplingError, match=r"input field = 0.5, but it was 1 in all the data"):
+        surrogate_component("motor", sur, {"field": 0.5})
+    text = modelica_model(fs.ph.load(sur), "Motor")
+    assert "assert(abs(field - 1.0)" in text
 
 
 def test_exported_fmu_accepts_them_and_refuses_others(mass, tmp_path):

@@ -328,15 +328,21 @@ def identify_command(args: argparse.Namespace) -> int:
           f"{r.n_iter} iterations, {r.time:.1f} s, stopped: {r.stopping_reason}")
     print("\n".join(lines))
     out = Path(args.out)
-    from fmu_surrogate.fmu.dataset import operating_parameters
+    from fmu_surrogate.fmu.dataset import held_inputs, operating_parameters
 
     prov = _provenance(ds, data, args.method, est)
     prov["parameters"], varied = operating_parameters(ds, fit)
+    names = list(getattr(system, "input_names", ()))
     starts = json.loads(ds.attrs.get("input_start_values") or "{}")
-    prov["input_starts"] = {k: float(v) for k, v in starts.items()
-                            if k in getattr(system, "input_names", ())}
+    prov["input_starts"] = {k: float(v) for k, v in starts.items() if k in names}
+    prov["held_inputs"] = held_inputs(ds, names, fit + held)
     if varied:
         print(f"  the training runs vary {', '.join(varied)}: the surrogate averages over them")
+    if prov["held_inputs"]:
+        print("  inputs that never changed in the data: " + ", ".join(
+            f"{k} = {v:g}" for k, v in prov["held_inputs"].items()) + " — the surrogate holds "
+            "for these values only (its FMU refuses others); excite them in the harvest "
+            "(--input NAME=...) to model them")
     save(system, out, provenance=prov)
     print(f"wrote {out}")
     return 0

@@ -169,6 +169,29 @@ static fmi2Status check_fixed(ModelInstance *c)
 static fmi2Status check_fixed(ModelInstance *c) { (void)c; return fmi2OK; }
 #endif
 
+#ifdef MODEL_HELD_VRS
+/* Inputs the model holds for one value only (MODEL_HELD_VRS, MODEL_HELD_VALUES: a surrogate
+   whose data never varied them): another value fails whenever the model is evaluated. */
+static fmi2Status check_held(ModelInstance *c)
+{
+    static const fmi2ValueReference vr[] = {MODEL_HELD_VRS};
+    static const double value[] = {MODEL_HELD_VALUES};
+    size_t k;
+    for (k = 0; k < sizeof vr / sizeof vr[0]; k++) {
+        double v = c->d.r[vr[k]];
+        if (!(fabs(v - value[k]) <= 1e-12 * fabs(value[k])))
+            return model_fail(c, "input '%s' = %.17g at t = %.17g, but it kept the value %.17g "
+                              "in all the data this model was identified from, so the model "
+                              "holds for that value only; harvest with '%s' varied and identify "
+                              "it again", REAL_NAMES[vr[k]], v, c->d.time, value[k],
+                              REAL_NAMES[vr[k]]);
+    }
+    return fmi2OK;
+}
+#else
+static fmi2Status check_held(ModelInstance *c) { (void)c; return fmi2OK; }
+#endif
+
 /* Bring every calculated variable up to date; on failure log the reason (via `fn`). */
 static fmi2Status update(ModelInstance *c, const char *fn)
 {
@@ -177,6 +200,7 @@ static fmi2Status update(ModelInstance *c, const char *fn)
         s = check_fixed(c);
         if (s <= fmi2Warning) s = model_initialize(c);
     }
+    if (s <= fmi2Warning) s = check_held(c);
     if (s <= fmi2Warning) s = model_evaluate(c, 1);
     if (s <= fmi2Warning) s = check_finite(c);
     if (s > fmi2Warning) return failed(c, fn);

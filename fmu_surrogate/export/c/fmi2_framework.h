@@ -38,7 +38,9 @@
  *   MODEL_FIXED_VRS, MODEL_FIXED_VALUES
  *                                 comma-separated value references and values of parameters the
  *                                 model holds for that value only: leaving initialisation with
- *                                 another value fails, naming both values.
+ *                                 another value fails, naming both values;
+ *   MODEL_HELD_VRS, MODEL_HELD_VALUES
+ *                                 the same for inputs: any evaluation with another value fails.
  */
 #ifndef FMI2_FRAMEWORK_H
 #define FMI2_FRAMEWORK_H

@@ -109,7 +109,10 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
              unit=w.input_units[i],
-             description=orig("inputs", i, f"input {i + 1}")) for i in range(k_in)]
+             description=orig("inputs", i, f"input {i + 1}") + (
+                 f" (held at {w.held_inputs[w.input_names[i]]:g} in all the data: the surrogate "
+                 "refuses other values)" if w.input_names[i] in w.held_inputs else ""))
+         for i in range(k_in)]
     v += [Var(outs[i], "output", unit=w.output_units[i],
               description=orig("outputs", i, f"output {i + 1}, {y_text}")) for i in range(k_out)]
     if _has_h(system):
@@ -182,6 +185,11 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))
         defines["MODEL_FIXED_VALUES"] = ", ".join(repr(float(x)) for x in w.parameters.values())
+    held = [(w.input_names.index(k), float(x)) for k, x in w.held_inputs.items()
+            if k in w.input_names]
+    if held:  # checked by the framework whenever the model is evaluated
+        defines["MODEL_HELD_VRS"] = ", ".join(str(i) for i, _ in held)  # inputs come first
+        defines["MODEL_HELD_VALUES"] = ", ".join(repr(x) for _, x in held)
     return ModelSpec(identifier, desc,
                      "surrogate_linear.c" if exact else "surrogate_nonlinear.c", tuple(v),
                      Experiment(0.0, 1.0, step), defines=defines,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["data_var_name", "failed_runs", "fmu_variables", "load_dataset",
+__all__ = ["data_var_name", "failed_runs", "fmu_variables", "held_inputs", "load_dataset",
            "operating_parameters", "parameter_names", "run_arrays", "runs_table"]
 
 
@@ -127,6 +127,35 @@ def operating_parameters(ds: xr.Dataset, runs: Iterable[int] | None = None
             shared.pop(p, None)
             varied.append(p)
     return shared, varied
+
+
+def held_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None
+                ) -> dict[str, float]:
+    """The inputs among ``names`` that keep one value in every sample of the given runs.
+
+    A model identified from such runs has seen no other value of them: it holds at that value
+    only.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    names : sequence of str
+        Input variables.
+    runs : iterable of int, optional
+        Run labels (default: the successful runs).
+
+    Returns
+    -------
+    dict of str to float
+        ``{name: value}`` of the inputs that never change.
+    """
+    arrays = run_arrays(ds, list(names), runs=runs)
+    out = {}
+    for j, name in enumerate(names):
+        values = np.concatenate([X[:, j] for _, X in arrays]) if arrays else np.zeros(0)
+        if values.size and np.all(values == values[0]):
+            out[str(name)] = float(values[0])
+    return out
 
 
 def data_var_name(ds: xr.Dataset, name: str) -> str:
