@@ -152,7 +152,10 @@ def build_fmu(
             shutil.copy(p, root / "sources" / p.name)
         lib = bindir / (model_identifier + _shared_suffix())
         include_dirs = {fmi_include_dir(), *(p.parent for p in srcs + hdrs)}
-        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=default"]
+        # only the FMI functions are exported (FMI2_Export/FMI3_Export mark them visible): a
+        # model's own global functions must not be interposed by those of another FMU that a
+        # host loaded before with RTLD_GLOBAL (same names, other data: a crash)
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=hidden"]
         cmd += [f"-I{d}" for d in sorted(include_dirs)]
         cmd += list(cflags) + [str(s) for s in srcs] + ["-o", str(lib), "-lm"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
