@@ -115,10 +115,30 @@ def _plain_layout(ds: xr.Dataset) -> list[str] | None:
     return big or None
 
 
-def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
-    """One chunk (runs ``r0 .. r0 + rows``) as HDF5 stores it: shuffle filter, then deflate."""
+def _deflate(level: int) -> Callable[[Any, int], bytes]:
+    """The zlib-format compressor of the chunks for gzip level ``level``.
+
+    Levels 1 to 3 use ISA-L (``isal``), whose levels 1 to 3 reach the size of zlib's levels 1 to
+    3 within a few per cent at about ten times the speed (msd_chain's recorded data: 776 MB/s
+    against 71 MB/s, 0.765 against 0.752 of the raw size at level 1); its output is a standard
+    zlib stream, so HDF5's deflate filter and every NetCDF-4 reader decode it.  Higher levels,
+    and machines without ``isal``, use zlib.  Either releases the GIL.
+    """
+    if level <= 3:
+        try:
+            from isal import isal_zlib
+
+            return isal_zlib.compress
+        except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
+            pass
     import zlib
 
+    return zlib.compress
+
+
+def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
+    """One chunk (runs ``r0 .. r0 + rows``) as HDF5 stores it: shuffle filter, then deflate
+    (:func:`_deflate`)."""
     block = arr[r0:r0 + rows]
     if block.shape[0] < rows:  # the edge chunk is stored at full size
         full = np.zeros((rows, arr.shape[1]))
@@ -126,7 +146,7 @@ def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
         block = full
     raw = np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8)
     shuffled = np.ascontiguousarray(raw.reshape(-1, 8).T)  # byte k of every value together
-    return zlib.compress(shuffled, level)  # zlib releases the GIL: threads run in parallel
+    return _deflate(level)(shuffled, level)  # releases the GIL: threads run in parallel
 
 
 def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
@@ -135,7 +155,7 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
 
     HDF5 compresses chunk after chunk in the calling thread, which made the compression the
     largest serial step of a campaign.  Here the chunks are shuffled and deflated by a thread
-    pool (byte-identical to HDF5's own filters, so any NetCDF-4 reader decodes them) while the
+    pool (:func:`_deflate`: HDF5's own filters, so any NetCDF-4 reader decodes them) while the
     file's structure is written, then stored with ``write_direct_chunk``.
     """
     from concurrent.futures import ThreadPoolExecutor
