@@ -133,14 +133,17 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
             n_workers = min(workers or os.cpu_count() or 1, len(todo))
             native_library()  # built here once, not by every worker; says so if it cannot be
             pool = WorkerPool(cfg, workers=n_workers, timeout=timeout,
-                              batch_size=batch_size, start_method=start_method)
+                              batch_size=batch_size, start_method=start_method,
+                              store_path=store.runs_path)
             pool.launch()  # the workers load the FMU while we set up the progress bar
         bar = _progress_bar(progress, camp.n_runs, int(col.have.sum()), camp.info.name,
                             counts)
 
         def on_result(r: RunResult) -> None:
             try:
-                if r.record is not None:  # encoded by the worker: append it as it is
+                if r.stored:  # appended by the worker
+                    pass
+                elif r.record is not None:  # encoded by the worker: append it as it is
                     store.append_record(r.record)
                 else:
                     store.append(r.store_header(), r.data)

@@ -261,6 +261,13 @@ class RunStore:
             while n < len(rec):
                 n += os.write(self._fd, view[n:])
 
+    @property
+    def runs_path(self) -> Path:
+        """The file of the records (``runs.bin``), to which workers may append records of
+        :func:`encode_record` themselves, one ``write`` each on an ``O_APPEND`` descriptor, while
+        this store holds the lock."""
+        return self.path / "runs.bin"
+
     # ------------------------------------------------------------------ read
     def _valid(self, header: Any, data: np.ndarray) -> str:
         """'' if the record belongs to this campaign and fits it, else 'foreign'/'invalid'."""
