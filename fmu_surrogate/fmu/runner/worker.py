@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal as _signal
 import struct
@@ -74,10 +75,18 @@ def _default_signals() -> None:
 
 
 def _flush_c_stdio() -> None:
+    fflush = _c_fflush()
+    if fflush is not None:
+        fflush(None)
+
+
+@functools.cache
+def _c_fflush():
+    """The C library's ``fflush`` (looked up once: a worker flushes before every run)."""
     try:
-        ctypes.CDLL(None).fflush(None)
+        return ctypes.CDLL(None).fflush
     except (OSError, AttributeError):
-        pass
+        return None
 
 
 def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
@@ -86,8 +95,9 @@ def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
         with open(path, "wb") as f:
             f.truncate(size)
     mm = np.memmap(path, dtype=np.uint8, mode="r+", shape=(size,))
-    header = mm[:_HEADER_BYTES].view(np.int64)
-    data = mm[_HEADER_BYTES:_HEADER_BYTES + 8 * n_rows * n_cols].view(np.float64)
+    raw = np.asarray(mm)  # plain arrays (they keep the map alive): no memmap subclass per slice
+    header = raw[:_HEADER_BYTES].view(np.int64)
+    data = raw[_HEADER_BYTES:_HEADER_BYTES + 8 * n_rows * n_cols].view(np.float64)
     return mm, header, data.reshape(n_rows, n_cols)
 
 
