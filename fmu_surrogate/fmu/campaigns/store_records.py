@@ -5,6 +5,7 @@ resynchronising after a damaged one."""
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ try:  # ISA-L's CRC-32: the same checksum as zlib's at about ten times the speed
 except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
     from zlib import crc32 as _crc32
 
-__all__ = ["damaged_stretch", "decode_record", "encode_record", "is_record",
+__all__ = ["append_once", "damaged_stretch", "decode_record", "encode_record", "is_record",
            "scan_records"]
 
 _MAGIC = b"FSR1"
@@ -34,6 +35,16 @@ def encode_record(header: dict[str, Any], data: np.ndarray) -> bytes:
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
     crc = _crc32(body, _crc32(h))
     return b"".join((_HEAD.pack(_MAGIC, len(h), body.size), h, body, _CRC.pack(crc)))
+
+
+def append_once(fd: int, rec: bytes) -> int:
+    """Append the record ``rec`` to the store file ``fd`` (opened ``O_APPEND``) in one
+    ``write``; the bytes written (fewer than ``len(rec)`` only on a full disk).
+
+    One ``write`` on an ``O_APPEND`` file keeps whole records of several writers (the harvest
+    and its workers) from interleaving.  Every writer of a store appends through this function.
+    """
+    return os.write(fd, rec)
 
 
 def decode_record(rec: bytes | memoryview, n_columns: int) -> tuple[dict[str, Any], np.ndarray]:

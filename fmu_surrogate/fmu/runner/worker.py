@@ -337,10 +337,12 @@ def _deliver(conn: Connection, rec: bytes, store_fd: int | None) -> bool:  # pra
     parent appends it (and reports the full disk); a short piece left in the store is a damaged
     record that the store's scanner skips.
     """
+    from fmu_surrogate.fmu.campaigns import store_records
+
     msg = rec
     if store_fd is not None:
         try:
-            n = os.write(store_fd, rec)
+            n = store_records.append_once(store_fd, rec)
             if n == len(rec):
                 end = os.lseek(store_fd, 0, os.SEEK_CUR)  # our own file position: after rec
                 msg = _STORED.pack(_STORED_MAGIC, end - n, n)
