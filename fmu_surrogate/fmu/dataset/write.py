@@ -187,8 +187,9 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
                 for a, val in ds.attrs.items():
                     f.attrs[a] = val
             with h5py.File(part, "r+") as h:
-                for (k, r0), fut in zip(tasks, futures):
-                    h[k].id.write_direct_chunk((r0, 0), fut.result())
+                ids = {k: h[k].id for k in big}  # a lookup by name per chunk cost as much as
+                for (k, r0), fut in zip(tasks, futures):  # writing the chunk
+                    ids[k].write_direct_chunk((r0, 0), fut.result())
         finally:
             for fut in futures:
                 fut.cancel()
