@@ -151,6 +151,10 @@ def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, cap
         return real(fd, rec)
 
     monkeypatch.setattr(store_records, "append_once", fill_up)
+    # forked workers (not spawned ones, whatever threads other tests left) carry the full disk
+    from fmu_surrogate.fmu.runner.pool import WorkerPool
+
+    monkeypatch.setattr(WorkerPool, "_fork_now", lambda self: True)
     out = tmp_path / "full.nc"
     argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2,3,4,5", "-q",
             "--workers", "1"]
