@@ -11,7 +11,10 @@
 ``--cli`` measures the command line as users run it (``fmu-surrogate harvest`` in a new process,
 ``--lhs N`` runs) for N1 and N2 runs, 1 and 2 workers: the marginal cost of one more run,
 ``(T(N2) - T(N1)) / (N2 - N1)``, and the start-up, from the command to the first run stored in
-the run store (``OUT.parts/runs.bin`` grows), each against the native driver's time per run.
+the run store (``OUT.parts/runs.bin`` grows), each against the native driver's time per run;
+and the marginal cost of the model-exchange interface with 1 worker (``--me-runs``, fewer runs:
+an ME run costs tens of co-simulation runs) against the same co-simulation driver.  ``--complevel``
+is passed to the command.
 
 Every run: 1000 communication steps, a different parameter value, an input signal (a chirp) set at
 every step, and the same recorded variables.  Targets: c >= 0.7 b and d >= 1.7 c.
@@ -291,7 +294,7 @@ def native_driver(workdir: Path) -> Path:
 
 
 def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
-                 workdir: Path) -> dict:
+                 workdir: Path, interface: str = "auto", complevel: int = 1) -> dict:
     """``fmu-surrogate harvest`` in a new process: wall seconds in all and to the first run."""
     out = workdir / f"cli-{workers}-{runs}.nc"
     out.unlink(missing_ok=True)
@@ -299,7 +302,8 @@ def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
     sig = f"{u_name}=chirp:f0=0.5,f1=5.0,t1={STOP},amplitude=0.5,offset=1.0"
     cmd = [sys.executable, "-m", "fmu_surrogate.cli", "harvest", str(path), "-o", str(out),
            "--lhs", str(runs), "--bounds", f"{param}=1:2", "--input", sig, "--stop", str(STOP),
-           "--step", str(STEP), "--workers", str(workers)]
+           "--step", str(STEP), "--workers", str(workers), "--interface", interface,
+           "--complevel", str(complevel)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -319,17 +323,25 @@ def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
     return {"wall": wall, "first_run": first if first is not None else float("nan")}
 
 
-def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path) -> dict:
-    """Marginal cost per run and start-up of the CLI, 1 and 2 workers, against the C driver."""
+def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path,
+              me_runs: tuple[int, int] | None = None, complevel: int = 1) -> dict:
+    """Marginal cost per run and start-up of the CLI, 1 and 2 workers, against the C driver;
+    with ``me_runs``, also the model-exchange interface with 1 worker (``me_runs`` runs: ME
+    runs cost tens of times more, and the native driver is co-simulation)."""
     path, param, u_name, record = get_fmu(model, workdir)
     bench = Bench(path, param, u_name, record, 1.0 + np.arange(n2) / n2, _signal(), workdir, 1,
                   "auto")
     native = statistics.median(bench.native()["wall"] for _ in range(repeat)) / n2
-    res: dict = {"native_ms_per_run": 1e3 * native, "runs": [n1, n2], "workers": {}}
-    cli_campaign(path, param, u_name, 2, 1, workdir)  # warm caches (compiled loop, page cache)
+    res: dict = {"native_ms_per_run": 1e3 * native, "runs": [n1, n2], "workers": {},
+                 "complevel": complevel, "load_average": [os.getloadavg()[0]]}
+
+    def campaign(runs: int, workers: int, interface: str = "cs") -> dict:
+        return cli_campaign(path, param, u_name, runs, workers, workdir, interface, complevel)
+
+    campaign(2, 1)  # warm caches (compiled loop, page cache)
     for w in (1, 2):
-        small = [cli_campaign(path, param, u_name, n1, w, workdir) for _ in range(repeat)]
-        big = [cli_campaign(path, param, u_name, n2, w, workdir) for _ in range(repeat)]
+        small = [campaign(n1, w) for _ in range(repeat)]
+        big = [campaign(n2, w) for _ in range(repeat)]
         t1 = statistics.median(m["wall"] for m in small)
         t2 = statistics.median(m["wall"] for m in big)
         marginal = (t2 - t1) / (n2 - n1)
@@ -340,6 +352,14 @@ def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path) -> dict:
             "wall_small_s": t1, "wall_big_s": t2}
     res["two_over_one"] = (res["workers"][1]["marginal_ms_per_run"]
                            / res["workers"][2]["marginal_ms_per_run"])
+    if me_runs:
+        m1, m2 = me_runs
+        t1 = statistics.median(campaign(m1, 1, "me")["wall"] for _ in range(repeat))
+        t2 = statistics.median(campaign(m2, 1, "me")["wall"] for _ in range(repeat))
+        marginal = (t2 - t1) / (m2 - m1)
+        res["me_1_worker"] = {"runs": [m1, m2], "marginal_ms_per_run": 1e3 * marginal,
+                              "speed_vs_native_cs": native / marginal}
+    res["load_average"].append(os.getloadavg()[0])
     return res
 
 
@@ -388,6 +408,9 @@ def main(argv=None) -> dict:
                          "(models rc_network and msd_chain unless --model names others)")
     ap.add_argument("--cli-runs", default="200,1200",
                     help="N1,N2 runs of the --cli campaigns (default 200,1200)")
+    ap.add_argument("--me-runs", default="20,120",
+                    help="N1,N2 runs of the --cli model-exchange campaigns, 1 worker "
+                         "(default 20,120; 0 skips them)")
     ap.add_argument("--complevel", type=int, default=1,
                     help="gzip level of the campaigns' NetCDF (default 1, the campaign default)")
     ap.add_argument("--start-method", default="auto", choices=("auto", "fork", "spawn"),
@@ -492,23 +515,30 @@ def main(argv=None) -> dict:
 def cli_main(args) -> dict:
     """The ``--cli`` study: marginal cost per run and start-up on each model."""
     n1, n2 = (int(x) for x in args.cli_runs.split(","))
+    me = tuple(int(x) for x in args.me_runs.split(",")) if args.me_runs != "0" else None
     models = ["rc_network", "msd_chain"] if args.model == "faulty" else args.model.split(",")
     result: dict = {"steps_per_run": round(STOP / STEP), "cpu_count": os.cpu_count(),
                     "load_average_start": list(os.getloadavg()), "models": {}}
     print(f"CLI campaigns of {n1} and {n2} runs x {round(STOP / STEP)} steps, "
-          f"median of {args.repeat}; load average {os.getloadavg()[0]:.2f}")
+          f"median of {args.repeat}, --complevel {args.complevel}; load average "
+          f"{os.getloadavg()[0]:.2f}")
     print(f"{'model':12s} {'native':>10s} {'workers':>7s} {'marginal':>10s} {'speed':>9s} "
           f"{'start-up':>9s}")
     for model in models:
         with tempfile.TemporaryDirectory(prefix="bench-harvest-") as tmp:
-            r = cli_study(model, n1, n2, max(1, args.repeat), Path(tmp))
+            r = cli_study(model, n1, n2, max(1, args.repeat), Path(tmp), me, args.complevel)
         result["models"][model] = r
         for w, m in r["workers"].items():
             print(f"{model:12s} {r['native_ms_per_run']:7.3f} ms {w:7d} "
                   f"{m['marginal_ms_per_run']:7.3f} ms {m['speed_vs_native']:8.3f}x "
                   f"{m['startup_s']:7.2f} s")
+        if "me_1_worker" in r:
+            m = r["me_1_worker"]
+            print(f"{model:12s} {'':10s} {'1 (ME)':>7s} {m['marginal_ms_per_run']:7.3f} ms "
+                  f"{m['speed_vs_native_cs']:8.3f}x")
         print(f"{model:12s} 2 workers / 1 worker: {r['two_over_one']:.2f}x  "
-              "(targets: speed >= 0.3x native, 2 workers >= 1.7x, start-up <= 1.5 s)")
+              "(targets: speed >= 0.3x native, 2 workers >= 1.7x, start-up <= 1.5 s); load "
+              f"average {r['load_average'][0]:.1f} before, {r['load_average'][1]:.1f} after")
     result["load_average_end"] = list(os.getloadavg())
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))

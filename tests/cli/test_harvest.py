@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -139,18 +140,21 @@ def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, cap
                                                        monkeypatch):
     import errno
 
-    from fmu_surrogate.fmu.campaigns.store import RunStore
+    from fmu_surrogate.fmu.campaigns import store_records
 
-    real = RunStore.append_record
-    calls = {"n": 0}
+    real = store_records.append_once
 
-    def fill_up(self, rec):
-        calls["n"] += 1
-        if calls["n"] > 2:
+    def fill_up(fd, rec):  # the disk is full once the store holds two records
+        # (by the file's size: the forked worker appends too, with its own copy of this)
+        if os.fstat(fd).st_size >= 1.5 * len(rec):
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(self, rec)
+        return real(fd, rec)
 
-    monkeypatch.setattr(RunStore, "append_record", fill_up)
+    monkeypatch.setattr(store_records, "append_once", fill_up)
+    # forked workers (not spawned ones, whatever threads other tests left) carry the full disk
+    from fmu_surrogate.fmu.runner.pool import WorkerPool
+
+    monkeypatch.setattr(WorkerPool, "_fork_now", lambda self: True)
     out = tmp_path / "full.nc"
     argv = ["harvest", str(faulty_fmu), "-o", str(out), "--param", "k=1,2,3,4,5", "-q",
             "--workers", "1"]
@@ -159,7 +163,7 @@ def test_disk_full_is_one_line_and_the_harvest_resumes(faulty_fmu, tmp_path, cap
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert "no space left on the device while writing" in err and "runs.bin" in err
     assert "the 2 finished runs are kept in" in err and "run the same command again" in err
-    monkeypatch.setattr(RunStore, "append_record", real)
+    monkeypatch.setattr(store_records, "append_once", real)
     assert main(argv) == 0  # space freed: resumes, redoing only the 3 missing runs
     assert load_dataset(out).sizes["run"] == 5
 

@@ -79,13 +79,14 @@ def _fill_from_structured(arr, time, record, lay, out, progress) -> None:
     # one row per grid point: match by time (fmpy may add the last sample twice)
     idx = np.searchsorted(time, tt - 1e-9 * max(1.0, abs(time[-1])))
     keep = (idx < n) & np.isclose(time[np.minimum(idx, n - 1)], tt, rtol=1e-9, atol=1e-12)
-    k = 0
-    for row, j in enumerate(idx):
-        if not keep[row] or j != k:
-            continue
+    rows = []
+    for row, (j, ok) in enumerate(zip(idx.tolist(), keep.tolist())):
+        if ok and j == len(rows):
+            rows.append(row)
+    k = len(rows)
+    if k:  # one copy per variable, not per row and variable (a quarter of an ME run's time)
         for name in record:
             c0, _shape = lay["cols"][name]
-            val = np.ravel(arr[name][row]).astype(float)
-            out[k, c0:c0 + val.size] = val
-        k += 1
+            val = np.asarray(arr[name][rows], dtype=float).reshape(k, -1)
+            out[:k, c0:c0 + val.shape[1]] = val
     progress[0] = k

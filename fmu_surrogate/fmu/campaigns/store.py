@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
 from fmu_surrogate.errors import InvalidInputError
+from fmu_surrogate.fmu.campaigns import store_records
 from fmu_surrogate.fmu.campaigns.store_records import (
     damaged_stretch,
     encode_record,
@@ -255,11 +256,18 @@ class RunStore:
 
     def append_record(self, rec: bytes) -> None:
         """Append one record made by :func:`encode_record` (a single ``write``)."""
-        n = os.write(self._fd, rec)  # one write on an O_APPEND fd; no fsync (see module docs)
+        n = store_records.append_once(self._fd, rec)  # no fsync (see module docs)
         if n != len(rec):  # pragma: no cover - disk full: finish the record or fail loudly
             view = memoryview(rec)
             while n < len(rec):
                 n += os.write(self._fd, view[n:])
+
+    @property
+    def runs_path(self) -> Path:
+        """The file of the records (``runs.bin``), to which workers may append records of
+        :func:`encode_record` themselves, one ``write`` each on an ``O_APPEND`` descriptor, while
+        this store holds the lock."""
+        return self.path / "runs.bin"
 
     # ------------------------------------------------------------------ read
     def _valid(self, header: Any, data: np.ndarray) -> str:

@@ -34,8 +34,9 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
     ds : xarray.Dataset
     path : path
     complevel : int
-        gzip level 0 (none) ... 9.  Level 1 (default) gets nearly all of the size reduction of
-        higher levels on simulation data at the lowest cost in time.
+        gzip level 0 (none) ... 9.  Level 1 (default) is the fastest; level 3 makes files of
+        zlib level 1's size at about a third of level 1's speed (:func:`_deflate` has the
+        figures); levels above 3 cost zlib's time for little more reduction.
     threads : int, optional
         Threads compressing the (run, time) variables (default: one per CPU; 1 = HDF5's own
         serial compression through xarray).  Either way the file holds the same values with
@@ -115,10 +116,32 @@ def _plain_layout(ds: xr.Dataset) -> list[str] | None:
     return big or None
 
 
-def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
-    """One chunk (runs ``r0 .. r0 + rows``) as HDF5 stores it: shuffle filter, then deflate."""
+def _deflate(level: int) -> Callable[[Any, int], bytes]:
+    """The zlib-format compressor of the chunks for gzip level ``level``.
+
+    Levels 1 to 3 use ISA-L (``isal``) at the same level: a standard zlib stream, so HDF5's
+    deflate filter and every NetCDF-4 reader decode it, at 5 to 15 times zlib's speed.  Sizes of
+    the shuffled chunks, against the raw data (rc_network's recorded variables / msd_chain's):
+    zlib level 1 0.446 / 0.794 at 92 / 77 MB/s; ISA-L level 1 0.523 / 0.799 at 1321 / 694 MB/s;
+    ISA-L level 3 0.447 / 0.793 at 616 / 478 MB/s — level 1 stays the fastest choice, level 3
+    gives zlib level 1's size.  Higher levels, and machines without ``isal``, use zlib.  Either
+    releases the GIL.
+    """
+    if level <= 3:
+        try:
+            from isal import isal_zlib
+
+            return isal_zlib.compress
+        except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
+            pass
     import zlib
 
+    return zlib.compress
+
+
+def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
+    """One chunk (runs ``r0 .. r0 + rows``) as HDF5 stores it: shuffle filter, then deflate
+    (:func:`_deflate`)."""
     block = arr[r0:r0 + rows]
     if block.shape[0] < rows:  # the edge chunk is stored at full size
         full = np.zeros((rows, arr.shape[1]))
@@ -126,7 +149,7 @@ def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
         block = full
     raw = np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8)
     shuffled = np.ascontiguousarray(raw.reshape(-1, 8).T)  # byte k of every value together
-    return zlib.compress(shuffled, level)  # zlib releases the GIL: threads run in parallel
+    return _deflate(level)(shuffled, level)  # releases the GIL: threads run in parallel
 
 
 def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
@@ -135,7 +158,7 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
 
     HDF5 compresses chunk after chunk in the calling thread, which made the compression the
     largest serial step of a campaign.  Here the chunks are shuffled and deflated by a thread
-    pool (byte-identical to HDF5's own filters, so any NetCDF-4 reader decodes them) while the
+    pool (:func:`_deflate`: HDF5's own filters, so any NetCDF-4 reader decodes them) while the
     file's structure is written, then stored with ``write_direct_chunk``.
     """
     from concurrent.futures import ThreadPoolExecutor
@@ -167,8 +190,9 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
                 for a, val in ds.attrs.items():
                     f.attrs[a] = val
             with h5py.File(part, "r+") as h:
-                for (k, r0), fut in zip(tasks, futures):
-                    h[k].id.write_direct_chunk((r0, 0), fut.result())
+                ids = {k: h[k].id for k in big}  # a lookup by name per chunk cost as much as
+                for (k, r0), fut in zip(tasks, futures):  # writing the chunk
+                    ids[k].write_direct_chunk((r0, 0), fut.result())
         finally:
             for fut in futures:
                 fut.cancel()

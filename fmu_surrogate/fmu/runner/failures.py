@@ -84,10 +84,10 @@ def classify(output: Any, time: np.ndarray, explode_threshold: float = DEFAULT_E
         return ("error_status" if logged_error else "exception"), with_log(head, log_all)
 
     if n:
-        block = output.data[:n]
-        with np.errstate(invalid="ignore"):
-            peak = np.abs(block).max() if block.size else 0.0
-        if peak <= explode_threshold:  # NaN compares False: falls through to the full check
+        block = np.asarray(output.data[:n])
+        # max |x| <= bound without a temporary array; NaN compares False: the full check
+        if not block.size or (block.max() <= explode_threshold
+                              and -block.min() <= explode_threshold):
             if output.stopped_early or n < len(time):
                 return _early_stop(output, time, with_log, log_all)
             return "", _trim(log_warn)

@@ -14,7 +14,9 @@ its own session with its own log file and none of the caller's open files.  The 
   so the workers finish together; the next run is always queued so that a worker never waits for
   the parent) and receives one message per run: the run's record for the run store
   (:func:`fmu_surrogate.fmu.campaigns.store.encode_record`, made by the worker), which the parent appends
-  as it is;
+  as it is — or, when the pool is given the store's file (``store_path``), only where the
+  worker appended that record itself, which the parent reads back from the page cache (the
+  data then crosses no pipe and is written once, by the process that made it);
 * enforces a wall-clock timeout per run: a worker whose current run exceeds it is killed
   (SIGKILL) and respawned, the run is recorded as ``"timeout"``;
 * detects a worker that died: a fault of the FMU (segfault, abort, ...) is recorded as
@@ -94,6 +96,11 @@ class WorkerPool:
         Limit for a worker to start and instantiate the FMU.
     scratch_dir : path, optional
         Where the per-worker scratch and log files go (default: a temporary directory).
+    store_path : path, optional
+        The run store's ``runs.bin`` (:class:`~fmu_surrogate.fmu.campaigns.store.RunStore`,
+        opened by the caller): workers append their records to it themselves and the parent
+        reads each back from the page cache instead of through the pipe; its results come with
+        :attr:`RunResult.stored` set.
     start_method : {"auto", "fork", "spawn"}
         How worker processes are made.  ``"spawn"``: a fresh interpreter (``subprocess``) that
         imports numpy and fmpy and receives the pickled config — about 0.2 s of CPU per worker.
@@ -112,7 +119,7 @@ class WorkerPool:
     def __init__(self, config: RunnerConfig, workers: int = 1, timeout: float | None = 60.0,
                  batch_size: int | None = None, start_timeout: float = 120.0,
                  scratch_dir: str | os.PathLike | None = None,
-                 start_method: str = "auto") -> None:
+                 start_method: str = "auto", store_path: str | os.PathLike | None = None) -> None:
         if workers < 1:
             raise InvalidInputError(f"workers must be >= 1, got {workers}")
         if timeout is not None and not timeout > 0:
@@ -141,6 +148,9 @@ class WorkerPool:
             folder.mkdir(parents=True, exist_ok=True)
         self._tmp = tempfile.TemporaryDirectory(prefix=prefix, dir=folder)
         self._time = np.asarray(config.time, dtype=float)
+        self.store_path = None if store_path is None else os.fspath(store_path)
+        #: read side of the run store, for the records the workers append
+        self._store_fd: int | None = None
         self.respawns = 0
         self.forked = 0  # workers made by fork (the others were spawned)
 
@@ -156,7 +166,7 @@ class WorkerPool:
 
     def _spawn(self, slot: int) -> _Worker:
         fork = self._fork_now()
-        w = spawn_worker(self.config, self._tmp.name, slot, fork)
+        w = spawn_worker(self.config, self._tmp.name, slot, fork, self.store_path)
         self.forked += fork
         return w
 
@@ -165,6 +175,8 @@ class WorkerPool:
 
         Lets the caller prepare other things while the workers load the FMU.
         """
+        if self.store_path is not None and self._store_fd is None:
+            self._store_fd = os.open(self.store_path, os.O_RDONLY)
         if not self._workers:
             for i in range(self.n_workers):  # each recorded at once: terminate() finds it
                 self._workers.append(self._spawn(i))
@@ -231,6 +243,13 @@ class WorkerPool:
                 w.proc.wait()
             w.release()
         self._workers = []
+        self._release()
+
+    def _release(self) -> None:
+        """Close the read side of the store and delete the scratch files."""
+        if self._store_fd is not None:
+            os.close(self._store_fd)
+            self._store_fd = None
         self._tmp.cleanup()
 
     def __enter__(self) -> Self:
@@ -241,7 +260,7 @@ class WorkerPool:
         for w in self._workers:
             w.kill()
         self._workers = []
-        self._tmp.cleanup()
+        self._release()
 
     def __exit__(self, *exc) -> None:
         if exc[0] is not None:  # interrupted: do not wait for running FMUs

@@ -131,11 +131,13 @@ class _Worker:
                          _time.monotonic() - started_mono, started_wall, now, self.proc.pid)
 
 
-def spawn_worker(config: RunnerConfig, folder: str, slot: int, fork: bool) -> _Worker:
+def spawn_worker(config: RunnerConfig, folder: str, slot: int, fork: bool,
+                 store_path: str | None = None) -> _Worker:
     """Start worker ``slot`` of ``config`` with its scratch and log file in ``folder``.
 
     ``fork``: make it with ``os.fork`` (it has the config already), else as a fresh interpreter
-    (it receives the pickled config).  It is not ready until it reports so.
+    (it receives the pickled config).  ``store_path``: the run store's ``runs.bin``, to which
+    the worker appends its records itself.  It is not ready until it reports so.
     """
     n_time = int(np.asarray(config.time).shape[0])
     w = _Worker()
@@ -152,13 +154,13 @@ def spawn_worker(config: RunnerConfig, folder: str, slot: int, fork: bool) -> _W
     w.log_offset = 0
     parent_sock, child_sock = socket.socketpair()
     if fork:
-        w.proc = _fork(config, child_sock, w)
+        w.proc = _fork(config, child_sock, w, store_path)
     else:
         w.proc = _popen(child_sock, w)
     child_sock.close()
     w.conn = Connection(parent_sock.detach())
     if isinstance(w.proc, subprocess.Popen):  # a forked worker has the config already
-        w.conn.send((config, w.scratch))
+        w.conn.send((config, w.scratch, store_path))
     w.queue = deque()
     w.ready = False
     w.spawned = _time.monotonic()
@@ -185,7 +187,8 @@ def _popen(child_sock: socket.socket, w: _Worker) -> subprocess.Popen:
     )
 
 
-def _fork(config: RunnerConfig, child_sock: socket.socket, w: _Worker) -> _ForkedProcess:
+def _fork(config: RunnerConfig, child_sock: socket.socket, w: _Worker,
+          store_path: str | None) -> _ForkedProcess:
     for f in (sys.stdout, sys.stderr):  # buffered text must not be written twice
         with contextlib.suppress(Exception):
             f.flush()
@@ -193,7 +196,8 @@ def _fork(config: RunnerConfig, child_sock: socket.socket, w: _Worker) -> _Forke
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        _forked_main(child_sock.fileno(), w.log.fileno(), parent, config, w.scratch)
+        _forked_main(child_sock.fileno(), w.log.fileno(), parent, config, w.scratch,
+                     store_path)
     return _ForkedProcess(pid)
 
 

@@ -123,6 +123,9 @@ class RunResult:
         The run as a record of the run store (:func:`fmu_surrogate.fmu.campaigns.store.encode_record`,
         header :meth:`store_header`), made by the worker; ``None`` for results made by the
         parent (timeouts, crashes).
+    stored : bool
+        The worker appended the record to the run store itself (``record`` is ``None`` then):
+        the store has it already.
     """
 
     index: int
@@ -135,6 +138,7 @@ class RunResult:
     finished: float
     worker: int
     record: bytes | None = field(default=None, repr=False)
+    stored: bool = False
 
     def store_header(self) -> dict[str, Any]:
         """The header of this run's record in the run store."""

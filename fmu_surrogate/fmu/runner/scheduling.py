@@ -9,6 +9,7 @@ batches, receives results, enforces the timeout per run and hands dead workers t
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import selectors
 import time as _time
@@ -22,6 +23,7 @@ from fmu_surrogate.errors import ComputationError
 from fmu_surrogate.fmu.campaigns.store_records import decode_record, is_record
 from fmu_surrogate.fmu.runner.processes import _Worker
 from fmu_surrogate.fmu.runner.runs import RunResult, RunSpec
+from fmu_surrogate.fmu.runner.worker import stored_message
 
 
 class PoolWorkers(Protocol):
@@ -33,6 +35,7 @@ class PoolWorkers(Protocol):
     _workers: list[_Worker]
     _n_col: int
     _time: np.ndarray
+    _store_fd: int | None
 
     def _on_control(self, w: _Worker, msg: tuple) -> None: ...
 
@@ -142,8 +145,15 @@ class _Dispatch:
         return max(0.0, wait_for)
 
     def _on_message(self, w: _Worker, raw: bytes, now: float) -> int:
-        """A message of worker ``w``: a control message or a run's record; runs it finished."""
-        if not is_record(raw):
+        """A message of worker ``w``: a control message, a run's record or where the worker
+        stored it; runs it finished."""
+        where = stored_message(raw)
+        stored = where is not None
+        if stored:  # appended to the store by the worker: read it back (page cache)
+            raw = os.pread(self.pool._store_fd, where[1], where[0])
+            if len(raw) != where[1] or not is_record(raw):  # pragma: no cover - invariant
+                raise ComputationError(f"the run store has no record at offset {where[0]}")
+        elif not is_record(raw):
             msg = pickle.loads(raw)
             if w.ready:  # pragma: no cover - protocol invariant
                 raise ComputationError(f"unexpected message from a worker: {msg[0]!r}")
@@ -157,7 +167,8 @@ class _Dispatch:
         w.started_wall = hd["t1"]
         w.log_offset = 0  # the worker empties its log at the start of each run
         self.on_result(RunResult(hd["index"], hd["kind"], hd["message"], hd["n"], data,
-                                 hd["wall"], hd["t0"], hd["t1"], hd["worker"], raw))
+                                 hd["wall"], hd["t0"], hd["t1"], hd["worker"],
+                                 None if stored else raw, stored))
         return 1
 
     def _expire(self, now: float) -> int:

@@ -3,8 +3,10 @@ that opens the FMU once and executes batches of runs, the scratch file that keep
 of a run, and the bounded echo of the FMU's log.
 
 Protocol: the worker sends the pickled control messages ``("ready", pid)`` or
-``("open_error", type name, text)``, then one store record
-(:func:`fmu_surrogate.fmu.campaigns.store.encode_record`) per run.  Workers die with their parent
+``("open_error", type name, text)``, then one message per run: the run's store record
+(:func:`fmu_surrogate.fmu.campaigns.store.encode_record`), or, when the pool names the run store,
+the worker appends that record to the store itself (one ``write``, as the parent would) and sends
+only where it is (:func:`stored_message`).  Workers die with their parent
 (``PR_SET_PDEATHSIG`` on Linux, plus an EOF check), so a parent killed with SIGKILL leaves no
 orphans.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import signal as _signal
 import struct
@@ -30,6 +33,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.runner.runs import RunnerConfig
 
 _HEADER_BYTES = 64  # scratch file: int64[8] header (row counter, run index), then the data
+_STORED = struct.Struct("<4sQQ")  # a record the worker appended to the store: offset, length
+_STORED_MAGIC = b"FSO1"
+
+
+def stored_message(msg: bytes | memoryview) -> tuple[int, int] | None:
+    """``(offset, length)`` of the record in the run store that a worker's message points to,
+    or ``None`` when ``msg`` is another message (a record or a control message)."""
+    if len(msg) != _STORED.size or bytes(msg[:4]) != _STORED_MAGIC:
+        return None
+    _magic, offset, length = _STORED.unpack(msg)
+    return offset, length
 
 
 def _set_pdeathsig() -> None:
@@ -61,10 +75,18 @@ def _default_signals() -> None:
 
 
 def _flush_c_stdio() -> None:
+    fflush = _c_fflush()
+    if fflush is not None:
+        fflush(None)
+
+
+@functools.cache
+def _c_fflush():
+    """The C library's ``fflush`` (looked up once: a worker flushes before every run)."""
     try:
-        ctypes.CDLL(None).fflush(None)
+        return ctypes.CDLL(None).fflush
     except (OSError, AttributeError):
-        pass
+        return None
 
 
 def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
@@ -73,8 +95,9 @@ def _open_scratch(path: str, n_rows: int, n_cols: int, mode: str):
         with open(path, "wb") as f:
             f.truncate(size)
     mm = np.memmap(path, dtype=np.uint8, mode="r+", shape=(size,))
-    header = mm[:_HEADER_BYTES].view(np.int64)
-    data = mm[_HEADER_BYTES:_HEADER_BYTES + 8 * n_rows * n_cols].view(np.float64)
+    raw = np.asarray(mm)  # plain arrays (they keep the map alive): no memmap subclass per slice
+    header = raw[:_HEADER_BYTES].view(np.int64)
+    data = raw[_HEADER_BYTES:_HEADER_BYTES + 8 * n_rows * n_cols].view(np.float64)
     return mm, header, data.reshape(n_rows, n_cols)
 
 
@@ -87,17 +110,17 @@ def _worker_main() -> None:  # pragma: no cover - runs in the child (covered by 
         os._exit(0)
     conn = Connection(fd)
     try:
-        cfg, scratch_path = conn.recv()
+        cfg, scratch_path, store_path = conn.recv()
     except EOFError:
         os._exit(0)
     try:
-        _serve(conn, cfg, scratch_path)
+        _serve(conn, cfg, scratch_path, store_path)
     finally:
         os._exit(0)
 
 
-def _forked_main(sock_fd: int, log_fd: int, parent: int, cfg: RunnerConfig,
-                 scratch_path: str) -> None:  # pragma: no cover - runs in the child
+def _forked_main(sock_fd: int, log_fd: int, parent: int, cfg: RunnerConfig, scratch_path: str,
+                 store_path: str | None) -> None:  # pragma: no cover - runs in the child
     """Body of a forked worker (never returns).
 
     The child is a copy of the parent: everything is imported and ``cfg`` is already in
@@ -131,7 +154,7 @@ def _forked_main(sock_fd: int, log_fd: int, parent: int, cfg: RunnerConfig,
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1,  # noqa: SIM115
                           closefd=False)
         conn = Connection(keep)
-        _serve(conn, cfg, scratch_path)
+        _serve(conn, cfg, scratch_path, store_path)
     finally:
         os._exit(0)
 
@@ -213,13 +236,13 @@ def _keep_temporary_files_in(pool_folder: str) -> None:  # pragma: no cover - in
     tempfile.tempdir = folder
 
 
-def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # pragma: no cover
+def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str,
+           store_path: str | None = None) -> None:  # pragma: no cover
     """The worker loop: open the FMU, then execute batches of runs until told to stop.
 
     Protocol: the worker sends the pickled control messages ``("ready", pid)`` or
-    ``("open_error", type name, text)``, then one store record
-    (:func:`fmu_surrogate.fmu.campaigns.store.encode_record`) per run, so that the parent appends it to
-    the store as it is.  The parent sends lists of :class:`RunSpec` and ``None`` to stop.
+    ``("open_error", type name, text)``, then one message per run (:func:`_deliver`).  The
+    parent sends lists of :class:`RunSpec` and ``None`` to stop.
     """
     from fmu_surrogate.fmu.backends.registry import get_backend
     from fmu_surrogate.fmu.campaigns.store_records import encode_record
@@ -244,6 +267,12 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
         conn.send(("open_error", type(exc).__name__, str(exc)))
         conn.close()
         return
+    store_fd = None
+    if store_path:
+        try:
+            store_fd = os.open(store_path, os.O_WRONLY | os.O_APPEND)
+        except OSError:  # the parent appends the records then
+            store_fd = None
     _mm, header, out = _open_scratch(scratch_path, time.shape[0], ncol, "r+")
     progress = header[0:1]
     input_cache: dict[int, dict[str, np.ndarray]] = {}
@@ -293,8 +322,34 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str) -> None:  # p
             rec = encode_record({"campaign": cfg.campaign, "index": spec.index, "kind": kind,
                                  "message": message, "n": n, "wall": _time.perf_counter() - t0,
                                  "t0": started, "t1": finished, "worker": pid}, out[:n])
-            try:
-                _send_whole(conn, rec)
-            except (BrokenPipeError, OSError):
+            if not _deliver(conn, rec, store_fd):
                 os._exit(0)
     backend.close()
+
+
+def _deliver(conn: Connection, rec: bytes, store_fd: int | None) -> bool:  # pragma: no cover
+    """Hand a run's record to the parent; ``False`` when the parent is gone.
+
+    With the run store open (``store_fd``), append the record to it in one ``write`` on the
+    ``O_APPEND`` file — whole records of several writers never interleave — and send only its
+    offset and length (:func:`stored_message`): the parent neither receives nor writes the
+    data.  A write that fails or comes out short (a full disk) sends the record itself, and the
+    parent appends it (and reports the full disk); a short piece left in the store is a damaged
+    record that the store's scanner skips.
+    """
+    from fmu_surrogate.fmu.campaigns import store_records
+
+    msg = rec
+    if store_fd is not None:
+        try:
+            n = store_records.append_once(store_fd, rec)
+            if n == len(rec):
+                end = os.lseek(store_fd, 0, os.SEEK_CUR)  # our own file position: after rec
+                msg = _STORED.pack(_STORED_MAGIC, end - n, n)
+        except OSError:
+            pass
+    try:
+        _send_whole(conn, msg)
+    except OSError:  # BrokenPipeError included
+        return False
+    return True

@@ -142,6 +142,33 @@ def test_results_carry_the_store_record(faulty_fmu):
     np.testing.assert_allclose(r.data[:, 0], 1 / 3 + 2 / 3 * np.exp(-3 * T), rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_workers_append_their_records_to_the_store(faulty_fmu, tmp_path, start_method):
+    """With the store named, a worker appends each run's record itself and the parent reads it
+    back: the same header and data as a record sent through the pipe; a crash is still made by
+    the parent (``stored`` false), and the store holds every worker-made record intact."""
+    cfg = RunnerConfig(str(faulty_fmu), open_fmu(faulty_fmu), T, REC, ({"u": Constant(1.0)},),
+                       campaign="c0ffee")
+    store = RunStore.open(tmp_path / "s", {"campaign_hash": "c0ffee", "n_columns": len(REC)})
+    specs = [RunSpec(0, {"k": 2.0}), RunSpec(1, {"mode": 4}), RunSpec(2, {"mode": 1}),
+             RunSpec(3, {"k": 3.0}), RunSpec(4, {"mode": 5})]
+    got = {}
+    with WorkerPool(cfg, workers=2, timeout=10, start_method=start_method,
+                    store_path=store.runs_path) as pool:
+        pool.run(specs, lambda r: got.__setitem__(r.index, r))
+    piped = {r.index: r for r in run_isolated(cfg, specs, workers=2, timeout=10)}
+    for i, r in got.items():
+        assert r.stored == (i != 2) and r.record is None, (i, r.failure_kind)
+        assert (r.failure_kind, r.n_samples) == (piped[i].failure_kind, piped[i].n_samples)
+        np.testing.assert_array_equal(r.data, piped[i].data)  # same FMU calls: bit-identical
+    on_disk = {h["index"]: (h, d) for h, d in store.read()}
+    store.close()
+    assert sorted(on_disk) == [0, 1, 3, 4] and not store.discarded_text()
+    for i, (h, d) in on_disk.items():
+        assert h.pop("campaign") == "c0ffee" and h == got[i].store_header()
+        np.testing.assert_array_equal(d, got[i].data)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and fork: Linux")
 def test_forked_workers_inherit_no_descriptors(faulty_fmu, tmp_path):
     """A forked worker must not keep the parent's files open: here the run store's lock, which
