@@ -374,7 +374,9 @@ def select_dataset(
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
     try:
-        nl = NonlinearPHIdentifier(n_states=lin.system_.n_states, linear=lin,
+        # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
+        # nonlinear feedthrough)
+        nl = NonlinearPHIdentifier(n_states=None, linear=lin,
                                    validation_runs=len(held), **dict(nonlinear or {})
                                    ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
                                                  runs=fit + held)
