@@ -11,6 +11,8 @@ import numpy as np
 from fmpy import simulate_fmu
 from scipy.integrate import solve_ivp
 
+from fmu_surrogate.fmu.backends.fmpy_instance import restore_logger_proxy
+
 
 class LogCapture:
     """``logger=`` callback for fmpy that keeps ``(status, category, message)`` tuples."""
@@ -144,6 +146,7 @@ class ModelExchangeInstance:
 
         self.fmu.terminate()
         self.fmu.freeInstance()
+        restore_logger_proxy()  # this instance's logger is about to be freed
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

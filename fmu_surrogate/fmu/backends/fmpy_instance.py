@@ -39,7 +39,7 @@ from fmu_surrogate.fmu.backends.fmpy_me import run_me
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
-__all__ = ["FmpyBackend"]
+__all__ = ["FmpyBackend", "restore_logger_proxy"]
 
 
 class FmpyBackend:
@@ -162,6 +162,9 @@ class FmpyBackend:
             with contextlib.suppress(Exception):
                 self._fmu.freeLibrary()
             self._fmu = None
+        if self._callbacks is not None:
+            restore_logger_proxy()
+            self._callbacks = None
         if self._unzipdir:
             shutil.rmtree(self._unzipdir, ignore_errors=True)
             self._unzipdir = None
@@ -358,6 +361,33 @@ def _new_instance(info: Any, unzipdir: str, kind: str, fmi3: bool, log: LogSink)
     fmu = (FMU2Slave if kind == "cs" else FMU2Model)(**args)
     fmu.instantiate(callbacks=cb)
     return fmu, cb
+
+
+_DEFAULT_CALLBACKS: list = []
+
+
+def restore_logger_proxy() -> None:
+    """Point fmpy's C logging proxy back at fmpy's own message printer.
+
+    ``fmpy.logging.addLoggerProxy`` keeps *one* global pointer to the Python logger it last
+    wrapped, and every FMI 2 instance made with fmpy's default callbacks logs through it.  Once
+    the callbacks of a closed instance are freed, that pointer dangles: the next FMU that logs
+    through fmpy's defaults (``fmpy.simulate_fmu`` in the same process) crashes the process.
+    Called when an instance with its own logger is closed; the printer's callbacks live as long
+    as the process.
+    """
+    from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, printLogMessage
+    from fmpy.logging import addLoggerProxy
+
+    if not _DEFAULT_CALLBACKS:
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(printLogMessage)
+        _DEFAULT_CALLBACKS.append(cb)
+    cb = fmi2CallbackFunctions()  # the proxy replaces the logger of the struct it is given
+    cb.logger = _DEFAULT_CALLBACKS[0].logger
+    _DEFAULT_CALLBACKS.append(cb)
+    del _DEFAULT_CALLBACKS[1:-1]
+    addLoggerProxy(byref(cb))
 
 
 def _extract_checked(fmu_path: Any, extract: Any) -> str:
