@@ -25,6 +25,13 @@ same expression source, over the parameters ``diss_directions``, ``diss_gains``,
     der(x) = (J - R)*z - dissipationForce(z, ...) + (B - P)*u;
     P_dissipated = z*(R*z) + dissipationRate(z, ...) + 2*z*(P*u) + u*(S*u);
 
+its nonlinear feedthrough ``S_nl(u)`` the same two functions of the port inputs,
+``portDissipationForce`` (``S_nl(u)*u``) and ``portDissipationRate`` (``u*S_nl(u)*u``), over the
+parameters ``port_diss_*``::
+
+    y = transpose(B + P)*z + (S - N)*u + portDissipationForce(u, ...);
+    P_dissipated = ... + portDissipationRate(u, ...);
+
 and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
 ``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
 ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
@@ -61,7 +68,8 @@ __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
 _INTERNAL = frozenset([
     "E", "J", "R", "B", "x", "x_start", "z", "u", "H", "H_start", "P_supplied", "P_dissipated",
     "energy_residual", "E_supplied", "E_dissipated", "effort", "effortJacobian",
-    "effortDerivative", "hamiltonian", "dissipationForce", "dissipationRate", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
+    "effortDerivative", "hamiltonian", "dissipationForce", "dissipationRate",
+    "portDissipationForce", "portDissipationRate", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
     "transpose", "Real", "Integer", "Boolean", "String"
 ])
 #: names the model uses only with a feedthrough (P, S, N) or a port wiring (a PortedSystem)
@@ -141,6 +149,9 @@ def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
     nl = getattr(system, "nonlinear_dissipation", None)
     nl_text = ("" if nl is None else f" and the state-dependent dissipation R(x) = R + R_nl(z) of "
                f"{nl.n_terms} power-law terms (dissipationForce)")
+    law = getattr(system, "nonlinear_feedthrough", None)
+    nl_text += ("" if law is None else f", and the nonlinear feedthrough y += S_nl(u) u of "
+                f"{law.n_terms} power-law terms (portDissipationForce)")
     info = (f"<html>\n<p>Port-Hamiltonian surrogate exported by fmu-surrogate: "
             f"E der(x) = (J - R) z(x) + (B - P) u, y = (B + P)' z(x) + (S - N) u (P, S, N zero "
             f"unless declared), with the effort {html.escape(ex.kind)}"
@@ -218,11 +229,14 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     _check_name(model_name, "model name")
     check_finite(system)
     if system.n_states == 0:
-        raise ExportError("an order-0 surrogate (the static map y = (S - N) u) has no Modelica "
-                          "form here; export it as an FMU (export_fmu), which handles it.")
+        raise ExportError("an order-0 surrogate (a static map y = (S - N) u + S_nl(u) u) has no "
+                          "Modelica form here; export it as an FMU (export_fmu), which handles "
+                          "it.")
     ex = effort_expressions(system)
     nl = getattr(system, "nonlinear_dissipation", None)
     dx = dissipation_expressions(nl) if nl is not None else None
+    law = getattr(system, "nonlinear_feedthrough", None)
+    px = dissipation_expressions(law) if law is not None else None
     n, m, has_h = system.n_states, system.n_inputs, ex.H is not None
     ft, ported = system.has_feedthrough, not w.identity
     ident = np.array_equal(system.E, np.eye(n))
@@ -234,7 +248,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
         pnames[p] = f"effort_{p}" if clash or p in internal - {"E"} else p
     dnames = {p: p for p in (dx.params if dx else {})}  # diss_*: no effort data has that prefix
-    names = _Names(internal | set(pnames.values()) | set(dnames) | {model_name})
+    lnames = {p: f"port_{p}" for p in (px.params if px else {})}  # port_diss_*: nor that one
+    names = _Names(internal | set(pnames.values()) | set(dnames) | set(lnames) | {model_name})
     ins = [names.add(s, "input") for s in w.input_names]
     outs = [names.add(s, "output") for s in w.output_names]
     fixed_pars = {names.add(k, "parameter"): v for k, v in w.parameters.items()}
@@ -277,6 +292,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     for p, a in (dx.params if dx else {}).items():
         lines.append(f'  parameter Real {p}{_dims(a)} = {_array(a, "    ")} '
                      f'"Power-law dissipation R_nl(z) (diss_gains >= 0)";')
+    for p, a in (px.params if px else {}).items():
+        lines.append(f'  parameter Real {lnames[p]}{_dims(a)} = {_array(a, "    ")} '
+                     f'"Nonlinear feedthrough S_nl(u) (port_diss_gains >= 0)";')
     lines += _io_lines(w, ins, outs)
     if has_h:
         lines += ['  Modelica.Blocks.Interfaces.RealOutput H "Hamiltonian H(x)";',
@@ -309,11 +327,17 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
                   render_modelica_function(dx.rate, "dissipationRate", "p", dx.params, dnames,
                                            "State-dependent dissipated power z*R_nl(z)*z", n,
                                            argument="Effort z")]
-    fnl = ""
-    pnl = ""
-    if dx:
-        fnl = f" - dissipationForce({', '.join(['z', *used_params(dx.force)])})"
-        pnl = f" + dissipationRate({', '.join(['z', *used_params(dx.rate)])})"
+    if px:
+        lines += [render_modelica_function(px.force, "portDissipationForce", "f", px.params,
+                                           lnames, "Nonlinear feedthrough S_nl(u)*u", m,
+                                           argument="Port input u"),
+                  render_modelica_function(px.rate, "portDissipationRate", "p", px.params, lnames,
+                                           "Power dissipated by the feedthrough u*S_nl(u)*u", m,
+                                           argument="Port input u")]
+    fnl = f" - {_call('dissipationForce', 'z', dx.force, dnames)}" if dx else ""
+    pnl = f" + {_call('dissipationRate', 'z', dx.rate, dnames)}" if dx else ""
+    ynl = f" + {_call('portDissipationForce', 'u', px.force, lnames)}" if px else ""
+    pnl += f" + {_call('portDissipationRate', 'u', px.rate, lnames)}" if px else ""
     if has_h:
         lines += ["initial equation", "  H_start = H;"]
     call = ", ".join(["x"] + [pnames[p] for p in used_params(ex.z)])
@@ -333,7 +357,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         u_eq = (f"Tu*{ext_u} + cu" if ins else "cu") if ported else ext_u
         lines += [f"  u = {u_eq};", f"  z = effort({call});",
                   f"  {lhs} = (J - R)*z{fnl} + {'(B - P)' if ft else 'B'}*u;",
-                  f"  {y} = transpose({'B + P' if ft else 'B'})*z{' + (S - N)*u' if ft else ''};",
+                  f"  {y} = transpose({'B + P' if ft else 'B'})*z{' + (S - N)*u' if ft else ''}{ynl};",
                   f"  P_supplied = {y}*u;"]
     else:
         lines += [f"  z = effort({call});", f"  {lhs} = (J - R)*z{fnl};", "  P_supplied = 0;"]
@@ -376,6 +400,11 @@ def _functions(ex: EffortExpressions, pnames: dict[str, str], n: int) -> str:
         parts.append(render_modelica_function(ex.H, "hamiltonian", "H", ex.params, pnames,
                                               "Hamiltonian H(x)", n))
     return "\n".join(parts)
+
+
+def _call(function: str, argument: str, prog: Any, names: dict[str, str]) -> str:
+    """``function(argument, <the data prog reads>)``."""
+    return f"{function}({', '.join([argument, *(names[p] for p in used_params(prog))])})"
 
 
 def _dims(a: np.ndarray) -> str:

@@ -58,16 +58,10 @@ def check_finite(system: Any) -> None:
     Raises
     ------
     ExportError
-        Naming the first matrix with a NaN or infinite entry, or a nonlinear feedthrough (not
-        translated).
+        Naming the first matrix with a NaN or infinite entry.
     """
     for key in ("E", "J", "R", "B", "Q", "P", "S", "N"):
         a = getattr(system, key, None)
         if a is not None and not np.all(np.isfinite(np.asarray(a, dtype=float))):
             raise ExportError(f"the surrogate's matrix {key} contains NaN or Inf; an exported "
                               f"surrogate needs finite parameters: re-identify or repair it.")
-    law = getattr(system, "port_dissipation", None)
-    if law is not None and law.n_terms > 0:
-        raise ExportError("the surrogate has a nonlinear feedthrough S_nl(u) (port_dissipation), "
-                          "which the exporters do not translate yet; export a surrogate without "
-                          "it or couple it through fmu_surrogate.couple in Python.")

@@ -158,6 +158,11 @@ class NonlinearPH(PHDAE):
         """The state-dependent dissipation the integrator adds (``None`` when it has no term)."""
         return self.dissipation if self.dissipation.n_terms else None
 
+    @property
+    def nonlinear_feedthrough(self) -> PowerDissipation | None:
+        """The nonlinear feedthrough ``S_nl(u)`` the outputs add (``None`` when it has no term)."""
+        return self.port_dissipation if self.port_dissipation.n_terms else None
+
     def dissipation_matrix(self, x: ArrayLike) -> Array:
         """``R(x) = R₀ + R_nl(z(x))`` ((N, n, n), or (n, n) for one point).
 

@@ -451,3 +451,33 @@ def test_nonlinear_ph_drop_in_equations_and_dissipation_functions_hold():
         assert np.abs(f - d.force(z[None])[0]).max() < RTOL * np.abs(f).max()
         p = ev.call("dissipationRate", [z, *args], {})
         assert abs(p - d.rate(z[None])[0]) < RTOL * abs(p)
+
+
+def test_nonlinear_feedthrough_equations_and_functions_hold():
+    """A NonlinearPH with a nonlinear feedthrough S_nl(u): the outputs add
+    portDissipationForce(u) and the dissipated power portDissipationRate(u); every equation holds
+    for values of the ph objects and the two functions evaluate to the law's force and rate.  A
+    static law (order 0) is refused as the linear static map is."""
+    from tests.export.fmi.test_fmu_export_port_law import ported, static_law
+
+    sur = ported()
+    text = modelica_model(sur, "PortLaw")
+    call = "portDissipationForce(u, port_diss_directions, port_diss_smoothing, port_diss_gains, " \
+           "port_diss_exponents)"
+    assert f"  y_ph = transpose(B + P)*z + (S - N)*u + {call};" in text
+    assert "+ portDissipationRate(u, port_diss_directions" in text
+    cls = _check_ported_equations(sur, text)
+    ev = mc.Evaluator(cls)
+    law = sur.system.port_dissipation
+    for key, ref in (("directions", law.directions), ("gains", law.gains),
+                     ("exponents", law.exponents), ("smoothing", law.smoothing)):
+        assert np.array_equal(ev.params[f"port_diss_{key}"], ref), key  # exact literals
+    args = [ev.params[c.name] for c in cls.classes["portDissipationForce"].components.values()
+            if c.prefix == "input" and c.name != "x"]
+    for u in 2.0 * _rng(14).normal(size=(4, 2)):
+        f = ev.call("portDissipationForce", [u, *args], {})
+        assert np.abs(f - law.force(u[None])[0]).max() < RTOL * np.abs(f).max()
+        p = ev.call("portDissipationRate", [u, *args], {})
+        assert abs(p - law.rate(u[None])[0]) < RTOL * abs(p)
+    with pytest.raises(ExportError, match="order-0 surrogate"):
+        modelica_model(static_law(), "Static")

@@ -229,3 +229,22 @@ def test_nonlinear_feedthrough_is_passive_and_kept_by_the_scheme(seed, tmp_path)
     with pytest.raises(StructureError, match="port inputs"):
         NonlinearPH(sys.J, sys.R, sys.B, sys.effort_function,
                     port_dissipation=PowerDissipation.empty(3))
+
+
+def test_order_zero_is_the_static_law():
+    """A NonlinearPH without states is its feedthrough alone: simulate gives y = S_nl(u) u + D u
+    at the nodes, and the dissipated energy is the supplied one (nothing is stored)."""
+    e = np.zeros((0, 0))
+    law = PowerDissipation([[1.0]], [4.0], [1 / 3], [1e-3])
+    sys = NonlinearPH(e, e, np.zeros((0, 1)), ConvexEffort(np.eye(0), [], [], np.zeros((0, 0))),
+                      port_dissipation=law, S=[[0.5]])
+    t = np.linspace(0.0, 1.0, 21)
+    v = np.sin(7.0 * t)
+    tr = simulate(sys, t, v, hold="zoh")
+    assert tr.x.shape == (21, 0) and np.all(tr.newton_iterations == 0)
+    # the law by hand: β (v² + δ²)^(p/2) v + S v; one pow, exact up to round-off (measured 0)
+    ref = 4.0 * (v * v + 1e-6) ** (1 / 6) * v + 0.5 * v
+    assert np.abs(tr.y[:, 0] - ref).max() <= 1e-14 * np.abs(ref).max()
+    # held inputs: the step's power is v_k F(v_k), dissipated and supplied alike (measured 0)
+    assert tr.dissipated[-1] == pytest.approx(np.sum(np.diff(t) * v[:-1] * ref[:-1]), rel=1e-14)
+    assert abs(tr.energy_residual) <= 1e-15 * tr.energy_scale

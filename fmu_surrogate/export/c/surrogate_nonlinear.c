@@ -25,6 +25,9 @@
  * dis_rate in surrogate_data.h): x' = T z - R_nl(z) z + B u with T = J - R0; the step adds
  * h R_nl(zbar) zbar to the residual and h dF/dz(zbar) dzbar/dx to its Jacobian, and the
  * dissipated power z'R_nl(z)z to [z; u]'W[z; u], as fmu_surrogate.ph.simulate does.
+ * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_f, pdis_df, pdis_rate: the same
+ * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
+ * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
  */
 #include <float.h>
 
@@ -42,6 +45,8 @@
 #define FLOOR_ 1e-11
 #define STALL 1e-7
 #define RCOND 1e-9
+/* bytes of a state vector (its arrays hold NXA >= 1 elements: C has no empty arrays) */
+#define XBYTES (sizeof(double) * (size_t)NX)
 
 static double amax(const double *v, int n)
 {
@@ -101,7 +106,7 @@ static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, 
 /* pH port outputs y = BO' z + D u, dissipated power [z; u]'W[z; u] and supplied power y'u. */
 static void port_power(const double *z, const double *u, double *y, double *diss, double *supp)
 {
-    double rz[NX], pu[NX], su[NUA], du[NUA], d = 0.0, s = 0.0;
+    double rz[NXA], pu[NXA], su[NUA], du[NUA], d = 0.0, s = 0.0;
     int i, j;
     dn_matvec(NX, NX, NX, SUR_R, z, rz);
     dn_matvec(NX, NU, SUR_BS, SUR_P, u, pu);
@@ -110,6 +115,14 @@ static void port_power(const double *z, const double *u, double *y, double *diss
     for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
 #if SUR_NL
     d += dis_rate(z);
+#endif
+#if SUR_PNL
+    {   /* the nonlinear feedthrough: y += S_nl(u) u, dissipated power u'S_nl(u)u */
+        double fu[NUA];
+        pdis_f(u, fu);
+        for (j = 0; j < NU; j++) du[j] += fu[j];
+        d += pdis_rate(u);
+    }
 #endif
     for (j = 0; j < NU; j++) {
         double acc = du[j];
@@ -143,11 +156,11 @@ static void algebraic_jacobian(const double *x, double *Jz, double *Jaa)
 static int consistent(ModelInstance *c, double *x, const double *u)
 {
 #if SUR_NA > 0
-    double z[NX], tz[NX], b[NX], r[SUR_NA], dx[SUR_NA], best_x[NX];
+    double z[NXA], tz[NXA], b[NXA], r[SUR_NA], dx[SUR_NA], best_x[NXA];
     double *Jz = c->sur_jz, Jaa[SUR_NA * SUR_NA];
     double best = INFINITY, prev = INFINITY;
     int it, i;
-    memcpy(best_x, x, sizeof best_x);
+    memcpy(best_x, x, XBYTES);
     bu(u, b);
     for (it = 0; it < SUR_MAX_NEWTON; it++) {
         double rn, scale;
@@ -157,11 +170,11 @@ static int consistent(ModelInstance *c, double *x, const double *u)
         rn = amax(r, SUR_NA);
         if (rn < best) {
             best = rn;
-            memcpy(best_x, x, sizeof best_x);
+            memcpy(best_x, x, XBYTES);
         }
         scale = NU > 0 ? amax(tz, NX) + amax(b, NX) : 1.0;
         if (it > 1 && rn > 0.5 * prev && rn <= STALL * (scale + 1e-300)) {
-            memcpy(x, best_x, sizeof best_x);
+            memcpy(x, best_x, XBYTES);
             return 0;
         }
         prev = rn;
@@ -205,7 +218,7 @@ fmi2Status model_initialize(ModelInstance *c)
 
 fmi2Status model_evaluate(ModelInstance *c, int outputs)
 {
-    double *x = &c->d.r[SUR_VR_X0], z[NX], f[NX], b[NX], u[NUA];
+    double *x = &c->d.r[SUR_VR_X0], z[NXA], f[NXA], b[NXA], u[NUA];
     int i, j;
     port_inputs(c, u);
 #if SUR_NA > 0
@@ -218,7 +231,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     for (i = 0; i < NX; i++) f[i] += b[i];
 #if SUR_NL
     {
-        double fn[NX];
+        double fn[NXA];
         dis_f(z, fn);
         for (i = 0; i < NX; i++) f[i] -= fn[i];
     }
@@ -257,7 +270,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
 static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
                      double h, double *F, double *Jac, double *zb)
 {
-    double delta[NX], xi[NX], zq[NX], tzb[NX];
+    double delta[NXA], xi[NXA], zq[NXA], tzb[NXA];
     double *Jz = c->sur_jz, *dzb = c->sur_dzb;
     int q, i, j, k;
     for (i = 0; i < NX; i++) {
@@ -309,7 +322,7 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
 /* One step of the scheme from xk (in place) over h with the input u held. */
 static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
 {
-    double xn[NX], F[NX], zb[NX], dx[NX], b[NX], best_x[NX], best_zb[NX], ed[NX], tz[NX];
+    double xn[NXA], F[NXA], zb[NXA], dx[NXA], b[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA];
     double *Jac = c->sur_jac, best = INFINITY, prev = INFINITY;
     int it, i, converged = 0, have_jac = 0;
     bu(u, b);
@@ -317,8 +330,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         xn[i] = c->d.sur_started
                     ? xk[i] + (xk[i] - c->d.sur_xprev[i]) * (h / c->d.sur_hprev)
                     : xk[i];
-    memcpy(best_x, xn, sizeof xn);
-    memcpy(best_zb, xn, sizeof xn);
+    memcpy(best_x, xn, XBYTES);
+    memcpy(best_zb, xn, XBYTES);
     for (it = 1; it <= SUR_MAX_NEWTON; it++) {
         const int fresh = !have_jac || it <= 2;
         double fn, scale, step;
@@ -327,8 +340,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         fn = amax(F, NX);
         if (fn < best) {
             best = fn;
-            memcpy(best_x, xn, sizeof xn);
-            memcpy(best_zb, zb, sizeof zb);
+            memcpy(best_x, xn, XBYTES);
+            memcpy(best_zb, zb, XBYTES);
         }
         if (it > 3) { /* the stall test (its scale is needed from the fourth iteration on) */
             for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
@@ -338,8 +351,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             if ((fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
                 best <= STALL * (scale + 1e-300)) {
                 converged = 1;
-                memcpy(xn, best_x, sizeof xn);
-                memcpy(zb, best_zb, sizeof zb);
+                memcpy(xn, best_x, XBYTES);
+                memcpy(zb, best_zb, XBYTES);
                 break;
             }
         }
@@ -377,10 +390,10 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     if (consistent(c, xn, u))
         return model_fail(c, "the algebraic equations have no solution at t = %.17g", t + h);
 #endif
-    memcpy(c->d.sur_xprev, xk, sizeof xn);
+    memcpy(c->d.sur_xprev, xk, XBYTES);
     c->d.sur_hprev = h;
     c->d.sur_started = 1;
-    memcpy(xk, xn, sizeof xn);
+    memcpy(xk, xn, XBYTES);
     return fmi2OK;
 }
 
@@ -411,7 +424,7 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
 {
     /* ODE surrogates (E invertible): linearisation with the analytic Jacobian dz/dx; the
        external inputs act on the ports through SUR_TU */
-    double dxs[NX], due[FMU_ALLOC_SIZE(NUE)], dus[NUA], dz[NX], tdz[NX], z[NX], f[NX];
+    double dxs[NXA], due[FMU_ALLOC_SIZE(NUE)], dus[NUA], dz[NXA], tdz[NXA], z[NXA], f[NXA];
     double u[NUA], y[NUA], dy[NUA], dd, ds;
     double *Jz = c->sur_jz;
     const double *x = xs(c);
@@ -437,13 +450,13 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
     dn_matvec(NX, NX, NX, Jz, dxs, dz);           /* dz = Jz dx */
     dn_matvec(NX, NX, NX, SUR_T, dz, tdz);
     {
-        double b[NX];
+        double b[NXA];
         bu(dus, b);
         for (i = 0; i < NX; i++) f[i] = tdz[i] + b[i]; /* d(T z + B u) */
     }
 #if SUR_NL
     {   /* d(-F(z)) = -dF/dz dz */
-        double dfz[NX];
+        double dfz[NXA];
         dis_df(z, c->sur_jf);
         dn_matvec(NX, NX, NX, c->sur_jf, dz, dfz);
         for (i = 0; i < NX; i++) f[i] -= dfz[i];
@@ -453,12 +466,24 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
     {
         /* dy = BO' dz + D du; d[z; u]'W[z; u] = 2 (Rz + Pu)'dz + 2 (P'z + Su)'du;
            d(y'u) = dy'u + y'du */
-        double rz[NX], pu[NX], pz[NUA], su[NUA], ddu[NUA];
+        double rz[NXA], pu[NXA], pz[NUA], su[NUA], ddu[NUA], dd_nl = 0.0;
         int j, l;
         dn_matvec(NX, NX, NX, SUR_R, z, rz);
         dn_matvec(NX, NU, SUR_BS, SUR_P, u, pu);
         dn_matvec(NU, NU, NU, SUR_S, u, su);
         dn_matvec(NU, NU, NU, SUR_D, dus, ddu);
+#if SUR_PNL
+        {   /* d(S_nl(u) u) = dF/du du; d(u'F(u)) = F(u)'du + u'(dF/du du) */
+            double ju[NUA * NUA], fu[NUA], dfu[NUA];
+            pdis_f(u, fu);
+            pdis_df(u, ju);
+            dn_matvec(NU, NU, NU, ju, dus, dfu);
+            for (j = 0; j < NU; j++) {
+                ddu[j] += dfu[j];
+                dd_nl += fu[j] * dus[j] + u[j] * dfu[j];
+            }
+        }
+#endif
         for (j = 0; j < NU; j++) {
             double acc = ddu[j], p = 0.0;
             for (l = 0; l < NX; l++) {
@@ -468,12 +493,12 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
             dy[j] = acc;
             pz[j] = p;
         }
-        dd = 0.0;
+        dd = dd_nl;
         ds = 0.0;
         for (l = 0; l < NX; l++) dd += 2.0 * (rz[l] + pu[l]) * dz[l];
 #if SUR_NL
         {   /* d(z'F(z)) = F(z)'dz + z'(dF/dz dz) (sur_jf holds dF/dz at z) */
-            double fz[NX], dfz[NX];
+            double fz[NXA], dfz[NXA];
             dis_f(z, fz);
             dn_matvec(NX, NX, NX, c->sur_jf, dz, dfz);
             for (l = 0; l < NX; l++) dd += fz[l] * dz[l] + z[l] * dfz[l];

@@ -149,7 +149,7 @@ def _c_body(prog: Program, leaf: Callable[[Expr], str], out: str) -> list[str]:
 def _c_array(name: str, a: np.ndarray) -> str:
     if a.ndim == 0:
         return f"static const double {name} = {number(a)};"
-    flat = [number(v) for v in a.reshape(-1)]
+    flat = [number(v) for v in a.reshape(-1)] or ["0.0"]  # C has no empty arrays: one unused 0
     rows = [", ".join(flat[k : k + 4]) for k in range(0, len(flat), 4)]
     body = ",\n    ".join(rows)
     return (f"/* shape {tuple(a.shape)}, row-major */\n"

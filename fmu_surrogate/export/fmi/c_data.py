@@ -7,7 +7,7 @@ step and of the energy integrals, and the wiring of the pH ports to the FMU's va
 :func:`fmu_surrogate.ph.simulate` (``c/surrogate_nonlinear.c``): its header holds the scheme's
 data, the effort's C code and, for a :class:`~fmu_surrogate.ph.NonlinearPH` with power-law
 dissipation, the C code of its force ``R_nl(z) z`` (``SUR_NL`` 1; ``R`` is then the constant
-part ``R₀``).
+part ``R₀``) and, with a nonlinear feedthrough, that of ``S_nl(u) u`` (``SUR_PNL`` 1).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
     rows_d = np.setdiff1d(np.arange(n), rows_a)
     cols_d = np.setdiff1d(np.arange(n), cols_a)
     Edd = E[np.ix_(rows_d, cols_d)]
-    if np.linalg.cond(Edd) > 1.0 / _E_RCOND:
+    if Edd.size and np.linalg.cond(Edd) > 1.0 / _E_RCOND:
         raise ExportError("the differential block of E is singular: write E = diag(E_dd, 0) with "
                           "an invertible E_dd (algebraic states are zero columns of E).")
     return [
@@ -170,11 +170,16 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
 
 
 def _dissipation(system: Any) -> list[str]:
-    """``SUR_NL`` and the C code of a ``NonlinearPH``'s state-dependent dissipation."""
+    """``SUR_NL``, ``SUR_PNL`` and the C code of a ``NonlinearPH``'s state-dependent dissipation
+    ``R_nl(z)`` (``dis_*``) and of its nonlinear feedthrough ``S_nl(u)`` (``pdis_*``: the same
+    programs with the port inputs as argument)."""
     nl = getattr(system, "nonlinear_dissipation", None)
-    if nl is None:
-        return ["#define SUR_NL 0"]
-    return [dissipation_c_source(nl, "dis"), "#define SUR_NL 1"]
+    out = ["#define SUR_NL 0"] if nl is None else [dissipation_c_source(nl, "dis"),
+                                                    "#define SUR_NL 1"]
+    law = getattr(system, "nonlinear_feedthrough", None)
+    if law is None:
+        return [*out, "#define SUR_PNL 0"]
+    return [*out, dissipation_c_source(law, "pdis"), "#define SUR_PNL 1"]
 
 
 def surrogate_data(w: Wiring, *, step: float | None = None, max_newton: int = 25) -> str:

@@ -105,7 +105,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
         o = list(names[group])[i]
         return f"{default} (surrogate name {o!r})" if names[group][o] != o else default
 
-    y_text = ("y = (G + P)^T z(x) + (S - N) u" if w.identity else
+    law = "" if getattr(system, "nonlinear_feedthrough", None) is None else " + S_nl(u) u"
+    y_text = (f"y = (G + P)^T z(x) + (S - N) u{law}" if w.identity else
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
              unit=w.input_units[i],
@@ -144,12 +145,14 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
     dx0 = len(v)
     v += [Var(f"der({sts[i]})", derivative=sts[i]) for i in cols_d]
     v += [Var("energy_dissipated", "local", "continuous", 0.0,
-              description="dissipated energy, integral of [z; u]^T W [z; u]"),
+              description=f"dissipated energy, integral of [z; u]^T W [z; u]"
+                          f"{' + u^T S_nl(u) u' if law else ''}"),
           Var("energy_supplied", "local", "continuous", 0.0,
               description="energy supplied through the pH ports (sources included), "
                           "integral of y^T u"),
           Var("der(energy_dissipated)", derivative="energy_dissipated",
-              description="dissipated power [z; u]^T W [z; u]"),
+              description=f"dissipated power [z; u]^T W [z; u]"
+                          f"{' + u^T S_nl(u) u' if law else ''}"),
           Var("der(energy_supplied)", derivative="energy_supplied",
               description="supplied power y^T u")]
     has_src = bool(w.sources.size or np.any(w.cu != 0))
@@ -173,9 +176,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
         work = ("int sur_cached; double sur_h; double sur_phi[NW * NW]; double sur_wr[NW * NW]; "
                 "double sur_ws[NW * NW]; double sur_psi[NW * NW];")
     else:
-        data = "double sur_h0; int sur_started; double sur_hprev; double sur_xprev[NX];"
-        work = ("double sur_jz[NX * NX]; double sur_dzb[NX * NX]; double sur_jac[NX * NX]; "
-                "double sur_jf[NX * NX];")
+        # FMU_ALLOC_SIZE: one unused element for a surrogate without states (C has no empty
+        # arrays)
+        data = ("double sur_h0; int sur_started; double sur_hprev; "
+                "double sur_xprev[FMU_ALLOC_SIZE(NX)];")
+        work = " ".join(f"double sur_{a}[FMU_ALLOC_SIZE(NX * NX)];"
+                        for a in ("jz", "dzb", "jac", "jf"))
     defines: dict[str, int | float | str] = {
         "NX": n, "NU": m, "NUE": k_in, "NYE": k_out, "NW": "(NX + NU)", "SUR_VR_U0": 0,
         "SUR_VR_Y0": k_in, "SUR_VR_XS0": xs0, "SUR_VR_SRC0": src0, "SUR_VR_X0": x0_vr,

@@ -101,7 +101,8 @@ def _bool_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsity:
     """Dependencies of a nonlinear surrogate ``E x' = (J − R) z(x) + (G − P) u``,
-    ``y = (G + P)ᵀ z(x) + D u``, on its external variables (``w``: its
+    ``y = (G + P)ᵀ z(x) + D u`` (``+ S_nl(u) u`` for a nonlinear feedthrough), on its external
+    variables (``w``: its
     :class:`~fmu_surrogate.export.wiring.Wiring`).
 
     Parameters
@@ -129,9 +130,15 @@ def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsi
     einv = np.linalg.inv(E[np.ix_(rows_d, cols_d)]) != 0
     # on the pH ports: x_d' = E_dd⁻¹ [(J - R) z(x) + B u]_d, y = Boutᵀ z + D u, powers
     dx_u = _bool_product(einv, Bin[rows_d] != 0) | u_alg
-    y_u = (system.D != 0) | u_alg
-    diss_u = u_alg | np.any(system.P != 0, axis=0) | np.any(system.S != 0, axis=1)
-    supp_u = u_alg | np.any(Bout != 0, axis=0) | np.any((system.D + system.D.T) != 0, axis=1)
+    # a nonlinear feedthrough S_nl(u) u: output i reads the inputs of every term whose direction
+    # m_k has a component i; its power uᵀS_nl(u)u reads the inputs of all terms
+    law = getattr(system, "nonlinear_feedthrough", None)
+    M = np.zeros((0, m), bool) if law is None else law.directions != 0
+    y_u = (system.D != 0) | u_alg | _bool_product(M.T, M)
+    u_law = np.any(M, axis=0)
+    diss_u = u_alg | np.any(system.P != 0, axis=0) | np.any(system.S != 0, axis=1) | u_law
+    supp_u = u_alg | np.any(Bout != 0, axis=0) | np.any((system.D + system.D.T) != 0, axis=1) \
+        | u_law
     tu, ty = w.Tu != 0, w.Ty != 0
     src = w.sources
     n_d, k_out = rows_d.size, ty.shape[0]

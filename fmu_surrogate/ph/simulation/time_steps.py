@@ -60,6 +60,8 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
                   tol: float, max_newton: int,
                   zoh: bool) -> tuple[Array, Array, NDArray[np.int64]]:
     n = system.n_states
+    if n == 0:  # a static map (a NonlinearPH of order 0: y = S_nl(u) u + D u): no state to step
+        return np.zeros((t.size, 0)), np.zeros((t.size - 1, 0)), np.zeros(t.size - 1, np.int64)
     T = system.J - system.R
     E, B = system.E, system.input_matrix
     rows_a, cols_a = _algebraic(system)

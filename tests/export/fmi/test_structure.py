@@ -112,6 +112,29 @@ def test_nonlinear_outputs_do_not_depend_on_the_inputs(tmp_path):
     assert got["der(x1)"][0] == {"x1", "x2"} and got["der(x2)"][0] == {"x1", "x2", "u"}
 
 
+
+def test_a_nonlinear_feedthrough_reads_the_inputs_of_its_terms(tmp_path):
+    """y = Gᵀz + S_nl(u) u with one term on port 1: y1 and the powers depend on u1, y2 on no
+    input, and der(x) on the inputs through G only."""
+    from fmpy.validation import validate_fmu
+
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PowerDissipation
+
+    law = PowerDissipation([[1.0, 0.0]], [2.0], [1 / 3], [1e-3])
+    sys = NonlinearPH([[0.0, 1.0], [-1.0, 0.0]], np.zeros((2, 2)), np.eye(2),
+                      ConvexEffort(np.eye(2)), port_dissipation=law, input_names=["u1", "u2"],
+                      output_names=["y1", "y2"])
+    fmu = export_fmu(sys, tmp_path / "law.fmu")
+    assert validate_fmu(str(fmu)) == []
+    got = _structure(fmu)
+    assert got["y1"][0] == {"x1", "x2", "u1"} and got["y2"][0] == {"x1", "x2"}
+    assert got["der(x1)"][0] == {"x1", "x2", "u1"} and got["der(x2)"][0] == {"x1", "x2", "u2"}
+    # the powers are taken as dense in the states (as z(x)); of the inputs the law reads u1
+    assert got["der(energy_dissipated)"][0] == {"x1", "x2", "u1"}
+    assert got["der(energy_supplied)"][0] == {"x1", "x2", "u1", "u2"}
+    assert got["y1"][1] == {"x_start[1]", "x_start[2]", "u1"}
+
+
 # ----------------------------------------------------------------- back to back in libcosim
 H_STEP, T_END = 0.01, 3.0
 
