@@ -100,3 +100,18 @@ def mass_experiment():
     mass with the power-law damper ``c sign(v)|v|^(4/3)`` and the spring ``k1 q + k3 q³``,
     driven from rest by a random multisine force, velocity out (scipy, DOP853, rtol 1e-10)."""
     return _mass_experiment
+
+
+@pytest.fixture(autouse=True)
+def _live_fmpy_logger():
+    """After every test, point fmpy's C logging proxy back at a live logger: a test that gave
+    ``fmpy.simulate_fmu`` its own ``logger=`` leaves the proxy's one global pointer at a callback
+    that is freed with the test (fmpy's design), and the next FMU logging through fmpy's default
+    callbacks would crash the test process."""
+    yield
+    import sys
+
+    if "fmpy.logging" in sys.modules:
+        from fmu_surrogate.fmu.backends.fmpy_instance import restore_logger_proxy
+
+        restore_logger_proxy()

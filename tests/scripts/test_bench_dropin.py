@@ -1,0 +1,34 @@
+"""scripts/bench_dropin.py on the damped mass (a power-out free mass braked by a damper with
+feedthrough): the command line's defaults only, the drop-in issue's targets asserted."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_dropin.py"
+
+
+@pytest.mark.slow
+def test_bench_dropin_meets_the_targets_on_the_damped_mass(tmp_path):
+    out = tmp_path / "b.json"
+    subprocess.run([sys.executable, str(SCRIPT), "--json", str(out), "--work", str(tmp_path),
+                    "--only", "free_mass", "damper", "damped_mass"], check=True,
+                   capture_output=True, timeout=900)
+    d = json.loads(out.read_text())
+    comps = {r["component"]: r for r in d["components"]}
+    assert set(comps) == {"free_mass", "damper"}
+    for r in comps.values():
+        # held-out validation ≤ 1 % (the issue's target; measured below 1e-10: both are linear
+        # and identified to round-off)
+        assert "error" not in r and r["validation_error"] <= 0.01
+        assert r["speedup"]["fmu_s"] > 0 and r["speedup"]["surrogate_s"] > 0
+    (sysrow,) = d["systems"]
+    assert sysrow["system"] == "damped_mass"
+    # co-simulation with one and with all components replaced ≤ 2 % from the original
+    # (measured 7e-14), the monolithic energy residual ≤ 1e-10 (measured 6e-16)
+    for k in ("replaced:mass", "replaced:brake", "replaced:all"):
+        assert sysrow[k] <= 0.02
+    assert abs(sysrow["monolithic_energy_residual"]) <= 1e-10
