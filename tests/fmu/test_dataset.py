@@ -187,7 +187,8 @@ def test_array_variables_are_stored_element_wise(info):
     ds = records_to_dataset([RunRecord(0, values={"arr": arr}), RunRecord(1)], T, info, ["arr"])
     assert fmu_variables(ds) == ["arr[1]", "arr[2]"]
     assert fmu_variables(ds, elements=False) == ["arr"]
-    assert ds["arr[2]"].attrs == {"fmu_variable": "arr", "element": "2", "causality": "output"}
+    assert ds["arr[2]"].attrs == {"fmu_variable": "arr", "element": "2", "causality": "output",
+                                  "type": "Real"}
     (_t, X), (_, X1) = run_arrays(ds, ["arr[1]", "arr[2]"])
     np.testing.assert_array_equal(X, arr)
     assert X1.shape == (0, 2)

@@ -10,6 +10,7 @@ stepwise API of a harvest session.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import tempfile
@@ -163,8 +164,8 @@ class FmpyBackend:
                 self._fmu.freeLibrary()
             self._fmu = None
         if self._callbacks is not None:
-            restore_logger_proxy()
-            self._callbacks = None
+            _LOGGERS.pop(self._callbacks, None)  # its messages no longer reach a closed instance
+        self._callbacks = None
         if self._unzipdir:
             shutil.rmtree(self._unzipdir, ignore_errors=True)
             self._unzipdir = None
@@ -321,17 +322,9 @@ class FmpyBackend:
 
 def _new_instance(info: Any, unzipdir: str, kind: str, fmi3: bool, log: LogSink) -> tuple:
     """A new fmpy instance of the extracted FMU (``kind``: ``"cs"`` or ``"me"``) whose log
-    messages go to ``log(status, category, message)``; returns it with the FMI 2 callback
-    structure it needs kept alive (``None`` for FMI 3)."""
-    from fmpy import calloc, free
-    from fmpy.fmi2 import (
-        FMU2Model,
-        FMU2Slave,
-        fmi2CallbackAllocateMemoryTYPE,
-        fmi2CallbackFreeMemoryTYPE,
-        fmi2CallbackFunctions,
-        fmi2CallbackLoggerTYPE,
-    )
+    messages go to ``log(status, category, message)``; returns it with the key of its FMI 2 log
+    function in the trampoline's table (``None`` for FMI 3)."""
+    from fmpy.fmi2 import FMU2Model, FMU2Slave
 
     ident = info.model_identifier_cs if kind == "cs" else info.model_identifier_me
     args = {"guid": info.guid, "unzipDirectory": unzipdir, "modelIdentifier": ident,
@@ -351,43 +344,59 @@ def _new_instance(info: Any, unzipdir: str, kind: str, fmi3: bool, log: LogSink)
         log(int(status), (category or b"").decode("utf-8", "replace"),
             (message or b"").decode("utf-8", "replace"))
 
-    cb = fmi2CallbackFunctions()
-    cb.logger = fmi2CallbackLoggerTYPE(logger2)
-    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-    from fmpy.logging import addLoggerProxy
-
-    addLoggerProxy(byref(cb))  # formats the printf-style varargs in C
+    key = next(_KEYS)
+    _LOGGERS[key] = logger2
+    cb = _trampoline_callbacks(key)  # fmpy's proxy formats the printf-style varargs in C
     fmu = (FMU2Slave if kind == "cs" else FMU2Model)(**args)
     fmu.instantiate(callbacks=cb)
-    return fmu, cb
+    return fmu, key
 
 
-_DEFAULT_CALLBACKS: list = []
+#: fmpy's C logging proxy (``fmpy.logging.addLoggerProxy``) keeps *one* global pointer to the
+#: Python logger it last wrapped, and every FMI 2 instance logs through it.  Ours is a permanent
+#: trampoline that hands each message to the log function of the instance it comes from (keyed
+#: by the ``componentEnvironment`` each instance is given), or to fmpy's printer: the pointer
+#: never dangles (a freed logger crashed the process the next time an FMU logged) and two open
+#: instances never log into each other.
+_LOGGERS: dict[int, Any] = {}
+_KEYS = itertools.count(1)
+_TRAMPOLINE: list = []
+
+
+def _trampoline_callbacks(key: int = 0) -> Any:
+    """A callbacks structure whose logger is fmpy's proxy in front of the trampoline and whose
+    component environment is ``key``."""
+    from fmpy import calloc, free
+    from fmpy.fmi2 import (
+        fmi2CallbackAllocateMemoryTYPE,
+        fmi2CallbackFreeMemoryTYPE,
+        fmi2CallbackFunctions,
+        fmi2CallbackLoggerTYPE,
+        printLogMessage,
+    )
+    from fmpy.logging import addLoggerProxy
+
+    if not _TRAMPOLINE:
+        def forward(env, instance, status, category, message):
+            (_LOGGERS.get(env or 0) or printLogMessage)(env, instance, status, category, message)
+
+        _TRAMPOLINE.append(fmi2CallbackLoggerTYPE(forward))
+    cb = fmi2CallbackFunctions()
+    cb.logger = _TRAMPOLINE[0]
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    cb.componentEnvironment = key
+    addLoggerProxy(byref(cb))  # the global pointer is the trampoline; cb.logger the C proxy
+    return cb
 
 
 def restore_logger_proxy() -> None:
-    """Point fmpy's C logging proxy back at fmpy's own message printer.
+    """Point fmpy's logging proxy back at the trampoline.
 
-    ``fmpy.logging.addLoggerProxy`` keeps *one* global pointer to the Python logger it last
-    wrapped, and every FMI 2 instance made with fmpy's default callbacks logs through it.  Once
-    the callbacks of a closed instance are freed, that pointer dangles: the next FMU that logs
-    through fmpy's defaults (``fmpy.simulate_fmu`` in the same process) crashes the process.
-    Called when an instance with its own logger is closed; the printer's callbacks live as long
-    as the process.
+    For code that gave fmpy a logger of its own: ``fmpy.simulate_fmu(..., logger=f)`` leaves the
+    proxy's global pointer at ``f``, which is freed with it.
     """
-    from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, printLogMessage
-    from fmpy.logging import addLoggerProxy
-
-    if not _DEFAULT_CALLBACKS:
-        cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(printLogMessage)
-        _DEFAULT_CALLBACKS.append(cb)
-    cb = fmi2CallbackFunctions()  # the proxy replaces the logger of the struct it is given
-    cb.logger = _DEFAULT_CALLBACKS[0].logger
-    _DEFAULT_CALLBACKS.append(cb)
-    del _DEFAULT_CALLBACKS[1:-1]
-    addLoggerProxy(byref(cb))
+    _trampoline_callbacks()
 
 
 def _extract_checked(fmu_path: Any, extract: Any) -> str:
