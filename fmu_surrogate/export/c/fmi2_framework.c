@@ -147,6 +147,19 @@ static fmi2Status check_finite(ModelInstance *c)
     return fmi2OK;
 }
 
+#if defined(MODEL_FIXED_VRS) || defined(MODEL_HELD_VRS)
+/* Index of the first of the n variables vr whose value differs from value (1e-12 relative), or
+   n when none does. */
+static size_t first_change(const ModelInstance *c, const fmi2ValueReference *vr,
+                           const double *value, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (!(fabs(c->d.r[vr[k]] - value[k]) <= 1e-12 * fabs(value[k]))) break;
+    return k;
+}
+#endif
+
 #ifdef MODEL_FIXED_VRS
 /* Parameters the model holds for one value only (MODEL_FIXED_VRS, MODEL_FIXED_VALUES: a
    surrogate identified at these values of its source's parameters): another value fails. */
@@ -154,16 +167,11 @@ static fmi2Status check_fixed(ModelInstance *c)
 {
     static const fmi2ValueReference vr[] = {MODEL_FIXED_VRS};
     static const double value[] = {MODEL_FIXED_VALUES};
-    size_t k;
-    for (k = 0; k < sizeof vr / sizeof vr[0]; k++) {
-        double v = c->d.r[vr[k]];
-        if (!(fabs(v - value[k]) <= 1e-12 * fabs(value[k])))
-            return model_fail(c, "parameter '%s' = %.17g, but this model was identified at %s = "
-                              "%.17g and holds for that value only; identify it again from runs "
-                              "at the new value", REAL_NAMES[vr[k]], v, REAL_NAMES[vr[k]],
-                              value[k]);
-    }
-    return fmi2OK;
+    size_t k = first_change(c, vr, value, sizeof vr / sizeof vr[0]);
+    if (k == sizeof vr / sizeof vr[0]) return fmi2OK;
+    return model_fail(c, "parameter '%s' = %.17g, but this model was identified at %s = %.17g "
+                      "and holds for that value only; identify it again from runs at the new "
+                      "value", REAL_NAMES[vr[k]], c->d.r[vr[k]], REAL_NAMES[vr[k]], value[k]);
 }
 #else
 static fmi2Status check_fixed(ModelInstance *c) { (void)c; return fmi2OK; }
@@ -176,17 +184,12 @@ static fmi2Status check_held(ModelInstance *c)
 {
     static const fmi2ValueReference vr[] = {MODEL_HELD_VRS};
     static const double value[] = {MODEL_HELD_VALUES};
-    size_t k;
-    for (k = 0; k < sizeof vr / sizeof vr[0]; k++) {
-        double v = c->d.r[vr[k]];
-        if (!(fabs(v - value[k]) <= 1e-12 * fabs(value[k])))
-            return model_fail(c, "input '%s' = %.17g at t = %.17g, but it kept the value %.17g "
-                              "in all the data this model was identified from, so the model "
-                              "holds for that value only; harvest with '%s' varied and identify "
-                              "it again", REAL_NAMES[vr[k]], v, c->d.time, value[k],
-                              REAL_NAMES[vr[k]]);
-    }
-    return fmi2OK;
+    size_t k = first_change(c, vr, value, sizeof vr / sizeof vr[0]);
+    if (k == sizeof vr / sizeof vr[0]) return fmi2OK;
+    return model_fail(c, "input '%s' = %.17g at t = %.17g, but it kept the value %.17g in all the "
+                      "data this model was identified from, so the model holds for that value "
+                      "only; harvest with '%s' varied and identify it again", REAL_NAMES[vr[k]],
+                      c->d.r[vr[k]], c->d.time, value[k], REAL_NAMES[vr[k]]);
 }
 #else
 static fmi2Status check_held(ModelInstance *c) { (void)c; return fmi2OK; }
