@@ -4,29 +4,21 @@ analytic solution."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from fmu_surrogate.benchmarks.vendor import power_damper
 from fmu_surrogate.couple.running import run
-from fmu_surrogate.couple.toml_form import read_toml
 from fmu_surrogate.couple.validation import validate
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(power_damper.__file__).parents[1] / "systems" / "braked_mass.toml"
 M, C, V0 = 2.0, 4.0, 2.0  # the system file's parameters
 
 
 @pytest.fixture
-def system(benchmark_fmus, tmp_path):
-    shutil.copy(SYSTEM, tmp_path)
-    for name in ("free_mass", "power_damper"):
-        (tmp_path / f"{name}.fmu").symlink_to(benchmark_fmus[name])
-    return read_toml(tmp_path / SYSTEM.name)
+def system(benchmark_system):
+    return benchmark_system("braked_mass")
 
 
 def test_feedthrough_in_the_bond_is_no_loop(system):

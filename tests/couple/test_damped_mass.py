@@ -1,32 +1,23 @@
 """The benchmark system damped_mass.toml (free_mass braked by the linear damper, a bond through
-a component with direct feedthrough) on libcosim, against its exact Jacobi recurrence, the
-analytic solution and the monolithic solution of the two components' pH models."""
+a component with direct feedthrough) on libcosim, against its exact Jacobi recurrence and the
+analytic solution."""
 
 from __future__ import annotations
-
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fmu_surrogate.benchmarks.vendor import damper
 from fmu_surrogate.couple.running import run
-from fmu_surrogate.couple.toml_form import read_toml
 from fmu_surrogate.couple.validation import validate
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(damper.__file__).parents[1] / "systems" / "damped_mass.toml"
 M, C, V0 = 2.0, 4.0, 2.0  # the system file's parameters
 
 
 @pytest.fixture
-def system(benchmark_fmus, tmp_path):
-    shutil.copy(SYSTEM, tmp_path)
-    for name in ("free_mass", "damper"):
-        (tmp_path / f"{name}.fmu").symlink_to(benchmark_fmus[name])
-    return read_toml(tmp_path / SYSTEM.name)
+def system(benchmark_system):
+    return benchmark_system("damped_mass")
 
 
 def test_the_damper_declares_its_feedthrough(system):

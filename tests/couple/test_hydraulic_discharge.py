@@ -4,30 +4,22 @@ and its report."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from fmu_surrogate.benchmarks.vendor import hydraulic
 from fmu_surrogate.couple.results.energy import bond_table
 from fmu_surrogate.couple.running import run
-from fmu_surrogate.couple.toml_form import read_toml
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(hydraulic.__file__).parents[1] / "systems" / "hydraulic_discharge.toml"
 C, P0, R = 0.01, 100.0, 2.0  # the system file's parameters
 W = hydraulic.W_PER_BAR_LPM  # 1.667 W per bar·l/min
 
 
 @pytest.fixture
-def system(benchmark_fmus, tmp_path):
-    shutil.copy(SYSTEM, tmp_path)
-    for name in ("hydraulic_accumulator", "hydraulic_orifice"):
-        (tmp_path / f"{name}.fmu").symlink_to(benchmark_fmus[name])
-    return read_toml(tmp_path / SYSTEM.name)
+def system(benchmark_system):
+    return benchmark_system("hydraulic_discharge")
 
 
 def _jacobi(t: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:

@@ -3,29 +3,21 @@ co-simulated on libcosim, against scipy solutions of the coupled equations."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
 from fmu_surrogate.benchmarks.vendor import dc_motor
 from fmu_surrogate.couple.running import run
-from fmu_surrogate.couple.toml_form import read_toml
 
 pytest.importorskip("libcosimpy")
 
-SYSTEM = Path(dc_motor.__file__).parents[1] / "systems" / "motor_drive.toml"
 V, K, J, L, R = 12.0, 0.5, 0.02, 0.05, 1.0  # the system file's V and J, dc_motor's defaults
 
 
 @pytest.fixture
-def system(benchmark_fmus, tmp_path):
-    shutil.copy(SYSTEM, tmp_path)
-    for name in ("dc_motor", "free_inertia"):
-        (tmp_path / f"{name}.fmu").symlink_to(benchmark_fmus[name])
-    return read_toml(tmp_path / SYSTEM.name)
+def system(benchmark_system):
+    return benchmark_system("motor_drive")
 
 
 def test_system_file_reads_as_one_lossless_bond(system):
