@@ -371,6 +371,41 @@ def test_parallel_and_serial_writers_store_the_same(info, tmp_path):
     assert par.stat().st_size < 0.8 * raw.stat().st_size  # the NaN tails and u compress
 
 
+def test_chunks_deflated_ahead_are_the_chunks_save_dataset_makes(info, tmp_path):
+    import threading
+
+    import h5py
+
+    from fmu_surrogate.fmu.dataset import ChunkDeflater
+
+    ds = _big(info)
+    x = np.asarray(ds["x"].values)
+    ahead = ChunkDeflater(100, 3000, 1)
+    for r0 in (0, 43, 86):
+        ahead.submit(x, r0)
+    ahead.submit(x, 43)  # handed over again (a run stored twice): the latest counts
+    ahead.submit(x.copy(), 0)  # another array: never taken for ds["x"]
+    ahead.take(x, 0).result()
+    ahead._thread is not None and ahead._thread.join()
+    # idle: the process is single-threaded again, so a worker pool may fork
+    assert ahead._thread is None and threading.active_count() == 1
+    assert ahead.matches(43, 1) and not ahead.matches(43, 3)
+    ahead.submit(x, 0)
+    p = save_dataset(ds, tmp_path / "ahead.nc", deflated=ahead)
+    q = save_dataset(ds, tmp_path / "plain.nc")
+    assert len(ahead._ahead) == 1  # x's three chunks were taken; the copy's was not
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+    with h5py.File(p) as f, h5py.File(q) as g:  # byte for byte the same chunks
+        for r0 in (0, 43, 86):
+            assert f["x"].id.read_direct_chunk((r0, 0)) == g["x"].id.read_direct_chunk((r0, 0))
+    stale = ChunkDeflater(100, 3000, 3)  # another level: save_dataset compresses itself
+    stale.submit(x, 0)
+    r = save_dataset(ds, tmp_path / "stale.nc", deflated=stale)
+    xr.testing.assert_identical(load_dataset(r).drop_attrs(), ds.drop_attrs())
+    stale.close()
+    ahead.close()
+
+
 def test_save_checks_its_options(ds, tmp_path):
     with pytest.raises(ValueError, match="complevel must be an integer 0"):
         save_dataset(ds, tmp_path / "a.nc", complevel=12)

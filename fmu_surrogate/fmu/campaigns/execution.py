@@ -28,6 +28,8 @@ from fmu_surrogate.fmu.runner.tempdirs import scratch_root
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
+    from fmu_surrogate.fmu.dataset import ChunkDeflater
+
     from fmu_surrogate.fmu.model.info import FMUInfo
     from fmu_surrogate.fmu.runner.runs import RunnerConfig, RunSpec
 
@@ -63,7 +65,7 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
     from fmu_surrogate.fmu.backends.native_loop import native_library
-    from fmu_surrogate.fmu.dataset import RERUN_KINDS, save_dataset
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS, ChunkDeflater, save_dataset
 
     _check_options(backend, workers, timeout, complevel, start_method)
     t_begin = _time.perf_counter()
@@ -93,6 +95,9 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
     store = RunStore.open(store_path, camp._manifest(cfg), overwrite=overwrite,
                           recover=recover_store)
     pool = None
+    # with an output file, each block of runs is compressed as soon as it is complete
+    deflater = (ChunkDeflater(camp.n_runs, camp.time.shape[0], complevel)
+                if out is not None and complevel else None)
     try:
         col = _Collector(camp.n_runs, camp.time.shape[0], cfg.n_columns)
         n_records = 0
@@ -136,6 +141,8 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
                               batch_size=batch_size, start_method=start_method,
                               store_path=store.runs_path)
             pool.launch()  # the workers load the FMU while we set up the progress bar
+        if deflater is not None:  # after the workers are forked: the deflater runs a thread
+            col.deflate_with(deflater)
         bar = _progress_bar(progress, camp.n_runs, int(col.have.sum()), camp.info.name,
                             counts)
 
@@ -180,7 +187,7 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
         m_write = _time.thread_time()
         if out is not None:
             try:
-                save_dataset(ds, out, complevel=complevel,
+                save_dataset(ds, out, complevel=complevel, deflated=deflater,
                              before_replace=lambda: _unchanged(out, seen, store_path))
             except OSError as exc:
                 raise _storage_error(exc, out, store_path, camp.n_runs) from None
@@ -208,6 +215,8 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
                             "total": c_end - c_begin,
                             "write_main_thread": _time.thread_time() - m_write}
     finally:
+        if deflater is not None:
+            deflater.close()
         if pool is not None:
             pool.terminate()  # no-op unless something failed before the pool ran
         store.close()
@@ -337,6 +346,7 @@ class _Collector:
     def __init__(self, n_runs: int, n_time: int, n_columns: int) -> None:
         # not filled: every run is added before the dataset is made (``have``), NaN tails then
         self.buf = _small_pages((n_columns, n_runs, n_time))
+        self.deflater: ChunkDeflater | None = None
         self.kind = np.full(n_runs, "", dtype=object)
         self.message = np.full(n_runs, "", dtype=object)
         self.n = np.zeros(n_runs, dtype=np.int64)
@@ -354,6 +364,20 @@ class _Collector:
         self.n[index] = n
         self.wall[index] = wall
         self.have[index] = True
+        if self.deflater is not None:
+            self._deflate_block(index - index % self.deflater.rows)
+
+    def deflate_with(self, deflater: ChunkDeflater) -> None:
+        """From now on, hand each complete block of runs to ``deflater`` (those complete now
+        too)."""
+        self.deflater = deflater
+        for r0 in range(0, self.have.size, deflater.rows):
+            self._deflate_block(r0)
+
+    def _deflate_block(self, r0: int) -> None:
+        if self.have[r0:r0 + self.deflater.rows].all():
+            for column in self.buf:
+                self.deflater.submit(column, r0)
 
 
 def _small_pages(shape: tuple[int, ...]) -> np.ndarray:

@@ -118,7 +118,7 @@ from fmu_surrogate.fmu.dataset.schema import (
     signal_table,
     unescape_name,
 )
-from fmu_surrogate.fmu.dataset.write import save_dataset
+from fmu_surrogate.fmu.dataset.write import ChunkDeflater, save_dataset
 
 __all__ = [
     "FAILURE_KINDS",
@@ -127,6 +127,7 @@ __all__ = [
     "RERUN_KINDS",
     "STATUS_FAILED",
     "STATUS_OK",
+    "ChunkDeflater",
     "RunRecord",
     "assemble_dataset",
     "data_var_name",
