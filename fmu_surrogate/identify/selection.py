@@ -65,6 +65,9 @@ class ModelChoice:
         the order-selection table), printed before the errors.
     linear : LinearPHIdentifier, optional
         The linear fit (also when the nonlinear model was kept).
+    checked_on : str
+        Which data the errors were measured on: ``"held-out"``, or ``"training"`` when nothing
+        was held out.
     """
 
     method: str
@@ -75,14 +78,15 @@ class ModelChoice:
     reason: str
     details: str = ""
     linear: Any = None
+    checked_on: str = "held-out"
 
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
         nl = ("not fitted" if np.isnan(self.nonlinear_error)
               else f"{_percent(self.nonlinear_error)}")
         return ((self.details + "\n" if self.details else "")
-                + f"  linear pH model:    held-out error {_percent(self.linear_error)}\n"
-                f"  nonlinear pH model: held-out error {nl}\n"
+                + f"  linear pH model:    {self.checked_on} error {_percent(self.linear_error)}\n"
+                f"  nonlinear pH model: {self.checked_on} error {nl}\n"
                 f"  kept: {self.method} — {self.reason}")
 
 
@@ -148,6 +152,7 @@ def select_model(
     tr, va = _experiments(train, hold), _experiments(held_out, hold)
     check = va or tr
     where = "held-out" if va else "training (nothing held out)"
+    on = {"checked_on": "held-out" if va else "training"}
     lin_kw = {"learn": ("J", "R", "B"), **dict(linear or {})}
     lin = LinearPHIdentifier(int(order), **lin_kw).fit(tr)
     x0 = getattr(lin, "x0_", None)
@@ -155,7 +160,7 @@ def select_model(
     if e_lin <= tolerance:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
                            f"its {where} error {_percent(e_lin)} is within the tolerance "
-                           f"{_percent(tolerance)}; no nonlinear model needed")
+                           f"{_percent(tolerance)}; no nonlinear model needed", **on)
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
     try:
@@ -164,17 +169,17 @@ def select_model(
     except NonlinearFitError as exc:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
                            f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                           f"{_percent(tolerance)}, but no nonlinear model could be fitted: {exc}")
+                           f"{_percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
         return ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
                            f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
                            f"{_percent(tolerance)} and the nonlinear model lowers it to "
-                           f"{_percent(e_nl)}")
+                           f"{_percent(e_nl)}", **on)
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
                        f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
                        f"{_percent(tolerance)}, but the nonlinear model is no better "
-                       f"({_percent(e_nl)})")
+                       f"({_percent(e_nl)})", **on)
 
 
 def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
@@ -364,7 +369,8 @@ def select_dataset(
     e_lin = max(heldout_errors(sur, lin.x0_, ds, *names, check))
 
     def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
-        return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, details, lin)
+        return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, details, lin,
+                           "held-out" if held else "training")
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),

@@ -99,3 +99,15 @@ def test_select_dataset_above_the_tolerance_tries_the_nonlinear_fit():
     # and why the kept model was kept (nonlinear error, or why no nonlinear fit was possible)
     assert "exceeds the tolerance" in choice.reason and choice.linear.system_.n_states == 2
     assert "linear pH model:    held-out error" in choice.report()
+
+
+def test_the_report_of_a_single_run_says_its_errors_are_training_errors():
+    from fmu_surrogate.identify.selection import select_dataset
+
+    ds, _, _ = _mass_dataset()
+    one = ds.isel(run=[0])
+    choice = select_dataset(one)
+    assert choice.checked_on == "training"
+    assert "linear pH model:    training error" in choice.report()
+    assert "held-out error" not in choice.report().split("<- chosen")[1]  # the order table's
+    # errors are held out (the last part of the record), the models' are not
