@@ -104,7 +104,7 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
 class VectorField:
     """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc)."""
 
-    def __init__(self, layout: Layout, theta: torch.Tensor, smoothing: torch.Tensor) -> None:
+    def __init__(self, layout: Layout, theta: torch.Tensor) -> None:
         n = layout.n
         b = layout.unpack(theta)
         st = structure(layout, b, torch)
@@ -118,8 +118,7 @@ class VectorField:
         self.alpha, self.w = b["alpha"], b["w"]
         self.quartic = torch.as_tensor([k == "quartic" for k in layout.kinds])
         self.beta, self.M, self.p = b["beta"], b["mdir"], b["p"]
-        D = layout.n_dissipation
-        self.delta2, self.port_delta2 = smoothing[:D] ** 2, smoothing[D:] ** 2
+        self.delta2, self.port_delta2 = torch.exp(2 * b["ld"]), torch.exp(2 * b["pld"])
         self.pbeta, self.pM, self.pp = b["pbeta"], b["pdir"], b["pp"]
         self.blocks = b
 
