@@ -14,8 +14,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   ``R₀`` alone): PSD for every value;
 * ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
 * per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k``;
-* per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j`` and the
-  logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends);
+* per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j``, the
+  logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends) and
+  its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
 * the measured outputs' ``y = C_m x + D_m u`` (outputs that are not conjugate to a port);
@@ -94,7 +95,8 @@ class Layout:
             out.append(("V", (m * (m - 1) // 2,)))
         Dp, k = self.n_port_dissipation, self.n_measured
         out += [("alpha", (K,)), ("w", (K, n)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
-                ("ld", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)), ("pld", (Dp,)),
+                ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
+                ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
                 ("x", (self.n_shoot, n))]
         return out
@@ -119,12 +121,13 @@ class Layout:
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
         """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, ``log δ`` in the
-        logarithms of :data:`SMOOTHING_BOUNDS` (also for the feedthrough's terms), the rest
-        free."""
+        logarithms of :data:`SMOOTHING_BOUNDS`, ``a`` in ``[−1, 1]`` (also for the
+        feedthrough's terms), the rest free."""
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
         ld = (float(np.log(SMOOTHING_BOUNDS[0])), float(np.log(SMOOTHING_BOUNDS[1])))
         lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS, "ld": ld,
-                "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld}
+                "asym": (-1.0, 1.0), "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld,
+                "pasym": (-1.0, 1.0)}
         for name, (s, _) in self.slices().items():
             lim = lims.get(name)
             if lim is not None:
@@ -261,7 +264,7 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
     effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
-    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], np.exp(b["ld"]))
-    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], np.exp(b["pld"]))
+    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], np.exp(b["ld"]), b["asym"])
+    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], np.exp(b["pld"]), b["pasym"])
     return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, port_dissipation=port, **fw,
                        **(names or {}))

@@ -197,3 +197,28 @@ def test_a_friction_damper_is_found_from_its_saturating_start():
     assert law.exponents[k] == pytest.approx(-1.0, abs=1e-3)
     # the bend of the law, in the input's units: δ / |m| = 0.05
     assert law.smoothing[k] / abs(law.directions[k, 0]) == pytest.approx(0.05, rel=1e-3)
+
+
+def test_an_asymmetric_damper_is_found():
+    """Rebound harder than compression: ``F = 0.3 v + 2 (v² + δ²)^(1/6) v (1 + 0.5 σ)``,
+    ``σ = v/√(v² + δ²)`` (1.5 times the power-law force in rebound, 0.5 times in compression),
+    a static law of the class: the asymmetry a = 0.5 is learned from its start at 0."""
+    from fmu_surrogate.identify.selection import select_model
+
+    t = np.arange(0.0, 10.0, 0.01)
+
+    def run(seed):
+        w = np.cumsum(np.random.default_rng(seed).normal(size=t.size))
+        w = np.convolve(w, np.ones(20) / 20, "same")
+        v = 1.5 * (w - w.mean()) / np.abs(w - w.mean()).max()
+        q = v**2 + 1e-6
+        return t, v[:, None], (0.3 * v + 2.0 * q ** (1 / 6) * v * (1 + 0.5 * v / np.sqrt(q)))[:, None]
+
+    choice = select_model([run(1), run(2)], [run(3)], order=0, linear={"feedthrough": True},
+                          nonlinear={"feedthrough": True})
+    # measured 1.2e-7 (relative RMS, held out) against the linear model's 0.415
+    assert choice.method == "nonlinear" and choice.nonlinear_error < 1e-4
+    law = choice.estimator.system_.port_dissipation
+    k = int(np.argmax(law.gains))
+    assert law.asymmetry[k] == pytest.approx(0.5, abs=1e-4)
+    assert law.exponents[k] == pytest.approx(1 / 3, abs=1e-4)
