@@ -164,7 +164,7 @@ def select_model(
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
     try:
-        nl = NonlinearPHIdentifier(int(order), linear=lin, validation_runs=len(va),
+        nl = NonlinearPHIdentifier(int(order) or None, linear=lin, validation_runs=len(va),
                                    **dict(nonlinear or {})).fit(tr + va)
     except NonlinearFitError as exc:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,

@@ -3,15 +3,19 @@
 The coefficient of each rank-one term depends on the effort ``z`` (velocities, currents: where
 a damper's or a resistor's law lives) along its own direction::
 
-    s_j = m_jᵀ z,     c_j(z) = β_j (s_j² + δ_j²)^(p_j / 2) ≥ 0          (β_j ≥ 0, δ_j > 0)
+    s_j = m_jᵀ z,     c_j(z) = β_j (s_j² + δ_j²)^(p_j / 2) (1 + a_j σ_j) ≥ 0
+    σ_j = s_j / √(s_j² + δ_j²) ∈ (−1, 1)                      (β_j ≥ 0, δ_j > 0, |a_j| ≤ 1)
 
 so the dissipative force of a term is ``c_j s_j m_j ≈ β_j sign(s_j) |s_j|^(1 + p_j) m_j`` once
 ``|s_j| ≫ δ_j``: a power-law damper ``F = c sign(v)|v|^(4/3)`` is ``p = 1/3``, a quadratic
 (turbulent) one ``p = 1``, a dry-friction-like one ``p → −1``.  ``δ_j`` rounds the law off
 inside ``|s_j| ≲ δ_j`` so that ``c_j`` and the force are smooth (the force's slope at rest is
-``β_j δ_j^p_j``, finite) — Newton's method and gradient-based fitting need that.  Every
-``c_j ≥ 0`` whatever ``p_j``, ``m_j`` and the state, hence ``R(x) ⪰ 0`` and the dissipation
-``zᵀR(x)z = zᵀR₀z + Σ_j c_j s_j² ≥ 0`` hold for every parameter value.
+``β_j δ_j^p_j``, finite) — Newton's method and gradient-based fitting need that.  The
+asymmetry ``a_j`` makes a law differ between the two directions of motion, as a vehicle damper's
+rebound and compression do: for ``|s_j| ≫ δ_j`` the coefficient is ``β_j (1 ± a_j)|s_j|^p_j``
+(``a_j = 0``, the default, is the symmetric law; ``a_j = ±1`` acts in one direction only).
+Every ``c_j ≥ 0`` whatever ``p_j``, ``m_j`` and the state, hence ``R(x) ⪰ 0`` and the
+dissipation ``zᵀR(x)z = zᵀR₀z + Σ_j c_j s_j² ≥ 0`` hold for every parameter value.
 
 :class:`PowerDissipation` holds the state-dependent part; the constant ``R₀`` (and the
 feedthrough ``P, S``) stay in the system (:class:`~fmu_surrogate.ph.NonlinearPH`).
@@ -32,11 +36,12 @@ Array = NDArray[np.float64]
 __all__ = ["PowerDissipation"]
 
 FORMAT = "fmu_surrogate.power_dissipation"
-VERSION = 1
+#: version 2 adds the asymmetries; a symmetric dissipation is written as version 1
+VERSION = 2
 
 
 class PowerDissipation:
-    """``R_nl(z) = Σ_j β_j (s_j² + δ_j²)^(p_j/2) m_j m_jᵀ`` with ``s_j = m_jᵀ z`` (module doc).
+    """``R_nl(z) = Σ_j c_j(z) m_j m_jᵀ`` with ``s_j = m_jᵀ z`` (module doc).
 
     Parameters
     ----------
@@ -48,12 +53,14 @@ class PowerDissipation:
         ``p_j`` (any finite numbers).
     smoothing : array_like, shape (K,)
         ``δ_j > 0``.
+    asymmetry : array_like, shape (K,), optional
+        ``a_j`` in ``[−1, 1]`` (default 0: symmetric laws).
 
     Raises
     ------
     StructureError
-        A negative gain (dissipation would be negative), a smoothing ``≤ 0``, non-finite
-        numbers, shapes that do not fit.
+        A negative gain or an asymmetry outside ``[−1, 1]`` (dissipation would be negative), a
+        smoothing ``≤ 0``, non-finite numbers, shapes that do not fit.
 
     Examples
     --------
@@ -65,7 +72,7 @@ class PowerDissipation:
     """
 
     def __init__(self, directions: ArrayLike, gains: ArrayLike, exponents: ArrayLike,
-                 smoothing: ArrayLike) -> None:
+                 smoothing: ArrayLike, asymmetry: ArrayLike | None = None) -> None:
         M = np.array(directions, dtype=float)
         if M.ndim != 2:
             raise StructureError(f"directions must be a (K, n) matrix, got shape {M.shape}.")
@@ -82,7 +89,15 @@ class PowerDissipation:
                                  f"{b.tolist()}; parametrise them as non-negative numbers.")
         if np.any(d <= 0):
             raise StructureError(f"dissipation smoothing values must be > 0, got {d.tolist()}.")
+        a = np.zeros(K) if asymmetry is None else np.array(asymmetry, dtype=float).reshape(-1)
+        if a.shape != (K,) or not np.all(np.isfinite(a)):
+            raise StructureError(f"{K} dissipation terms need {K} finite asymmetries, got "
+                                 f"{a.tolist()}.")
+        if np.any(np.abs(a) > 1):
+            raise StructureError(f"dissipation asymmetries must lie in [-1, 1] (else a "
+                                 f"coefficient turns negative), got {a.tolist()}.")
         self.directions, self.gains, self.exponents, self.smoothing = M, b, p, d
+        self.asymmetry = a
 
     @classmethod
     def empty(cls, n: int) -> PowerDissipation:
@@ -105,10 +120,22 @@ class PowerDissipation:
         """Number of states n."""
         return self.directions.shape[1]
 
+    @property
+    def is_symmetric(self) -> bool:
+        """Whether every asymmetry is 0."""
+        return not np.any(self.asymmetry)
+
     def _s(self, z: ArrayLike) -> tuple[Array, Array]:
         a = np.atleast_2d(np.asarray(z, dtype=float))
         s = a @ self.directions.T  # (N, K)
         return s, s * s + self.smoothing ** 2
+
+    def _c(self, s: Array, q: Array) -> Array:
+        """``c_j`` from ``s_j`` and ``q_j = s_j² + δ_j²``."""
+        c = self.gains * q ** (0.5 * self.exponents)
+        if self.is_symmetric:
+            return c
+        return c * (1.0 + self.asymmetry * (s * q ** -0.5))
 
     def coefficients(self, z: ArrayLike) -> Array:
         """``c_j(z) ≥ 0``; ``(N, n) -> (N, K)``.
@@ -118,8 +145,8 @@ class PowerDissipation:
         z : array_like, shape (N, n)
             Efforts.
         """
-        _, q = self._s(z)
-        return self.gains * q ** (0.5 * self.exponents)
+        s, q = self._s(z)
+        return self._c(s, q)
 
     def matrix(self, z: ArrayLike) -> Array:
         """``R_nl(z) = Σ_j c_j m_j m_jᵀ`` (PSD); ``(N, n) -> (N, n, n)``.
@@ -140,11 +167,11 @@ class PowerDissipation:
             Efforts.
         """
         s, q = self._s(z)
-        return (self.gains * q ** (0.5 * self.exponents) * s) @ self.directions
+        return (self._c(s, q) * s) @ self.directions
 
     def force_jacobian(self, z: ArrayLike) -> Array:
-        """``∂(R_nl(z) z)/∂z = Σ_j β_j q^(p/2 − 1) (q + p s²) m_j m_jᵀ``, ``q = s² + δ²``;
-        ``(N, n) -> (N, n, n)``.
+        """``∂(R_nl(z) z)/∂z = Σ_j β_j [q^(p/2 − 1) (q + p s²)(1 + a σ) + a s δ² q^(p/2 − 3/2)]
+        m_j m_jᵀ``, ``q = s² + δ²``, ``σ = s/√q``; ``(N, n) -> (N, n, n)``.
 
         Parameters
         ----------
@@ -154,6 +181,10 @@ class PowerDissipation:
         s, q = self._s(z)
         p = self.exponents
         d = self.gains * q ** (0.5 * p - 1.0) * (q + p * s * s)
+        if not self.is_symmetric:
+            a = self.asymmetry
+            d = d * (1.0 + a * (s * q ** -0.5)) + self.gains * a * s * self.smoothing ** 2 \
+                * q ** (0.5 * p - 1.5)
         return np.einsum("nk,ki,kj->nij", d, self.directions, self.directions)
 
     def rate(self, z: ArrayLike) -> Array:
@@ -165,13 +196,16 @@ class PowerDissipation:
             Efforts.
         """
         s, q = self._s(z)
-        return (self.gains * q ** (0.5 * self.exponents) * s * s).sum(axis=1)
+        return (self._c(s, q) * s * s).sum(axis=1)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (exact floats)."""
-        return {"format": FORMAT, "version": VERSION, "n_states": self.n_states,
-                "directions": self.directions.tolist(), "gains": self.gains.tolist(),
-                "exponents": self.exponents.tolist(), "smoothing": self.smoothing.tolist()}
+        out = {"format": FORMAT, "version": 1, "n_states": self.n_states,
+               "directions": self.directions.tolist(), "gains": self.gains.tolist(),
+               "exponents": self.exponents.tolist(), "smoothing": self.smoothing.tolist()}
+        if not self.is_symmetric:  # version 1 readers refuse it rather than drop a_j
+            out.update(version=VERSION, asymmetry=self.asymmetry.tolist())
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PowerDissipation:
@@ -182,11 +216,13 @@ class PowerDissipation:
         d : dict
             As written by :meth:`to_dict`.
         """
-        if d.get("format") != FORMAT or d.get("version") != VERSION:
-            raise InvalidInputError(f"not a version-{VERSION} power dissipation (format "
-                                    f"{d.get('format')!r}, version {d.get('version')!r}).")
+        if d.get("format") != FORMAT or d.get("version") not in (1, VERSION):
+            raise InvalidInputError(f"not a power dissipation of version 1 ... {VERSION} "
+                                    f"(format {d.get('format')!r}, version "
+                                    f"{d.get('version')!r}); a newer fmu-surrogate wrote it: "
+                                    f"upgrade to read it.")
         M = np.asarray(d["directions"], dtype=float).reshape(-1, int(d["n_states"]))
-        return cls(M, d["gains"], d["exponents"], d["smoothing"])
+        return cls(M, d["gains"], d["exponents"], d["smoothing"], d.get("asymmetry"))
 
     def __repr__(self) -> str:
         return f"PowerDissipation(n={self.n_states}, terms={self.n_terms})"

@@ -238,7 +238,7 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
     """The convex energy and the power-law dissipation of NonlinearPH (and linear, ``E = I``)
     parts on the coupled state: ``Q`` block diagonal, directions padded with zeros."""
     n = sum(s.n_states for s in systems)
-    Qs, kinds, a, W, M, g, p, d = [], [], [], [], [], [], [], []
+    Qs, kinds, a, W, M, g, p, d, asym = [], [], [], [], [], [], [], [], []
     off = 0
     for s in systems:
         k = s.n_states
@@ -260,9 +260,10 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
         g.append(diss.gains)
         p.append(diss.exponents)
         d.append(diss.smoothing)
+        asym.append(diss.asymmetry)
         off += k
     effort = ConvexEffort(block_diag(*Qs), kinds, np.concatenate(a), np.vstack(W))
-    return effort, PowerDissipation(np.vstack(M), *map(np.concatenate, (g, p, d)))
+    return effort, PowerDissipation(np.vstack(M), *map(np.concatenate, (g, p, d, asym)))
 
 
 def feedback(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0, gain: float = 1.0,

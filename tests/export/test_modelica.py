@@ -462,15 +462,16 @@ def test_nonlinear_feedthrough_equations_and_functions_hold():
 
     sur = ported()
     text = modelica_model(sur, "PortLaw")
-    call = "portDissipationForce(u, port_diss_directions, port_diss_smoothing, port_diss_gains, " \
-           "port_diss_exponents)"
+    call = "portDissipationForce(u, port_diss_directions, port_diss_smoothing, " \
+           "port_diss_asymmetry, port_diss_gains, port_diss_exponents)"  # one term asymmetric
     assert f"  y_ph = transpose(B + P)*z + (S - N)*u + {call};" in text
     assert "+ portDissipationRate(u, port_diss_directions" in text
     cls = _check_ported_equations(sur, text)
     ev = mc.Evaluator(cls)
     law = sur.system.port_dissipation
     for key, ref in (("directions", law.directions), ("gains", law.gains),
-                     ("exponents", law.exponents), ("smoothing", law.smoothing)):
+                     ("exponents", law.exponents), ("smoothing", law.smoothing),
+                     ("asymmetry", law.asymmetry)):
         assert np.array_equal(ev.params[f"port_diss_{key}"], ref), key  # exact literals
     args = [ev.params[c.name] for c in cls.classes["portDissipationForce"].components.values()
             if c.prefix == "input" and c.name != "x"]

@@ -1,13 +1,15 @@
 """Expression programs of a state-dependent dissipation: the power-law terms of a
 :class:`~fmu_surrogate.ph.NonlinearPH`.
 
-For ``R_nl(z) = Σ_k β_k q_k^(p_k/2) m_k m_kᵀ`` with ``s_k = m_kᵀz`` and ``q_k = s_k² + δ_k²``
-(:class:`~fmu_surrogate.ph.dissipation.PowerDissipation`) three programs of the effort ``z``
-(the programs' argument, written ``x`` like a state):
+For ``R_nl(z) = Σ_k β_k q_k^(p_k/2) g_k m_k m_kᵀ`` with ``s_k = m_kᵀz``, ``q_k = s_k² + δ_k²``
+and the asymmetry gate ``g_k = 1 + a_k s_k q_k^(−1/2)`` (written only for terms with
+``a_k ≠ 0``; :class:`~fmu_surrogate.ph.dissipation.PowerDissipation`) three programs of the
+effort ``z`` (the programs' argument, written ``x`` like a state):
 
-* ``force``: ``F(z) = R_nl(z) z = Σ_k β_k q_k^(p_k/2) s_k m_k``, shape ``(n,)``;
-* ``dforce``: ``∂F/∂z = Σ_k β_k q_k^(p_k/2 − 1) (q_k + p_k s_k²) m_k m_kᵀ``, shape ``(n, n)``;
-* ``rate``: ``zᵀR_nl(z)z = Σ_k β_k q_k^(p_k/2) s_k²``, shape ``()``;
+* ``force``: ``F(z) = R_nl(z) z = Σ_k β_k q_k^(p_k/2) g_k s_k m_k``, shape ``(n,)``;
+* ``dforce``: ``∂F/∂z = Σ_k β_k [q_k^(p_k/2 − 1) (q_k + p_k s_k²) g_k
+  + a_k s_k δ_k² q_k^(p_k/2 − 3/2)] m_k m_kᵀ``, shape ``(n, n)``;
+* ``rate``: ``zᵀR_nl(z)z = Σ_k β_k q_k^(p_k/2) g_k s_k²``, shape ``()``;
 
 formula for formula as the Python class evaluates them (``q^(p/2)`` as ``pow``, the same call
 numpy's power makes), the directions, gains, exponents and smoothing values as constant arrays.
@@ -100,14 +102,28 @@ def _programs(d: PowerDissipation, which: str, P: _Params) -> Program:
     dl = P.add("diss_smoothing", d.smoothing, "the dissipation smoothing values")
     s = [b.let(add(*(mul(zs[j], Par(M, (k, j))) for j in range(n)))) for k in range(K)]
     q = [b.let(add(mul(s[k], s[k]), mul(Par(dl, (k,)), Par(dl, (k,))))) for k in range(K)]
+    gate: list[Expr | None] = [None] * K
+    if not d.is_symmetric:
+        a = P.add("diss_asymmetry", d.asymmetry, "the dissipation asymmetries")
+        gate = [b.let(add(Num(1.0), mul(Par(a, (k,)), mul(s[k], power(q[k], Num(-0.5))))))
+                if d.asymmetry[k] else None for k in range(K)]
     if which == "dforce":
-        c = [b.let(mul(Par(g, (k,)), power(q[k], sub(mul(Num(0.5), Par(p, (k,))), Num(1.0))),
-                       add(q[k], mul(Par(p, (k,)), s[k], s[k])))) for k in range(K)]
+        c = []
+        for k in range(K):
+            slope = mul(Par(g, (k,)), power(q[k], sub(mul(Num(0.5), Par(p, (k,))), Num(1.0))),
+                        add(q[k], mul(Par(p, (k,)), s[k], s[k])))
+            if gate[k] is not None:  # + β a s δ² q^(p/2 − 3/2), the gate's own slope
+                slope = add(mul(slope, gate[k]), mul(
+                    Par(g, (k,)), Par(a, (k,)), s[k], mul(Par(dl, (k,)), Par(dl, (k,))),
+                    power(q[k], sub(mul(Num(0.5), Par(p, (k,))), Num(1.5)))))
+            c.append(b.let(slope))
         out: list[Expr] = [add(*(mul(c[k], Par(M, (k, i)), Par(M, (k, j))) for k in range(K)))
                            for i in range(n) for j in range(n)]
         return Program(tuple(b.statements), tuple(map(as_expr, out)), (n, n))
     # c_k s_k with c_k = β_k q_k^(p_k/2) (the coefficient of the rank-one term)
-    cs = [b.let(mul(Par(g, (k,)), power(q[k], mul(Num(0.5), Par(p, (k,)))), s[k]))
+    cs = [b.let(mul(Par(g, (k,)), power(q[k], mul(Num(0.5), Par(p, (k,)))), s[k])
+                if gate[k] is None else
+                mul(mul(Par(g, (k,)), power(q[k], mul(Num(0.5), Par(p, (k,))))), gate[k], s[k]))
           for k in range(K)]
     if which == "rate":
         return Program(tuple(b.statements), (as_expr(add(*(mul(cs[k], s[k]) for k in range(K)))),),

@@ -122,8 +122,9 @@ class NonlinearPHIdentifier(PHEstimator):
     feedthrough : {"auto", True, False}
         Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough.
     n_port_dissipation : int or "auto"
-        Number of power-law terms of the nonlinear feedthrough ``S_nl(u)``; ``"auto"``: one
-        per power port when the feedthrough is fitted, else none.
+        Number of power-law terms of the nonlinear feedthrough ``S_nl(u)``; ``"auto"``: two
+        per power port when the feedthrough is fitted (one starts as a growing power law, one
+        as a saturating law: :mod:`~fmu_surrogate.identify.nonlinear.optimise`), else none.
     segment_length : int or None
         Steps per multiple-shooting segment; ``None``: single shooting.
     continuity_weight : float
@@ -133,9 +134,11 @@ class NonlinearPHIdentifier(PHEstimator):
     tol : float
         L-BFGS-B's relative cost tolerance (``ftol``).
     smoothing : float
-        ``δ`` of the dissipation terms relative to the spread of their argument ``m_jᵀz``.
+        Initial ``δ`` of the dissipation terms relative to the spread of their argument
+        ``m_jᵀz`` (fitted, like the exponent).
     exponent : float
-        Initial exponent ``p`` of the dissipation terms.
+        Initial exponent ``p`` of the dissipation terms (a second start from a saturating law
+        follows: :data:`~fmu_surrogate.identify.nonlinear.optimise.SATURATING_START`).
     validation_runs : int
         The last this many experiments are held out (when there are more).
     linear : estimator, optional
@@ -361,10 +364,10 @@ class NonlinearPHIdentifier(PHEstimator):
         feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
         npd = self.n_port_dissipation
-        n_port = (n_power if feed else 0) if npd == "auto" else int(npd)
+        n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
                        feed, n_port)
-        system = to_system(out.layout, out.theta, out.smoothing)
+        system = to_system(out.layout, out.theta)
         b = out.layout.unpack(out.theta)
         x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
         self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))

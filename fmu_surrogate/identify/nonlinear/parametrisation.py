@@ -14,7 +14,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   ``R₀`` alone): PSD for every value;
 * ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
 * per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k``;
-* per dissipation term its gain ``β_j ≥ 0``, direction ``m_j`` and exponent ``p_j``;
+* per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j``, the
+  logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends) and
+  its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
 * the measured outputs' ``y = C_m x + D_m u`` (outputs that are not conjugate to a port);
@@ -41,8 +43,12 @@ class NonlinearFitError(FmuSurrogateError, ValueError):
     """Settings or data the nonlinear fit cannot work with; the message says the fix."""
 
 
-#: bounds of the dissipation exponents p (force ~ |s|^(1+p)): from nearly Coulomb to quartic
-EXPONENT_BOUNDS = (-0.9, 3.0)
+#: bounds of the dissipation exponents p (force ~ |s|^(1+p) for |s| ≫ δ): from a saturating
+#: law (p = −1: force β s / √(s² + δ²), friction or a valve that saturates at β) to quartic
+EXPONENT_BOUNDS = (-1.0, 3.0)
+#: bounds of the smoothing δ of a term, relative to its argument's spread (directions start at
+#: unit spread): from a near-corner (dry friction) to a law that bends outside the data
+SMOOTHING_BOUNDS = (1e-4, 1e2)
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,8 @@ class Layout:
             out.append(("V", (m * (m - 1) // 2,)))
         Dp, k = self.n_port_dissipation, self.n_measured
         out += [("alpha", (K,)), ("w", (K, n)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
-                ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
+                ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
+                ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
                 ("x", (self.n_shoot, n))]
         return out
@@ -113,11 +120,14 @@ class Layout:
         return {k: theta[s].reshape(shape) for k, (s, shape) in self.slices().items()}
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
-        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS` (also for the
+        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, ``log δ`` in the
+        logarithms of :data:`SMOOTHING_BOUNDS`, ``a`` in ``[−1, 1]`` (also for the
         feedthrough's terms), the rest free."""
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
-        lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS,
-                "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS}
+        ld = (float(np.log(SMOOTHING_BOUNDS[0])), float(np.log(SMOOTHING_BOUNDS[1])))
+        lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS, "ld": ld,
+                "asym": (-1.0, 1.0), "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld,
+                "pasym": (-1.0, 1.0)}
         for name, (s, _) in self.slices().items():
             lim = lims.get(name)
             if lim is not None:
@@ -153,7 +163,8 @@ def _psd_factor(W: Array) -> Array:
 def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
                    diss_dirs: Array, exponents: Array, shoot: Array,
                    port_dirs: Array | None = None, port_exponents: Array | None = None,
-                   measured: tuple[Array, Array] | None = None) -> Array:
+                   measured: tuple[Array, Array] | None = None,
+                   smoothing: Array | None = None) -> Array:
     """``θ`` of the linear model: ridge weights and dissipation gains exactly zero.
 
     Parameters
@@ -176,6 +187,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         Their initial exponents.
     measured : (ndarray (k, n), ndarray (k, m)), optional
         Initial ``C_m, D_m`` of the measured outputs.
+    smoothing : ndarray, shape (D + Dp,), optional
+        Initial ``δ`` of the dissipation terms, then of the feedthrough's (default ``1e-3``).
 
     ``x0`` (when learned) starts at ``lin["x0"]``.
     """
@@ -192,9 +205,14 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
     b["w"][:] = ridge_dirs
     b["mdir"][:] = diss_dirs
     b["p"][:] = exponents
+    D = layout.n_dissipation
+    delta = np.full(D + layout.n_port_dissipation, 1e-3) if smoothing is None \
+        else np.asarray(smoothing, dtype=float)
+    b["ld"][:] = np.log(delta[:D])
     if layout.n_port_dissipation:
         b["pdir"][:] = port_dirs
         b["pp"][:] = port_exponents
+        b["pld"][:] = np.log(delta[D:])
     if layout.learn_x0:
         b["x0"][:] = lin["x0"]
     if layout.n_measured:
@@ -226,8 +244,7 @@ def structure(layout: Layout, b: dict, xp) -> dict:
     return out
 
 
-def to_system(layout: Layout, theta: Array, smoothing: Array,
-              names: dict | None = None) -> NonlinearPH:
+def to_system(layout: Layout, theta: Array, names: dict | None = None) -> NonlinearPH:
     """The :class:`~fmu_surrogate.ph.NonlinearPH` of ``θ`` (energy coordinates, ``Q = I``).
 
     Parameters
@@ -236,8 +253,6 @@ def to_system(layout: Layout, theta: Array, smoothing: Array,
         The sizes.
     theta : ndarray
         The parameters (admissible: ``α, β ≥ 0``).
-    smoothing : ndarray, shape (D + Dp,)
-        The dissipation terms' ``δ``, then those of the feedthrough's terms.
     names : dict, optional
         ``input_names``, ``output_names`` keywords.
     """
@@ -249,9 +264,7 @@ def to_system(layout: Layout, theta: Array, smoothing: Array,
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
     effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
-    D = layout.n_dissipation
-    smoothing = np.asarray(smoothing, dtype=float)
-    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], smoothing[:D])
-    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], smoothing[D:])
+    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], np.exp(b["ld"]), b["asym"])
+    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], np.exp(b["pld"]), b["pasym"])
     return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, port_dissipation=port, **fw,
                        **(names or {}))

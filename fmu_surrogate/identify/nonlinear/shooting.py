@@ -104,7 +104,7 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
 class VectorField:
     """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc)."""
 
-    def __init__(self, layout: Layout, theta: torch.Tensor, smoothing: torch.Tensor) -> None:
+    def __init__(self, layout: Layout, theta: torch.Tensor) -> None:
         n = layout.n
         b = layout.unpack(theta)
         st = structure(layout, b, torch)
@@ -118,8 +118,8 @@ class VectorField:
         self.alpha, self.w = b["alpha"], b["w"]
         self.quartic = torch.as_tensor([k == "quartic" for k in layout.kinds])
         self.beta, self.M, self.p = b["beta"], b["mdir"], b["p"]
-        D = layout.n_dissipation
-        self.delta2, self.port_delta2 = smoothing[:D] ** 2, smoothing[D:] ** 2
+        self.delta2, self.port_delta2 = torch.exp(2 * b["ld"]), torch.exp(2 * b["pld"])
+        self.a, self.pa = b["asym"], b["pasym"]
         self.pbeta, self.pM, self.pp = b["pbeta"], b["pdir"], b["pp"]
         self.blocks = b
 
@@ -136,7 +136,8 @@ class VectorField:
         f = z @ self.T.T + u @ self.Bin.T
         if self.M.shape[0]:
             s = z @ self.M.T
-            c = self.beta * (s * s + self.delta2) ** (0.5 * self.p)
+            q = s * s + self.delta2
+            c = self.beta * q ** (0.5 * self.p) * (1.0 + self.a * (s * q ** -0.5))
             f = f - (c * s) @ self.M
         return f
 
@@ -147,7 +148,9 @@ class VectorField:
             y = y + u @ self.D.T
         if self.pM.shape[0]:
             s = u @ self.pM.T
-            y = y + (self.pbeta * (s * s + self.port_delta2) ** (0.5 * self.pp) * s) @ self.pM
+            q = s * s + self.port_delta2
+            c = self.pbeta * q ** (0.5 * self.pp) * (1.0 + self.pa * (s * q ** -0.5))
+            y = y + (c * s) @ self.pM
         return y
 
 

@@ -22,12 +22,12 @@ from fmu_surrogate.ph import PowerDissipation
 RTOL = 1e-13
 
 
-def dissipation(seed=0, n=3):
+def dissipation(seed=0, n=3, asymmetry=None):
     """Three terms: a p = 1/3 damper (F ~ |v|^(4/3)), a quadratic one (p = 1) and a p = −0.5
     one close to dry friction, smoothing from 1e-3 to 0.1."""
     r = np.random.default_rng(seed)
     return PowerDissipation(r.normal(size=(3, n)), [2.0, 0.5, 0.3], [1 / 3, 1.0, -0.5],
-                            [1e-3, 0.1, 0.02])
+                            [1e-3, 0.1, 0.02], asymmetry)
 
 
 def _rel(a, b):
@@ -40,20 +40,23 @@ def _efforts(n, seed=1):
     return z
 
 
-def test_numpy_rendering_equals_the_dissipation():
-    d = dissipation()
+@pytest.mark.parametrize("asymmetry", [None, [0.6, 0.0, -1.0]])
+def test_numpy_rendering_equals_the_dissipation(asymmetry):
+    d = dissipation(asymmetry=asymmetry)
     ex = dissipation_expressions(d)
     z = _efforts(3)
     assert _rel(ex.evaluate("force", z), d.force(z)) < RTOL
     assert _rel(ex.evaluate("dforce", z), d.force_jacobian(z)) < RTOL
     assert _rel(ex.evaluate("rate", z), d.rate(z)) < RTOL
     assert ex.evaluate("force", z[1]).shape == (3,) and ex.evaluate("rate", z[1]).shape == ()
+    # the asymmetries only where there are some (symmetric laws export as before)
     assert set(ex.params) == {"diss_directions", "diss_gains", "diss_exponents",
-                              "diss_smoothing"}
+                              "diss_smoothing"} | ({"diss_asymmetry"} if asymmetry else set())
 
 
-def test_c_rendering_compiles_and_equals_the_dissipation(tmp_path):
-    d = dissipation(n=4, seed=3)
+@pytest.mark.parametrize("asymmetry", [None, [0.6, 0.0, -1.0]])
+def test_c_rendering_compiles_and_equals_the_dissipation(tmp_path, asymmetry):
+    d = dissipation(n=4, seed=3, asymmetry=asymmetry)
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     assert cc, "a C compiler is needed (gcc)"
     src = dissipation_c_source(d, "dd") + (

@@ -31,12 +31,15 @@ def static_law():
 
 def core():
     """n = 2, m = 2: a quartic ridge, a p = 1/3 state damper, a feedthrough P, S, N and a
-    nonlinear feedthrough of two terms (p = 1/3 on port 1, p = 1 across both ports)."""
+    nonlinear feedthrough of two terms (p = 1/3 on port 1, p = 1 across both ports, the
+    latter asymmetric)."""
     r = np.random.default_rng(3)
     n, m = 2, 2
     eff = ConvexEffort(np.diag([2.0, 0.5]), ["quartic"], [0.6], r.normal(size=(1, n)))
     diss = PowerDissipation([[0.0, 1.0]], [0.7], [P43], [1e-2])
-    law = PowerDissipation([[1.0, 0.0], [0.6, -0.8]], [C, 0.9], [P43, 1.0], [1e-3, 0.05])
+    # the second term asymmetric (a = 0.4: a damper harder in rebound than in compression)
+    law = PowerDissipation([[1.0, 0.0], [0.6, -0.8]], [C, 0.9], [P43, 1.0], [1e-3, 0.05],
+                           [0.0, 0.4])
     L = 0.3 * r.normal(size=(n + m, n + m))
     W = L @ L.T
     return NonlinearPH([[0.0, 1.0], [-1.0, 0.0]], W[:n, :n], r.normal(size=(n, m)), eff, diss,

@@ -27,14 +27,12 @@ LAYOUTS = [Layout(3, 2, ("quartic", "logcosh"), 2, True, 0),
 @pytest.mark.parametrize("layout", LAYOUTS, ids=["feedthrough", "plain", "linear"])
 def test_random_parameters_are_admissible_and_torch_matches_numpy(layout):
     rng = np.random.default_rng(0)
-    D = layout.n_dissipation
     for _ in range(10):
-        theta = random_theta(rng, layout)
-        delta = rng.uniform(1e-3, 0.1, D)
-        sys = to_system(layout, theta, delta)  # raises StructureError if not pH
+        theta = random_theta(rng, layout)  # log δ included: δ = exp(·) > 0 for every value
+        sys = to_system(layout, theta)  # raises StructureError if not pH
         x = rng.normal(size=(7, layout.n))
         u = rng.normal(size=(7, layout.m))
-        field = VectorField(layout, torch.as_tensor(theta), torch.as_tensor(delta))
+        field = VectorField(layout, torch.as_tensor(theta))
         f = field(torch.as_tensor(x), torch.as_tensor(u)).numpy()
         y = field.output(torch.as_tensor(x), torch.as_tensor(u)).numpy()
         # the same formulas in two libraries: round-off only
@@ -58,12 +56,12 @@ def test_rk4_rollout_agrees_with_scipy_and_the_structure_preserving_simulation(h
     b["beta"][:] = 0.3
     b["mdir"][:] = [[0.0, 1.0]]
     b["p"][:] = 1.0 / 3.0
-    delta = np.array([1e-3])
+    b["ld"][:] = np.log(1e-3)
     t = np.linspace(0.0, 4.0, 401)
     u = np.sin(2.0 * t)[:, None]
-    sys = to_system(layout, theta, delta)
+    sys = to_system(layout, theta)
     seg = make_segments([(t, u, np.zeros_like(u), hold)], None)
-    field = VectorField(layout, torch.as_tensor(theta), torch.as_tensor(delta))
+    field = VectorField(layout, torch.as_tensor(theta))
     Y = rollout(field, torch.zeros((1, 2), dtype=torch.float64), seg)[0][0].numpy()
     avf = simulate(sys, t, u, hold=hold).y
     scale = np.abs(avf).max()
