@@ -304,11 +304,17 @@ def _variables(asm: Assembled, x: np.ndarray, u_ext: list[np.ndarray]
     u_free = np.zeros((len(x), parts.n_inputs))
     u_free[:, asm.free] = asm.free_inputs(u_ext)
     if isinstance(parts, LinearPH):
-        y = x @ (parts.output_matrix.T @ parts.Q).T + u_free @ parts.D.T
+        y0 = x @ (parts.output_matrix.T @ parts.Q).T + u_free @ parts.D.T
     else:
-        y = parts.effort(x) @ parts.output_matrix + u_free @ parts.D.T
-    if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_free)
-        y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
+        y0 = parts.effort(x) @ parts.output_matrix + u_free @ parts.D.T
+    loop = np.eye(parts.n_inputs) - parts.D @ asm.K
+    # the loop through the feedthrough: y = C x + D (K y + u_free)
+    y = np.linalg.solve(loop, y0.T).T if parts.D.any() else y0
+    law = getattr(parts, "nonlinear_feedthrough", None)
+    if law is not None:
+        # S_nl(u) u reads inputs that no S_nl term feeds (interconnect refuses the other
+        # couplings), so the linear loop gives them exactly; then the loop with its force
+        y = np.linalg.solve(loop, (y0 + law.force(y @ asm.K.T + u_free)).T).T
     u = y @ asm.K.T + u_free
     out: dict[str, np.ndarray] = {}
     values: dict[str, np.ndarray] = {}

@@ -36,6 +36,7 @@ from fmu_surrogate.ph.closed_loop import close_loop
 from fmu_surrogate.ph.dissipation import PowerDissipation
 from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.nonlinear import NonlinearPH
+from fmu_surrogate.ph.port_laws import augmented, has_port_law, split_port_laws
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
@@ -202,6 +203,8 @@ def interconnect(
     k = sum(h.shape[1] for h in hats)
     C = _check_coupling(coupling, k)
     kw = {"input_names": ext_in, "output_names": ext_out, "state_names": states}
+    if any(has_port_law(s) for s in systems):
+        return _with_port_laws(systems, C, coupling_ports, names, kw)
     if any(s.has_feedthrough for s in systems):
         J, R, G, P, S, N = close_loop(systems, C, hat_idx, bar_idx)
         return _build(systems, J, R, G, {"P": P, "S": S, "N": N, **kw})
@@ -218,11 +221,6 @@ def interconnect(
 def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
-    if any(_port_law(s) for s in systems):
-        raise StructureError("interconnecting a NonlinearPH with a nonlinear feedthrough "
-                             "(port_dissipation) is not supported (the coupled system would lose "
-                             "S_nl(u)); simulate the parts in co-simulation (fmu_surrogate.couple) "
-                             "instead.")
     if any(isinstance(s, NonlinearPH) for s in systems):
         return NonlinearPH(J, R, B, *_stacked_convex(systems), **kw)
     if all(isinstance(s, LinearPH) for s in systems):
@@ -232,6 +230,32 @@ def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any
                              [s._hamiltonian for s in systems])
     return PHDAE(E, J, R, B, effort=effort,
                  hamiltonian=effort.hamiltonian if effort.has_hamiltonian else None, **kw)
+
+
+def _with_port_laws(systems: list[PHDAE], C: Array, coupling_ports: Sequence[Sequence[int]],
+                    names: list[str], kw: dict[str, Any]) -> NonlinearPH:
+    """The coupled system when some part has a nonlinear feedthrough ``S_nl(u)``: its terms
+    as resistors on extra ports of the linear part, closed on the coupled system
+    (:mod:`fmu_surrogate.ph.port_laws`)."""
+    aug = [augmented(s) for s in systems]
+    hat_idx, bar_idx, rho_idx, off = [], [], [], 0
+    for s, a, ports in zip(systems, aug, coupling_ports):
+        ports = [int(p) for p in ports]
+        hat_idx += [off + p for p in ports]
+        bar_idx += [off + p for p in range(s.n_inputs) if p not in ports]
+        rho_idx += list(range(off + s.n_inputs, off + a.n_inputs))
+        off += a.n_inputs
+    J, R, G, P, S, N = close_loop(aug, C, hat_idx, bar_idx + rho_idx)
+    state, port = split_port_laws(systems, names, len(bar_idx), G, P, S, N)
+    e = len(bar_idx)
+    effort, diss = _stacked_convex(systems)
+    if state.n_terms:
+        diss = PowerDissipation(np.vstack([diss.directions, state.directions]),
+                                *(np.concatenate([a, b]) for a, b in
+                                  ((diss.gains, state.gains), (diss.exponents, state.exponents),
+                                   (diss.smoothing, state.smoothing))))
+    return NonlinearPH(J, R, G[:, :e], effort, diss, port_dissipation=port, P=P[:, :e],
+                       S=S[:e, :e], N=N[:e, :e], **kw)
 
 
 def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipation]:
@@ -386,15 +410,9 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     return _same_kind(system, system.J, system.R + S, system.B[:, keep], kw)
 
 
-def _port_law(system: PHDAE) -> bool:
-    """Whether ``system`` has a nonlinear feedthrough ``S_nl(u)`` (a NonlinearPH's)."""
-    pd = getattr(system, "port_dissipation", None)
-    return pd is not None and pd.n_terms > 0
-
-
 def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
-    if _port_law(system):
+    if has_port_law(system):
         raise StructureError("closing ports of a NonlinearPH with a nonlinear feedthrough "
                              "S_nl(u) is not supported (its law acts on all the ports); simulate "
                              "the parts in co-simulation (fmu_surrogate.couple) instead.")
