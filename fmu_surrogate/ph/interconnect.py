@@ -20,7 +20,13 @@ a gyrator of gain k), :func:`series` (two ports driven by one input, outputs add
 
 With feedthrough (``P, S, N`` of some part) the coupled outputs depend on the coupled inputs:
 the loop ``(I + Ĉ D̂) û = …`` is solved and the result stays pH by construction
-(:mod:`fmu_surrogate.ph.closed_loop`); a loop without a unique solution is refused.
+(:mod:`fmu_surrogate.ph.closed_loop`); a loop without a unique solution is refused.  A
+NonlinearPH's nonlinear feedthrough ``S_nl(u)`` (a power-law damper with velocity in and force
+out) couples exactly where its ports see no loop (:mod:`fmu_surrogate.ph.port_laws`): a term
+coupled to ports without feedthrough (a mass's velocity ``bᵀz``) becomes a power-law dissipation
+of the coupled state along ``b m_j``, a term on free ports stays ``S_nl`` of the coupled system's
+ports; a term in a loop through feedthrough (a nonlinear algebraic equation) or reading both a
+state and an external input is refused with the fix, co-simulation.
 """
 
 from __future__ import annotations
@@ -154,12 +160,15 @@ def interconnect(
     Returns
     -------
     LinearPH or PHDAE
-        The coupled system (``LinearPH`` when every part is linear).
+        The coupled system (``LinearPH`` when every part is linear, ``NonlinearPH`` when some
+        part is one and the others have ``E = I``).
 
     Raises
     ------
     StructureError
-        ``Ĉ`` not skew (the message shows ‖Ĉ + Ĉᵀ‖ and the fix), or ports out of range.
+        ``Ĉ`` not skew (the message shows ‖Ĉ + Ĉᵀ‖ and the fix), ports out of range, an
+        algebraic loop without a unique solution, or a nonlinear feedthrough ``S_nl`` in a loop
+        or reading a state and an external input at once.
 
     Examples
     --------

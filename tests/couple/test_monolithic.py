@@ -154,3 +154,14 @@ def test_power_law_damper_couples_monolithically_as_a_state_dissipation():
     F = ds["brake.F"].values[0]
     np.testing.assert_allclose(F, c * (v * v + 1e-18) ** (1 / 6) * v, rtol=1e-14)
     np.testing.assert_array_equal(ds["mass.F"].values[0], F)
+
+
+def test_power_law_damper_in_an_algebraic_loop_is_a_coupling_error():
+    # the mass's velocity port with a feedthrough (a series damper 1/d = 0.5): the damper's force
+    # and velocity would solve a nonlinear equation at every instant
+    system = mass_and_power_damper()
+    mass = system.components["mass"]
+    mass.ph = LinearPH([[0.0]], [[0.0]], [[1 / 2.0]], [[1.0]], S=[[0.5]])
+    with pytest.raises(CouplingError, match=r"cannot be interconnected: .*nonlinear algebraic "
+                                            r"equation.*co-simulation"):
+        assemble(system)
