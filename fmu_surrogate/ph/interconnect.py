@@ -26,7 +26,8 @@ out) couples exactly where its ports see no loop (:mod:`fmu_surrogate.ph.port_la
 coupled to ports without feedthrough (a mass's velocity ``bᵀz``) becomes a power-law dissipation
 of the coupled state along ``b m_j``, a term on free ports stays ``S_nl`` of the coupled system's
 ports; a term in a loop through feedthrough (a nonlinear algebraic equation) or reading both a
-state and an external input is refused with the fix, co-simulation.
+state and an external input is refused with the fix, co-simulation.  :func:`series` carries
+``S_nl`` over to the merged ports, :func:`terminate` keeps the terms that read the other ports.
 """
 
 from __future__ import annotations
@@ -361,6 +362,10 @@ def series(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0,
         S = T.T @ both.S @ T
         M = T.T @ np.triu(both.N, 1) @ T
         kw.update(P=both.P @ T, S=np.triu(S) + np.triu(S, 1).T, N=M - M.T)
+        if has_port_law(both):  # S_nl of the merged ports: its directions m_jᵀ T
+            law = both.port_dissipation
+            kw["port_dissipation"] = PowerDissipation(law.directions @ T, law.gains,
+                                                      law.exponents, law.smoothing)
     return _same_kind(both, both.J, both.R, B, kw)
 
 
@@ -384,13 +389,15 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     Raises
     ------
     StructureError
-        ``r`` not symmetric positive semi-definite.
+        ``r`` not symmetric positive semi-definite, or a closed port that a term of a nonlinear
+        feedthrough ``S_nl`` reads (``r`` closes a nonlinear algebraic loop on it).
 
     Notes
     -----
     With a feedthrough ``D`` the closed port's output depends on its input, and the resistance
     is coupled as a static pH system ``y = r u`` through the loop of
     :mod:`fmu_surrogate.ph.closed_loop` (``I + r D_pp`` is always regular: both are passive).
+    A NonlinearPH keeps the terms of its ``S_nl`` that read the other ports only.
     """
     ports = [port] if np.ndim(port) == 0 else list(port)
     ports = [int(p) for p in ports]
@@ -410,6 +417,10 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
         resistor = LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)),
                             np.zeros((0, k)), S=r)
         C = np.block([[np.zeros((k, k)), e], [-e, np.zeros((k, k))]])  # u_p = −y_r, u_r = y_p
+        if has_port_law(system):  # its terms closed as in interconnect (loops refused)
+            c = interconnect([system, resistor], C, [ports, list(range(k))])
+            return NonlinearPH(c.J, c.R, c.B, c.effort_function, c.dissipation,
+                               port_dissipation=c.port_dissipation, P=c.P, S=c.S, N=c.N, **kw)
         m = system.n_inputs
         J, R, G, P, S, N = close_loop([system, resistor], C, ports + list(range(m, m + k)), keep)
         return _same_kind(system, J, R, G, {"P": P, "S": S, "N": N, **kw})
@@ -420,11 +431,8 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
 
 
 def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
-    """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
-    if has_port_law(system):
-        raise StructureError("closing ports of a NonlinearPH with a nonlinear feedthrough "
-                             "S_nl(u) is not supported (its law acts on all the ports); simulate "
-                             "the parts in co-simulation (fmu_surrogate.couple) instead.")
+    """A system like ``system`` (same E, Q or effort) with new structure matrices and ports
+    (``kw`` carries a NonlinearPH's new ``port_dissipation``)."""
     if isinstance(system, LinearPH):
         return LinearPH(J, R, system.Q, B, E=system.E, **kw)
     if isinstance(system, NonlinearPH):

@@ -1,5 +1,6 @@
 """Interconnecting a nonlinear feedthrough ``S_nl(u)``: against the hand-built state and port
-dissipations, the analytic braked mass, and the couplings that have no NonlinearPH form."""
+dissipations, the analytic braked mass, the couplings that have no NonlinearPH form, and
+series and terminate."""
 
 from __future__ import annotations
 
@@ -132,3 +133,31 @@ def test_couplings_without_a_nonlinear_ph_form_are_refused_with_the_fix():
     gyr = LinearPH([[0.0]], [[0.0]], [[0.5]], [[1.0, 0.0]], N=[[0.0, 1.0], [-1.0, 0.0]])
     with pytest.raises(StructureError, match="a coupled state and an external input at once"):
         interconnect([gyr, damper(law)], ROD, [[0], [0]])
+
+
+def test_series_and_terminate_keep_the_law_of_the_other_ports():
+    from fmu_surrogate.ph import series, terminate
+
+    law = PowerDissipation([[1.0, 0.0], [0.0, 2.0]], [4.0, 1.0], [1 / 3, 1.0], [1e-3, 1e-2])
+    dmp, osc = damper(law, S=0.2, m=2), oscillator()
+    rng = np.random.default_rng(3)
+    # series on port 0: both see one input, outputs add; the law's directions follow the merge
+    s = series(dmp, osc)
+    x, u = rng.normal(size=2), rng.normal(size=3)
+    y = dmp.output(np.zeros(0), u[[0, 1]])
+    y_osc = osc.output(x, u[[0, 2]])
+    # same formulas evaluated in another order: round-off (measured equal)
+    np.testing.assert_allclose(s.output(x, u), [y[0] + y_osc[0], y[1], y_osc[1]], rtol=1e-14)
+    np.testing.assert_allclose(s.flow(x, u), osc.flow(x, u[[0, 2]]), rtol=1e-14)
+    # terminate the port no term reads (port 1 of [[1, 0]]): the term on port 0 stays S_nl
+    one = damper(PowerDissipation([[1.0, 0.0]], [4.0], [1 / 3], [1e-3]), S=0.2, m=2)
+    t = terminate(one, 1, 3.0)
+    assert t.input_names == ("u1",) and t.port_dissipation.n_terms == 1
+    v = rng.normal(size=1)
+    # u_1 = −3 y_1 = −3 (0.2 u_1): u_1 = 0 and y_0 = 0.2 v + 4 (v² + δ²)^(1/6) v (measured
+    # equal; rtol allows a last-bit change of the power)
+    np.testing.assert_allclose(t.output(np.zeros(0), v),
+                               0.2 * v + 4.0 * (v * v + 1e-6) ** (1 / 6) * v, rtol=1e-14)
+    # the term reading the closed port: the resistor closes a nonlinear algebraic loop
+    with pytest.raises(StructureError, match="nonlinear algebraic equation"):
+        terminate(one, 0, 3.0)
