@@ -141,17 +141,16 @@ def split_port_laws(systems: Sequence[PHDAE], names: Sequence[str], n_ext: int, 
                     f"capacitor's voltage), or simulate the parts in co-simulation "
                     f"(fmu_surrogate.couple) instead.")
             g, d = -G[:, rho], -D[rho, e]  # −y_ρj = m_jᵀu: the part's own argument s_j
-            on_state = np.abs(g).max(initial=0.0) > tol
-            on_port = np.abs(d).max(initial=0.0) > tol
+            g, d = np.where(np.abs(g) > tol, g, 0.0), np.where(np.abs(d) > tol, d, 0.0)
+            on_state, on_port = bool(g.any()), bool(d.any())
             if on_state and on_port:
                 raise StructureError(
                     f"the nonlinear feedthrough S_nl of {names[i]!r} (term {t + 1}) would read a "
                     f"coupled state and an external input at once (it spans a coupled and a free "
                     f"port, or its partner port passes an input or a constant source through to "
                     f"its output): its law of a sum of both is no dissipation of the state nor of "
-                    f"the ports.  Couple it to ports "
-                    f"without feedthrough from external inputs, or simulate the parts in "
-                    f"co-simulation (fmu_surrogate.couple) instead.")
+                    f"the ports.  Couple it to ports without feedthrough from external inputs, or "
+                    f"simulate the parts in co-simulation (fmu_surrogate.couple) instead.")
             row = (law.gains[t], law.exponents[t], law.smoothing[t])
             if on_state:
                 rows_state.append(g)
@@ -159,6 +158,7 @@ def split_port_laws(systems: Sequence[PHDAE], names: Sequence[str], n_ext: int, 
             elif on_port:
                 rows_port.append(d)
                 params_port.append(row)
+            # neither: its ports are held at zero (s_j ≡ 0), so its force is zero too
     return _law(rows_state, params_state, G.shape[0]), _law(rows_port, params_port, n_ext)
 
 
