@@ -20,11 +20,20 @@ Nonlinear surrogates (:class:`~fmu_surrogate.ph.NonlinearPH`, with linear parts 
 interconnect into one NonlinearPH (their convex energies and power-law dissipations stacked)
 that :func:`~fmu_surrogate.ph.simulate` steps with the average-vector-field scheme, whose
 discrete balance ``H(x_N) − H(x_0) + Σ h [z̄; ū]ᵀW(z̄)[z̄; ū] − Σ h ȳᵀū`` is the run's
-``energy_residual`` (the Newton tolerance, and the quadrature of non-polynomial ridges).
+``energy_residual`` (the Newton tolerance, and the quadrature of non-polynomial ridges).  A
+surrogate's nonlinear feedthrough ``S_nl(u)`` (the identified power-law damper of
+``braked_mass.toml``) couples where its port is bonded to one without feedthrough (the mass's
+velocity): its law becomes a power-law dissipation of the coupled state, passive by construction
+and inside the same balance; on a free port it stays the coupled system's ``S_nl``.  A law in an
+algebraic loop (bonded to a port with feedthrough: a nonlinear equation at every instant) or
+reading a state and an input at once (its partner passes a driven input or an internal source
+through) is refused with :class:`~fmu_surrogate.couple.system.CouplingError`: run such a system
+on libcosim.
 
 Components with a feedthrough (``y = (G + P)ᵀ Q x + D u``) close an algebraic loop through
 their coupled ports; ``interconnect`` solves it (and refuses a loop without a unique solution),
-and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x + D u_free``.  Measured
+and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x + D u_free`` (plus the
+force ``S_nl(u) u`` at the inputs that loop gives, which no ``S_nl`` term feeds).  Measured
 outputs (a position, an acceleration) are computed from the states and inputs; they may feed
 nothing in the monolithic form (a connection carries power between pH ports here).
 """
@@ -304,11 +313,17 @@ def _variables(asm: Assembled, x: np.ndarray, u_ext: list[np.ndarray]
     u_free = np.zeros((len(x), parts.n_inputs))
     u_free[:, asm.free] = asm.free_inputs(u_ext)
     if isinstance(parts, LinearPH):
-        y = x @ (parts.output_matrix.T @ parts.Q).T + u_free @ parts.D.T
+        y0 = x @ (parts.output_matrix.T @ parts.Q).T + u_free @ parts.D.T
     else:
-        y = parts.effort(x) @ parts.output_matrix + u_free @ parts.D.T
-    if parts.D.any():  # the loop through the feedthrough: y = C x + D (K y + u_free)
-        y = np.linalg.solve(np.eye(parts.n_inputs) - parts.D @ asm.K, y.T).T
+        y0 = parts.effort(x) @ parts.output_matrix + u_free @ parts.D.T
+    loop = np.eye(parts.n_inputs) - parts.D @ asm.K
+    # the loop through the feedthrough: y = C x + D (K y + u_free)
+    y = np.linalg.solve(loop, y0.T).T if parts.D.any() else y0
+    law = getattr(parts, "nonlinear_feedthrough", None)
+    if law is not None:
+        # S_nl(u) u reads inputs that no S_nl term feeds (interconnect refuses the other
+        # couplings), so the linear loop gives them exactly; then the loop with its force
+        y = np.linalg.solve(loop, (y0 + law.force(y @ asm.K.T + u_free)).T).T
     u = y @ asm.K.T + u_free
     out: dict[str, np.ndarray] = {}
     values: dict[str, np.ndarray] = {}

@@ -20,7 +20,14 @@ a gyrator of gain k), :func:`series` (two ports driven by one input, outputs add
 
 With feedthrough (``P, S, N`` of some part) the coupled outputs depend on the coupled inputs:
 the loop ``(I + Ĉ D̂) û = …`` is solved and the result stays pH by construction
-(:mod:`fmu_surrogate.ph.closed_loop`); a loop without a unique solution is refused.
+(:mod:`fmu_surrogate.ph.closed_loop`); a loop without a unique solution is refused.  A
+NonlinearPH's nonlinear feedthrough ``S_nl(u)`` (a power-law damper with velocity in and force
+out) couples exactly where its ports see no loop (:mod:`fmu_surrogate.ph.port_laws`): a term
+coupled to ports without feedthrough (a mass's velocity ``bᵀz``) becomes a power-law dissipation
+of the coupled state along ``b m_j``, a term on free ports stays ``S_nl`` of the coupled system's
+ports; a term in a loop through feedthrough (a nonlinear algebraic equation) or reading both a
+state and an external input is refused with the fix, co-simulation.  :func:`series` carries
+``S_nl`` over to the merged ports, :func:`terminate` keeps the terms that read the other ports.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from fmu_surrogate.ph.closed_loop import close_loop
 from fmu_surrogate.ph.dissipation import PowerDissipation
 from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.nonlinear import NonlinearPH
+from fmu_surrogate.ph.port_laws import augmented, has_port_law, split_port_laws
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
@@ -153,12 +161,15 @@ def interconnect(
     Returns
     -------
     LinearPH or PHDAE
-        The coupled system (``LinearPH`` when every part is linear).
+        The coupled system (``LinearPH`` when every part is linear, ``NonlinearPH`` when some
+        part is one and the others have ``E = I``).
 
     Raises
     ------
     StructureError
-        ``Ĉ`` not skew (the message shows ‖Ĉ + Ĉᵀ‖ and the fix), or ports out of range.
+        ``Ĉ`` not skew (the message shows ‖Ĉ + Ĉᵀ‖ and the fix), ports out of range, an
+        algebraic loop without a unique solution, or a nonlinear feedthrough ``S_nl`` in a loop
+        or reading a state and an external input at once.
 
     Examples
     --------
@@ -202,6 +213,8 @@ def interconnect(
     k = sum(h.shape[1] for h in hats)
     C = _check_coupling(coupling, k)
     kw = {"input_names": ext_in, "output_names": ext_out, "state_names": states}
+    if any(has_port_law(s) for s in systems):
+        return _with_port_laws(systems, C, coupling_ports, names, kw)
     if any(s.has_feedthrough for s in systems):
         J, R, G, P, S, N = close_loop(systems, C, hat_idx, bar_idx)
         return _build(systems, J, R, G, {"P": P, "S": S, "N": N, **kw})
@@ -218,11 +231,6 @@ def interconnect(
 def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
-    if any(_port_law(s) for s in systems):
-        raise StructureError("interconnecting a NonlinearPH with a nonlinear feedthrough "
-                             "(port_dissipation) is not supported (the coupled system would lose "
-                             "S_nl(u)); simulate the parts in co-simulation (fmu_surrogate.couple) "
-                             "instead.")
     if any(isinstance(s, NonlinearPH) for s in systems):
         return NonlinearPH(J, R, B, *_stacked_convex(systems), **kw)
     if all(isinstance(s, LinearPH) for s in systems):
@@ -232,6 +240,32 @@ def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any
                              [s._hamiltonian for s in systems])
     return PHDAE(E, J, R, B, effort=effort,
                  hamiltonian=effort.hamiltonian if effort.has_hamiltonian else None, **kw)
+
+
+def _with_port_laws(systems: list[PHDAE], C: Array, coupling_ports: Sequence[Sequence[int]],
+                    names: list[str], kw: dict[str, Any]) -> NonlinearPH:
+    """The coupled system when some part has a nonlinear feedthrough ``S_nl(u)``: its terms
+    as resistors on extra ports of the linear part, closed on the coupled system
+    (:mod:`fmu_surrogate.ph.port_laws`)."""
+    aug = [augmented(s) for s in systems]
+    hat_idx, bar_idx, rho_idx, off = [], [], [], 0
+    for s, a, ports in zip(systems, aug, coupling_ports):
+        ports = [int(p) for p in ports]
+        hat_idx += [off + p for p in ports]
+        bar_idx += [off + p for p in range(s.n_inputs) if p not in ports]
+        rho_idx += list(range(off + s.n_inputs, off + a.n_inputs))
+        off += a.n_inputs
+    J, R, G, P, S, N = close_loop(aug, C, hat_idx, bar_idx + rho_idx)
+    state, port = split_port_laws(systems, names, len(bar_idx), G, P, S, N)
+    e = len(bar_idx)
+    effort, diss = _stacked_convex(systems)
+    if state.n_terms:
+        diss = PowerDissipation(np.vstack([diss.directions, state.directions]),
+                                *(np.concatenate([a, b]) for a, b in
+                                  ((diss.gains, state.gains), (diss.exponents, state.exponents),
+                                   (diss.smoothing, state.smoothing))))
+    return NonlinearPH(J, R, G[:, :e], effort, diss, port_dissipation=port, P=P[:, :e],
+                       S=S[:e, :e], N=N[:e, :e], **kw)
 
 
 def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipation]:
@@ -329,6 +363,10 @@ def series(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0,
         S = T.T @ both.S @ T
         M = T.T @ np.triu(both.N, 1) @ T
         kw.update(P=both.P @ T, S=np.triu(S) + np.triu(S, 1).T, N=M - M.T)
+        if has_port_law(both):  # S_nl of the merged ports: its directions m_jᵀ T
+            law = both.port_dissipation
+            kw["port_dissipation"] = PowerDissipation(law.directions @ T, law.gains,
+                                                      law.exponents, law.smoothing)
     return _same_kind(both, both.J, both.R, B, kw)
 
 
@@ -352,13 +390,15 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     Raises
     ------
     StructureError
-        ``r`` not symmetric positive semi-definite.
+        ``r`` not symmetric positive semi-definite, or a closed port that a term of a nonlinear
+        feedthrough ``S_nl`` reads (``r`` closes a nonlinear algebraic loop on it).
 
     Notes
     -----
     With a feedthrough ``D`` the closed port's output depends on its input, and the resistance
     is coupled as a static pH system ``y = r u`` through the loop of
     :mod:`fmu_surrogate.ph.closed_loop` (``I + r D_pp`` is always regular: both are passive).
+    A NonlinearPH keeps the terms of its ``S_nl`` that read the other ports only.
     """
     ports = [port] if np.ndim(port) == 0 else list(port)
     ports = [int(p) for p in ports]
@@ -378,6 +418,10 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
         resistor = LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)),
                             np.zeros((0, k)), S=r)
         C = np.block([[np.zeros((k, k)), e], [-e, np.zeros((k, k))]])  # u_p = −y_r, u_r = y_p
+        if has_port_law(system):  # its terms closed as in interconnect (loops refused)
+            c = interconnect([system, resistor], C, [ports, list(range(k))])
+            return NonlinearPH(c.J, c.R, c.B, c.effort_function, c.dissipation,
+                               port_dissipation=c.port_dissipation, P=c.P, S=c.S, N=c.N, **kw)
         m = system.n_inputs
         J, R, G, P, S, N = close_loop([system, resistor], C, ports + list(range(m, m + k)), keep)
         return _same_kind(system, J, R, G, {"P": P, "S": S, "N": N, **kw})
@@ -387,18 +431,9 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
     return _same_kind(system, system.J, system.R + S, system.B[:, keep], kw)
 
 
-def _port_law(system: PHDAE) -> bool:
-    """Whether ``system`` has a nonlinear feedthrough ``S_nl(u)`` (a NonlinearPH's)."""
-    pd = getattr(system, "port_dissipation", None)
-    return pd is not None and pd.n_terms > 0
-
-
 def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) -> PHDAE:
-    """A system like ``system`` (same E, Q or effort) with new structure matrices and ports."""
-    if _port_law(system):
-        raise StructureError("closing ports of a NonlinearPH with a nonlinear feedthrough "
-                             "S_nl(u) is not supported (its law acts on all the ports); simulate "
-                             "the parts in co-simulation (fmu_surrogate.couple) instead.")
+    """A system like ``system`` (same E, Q or effort) with new structure matrices and ports
+    (``kw`` carries a NonlinearPH's new ``port_dissipation``)."""
     if isinstance(system, LinearPH):
         return LinearPH(J, R, system.Q, B, E=system.E, **kw)
     if isinstance(system, NonlinearPH):
