@@ -38,7 +38,8 @@ struct CvodeRuntime {
     N_Vector atol;
     SUNMatrix A;
     SUNLinearSolver ls;
-    double rtol;        /* tolerances and step limit the memory holds */
+    int configured;     /* tolerances and step limit set (to the values below) */
+    double rtol;
     int max_steps;
     char error[512];    /* last message of SUNDIALS' error handler in this step */
 };
@@ -149,9 +150,7 @@ static fmi2Status setup(ModelInstance *c, double t0)
         release(c);
         return fmi2Error;
     }
-    rt->rtol = -1.0; /* tolerances and step limit: set by model_do_step */
-    rt->max_steps = -1;
-    return fmi2OK;
+    return fmi2OK; /* tolerances and step limit: set by model_do_step */
 }
 
 fmi2Status model_do_step(ModelInstance *c, double t0, double H)
@@ -165,18 +164,19 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
     if (!c->cvode && setup(c, t0) > fmi2Warning) return fmi2Error;
     rt = c->cvode;
     rt->error[0] = '\0';
-    if (rtol != rt->rtol) {
+    if (!rt->configured || rtol != rt->rtol) {
         double *atol = N_VGetArrayPointer(rt->atol);
         for (k = 0; k < NX; k++) atol[k] = rtol;
         if ((flag = CVodeSVtolerances(rt->mem, rtol, rt->atol)) < 0)
             return cvode_fail(c, "CVodeSVtolerances", flag, t0);
         rt->rtol = rtol;
     }
-    if (VI(cvode_max_steps) != rt->max_steps) {
+    if (!rt->configured || VI(cvode_max_steps) != rt->max_steps) {
         if ((flag = CVodeSetMaxNumSteps(rt->mem, VI(cvode_max_steps))) < 0)
             return cvode_fail(c, "CVodeSetMaxNumSteps", flag, t0);
         rt->max_steps = VI(cvode_max_steps);
     }
+    rt->configured = 1;
     y = N_VGetArrayPointer(rt->y);
 #if N_STATES > 0
     for (k = 0; k < N_STATES; k++) y[k] = c->d.r[STATE_VR[k]];
