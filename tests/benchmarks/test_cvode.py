@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 
 import fmu_surrogate as fs
+import fmu_surrogate.benchmarks
 from fmu_surrogate.benchmarks.cvode import sundials_libraries, sundials_unavailable_reason
 from fmu_surrogate.benchmarks.vendor import power_damper as pd
 from fmu_surrogate.benchmarks.vendor import progressive_spring as ps
@@ -149,3 +151,24 @@ def test_failing_step_is_logged_and_the_instance_freed(benchmark_fmus):
             s.fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=0.01)
         (msg,) = s.log.errors()
         assert "CVodeSVtolerances returned flag -22 (CV_ILL_INPUT)" in msg
+
+
+def test_runs_on_libcosim_in_place_of_the_original(benchmark_fmus, tmp_path):
+    pytest.importorskip("libcosimpy")
+    from fmu_surrogate.couple.running import run
+    from fmu_surrogate.couple.toml_form import read_toml
+
+    text = (Path(fmu_surrogate.benchmarks.__file__).parent / "systems" / "braked_mass.toml").read_text()
+    v = {}
+    for brake in ("power_damper", "power_damper_cvode"):
+        folder = tmp_path / brake
+        folder.mkdir()
+        (folder / "free_mass.fmu").symlink_to(built(benchmark_fmus, "free_mass"))
+        (folder / "power_damper.fmu").symlink_to(built(benchmark_fmus, brake))
+        (folder / "braked_mass.toml").write_text(text)
+        ds = run(read_toml(folder / "braked_mass.toml"), 2.0, 0.01, "fixed", progress=False)
+        assert str(ds.status.values[0]) == "ok"
+        v[brake] = ds["mass.v"].values[0]
+    # the damper's force is the same C expression of the held velocity in both FMUs
+    np.testing.assert_array_equal(v["power_damper_cvode"], v["power_damper"])
+    assert v["power_damper"][-1] < 0.5 * v["power_damper"][0]  # braked
