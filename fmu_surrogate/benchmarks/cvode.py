@@ -64,8 +64,8 @@ def sundials_unavailable_reason() -> str | None:
                 f"are linked by SONAME with run path $ORIGIN); this host is {system}")
     missing = [n for n in _LIBRARIES if not (folder / f"{n}.so").is_file()]
     if missing:
-        return (f"fmpy ships no SUNDIALS libraries {missing} for this platform in {folder}; "
-                "the *_cvode benchmark FMUs are not built")
+        return (f"fmpy ships no SUNDIALS libraries {missing} for this platform in {folder}, "
+                "which the *_cvode benchmark FMUs link with")
     return None
 
 

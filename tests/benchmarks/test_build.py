@@ -209,3 +209,26 @@ def test_the_framework_lives_with_export():
     # export stands on its own: the benchmarks compile with its framework, it has no copy here
     assert FRAMEWORK_SOURCE.parent.parent.name == "export"
     assert not list(C_DIR.glob("fmi2_framework.*"))
+
+
+def test_cvode_variants_are_skipped_where_fmpy_has_no_sundials(tmp_path, monkeypatch):
+    from fmu_surrogate.benchmarks import cvode
+
+    monkeypatch.setattr(cvode, "sundials_unavailable_reason", lambda: "no SUNDIALS here")
+    with pytest.warns(RuntimeWarning, match=r"not built: power_damper_cvode \(no SUNDIALS here\)"):
+        paths = build_benchmarks(tmp_path, names=["power_damper", "power_damper_cvode"])
+    assert list(paths) == ["power_damper"]
+    # asked for by name alone: the reason, as an error
+    with pytest.raises(cvode.SundialsUnavailableError, match="no SUNDIALS here"):
+        build_benchmark("power_damper_cvode", tmp_path)
+
+
+def test_cli_build_says_in_one_line_what_it_skipped(tmp_path, monkeypatch, capsys):
+    from fmu_surrogate.benchmarks import cvode
+
+    monkeypatch.setattr(cvode, "sundials_unavailable_reason", lambda: "no SUNDIALS here")
+    assert main(["benchmarks", "build", str(tmp_path), "--names", "damper",
+                 "saturating_inductor_cvode"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["damper", str(tmp_path / "damper.fmu")]
+    assert err == "warning: not built: saturating_inductor_cvode (no SUNDIALS here)\n"
