@@ -61,11 +61,13 @@ def sundials_unavailable_reason() -> str | None:
     folder, system = _fmpy_sundials_dir()
     if system != "linux":
         return (f"the *_cvode benchmark FMUs are built on Linux only (fmpy's SUNDIALS libraries "
-                f"are linked by SONAME with run path $ORIGIN); this host is {system}")
+                f"are linked by SONAME with run path $ORIGIN); this host is {system}: build them "
+                "on Linux or use the originals")
     missing = [n for n in _LIBRARIES if not (folder / f"{n}.so").is_file()]
     if missing:
         return (f"fmpy ships no SUNDIALS libraries {missing} for this platform in {folder}, "
-                "which the *_cvode benchmark FMUs link with")
+                "which the *_cvode benchmark FMUs link with: build them on Linux x86-64 or use "
+                "the originals")
     return None
 
 
