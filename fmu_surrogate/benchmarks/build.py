@@ -16,11 +16,12 @@ Example
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fmu_surrogate.benchmarks import specs
+from fmu_surrogate.benchmarks import cvode, specs
 from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.export.fmi.model_description import (
     FRAMEWORK_HEADER,
@@ -90,6 +91,12 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.progressive_spring_me_spec, {}),
         Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
                   "internal", specs.saturating_inductor_spec, {}),
+        Benchmark("power_damper_cvode", "power_damper with its own CVODE solver (a dummy state)",
+                  lambda: cvode.cvode_variant(specs.power_damper_spec()), {}),
+        Benchmark("progressive_spring_cvode", "progressive_spring with its own CVODE solver",
+                  lambda: cvode.cvode_variant(specs.progressive_spring_spec()), {}),
+        Benchmark("saturating_inductor_cvode", "saturating_inductor with its own CVODE solver",
+                  lambda: cvode.cvode_variant(specs.saturating_inductor_spec()), {}),
         Benchmark("hydraulic_accumulator", "hydraulic accumulator in bar and l/min, power-out "
                   "port, fixed-step RK4", specs.hydraulic_accumulator_spec, {}),
         Benchmark("hydraulic_orifice", "linear hydraulic orifice in bar and l/min, direct "
@@ -159,7 +166,9 @@ def build_benchmark(
     ValueError
         Unknown name or option.
     FMUBuildError
-        Compilation failed or the generated model description does not validate.
+        Compilation failed or the generated model description does not validate
+        (:class:`~fmu_surrogate.benchmarks.cvode.SundialsUnavailableError`: a ``*_cvode``
+        benchmark on a host for which fmpy ships no SUNDIALS).
     """
     (name,) = _check([name])
     bench = BENCHMARKS[name]
@@ -176,15 +185,22 @@ def build_benchmark(
     xml = spec.model_description_xml()
     write_if_changed(gen / GENERATED_HEADER, spec.c_header())
     write_if_changed(gen / "modelDescription.xml", xml)
+    sources, headers = [FRAMEWORK_SOURCE, src / spec.source], [FRAMEWORK_HEADER, gen / GENERATED_HEADER]
+    libraries = None
+    if cvode.uses_cvode(spec):  # its own solver: the runtime, linked with fmpy's SUNDIALS
+        libraries = cvode.sundials_libraries()
+        sources.append(src / cvode.RUNTIME_SOURCE.name)
+        headers.append(src / cvode.RUNTIME_HEADER.name)
     before = cached_hash(output) if output.is_file() else None
     path = build_fmu(
-        [FRAMEWORK_SOURCE, src / spec.source],
+        sources,
         xml,
         output,
         spec.identifier,
-        headers=[FRAMEWORK_HEADER, gen / GENERATED_HEADER],
+        headers=headers,
         cflags=list(cflags),
         force=force,
+        libraries=libraries,
     )
     if force or cached_hash(path) != before:  # freshly built: validate once
         from fmpy.validation import validate_fmu
@@ -229,9 +245,17 @@ def build_benchmarks(
     Returns
     -------
     dict
-        ``name -> Path`` of each FMU.
+        ``name -> Path`` of each FMU.  The ``*_cvode`` benchmarks are left out, with one
+        warning, on a host for which fmpy ships no SUNDIALS libraries.
     """
     selected = _check(names)
+    reason = cvode.sundials_unavailable_reason()
+    if reason is not None:
+        skipped = [n for n in selected if cvode.uses_cvode(BENCHMARKS[n].spec())]
+        if skipped:
+            warnings.warn(f"not built: {', '.join(skipped)} ({reason})", RuntimeWarning,
+                          stacklevel=2)
+            selected = [n for n in selected if n not in skipped]
     unused = [k for k in options if not any(k in BENCHMARKS[n].options for n in selected)]
     if unused:
         raise InvalidInputError(

@@ -8,10 +8,20 @@ from pathlib import Path
 from typing import Self
 
 import numpy as np
+import pytest
 from fmpy import simulate_fmu
 from scipy.integrate import solve_ivp
 
+from fmu_surrogate.benchmarks.cvode import sundials_unavailable_reason
 from fmu_surrogate.fmu.backends.fmpy_instance import restore_logger_proxy
+
+
+def built(benchmark_fmus: dict[str, Path], name: str) -> Path:
+    """The FMU ``name`` of the ``benchmark_fmus`` fixture; skips the test when it was not built
+    (a ``*_cvode`` benchmark on a host for which fmpy ships no SUNDIALS: the reason is given)."""
+    if name not in benchmark_fmus:
+        pytest.skip(sundials_unavailable_reason() or f"{name} was not built")
+    return benchmark_fmus[name]
 
 
 class LogCapture:

@@ -22,9 +22,11 @@ from fmu_surrogate.benchmarks.build import (
     build_benchmarks,
     default_cache_dir,
 )
+from fmu_surrogate.benchmarks.cvode import RUNTIME_SOURCE, uses_cvode
 from fmu_surrogate.cli import main
 from fmu_surrogate.export.fmi.model_description import FRAMEWORK_DIR, FRAMEWORK_SOURCE
 from fmu_surrogate.fmu.model.compile import cached_hash, fmi_include_dir
+from tests.benchmarks._fmu import built
 
 SOLVER = {"cs_rtol", "cs_atol", "cs_max_steps"}
 # The documented interface of every FMU: inputs, outputs, continuous states (ME order),
@@ -65,26 +67,33 @@ INTERFACE = {
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
 }
+# the variants with their own CVODE solver: the interface of their originals
+INTERFACE.update({f"{n}_cvode": INTERFACE[n]
+                  for n in ("power_damper", "progressive_spring", "saturating_inductor")})
 #: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
 #: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
               "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set(),
-              "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set()}
+              "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
+              **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE if n.endswith("_cvode")}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
-CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor"}
+CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor",
+           *(n for n in INTERFACE if n.endswith("_cvode"))}
 
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
                                "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
                                "power_damper", "progressive_spring", "progressive_spring_me",
-                               "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice"}
+                               "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice",
+                               "power_damper_cvode", "progressive_spring_cvode",
+                               "saturating_inductor_cvode"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
 def test_model_description(benchmark_fmus, name):
-    path = benchmark_fmus[name]
+    path = built(benchmark_fmus, name)
     assert validate_fmu(str(path)) == []  # schema, names, model structure, start values
     md = read_model_description(str(path))
     assert md.coSimulation.modelIdentifier == name
@@ -123,10 +132,13 @@ def test_default_experiments(benchmark_fmus):
 @pytest.mark.parametrize("name", sorted(INTERFACE))
 def test_c_sources_compile_without_warnings(benchmark_fmus, name):
     cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
-    gen = benchmark_fmus[name].parent / ".build" / benchmark_fmus[name].stem
+    path = built(benchmark_fmus, name)
+    gen = path.parent / ".build" / path.stem
+    spec = BENCHMARKS[name].spec()
+    runtime = [str(RUNTIME_SOURCE)] if uses_cvode(spec) else []
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
-           f"-I{fmi_include_dir()}", f"-I{FRAMEWORK_DIR}", f"-I{gen}",
-           str(FRAMEWORK_SOURCE), str(C_DIR / BENCHMARKS[name].spec().source)]
+           f"-I{fmi_include_dir()}", f"-I{FRAMEWORK_DIR}", f"-I{gen}", f"-I{C_DIR}",
+           str(FRAMEWORK_SOURCE), str(C_DIR / spec.source), *runtime]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
@@ -197,3 +209,26 @@ def test_the_framework_lives_with_export():
     # export stands on its own: the benchmarks compile with its framework, it has no copy here
     assert FRAMEWORK_SOURCE.parent.parent.name == "export"
     assert not list(C_DIR.glob("fmi2_framework.*"))
+
+
+def test_cvode_variants_are_skipped_where_fmpy_has_no_sundials(tmp_path, monkeypatch):
+    from fmu_surrogate.benchmarks import cvode
+
+    monkeypatch.setattr(cvode, "sundials_unavailable_reason", lambda: "no SUNDIALS here")
+    with pytest.warns(RuntimeWarning, match=r"not built: power_damper_cvode \(no SUNDIALS here\)"):
+        paths = build_benchmarks(tmp_path, names=["power_damper", "power_damper_cvode"])
+    assert list(paths) == ["power_damper"]
+    # asked for by name alone: the reason, as an error
+    with pytest.raises(cvode.SundialsUnavailableError, match="no SUNDIALS here"):
+        build_benchmark("power_damper_cvode", tmp_path)
+
+
+def test_cli_build_says_in_one_line_what_it_skipped(tmp_path, monkeypatch, capsys):
+    from fmu_surrogate.benchmarks import cvode
+
+    monkeypatch.setattr(cvode, "sundials_unavailable_reason", lambda: "no SUNDIALS here")
+    assert main(["benchmarks", "build", str(tmp_path), "--names", "damper",
+                 "saturating_inductor_cvode"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == ["damper", str(tmp_path / "damper.fmu")]
+    assert err == "warning: not built: saturating_inductor_cvode (no SUNDIALS here)\n"

@@ -1,7 +1,8 @@
 /*
  * Power-law damper with direct feedthrough (fmu_surrogate/benchmarks/power_damper.py):
  *   F = c sign(v) |v|^(4/3)
- * No state: a co-simulation step only advances time (MODEL_DO_STEP).
+ * No state: a co-simulation step only advances time (MODEL_DO_STEP); power_damper_cvode
+ * integrates a dummy state with CVODE all the same (cvode_runtime.c), as OpenModelica's FMUs do.
  */
 #include <math.h>
 
@@ -19,9 +20,11 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     return fmi2OK;
 }
 
+#ifndef MODEL_CVODE /* power_damper_cvode: the step of cvode_runtime.c (a dummy state) */
 fmi2Status model_do_step(ModelInstance *c, double t0, double H)
 {
     c->d.time = t0 + H;
     c->d.dirty = 1;
     return fmi2OK;
 }
+#endif

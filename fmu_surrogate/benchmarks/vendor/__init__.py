@@ -1,3 +1,5 @@
 """Components built the way vendors ship their FMUs, for the drop-in surrogate work: their own
 fixed-step solvers, power-out ports, preloads, feedthrough, lossless parts, electrical and
-mechanical ports with modulating and discrete inputs, states kept internal, nonlinear laws."""
+mechanical ports with modulating and discrete inputs, states kept internal, nonlinear laws, and
+(the ``*_cvode`` variants, :mod:`fmu_surrogate.benchmarks.cvode`) their own variable-step
+SUNDIALS CVODE reinitialised at every communication point."""

@@ -3,6 +3,11 @@
 Velocity in, force out; ``F · v = c |v|^(7/3) ≥ 0`` is power into the damper (dissipated).  Like
 many vendors' component FMUs it is co-simulation only and declares that its force follows the
 velocity within the instant (the ``dependencies`` of its output).
+
+``power_damper_cvode`` is the same FMU with its own solver as OpenModelica's co-simulation FMUs
+carry: without a state of its own, it integrates a dummy state (derivative 0) with SUNDIALS
+CVODE at every communication step all the same (:mod:`fmu_surrogate.benchmarks.cvode`); its
+outputs are those of ``power_damper`` exactly.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ The elongation ``x`` (m) is the state, ``x' = v``; the force grows faster than l
 ``F · v = dH/dt`` is power into the spring (lossless).  It starts preloaded (``x0 ≠ 0``, so the
 force is nonzero at ``t = 0``).  The benchmark ``progressive_spring`` is co-simulation only and
 keeps ``x`` internal (not in its model description), as vendors' FMUs do;
-``progressive_spring_me`` is the same model with model exchange, declaring ``x`` as its state.
+``progressive_spring_me`` is the same model with model exchange, declaring ``x`` as its state;
+``progressive_spring_cvode`` integrates ``x`` with its own SUNDIALS CVODE (BDF, reinitialised at
+every communication point, :mod:`fmu_surrogate.benchmarks.cvode`) instead of fixed-step RK4.
+Both solvers are exact here up to round-off (``x`` is linear in time on a step).
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ the flux (the inductance ``dψ/di`` falls as the core saturates)::
     H = ψ² / (2 L0) + ψ⁴ / (4 L0 psi_sat²)
 
 ``V · i = dH/dt + R i²`` is power into the coil.  The FMU is co-simulation only, keeps ``ψ``
-internal and integrates with its own fixed-step Runge-Kutta 4 scheme.
+internal and integrates with its own fixed-step Runge-Kutta 4 scheme; ``saturating_inductor_cvode``
+integrates with its own variable-step SUNDIALS CVODE instead (BDF, relative tolerance 1e-6,
+reinitialised at every communication point, :mod:`fmu_surrogate.benchmarks.cvode`), so its
+current differs from the exact one by the solver's error (~3e-5 of the peak current).
 """
 
 from __future__ import annotations

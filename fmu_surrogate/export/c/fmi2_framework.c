@@ -308,6 +308,9 @@ void fmi2FreeInstance(fmi2Component comp)
     fmi2CallbackFreeMemory free_memory;
     if (!c) return;
     LOG_CALL(c, "fmi2FreeInstance");
+#ifdef MODEL_FREE_INSTANCE
+    model_free_instance(c);
+#endif
     free_memory = c->cb.freeMemory;
     free_memory(c->instance_name);
     free_memory(c);

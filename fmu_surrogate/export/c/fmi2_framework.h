@@ -35,6 +35,8 @@
  *                                 model_directional_derivative(c, ...);
  *   MODEL_EXTRA_DATA              member declarations appended to ModelData (saved with the FMU
  *                                 state), MODEL_EXTRA_WORKSPACE to ModelInstance (not saved);
+ *   MODEL_FREE_INSTANCE           fmi2FreeInstance calls model_free_instance(c) first (to release
+ *                                 what the model allocated into its MODEL_EXTRA_WORKSPACE);
  *   MODEL_FIXED_VRS, MODEL_FIXED_VALUES
  *                                 comma-separated value references and values of parameters the
  *                                 model holds for that value only: leaving initialisation with
@@ -119,6 +121,10 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs);
 #ifdef MODEL_DO_STEP
 /* Advance states and time from t0 over H (inputs held); fmi2OK or model_fail(...). */
 fmi2Status model_do_step(ModelInstance *c, double t0, double H);
+#endif
+#ifdef MODEL_FREE_INSTANCE
+/* Release the model's own resources of instance c (called once, before c is freed). */
+void model_free_instance(ModelInstance *c);
 #endif
 #ifdef MODEL_DIRECTIONAL_DERIVATIVE
 fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReference unknowns[],

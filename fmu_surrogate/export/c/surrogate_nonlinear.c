@@ -103,8 +103,73 @@ static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
 /* B u (length NX) */
 static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, u, out); }
 
+/*
+ * Memos of the functions that a co-simulation step evaluates again with the same argument: the
+ * framework evaluates the outputs after fmi2DoStep and again after the next input is set (the
+ * same state x), and the step's energy terms and the evaluation after it see the same held input
+ * u.  Each memo is keyed on the exact argument (bitwise), so a hit returns what the call would.
+ */
+static int same(const double *a, const double *b, int n)
+{
+    return memcmp(a, b, sizeof(double) * (size_t)n) == 0;
+}
+
+/* z = z(x) */
+static void effort(ModelInstance *c, const double *x, double *z)
+{
+    if (!(c->sur_memo & 1) || !same(x, c->sur_mx, NX)) {
+        memcpy(c->sur_mx, x, XBYTES);
+        eff_z(x, c->sur_mz);
+        c->sur_memo = 1; /* a new x: H(x) is not known yet */
+    }
+    memcpy(z, c->sur_mz, XBYTES);
+}
+
+#if SUR_HAS_H
+/* H(x) */
+static double hamiltonian(ModelInstance *c, const double *x)
+{
+    double z[NXA];
+    effort(c, x, z); /* keys the memo on x */
+    if (!(c->sur_memo & 2)) {
+        c->sur_mh = eff_H(x);
+        c->sur_memo |= 2;
+    }
+    return c->sur_mh;
+}
+#endif
+
+#if SUR_NL
+/* z'R_nl(z)z */
+static double dissipation_rate(ModelInstance *c, const double *z)
+{
+    if (!(c->sur_memo_z) || !same(z, c->sur_mrz, NX)) {
+        memcpy(c->sur_mrz, z, XBYTES);
+        c->sur_mr = dis_rate(z);
+        c->sur_memo_z = 1;
+    }
+    return c->sur_mr;
+}
+#endif
+
+#if SUR_PNL
+/* S_nl(u) u and u'S_nl(u)u */
+static double port_dissipation(ModelInstance *c, const double *u, double *fu)
+{
+    if (!(c->sur_memo_u) || !same(u, c->sur_mu, NU)) {
+        memcpy(c->sur_mu, u, sizeof(double) * (size_t)NU);
+        pdis_f(u, c->sur_mfu);
+        c->sur_mur = pdis_rate(u);
+        c->sur_memo_u = 1;
+    }
+    memcpy(fu, c->sur_mfu, sizeof(double) * (size_t)NU);
+    return c->sur_mur;
+}
+#endif
+
 /* pH port outputs y = BO' z + D u, dissipated power [z; u]'W[z; u] and supplied power y'u. */
-static void port_power(const double *z, const double *u, double *y, double *diss, double *supp)
+static void port_power(ModelInstance *c, const double *z, const double *u, double *y,
+                       double *diss, double *supp)
 {
     double rz[NXA], pu[NXA], su[NUA], du[NUA], d = 0.0, s = 0.0;
     int i, j;
@@ -114,15 +179,16 @@ static void port_power(const double *z, const double *u, double *y, double *diss
     dn_matvec(NU, NU, NU, SUR_D, u, du);
     for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
 #if SUR_NL
-    d += dis_rate(z);
+    d += dissipation_rate(c, z);
 #endif
 #if SUR_PNL
     {   /* the nonlinear feedthrough: y += S_nl(u) u, dissipated power u'S_nl(u)u */
-        double fu[NUA];
-        pdis_f(u, fu);
+        double fu[NUA], rate = port_dissipation(c, u, fu);
         for (j = 0; j < NU; j++) du[j] += fu[j];
-        d += pdis_rate(u);
+        d += rate;
     }
+#else
+    (void)c;
 #endif
     for (j = 0; j < NU; j++) {
         double acc = du[j];
@@ -225,7 +291,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     if (c->type == fmi2ModelExchange && !(c->d.state & ST_INITIALIZATION) && consistent(c, x, u))
         return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
 #endif
-    eff_z(x, z);
+    effort(c, x, z);
     dn_matvec(NX, NX, NX, SUR_T, z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
@@ -244,7 +310,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
     {
         double y[NUA], d, s;
-        port_power(z, u, y, &d, &s);
+        port_power(c, z, u, y, &d, &s);
         if (outputs) external_outputs(c, y, x);
         V(der_energy_dissipated) = d;
         V(der_energy_supplied) = s;
@@ -259,7 +325,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
 #if SUR_HAS_H
     if (outputs) {
-        V(H) = eff_H(x);
+        V(H) = hamiltonian(c, x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }
 #endif
@@ -374,7 +440,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
                              "the input and the initial state", t, h, SUR_MAX_NEWTON, best);
     {
         double y[NUA], d, s;
-        port_power(zb, u, y, &d, &s);
+        port_power(c, zb, u, y, &d, &s);
 #if SUR_HAS_SRC
         {
             double cv[NUA], p = 0.0;
@@ -462,7 +528,7 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
         for (i = 0; i < NX; i++) f[i] -= dfz[i];
     }
 #endif
-    port_power(z, u, y, &dd, &ds);
+    port_power(c, z, u, y, &dd, &ds);
     {
         /* dy = BO' dz + D du; d[z; u]'W[z; u] = 2 (Rz + Pu)'dz + 2 (P'z + Su)'du;
            d(y'u) = dy'u + y'du */

@@ -182,6 +182,11 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
                 "double sur_xprev[FMU_ALLOC_SIZE(NX)];")
         work = " ".join(f"double sur_{a}[FMU_ALLOC_SIZE(NX * NX)];"
                         for a in ("jz", "dzb", "jac", "jf"))
+        # memos of z(x), H(x), the dissipation rate (by z) and the port law (by u); not state
+        work += (" int sur_memo; double sur_mx[FMU_ALLOC_SIZE(NX)]; double sur_mz[FMU_ALLOC_SIZE(NX)];"
+                 " double sur_mh; int sur_memo_z; double sur_mrz[FMU_ALLOC_SIZE(NX)]; double sur_mr;"
+                 " int sur_memo_u; double sur_mu[FMU_ALLOC_SIZE(NU)];"
+                 " double sur_mfu[FMU_ALLOC_SIZE(NU)]; double sur_mur;")
     defines: dict[str, int | float | str] = {
         "NX": n, "NU": m, "NUE": k_in, "NYE": k_out, "NW": "(NX + NU)", "SUR_VR_U0": 0,
         "SUR_VR_Y0": k_in, "SUR_VR_XS0": xs0, "SUR_VR_SRC0": src0, "SUR_VR_X0": x0_vr,

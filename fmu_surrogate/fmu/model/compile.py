@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fmu_surrogate.errors import FmuSurrogateError
@@ -104,6 +104,7 @@ def build_fmu(
     cflags: Sequence[str] = (),
     fmi_version: str = "2.0",
     force: bool = False,
+    libraries: Mapping[str, str | Path] | None = None,
 ) -> Path:
     """Compile ``sources`` into the FMU ``output`` (cached on the build inputs).
 
@@ -124,6 +125,11 @@ def build_fmu(
     fmi_version : {"2.0", "3.0"}
     force : bool
         Rebuild even if the cached archive is up to date.
+    libraries : mapping, optional
+        Shared libraries the FMU binary links with, ``file name -> path``: each is shipped next
+        to the binary under that name (its SONAME, the name the dynamic loader looks for) and
+        the binary finds them there by its run path ``$ORIGIN``, so the FMU needs nothing
+        outside its folder.  Linux (ELF) only.
 
     Returns
     -------
@@ -133,11 +139,14 @@ def build_fmu(
     output = Path(output)
     srcs = [Path(s) for s in sources]
     hdrs = [Path(h) for h in headers]
-    for p in srcs + hdrs:
+    libs = {name: Path(p) for name, p in (libraries or {}).items()}
+    for p in srcs + hdrs + list(libs.values()):
         if not p.is_file():
             raise FMUBuildError(f"source file {p} does not exist; check the path.")
     cc = _compiler()
-    digest = build_hash(srcs + hdrs, model_description, list(cflags), cc)
+    link = [f"{name}={p.name}" for name, p in libs.items()]
+    digest = build_hash(srcs + hdrs + list(libs.values()), model_description,
+                        list(cflags) + link, cc)
     if not force and output.is_file() and cached_hash(output) == digest:
         return output
 
@@ -158,6 +167,13 @@ def build_fmu(
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=hidden"]
         cmd += [f"-I{d}" for d in sorted(include_dirs)]
         cmd += list(cflags) + [str(s) for s in srcs] + ["-o", str(lib), "-lm"]
+        for name, p in libs.items():
+            shutil.copyfile(p, bindir / name)
+            cmd.append(str(bindir / name))
+        if libs:
+            # DT_RPATH (not RUNPATH): searched before LD_LIBRARY_PATH, so the FMU takes the
+            # copies next to its binary; rpath-link lets the linker resolve their own needs
+            cmd += ["-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath-link,{bindir}"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise FMUBuildError(

@@ -58,3 +58,33 @@ def test_missing_compiler_in_cc_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", "no-such-compiler-xyz")
     with pytest.raises(FMUBuildError, match="CC is set to 'no-such-compiler-xyz'"):
         build_fmu([src], MD, tmp_path / "t.fmu", "tiny")
+
+
+@pytest.mark.skipif(fmpy.system != "linux", reason="shipped libraries are linked by SONAME (ELF)")
+def test_shipped_library_is_found_next_to_the_binary(tmp_path):
+    import subprocess
+    import sys
+
+    from fmu_surrogate.fmu.model.compile import compiler_path
+
+    helper_src = tmp_path / "helper.c"
+    helper_src.write_text("double helper_value(void) { return 7.5; }\n")
+    helper = tmp_path / "libhelper-build.so"
+    subprocess.run([compiler_path(), "-shared", "-fPIC", "-Wl,-soname,libhelper.so.1",
+                    str(helper_src), "-o", str(helper)], check=True)
+    src = tmp_path / "tiny.c"
+    src.write_text('#include "fmi2Functions.h"\ndouble helper_value(void);\n'
+                   '__attribute__((visibility("default"))) double tiny_answer(void) '
+                   "{ return helper_value(); }\n")
+    out = tmp_path / "tiny.fmu"
+    build_fmu([src], MD, out, "tiny", libraries={"libhelper.so.1": helper})
+    with zipfile.ZipFile(out) as z:
+        z.extractall(tmp_path / "unzip")
+        assert f"binaries/{fmpy.platform}/libhelper.so.1" in z.namelist()
+    helper.unlink()  # the FMU must not need the original
+    lib = tmp_path / "unzip" / "binaries" / fmpy.platform / "tiny.so"
+    code = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).tiny_answer; "
+            "f.restype = ctypes.c_double; print(f())")
+    out_text = subprocess.run([sys.executable, "-c", code, str(lib)], capture_output=True,
+                              text=True, check=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    assert out_text.strip() == "7.5"
