@@ -11,7 +11,9 @@ runs what a user runs, as subprocesses of the ``fmu-surrogate`` command line::
 
 and for every system file of :mod:`fmu_surrogate.benchmarks.systems` it co-simulates (libcosim,
 fixed step) the original system, the system with each component replaced by its exported
-surrogate, and with all of them replaced, and solves the all-surrogate system monolithically.
+surrogate, and with all of them replaced, and solves the all-surrogate system monolithically
+(each component's surrogate is that of its FMU identified at the parameters the system sets: one
+FMU may be identified at several, ``free_mass`` and ``free_mass_sprung``).
 It prints, per component, the held-out validation error (max |error| / max |reference| over the
 outputs), the order and kind of model identify chose, and the speed of the exported surrogate
 against the FMU it replaces (a 10 s co-simulation driven by a compiled C loop, same step, best of
@@ -333,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
         entry = {m: matching_surrogate(m, Path(comps_[m].path).stem, comps_[m].parameters,
                                        surrogates) for m in members}
         if any(e is None for e in entry.values()):
+            if sname in only:  # asked for by name: say what is missing
+                miss = [f"{Path(comps_[m].path).stem} at {comps_[m].parameters or 'defaults'}"
+                        for m, e in entry.items() if e is None]
+                print(f"{sname:<22} skipped: no surrogate of {', '.join(miss)}; add the "
+                      f"COMPONENTS entry identified there to --only", flush=True)
             continue
         row = system(path, fmus, work, {m: exported[entry[m]] for m in members},
                      {m: surrogates[entry[m]] for m in members}, stop, step)
