@@ -12,19 +12,32 @@ interval (:func:`~fmu_surrogate.identify.laws.interval.interval_form`: the exact
 co-simulation FMU holds its input over each step, so ``der(v)`` jumps at every sample; any
 derivative estimate spans the jumps and biases the damping (1-14 % on Duffing-type cases,
 docs/design.md §5), the interval form does not.
+
+``derivative="auto"`` (the default) takes the interval form wherever it applies
+(:func:`choose_derivative`): the target is ``der(VELOCITY)``, not recorded, with the velocity,
+the position and every other column recorded; the position is the one given, else the state the
+dataset declares the velocity to be the derivative of, else the state whose recorded derivative
+equals the velocity sample by sample.  Otherwise derivatives are estimated by splines.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.errors import FmuSurrogateError, InvalidInputError
 from fmu_surrogate.identify.derivatives import estimate_derivatives
 
-__all__ = ["LawDataError", "dataset_columns", "law_arrays"]
+__all__ = ["DERIVATIVE_METHODS", "LawDataError", "choose_derivative", "dataset_columns",
+           "law_arrays"]
+
+#: The values of ``derivative``: ``"auto"`` chooses between the interval form and splines
+#: (:func:`choose_derivative`), the estimators of
+#: :func:`~fmu_surrogate.identify.derivatives.estimate_derivatives`, the interval form.
+DERIVATIVE_METHODS = ("auto", "spline", "fd", "gp", "interval")
 
 
 class LawDataError(FmuSurrogateError, KeyError):
@@ -114,8 +127,87 @@ def dataset_columns(ds: Any, names: Sequence[str], *, runs: Sequence[int] | None
     return np.vstack(blocks), {n: sources[n] for n in names}
 
 
+def _declared_position(ds: Any, velocity: str, runs: Sequence[int] | None) -> str | None:
+    """The recorded state whose derivative the dataset declares, or records, as ``velocity``."""
+    from fmu_surrogate.fmu.dataset import run_arrays
+
+    try:
+        pairs = list(zip(json.loads(ds.attrs.get("states", "[]")),
+                         json.loads(ds.attrs.get("derivatives", "[]"))))
+    except (TypeError, ValueError):
+        return None
+    have = _recorded(ds)
+    found = [s for s, d in pairs if d == velocity and s in have]
+    if len(found) == 1:
+        return found[0]
+    for s, d in pairs:  # der(s) recorded and equal to the velocity: s is the position
+        if s == velocity or s not in have or d not in have:
+            continue
+        arrays = run_arrays(ds, [d, velocity], runs=runs)
+        if arrays and all(np.max(np.abs(A[:, 0] - A[:, 1]))
+                          <= 1e-12 * max(np.max(np.abs(A[:, 1])), 1e-300) for _, A in arrays):
+            found.append(s)
+    return found[0] if len(found) == 1 else None
+
+
+def choose_derivative(ds: Any, target: str, columns: Sequence[str] = (), *,
+                      derivative: str = "auto", position: str | None = None,
+                      runs: Sequence[int] | None = None) -> tuple[str, str | None]:
+    """The method ``derivative="auto"`` stands for on a dataset, and the position it uses.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset or path
+        A harvested dataset.
+    target : str
+        Left-hand side of the law.
+    columns : sequence of str
+        The other columns the law reads (candidate terms, GP inputs).
+    derivative : {"auto", "spline", "fd", "gp", "interval"}
+        Anything but ``"auto"`` is returned as it is.
+    position : str, optional
+        The position of a second-order law, when known.
+    runs : sequence of int, optional
+        Run labels (to compare a recorded derivative with the velocity).
+
+    Returns
+    -------
+    method : str
+        ``"interval"`` when ``target`` is ``der(VELOCITY)``, not recorded, and the velocity, the
+        position and every column are recorded; else ``"spline"``.
+    position : str or None
+        ``position`` if given; with ``"interval"`` else the recorded state the dataset declares
+        the velocity to be the derivative of (``states``/``derivatives`` attributes), or the one
+        whose recorded derivative equals the velocity to round-off in every run.
+
+    Raises
+    ------
+    InvalidInputError
+        ``derivative`` is none of :data:`DERIVATIVE_METHODS`.
+    """
+    if derivative not in DERIVATIVE_METHODS:
+        raise InvalidInputError(f"derivative must be one of {DERIVATIVE_METHODS}, got "
+                           f"{derivative!r}.")
+    if derivative != "auto":
+        return derivative, position
+    from fmu_surrogate.fmu.dataset import load_dataset
+
+    if not hasattr(ds, "data_vars"):
+        ds = load_dataset(ds)
+    have = _recorded(ds)
+    velocity = _inner(target)
+    if (velocity is None or target in have or velocity not in have
+            or not set(columns) <= have):
+        return "spline", position
+    if position is None:
+        position = _declared_position(ds, velocity, runs)
+    if position is None or position not in have:
+        return "spline", position
+    return "interval", position
+
+
 def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] = (),
-               runs: Sequence[int] | None = None, derivative: str = "spline",
+               runs: Sequence[int] | None = None, derivative: str = "auto",
                position: str | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, str]]:
     """Design matrix, target and GP inputs of a harvested dataset.
@@ -132,12 +224,14 @@ def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] =
         Columns the discrepancy GP sees (empty: none).
     runs : sequence of int, optional
         Run labels; default every successful run.
-    derivative : {"spline", "fd", "gp", "interval"}
+    derivative : {"auto", "spline", "fd", "gp", "interval"}
         How derivatives the dataset does not hold are estimated; ``"interval"``: the integral
         form of a second-order law (module doc; ``target = "der(VELOCITY)"``, rows are the
-        sample intervals).
+        sample intervals); ``"auto"``: the interval form where it applies, else splines
+        (:func:`choose_derivative`).
     position : str, optional
-        With ``"interval"``: the recorded position whose derivative is the velocity.
+        With ``"interval"``: the recorded position whose derivative is the velocity (``"auto"``
+        finds it from the dataset's declared states and derivatives when not given).
 
     Returns
     -------
@@ -146,7 +240,21 @@ def law_arrays(ds: Any, *, target: str, library: Any, gp_inputs: Sequence[str] =
     X : ndarray, shape (N, q) or None
     sources : dict
         ``"recorded"``, ``"estimated (<method>)"`` or ``"interval mean (exact)"`` per column.
+
+    Raises
+    ------
+    LawDataError
+        A column cannot be obtained.
+    InvalidInputError
+        An unknown ``derivative``.
     """
+    from fmu_surrogate.fmu.dataset import load_dataset
+
+    if not hasattr(ds, "data_vars"):
+        ds = load_dataset(ds)
+    derivative, position = choose_derivative(ds, target, [*library.columns, *gp_inputs],
+                                             derivative=derivative, position=position,
+                                             runs=runs)
     if derivative == "interval":
         return _interval_arrays(ds, target, library, list(gp_inputs), runs, position)
     cols = list(library.columns)

@@ -301,7 +301,7 @@ class GPRVM(RVM, PHEstimator):
                 f"ℓ = {self.gp_['length_scale']:.{precision}g}]")
 
     def fit_dataset(self, ds, *, target: str, library, gp_inputs=(), runs=None,
-                    derivative: str = "spline", position: str | None = None) -> GPRVM:
+                    derivative: str = "auto", position: str | None = None) -> GPRVM:
         """Discover ``target = Σ coef · term + delta(gp_inputs)`` from a harvested dataset.
 
         Parameters
@@ -317,26 +317,35 @@ class GPRVM(RVM, PHEstimator):
             Columns the discrepancy GP sees (empty: no GP).
         runs : sequence of int, optional
             Run labels to pool; default every successful run.
-        derivative : {"spline", "fd", "gp", "interval"}
+        derivative : {"auto", "spline", "fd", "gp", "interval"}
             Estimator of derivatives the dataset does not hold; ``"interval"`` estimates none
             and regresses the integral form of the second-order law ``target = der(VELOCITY)``
             over each sample interval — no damping bias from a zero-order-hold input
-            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`).
+            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`); ``"auto"`` (default): the
+            interval form wherever it applies, else splines
+            (:func:`~fmu_surrogate.identify.laws.data.choose_derivative`).
         position : str, optional
-            With ``derivative="interval"``: the recorded position (``der(position) = VELOCITY``).
+            The recorded position (``der(position) = VELOCITY``) for the interval form; by
+            default the state the dataset declares (or records) as the velocity's integral.
 
         Returns
         -------
         GPRVM
-            Also sets ``target_``, ``library_``, ``sources_`` and ``gp_input_names_``.
+            Also sets ``target_``, ``library_``, ``sources_``, ``derivative_``,
+            ``position_`` (as :meth:`RVM.fit_dataset`) and ``gp_input_names_``.
         """
-        from fmu_surrogate.identify.laws.data import law_arrays
+        from fmu_surrogate.identify.laws.data import choose_derivative, law_arrays
+        from fmu_surrogate.identify.laws.rvm import _loaded
 
+        ds = _loaded(ds)
+        derivative, position = choose_derivative(ds, target, [*library.columns, *gp_inputs],
+                                                 runs=runs, derivative=derivative,
+                                                 position=position)
         Phi, y, X, sources = law_arrays(ds, target=target, library=library,
                                         gp_inputs=gp_inputs, runs=runs, derivative=derivative,
                                         position=position)
         self.fit(Phi, y, X)
-        self._dataset_fitted(target, library, sources)
+        self._dataset_fitted(target, library, sources, derivative, position)
         self.gp_input_names_ = list(gp_inputs)
         return self
 

@@ -90,6 +90,7 @@ def _design(est, Phi, library) -> np.ndarray:
         names = [f"x{i}" for i in range(K)]
     est.feature_names_ = list(est.names) if est.names is not None else names
     est.target_, est.library_, est.sources_ = "y", library, {}
+    est.derivative_ = est.position_ = None
     return Phi
 
 
@@ -332,7 +333,7 @@ class RVM(PHEstimator):
         lhs = getattr(self, "target_", "y")
         return f"{lhs} = " + (" + ".join(parts) if parts else "0")
 
-    def fit_dataset(self, ds, *, target: str, library, runs=None, derivative: str = "spline",
+    def fit_dataset(self, ds, *, target: str, library, runs=None, derivative: str = "auto",
                     position: str | None = None):
         """Discover the law ``target = Σ coef · term`` from a harvested dataset.
 
@@ -347,25 +348,33 @@ class RVM(PHEstimator):
             Candidate terms of named dataset columns.
         runs : sequence of int, optional
             Run labels to pool; default every successful run.
-        derivative : {"spline", "fd", "gp", "interval"}
+        derivative : {"auto", "spline", "fd", "gp", "interval"}
             Estimator of derivatives the dataset does not hold; ``"interval"`` estimates none
             and regresses the integral form of the second-order law ``target = der(VELOCITY)``
             over each sample interval — no damping bias from a zero-order-hold input
-            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`).
+            (:func:`~fmu_surrogate.identify.laws.data.law_arrays`); ``"auto"`` (default): the
+            interval form wherever it applies, else splines
+            (:func:`~fmu_surrogate.identify.laws.data.choose_derivative`).
         position : str, optional
-            With ``derivative="interval"``: the recorded position (``der(position) = VELOCITY``).
+            The recorded position (``der(position) = VELOCITY``) for the interval form; by
+            default the state the dataset declares (or records) as the velocity's integral.
 
         Returns
         -------
         self
-            Also sets ``target_``, ``library_`` and ``sources_`` (how each column was obtained).
+            Also sets ``target_``, ``library_``, ``sources_`` (how each column was obtained),
+            ``derivative_`` (the method used, ``"auto"`` resolved) and ``position_`` (the
+            position of the interval form, else as given).
         """
-        from fmu_surrogate.identify.laws.data import law_arrays
+        from fmu_surrogate.identify.laws.data import choose_derivative, law_arrays
 
+        ds = _loaded(ds)
+        derivative, position = choose_derivative(ds, target, library.columns, runs=runs,
+                                                 derivative=derivative, position=position)
         Phi, y, _, sources = law_arrays(ds, target=target, library=library, runs=runs,
                                         derivative=derivative, position=position)
         self.fit(Phi, y)
-        self._dataset_fitted(target, library, sources)
+        self._dataset_fitted(target, library, sources, derivative, position)
         return self
 
     def to_surrogate(self, *, force: str, velocity: str, position: str,
@@ -390,8 +399,19 @@ class RVM(PHEstimator):
         return mechanical_surrogate(self, force=force, velocity=velocity, position=position,
                                     discrepancy=discrepancy)
 
-    def _dataset_fitted(self, target, library, sources) -> None:
+    def _dataset_fitted(self, target, library, sources, derivative, position) -> None:
         self.feature_names_ = list(self.names) if self.names is not None else list(library.names)
         self.target_ = target
         self.library_ = library
         self.sources_ = sources
+        self.derivative_ = derivative
+        self.position_ = position
+
+
+def _loaded(ds):
+    """A harvested dataset, read when given as a path."""
+    if hasattr(ds, "data_vars"):
+        return ds
+    from fmu_surrogate.fmu.dataset import load_dataset
+
+    return load_dataset(ds)
