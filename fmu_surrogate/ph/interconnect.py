@@ -263,7 +263,8 @@ def _with_port_laws(systems: list[PHDAE], C: Array, coupling_ports: Sequence[Seq
         diss = PowerDissipation(np.vstack([diss.directions, state.directions]),
                                 *(np.concatenate([a, b]) for a, b in
                                   ((diss.gains, state.gains), (diss.exponents, state.exponents),
-                                   (diss.smoothing, state.smoothing))))
+                                   (diss.smoothing, state.smoothing),
+                                   (diss.asymmetry, state.asymmetry))))
     return NonlinearPH(J, R, G[:, :e], effort, diss, port_dissipation=port, P=P[:, :e],
                        S=S[:e, :e], N=N[:e, :e], **kw)
 
@@ -366,7 +367,8 @@ def series(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0,
         if has_port_law(both):  # S_nl of the merged ports: its directions m_jᵀ T
             law = both.port_dissipation
             kw["port_dissipation"] = PowerDissipation(law.directions @ T, law.gains,
-                                                      law.exponents, law.smoothing)
+                                                      law.exponents, law.smoothing,
+                                                      law.asymmetry)
     return _same_kind(both, both.J, both.R, B, kw)
 
 

@@ -17,7 +17,7 @@ left open; the coupled system reads there ``y_ρ = G_ρᵀ z + D_ρρ u_ρ + D_�
   feedthrough, ``g_j`` the coupled input matrix applied to ``m_j``): its force enters the state
   equation as ``(G_ρ − P_ρ) a = −Σ_j g_j φ_j(g_jᵀ z)``, a
   :class:`~fmu_surrogate.ph.PowerDissipation` with directions ``g_j`` and the term's gain,
-  exponent and smoothing, so ``R(x) ⪰ 0`` by construction;
+  exponent, smoothing and asymmetry, so ``R(x) ⪰ 0`` by construction;
 * a **port dissipation** when ``−y_ρj = m_jᵀu = d_jᵀ u_e`` (the port is free): its force enters
   the outputs as ``D_eρ a = Σ_j d_j φ_j(d_jᵀ u_e)``, ``S_nl`` of the coupled system with
   directions ``d_j``.
@@ -151,7 +151,8 @@ def split_port_laws(systems: Sequence[PHDAE], names: Sequence[str], n_ext: int, 
                     f"its output): its law of a sum of both is no dissipation of the state nor of "
                     f"the ports.  Couple it to ports without feedthrough from external inputs, or "
                     f"simulate the parts in co-simulation (fmu_surrogate.couple) instead.")
-            row = (law.gains[t], law.exponents[t], law.smoothing[t])
+            # the argument keeps its sign (s_j itself), so the asymmetry carries over as is
+            row = (law.gains[t], law.exponents[t], law.smoothing[t], law.asymmetry[t])
             if on_state:
                 rows_state.append(g)
                 params_state.append(row)
@@ -165,5 +166,5 @@ def split_port_laws(systems: Sequence[PHDAE], names: Sequence[str], n_ext: int, 
 def _law(rows: list[Array], params: list[tuple], width: int) -> PowerDissipation:
     if not rows:
         return PowerDissipation.empty(width)
-    b, p, d = (np.array(v, dtype=float) for v in zip(*params))
-    return PowerDissipation(np.vstack(rows), b, p, d)
+    b, p, d, a = (np.array(v, dtype=float) for v in zip(*params))
+    return PowerDissipation(np.vstack(rows), b, p, d, a)

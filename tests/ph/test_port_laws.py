@@ -38,16 +38,17 @@ def oscillator(m=2.0, k=3.0, d=0.1) -> LinearPH:
 
 
 def test_coupled_port_law_is_the_hand_built_state_dissipation():
-    """Two terms (p = 1/3 and p = 1, the second along a scaled direction) and a linear S = 0.3:
-    coupled to the velocity v = bᵀz, each term's argument is m_j v = (m_j b)ᵀ z."""
-    law = PowerDissipation([[1.0], [2.0]], [4.0, 0.5], [1 / 3, 1.0], [1e-3, 1e-2])
+    """Two terms (p = 1/3 and p = 1, the second along a scaled direction and asymmetric) and a
+    linear S = 0.3: coupled to the velocity v = bᵀz, each term's argument is m_j v = (m_j b)ᵀ z
+    with its sign, so the asymmetry carries over."""
+    law = PowerDissipation([[1.0], [2.0]], [4.0, 0.5], [1 / 3, 1.0], [1e-3, 1e-2], [0.0, -0.6])
     osc, dmp = oscillator(), damper(law, S=0.3)
     c = interconnect([osc, dmp], ROD, [[0], [0]], names=["mass", "brake"])
     b = osc.B[:, 0]
     hand = NonlinearPH(osc.J, osc.R + 0.3 * np.outer(b, b), osc.B[:, [1]],
                        ConvexEffort(osc.Q),
                        PowerDissipation(np.outer([1.0, 2.0], b), law.gains, law.exponents,
-                                        law.smoothing))
+                                        law.smoothing, law.asymmetry))
     assert type(c) is NonlinearPH and c.nonlinear_feedthrough is None
     assert c.input_names == ("mass.u2",) and not c.has_feedthrough
     # the closed loop is one 2×2 solve with entries 0 and ±1 and products with b = (1, 0): the
@@ -56,7 +57,8 @@ def test_coupled_port_law_is_the_hand_built_state_dissipation():
                  (c.dissipation.directions, hand.dissipation.directions)):
         np.testing.assert_allclose(a, r, rtol=0, atol=1e-15)
     for a, r in ((c.dissipation.gains, law.gains), (c.dissipation.exponents, law.exponents),
-                 (c.dissipation.smoothing, law.smoothing)):
+                 (c.dissipation.smoothing, law.smoothing),
+                 (c.dissipation.asymmetry, law.asymmetry)):
         np.testing.assert_array_equal(a, r)
     rng = np.random.default_rng(0)
     for _ in range(3):

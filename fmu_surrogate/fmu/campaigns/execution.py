@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
     from fmu_surrogate.fmu.dataset import ChunkDeflater
-
     from fmu_surrogate.fmu.model.info import FMUInfo
     from fmu_surrogate.fmu.runner.runs import RunnerConfig, RunSpec
 

@@ -312,12 +312,6 @@ class ChunkDeflater:
         if thread is not None:
             thread.join()
 
-    def __enter__(self) -> ChunkDeflater:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 def _chunk_key(arr: np.ndarray, r0: int) -> tuple:
     """What identifies a chunk: the memory of its array (address, shape, strides) and ``r0``."""
