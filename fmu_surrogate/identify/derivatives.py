@@ -6,8 +6,13 @@ When the simulator does not export derivatives they are estimated from the state
 * ``"exact"``  — derivatives supplied by the caller (an array aligned with ``t`` or a callable),
 * ``"fd"``     — central finite differences, second order in the interior and one-sided second
   order at both ends, on uniform or non-uniform grids (``numpy.gradient`` with ``edge_order=2``),
-* ``"spline"`` — derivative of a cubic smoothing spline (:func:`scipy.interpolate.make_smoothing_spline`;
-  the smoothing parameter by generalised cross-validation unless given),
+* ``"spline"`` — derivative of a spline: for noise-free samples (what a simulation records: the
+  noise level estimated from fourth differences is below :data:`NOISE_FREE` of the signal's
+  spread) the quintic interpolating spline, else a cubic smoothing spline
+  (:func:`scipy.interpolate.make_smoothing_spline`, the smoothing parameter by generalised
+  cross-validation unless given).  Cross-validation on noise-free data smooths real curvature
+  away: on ``sin 3t + 0.3 sin 7.1t`` sampled at 0.01 it misses the derivative by 1.7 %, the
+  quintic interpolant by 7e-8, and the cubic natural interpolant by 3e-3 at the ends;
 * ``"gp"``     — one Gaussian process per state dimension on the 1-D input ``t`` with a Gaussian
   (squared-exponential) kernel; hyperparameters by maximising the log marginal likelihood; the
   posterior mean is differentiated analytically through the derivative of the kernel
@@ -45,6 +50,7 @@ __all__ = [
     "GPDerivative",
     "estimate_derivatives",
     "finite_differences",
+    "noise_level",
     "spline_derivatives",
 ]
 
@@ -162,8 +168,9 @@ def spline_derivatives(
         Where to evaluate the derivative (default: ``t``).
     smoothing : float, optional
         The regularisation ``λ ≥ 0`` of :func:`scipy.interpolate.make_smoothing_spline`
-        (in units of the data: the penalty is ``λ ∫ s''(t)² dt``).  ``None`` chooses ``λ`` per
-        dimension by generalised cross-validation.
+        (in units of the data: the penalty is ``λ ∫ s''(t)² dt``).  ``None``: per dimension, the
+        quintic interpolant of noise-free samples (:func:`noise_level`), else ``λ`` by
+        generalised cross-validation.
 
     Returns
     -------
@@ -181,9 +188,40 @@ def spline_derivatives(
             f"smoothing must be a finite number >= 0 or None, got {smoothing!r}.")
     out = np.empty((len(te), xx.shape[1]))
     for j in range(xx.shape[1]):
-        spl = make_smoothing_spline(tt, xx[:, j], lam=smoothing)
+        col = xx[:, j]
+        spread = float(np.ptp(col))
+        if smoothing is None and len(tt) >= 6 and noise_level(col) <= NOISE_FREE * spread:
+            from scipy.interpolate import make_interp_spline
+
+            spl = make_interp_spline(tt, col, k=5)
+        else:
+            spl = make_smoothing_spline(tt, col, lam=smoothing)
         out[:, j] = spl.derivative()(te)
     return out[:, 0] if vector else out
+
+
+#: Samples whose :func:`noise_level` is below this fraction of their spread count as noise-free.
+#: A smooth signal sampled finely has small fourth differences (``h⁴`` times its fourth
+#: derivative: 1e-6 of the spread for ``sin 3t`` at h = 0.01, a simulation's float noise far
+#: below), while measurement noise of 1e-4 of the spread is ten times above the threshold.
+NOISE_FREE = 1e-5
+
+
+def noise_level(x: ArrayLike) -> float:
+    """Standard deviation of white noise on the samples ``x``, estimated from their fourth
+    differences (``Var Δ⁴ε = 70 σ²``) with the median absolute deviation (robust to the signal's
+    own, smooth, contribution).
+
+    Parameters
+    ----------
+    x : array_like, shape (N,), N >= 5
+
+    Returns
+    -------
+    float
+    """
+    d4 = np.diff(np.asarray(x, dtype=float), 4)
+    return float(1.4826 * np.median(np.abs(d4 - np.median(d4))) / np.sqrt(70.0))
 
 
 class GPDerivative:
