@@ -111,6 +111,12 @@ COMPONENTS: dict[str, dict] = {
 # communication point, as OpenModelica's co-simulation FMUs): same experiments
 COMPONENTS.update({f"{n}_cvode": COMPONENTS[n]
                    for n in ("power_damper", "progressive_spring", "saturating_inductor")})
+# detailed models behind the same ports (many internal states, stiff, their own CVODE: the
+# hydraulic damper, the coil spring with mass, the coil with lamination eddy currents): the
+# experiments of the lumped laws they are close to in the band (the damper's law is
+# quadratic, c v |v|, instead of the power law's |v|^(4/3))
+COMPONENTS.update({f"{n}_detailed": COMPONENTS[n]
+                   for n in ("power_damper", "progressive_spring", "saturating_inductor")})
 #: Length of the runs that time the exported surrogates against the FMUs (s).
 SPEED_STOP = 10.0
 
