@@ -19,10 +19,13 @@ model holds while both absolute pressures ``p_pre + p_i`` stay positive; the FMU
 Quasi-statically ``Q = A v`` and ``F = A Δp(A v)`` (:func:`quasi_static_force`): for
 ``|v| ≫ v_tr = Cd a_o sqrt(2 dp_tr / rho) / A`` (0.05 m/s) that is ``c v |v|`` with
 ``c = rho A³ / (2 Cd² a_o²)`` (3.95 N·s²/m² by default, :func:`coefficient`).  The compliance
-lags the force behind that law by ``(dQ/dΔp) (1/C1 + 1/C2)`` ⁻¹: 13 µs at 2 m/s, 0.2 µs in the
-laminar range (stiff: the FMU integrates with its own SUNDIALS CVODE, BDF,
+lags the force behind that law with the time constant ``1 / ((dQ/dΔp) (1/C1 + 1/C2))``: 13 µs at
+2 m/s, 0.2 µs in the laminar range (stiff: the FMU integrates with its own SUNDIALS CVODE, BDF,
 :mod:`fmu_surrogate.benchmarks.cvode`).  The FMU has the power damper's variables (``v`` in,
-``F`` out, N and m/s) and keeps the pressures internal.
+``F`` out, N and m/s) and keeps the pressures internal.  Unlike the power damper, ``F`` is a
+function of the state, not of the input: at a communication point it is the law at the velocity
+held over the step before (the lag is over within any step longer than ~0.1 ms), and at
+``t = 0`` it is that of the initial pressures (0 at rest) whatever the velocity.
 """
 
 from __future__ import annotations

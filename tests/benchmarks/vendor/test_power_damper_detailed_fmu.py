@@ -27,9 +27,9 @@ def test_laws():
     # Δp(Q) from the quadratic in Δp² inverts the orifice law (round-off of the square roots)
     np.testing.assert_allclose(hd.orifice_flow(hd.quasi_static_force(v) / hd.PARAMS["A"]),
                                hd.PARAMS["A"] * v, rtol=1e-12)
-    # the laminar part: (dp_tr / Δp)² / 4 relative at Δp ≥ 4e4 Pa (v = 1): < 2e-6
+    # the laminar part adds (dp_tr / Δp)² / 4 relative: < 3e-5 at v >= 0.5 m/s (Δp >= 1e4 Pa)
     np.testing.assert_allclose(hd.quasi_static_force(v[1:]), hd.coefficient() * v[1:] ** 2,
-                               rtol=2e-4)
+                               rtol=3e-5)
     # passive: dH/dt = F v - Δp Q with Δp Q >= 0 (exact algebra; round-off of terms ~1e3 W)
     x = np.array([3e4, -2e4])
     dH = np.array([x[0] * hd.PARAMS["V1"], x[1] * hd.PARAMS["V2"]]) / hd.PARAMS["beta"]
