@@ -27,9 +27,10 @@ def test_laws():
     # Δp(Q) from the quadratic in Δp² inverts the orifice law (round-off of the square roots)
     np.testing.assert_allclose(hd.orifice_flow(hd.quasi_static_force(v) / hd.PARAMS["A"]),
                                hd.PARAMS["A"] * v, rtol=1e-12)
-    # the laminar part adds (dp_tr / Δp)² / 4 relative: < 3e-5 at v >= 0.5 m/s (Δp >= 1e4 Pa)
+    # the laminar part: Q = K sqrt(Δp) (1 + (dp_tr / Δp)²)^(-1/4) needs Δp larger by
+    # (dp_tr / Δp)² / 2 relative: 5.1e-5 at v = 0.5 m/s (Δp = 1e4 Pa), less above
     np.testing.assert_allclose(hd.quasi_static_force(v[1:]), hd.coefficient() * v[1:] ** 2,
-                               rtol=3e-5)
+                               rtol=6e-5)
     # passive: dH/dt = F v - Δp Q with Δp Q >= 0 (exact algebra; round-off of terms ~1e3 W)
     x = np.array([3e4, -2e4])
     dH = np.array([x[0] * hd.PARAMS["V1"], x[1] * hd.PARAMS["V2"]]) / hd.PARAMS["beta"]
