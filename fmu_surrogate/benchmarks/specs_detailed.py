@@ -59,7 +59,7 @@ def progressive_spring_detailed_spec() -> ModelSpec:
         "progressive_spring_detailed",
         f"Progressive spring as a coil of {n} segments with mass and material damping, velocity "
         "in, force out (fmu-surrogate vendor-style detailed model, co-simulation only, "
-        f"{2 * n - 1} states internal, own CVODE)",
+        f"{2 * n - 1} states internal)",
         "progressive_spring_detailed.c",
         tuple(v),
         Experiment(0.0, 1.0, 1e-2),
@@ -92,7 +92,7 @@ def power_damper_detailed_spec() -> ModelSpec:
         "power_damper_detailed",
         "Hydraulic damper: piston, two chambers of compressible oil, an orifice with a laminar "
         "transition; F close to c v |v| (fmu-surrogate vendor-style detailed model, "
-        "co-simulation only, states internal, own CVODE)",
+        "co-simulation only, states internal)",
         "power_damper_detailed.c",
         v,
         Experiment(0.0, 1.0, 1e-2),
@@ -125,7 +125,7 @@ def saturating_inductor_detailed_spec() -> ModelSpec:
         "saturating_inductor_detailed",
         f"Coil with saturating flux and lamination eddy currents (Cauer ladder of {n} sections), "
         "voltage in, current out (fmu-surrogate vendor-style detailed model, co-simulation "
-        "only, states internal, own CVODE)",
+        "only, states internal)",
         "saturating_inductor_detailed.c",
         v,
         Experiment(0.0, 2.0, 1e-3),
