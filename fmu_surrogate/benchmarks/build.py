@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fmu_surrogate.benchmarks import cvode, specs
+from fmu_surrogate.benchmarks import cvode, specs, specs_detailed
 from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.export.fmi.model_description import (
     FRAMEWORK_HEADER,
@@ -97,6 +97,15 @@ BENCHMARKS: dict[str, Benchmark] = {
                   lambda: cvode.cvode_variant(specs.progressive_spring_spec()), {}),
         Benchmark("saturating_inductor_cvode", "saturating_inductor with its own CVODE solver",
                   lambda: cvode.cvode_variant(specs.saturating_inductor_spec()), {}),
+        Benchmark("progressive_spring_detailed", "progressive spring as a coil of 20 segments "
+                  "with mass and damping, 39 internal states, own CVODE",
+                  specs_detailed.progressive_spring_detailed_spec, {}),
+        Benchmark("power_damper_detailed", "hydraulic damper (piston, compressible oil, "
+                  "orifice), F close to c v |v|, internal pressures, own CVODE",
+                  specs_detailed.power_damper_detailed_spec, {}),
+        Benchmark("saturating_inductor_detailed", "saturating coil with a 20-section Cauer "
+                  "ladder of eddy currents, internal fluxes, own CVODE",
+                  specs_detailed.saturating_inductor_detailed_spec, {}),
         Benchmark("hydraulic_accumulator", "hydraulic accumulator in bar and l/min, power-out "
                   "port, fixed-step RK4", specs.hydraulic_accumulator_spec, {}),
         Benchmark("hydraulic_orifice", "linear hydraulic orifice in bar and l/min, direct "

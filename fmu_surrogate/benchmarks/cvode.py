@@ -17,7 +17,8 @@ way whoever loads the FMU (fmpy through ctypes, libcosim, a plain ``dlopen`` of 
 every host loads the binary with the system loader, which reads the run path relative to the
 binary itself, and a missing library fails the load with the loader's message naming it.  Where
 fmpy ships no SUNDIALS for the host (only Linux x86-64 builds are used), these variants are not
-built (:func:`sundials_libraries` raises :class:`SundialsUnavailableError`).
+built (:func:`sundials_libraries` raises :class:`SundialsUnavailableError`), nor the detailed
+components of :mod:`fmu_surrogate.benchmarks.specs_detailed`, which integrate with the same runtime.
 """
 
 from __future__ import annotations
@@ -60,14 +61,14 @@ def sundials_unavailable_reason() -> str | None:
     """Why the ``*_cvode`` FMUs cannot be built on this host, or ``None`` if they can."""
     folder, system = _fmpy_sundials_dir()
     if system != "linux":
-        return (f"the *_cvode benchmark FMUs are built on Linux only (fmpy's SUNDIALS libraries "
-                f"are linked by SONAME with run path $ORIGIN); this host is {system}: build them "
-                "on Linux or use the originals")
+        return (f"the *_cvode and *_detailed benchmark FMUs are built on Linux only (fmpy's "
+                f"SUNDIALS libraries are linked by SONAME with run path $ORIGIN); this host is "
+                f"{system}: build them on Linux or use the originals")
     missing = [n for n in _LIBRARIES if not (folder / f"{n}.so").is_file()]
     if missing:
         return (f"fmpy ships no SUNDIALS libraries {missing} for this platform in {folder}, "
-                "which the *_cvode benchmark FMUs link with: build them on Linux x86-64 or use "
-                "the originals")
+                "which the *_cvode and *_detailed benchmark FMUs link with: build them on Linux "
+                "x86-64 or use the originals")
     return None
 
 

@@ -27,8 +27,11 @@ def solve_zoh(
     x0: Sequence[float],
     rtol: float = 1e-12,
     atol: float = 1e-14,
+    method: str = "DOP853",
+    jac: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray:
-    """States at ``t`` of ``x' = rhs(x, u_k)`` with ``u_k`` held on ``[t_k, t_{k+1})`` (DOP853).
+    """States at ``t`` of ``x' = rhs(x, u_k)`` with ``u_k`` held on ``[t_k, t_{k+1})`` (DOP853,
+    or the implicit ``method`` of scipy for a stiff model).
 
     Parameters
     ----------
@@ -41,7 +44,11 @@ def solve_zoh(
     x0 : sequence of float, length n
         State at ``t[0]``.
     rtol, atol : float
-        Tolerances of DOP853.
+        Tolerances of the solver.
+    method : str
+        Method of :func:`scipy.integrate.solve_ivp` (``"Radau"`` or ``"BDF"`` for stiff models).
+    jac : callable, optional
+        ``jac(x, u_k) -> ∂rhs/∂x`` for the implicit methods (default: finite differences).
 
     Returns
     -------
@@ -59,8 +66,9 @@ def solve_zoh(
     X = np.empty((len(t), len(x0)))
     X[0] = x0
     for k in range(len(t) - 1):
+        extra = {} if jac is None else {"jac": lambda s, x, uk=u[k]: jac(x, uk)}
         sol = solve_ivp(lambda s, x, uk=u[k]: rhs(x, uk), (t[k], t[k + 1]), X[k],
-                        method="DOP853", rtol=rtol, atol=atol)
+                        method=method, rtol=rtol, atol=atol, **extra)
         if not sol.success:
             raise ReferenceSolveError(f"reference solve failed on [{t[k]}, {t[k + 1]}]: {sol.message}; "
                                       "check the parameters and the input, or loosen rtol/atol.")

@@ -70,16 +70,24 @@ INTERFACE = {
 # the variants with their own CVODE solver: the interface of their originals
 INTERFACE.update({f"{n}_cvode": INTERFACE[n]
                   for n in ("power_damper", "progressive_spring", "saturating_inductor")})
+# the detailed models behind the same ports: their states internal, parameters of their physics
+INTERFACE.update({
+    "progressive_spring_detailed": (["v"], ["F"], [], ["k", "x_ref", "x0", "m_coil", "c_seg"]),
+    "power_damper_detailed": (["v"], ["F"], [], ["A", "a_o", "Cd", "rho", "beta", "V1", "V2",
+                                                 "p_pre", "dp_tr"]),
+    "saturating_inductor_detailed": (["V"], ["i"], [], ["L0", "psi_sat", "R", "R_core", "psi0"]),
+})
 #: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
 #: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
               "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
-              **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE if n.endswith("_cvode")}}
+              **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
+                 if n.endswith(("_cvode", "_detailed"))}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor",
-           *(n for n in INTERFACE if n.endswith("_cvode"))}
+           *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
 def test_registry():
@@ -88,7 +96,8 @@ def test_registry():
                                "power_damper", "progressive_spring", "progressive_spring_me",
                                "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice",
                                "power_damper_cvode", "progressive_spring_cvode",
-                               "saturating_inductor_cvode"}
+                               "saturating_inductor_cvode", "progressive_spring_detailed",
+                               "power_damper_detailed", "saturating_inductor_detailed"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))

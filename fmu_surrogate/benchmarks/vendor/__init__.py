@@ -2,4 +2,6 @@
 fixed-step solvers, power-out ports, preloads, feedthrough, lossless parts, electrical and
 mechanical ports with modulating and discrete inputs, states kept internal, nonlinear laws, and
 (the ``*_cvode`` variants, :mod:`fmu_surrogate.benchmarks.cvode`) their own variable-step
-SUNDIALS CVODE reinitialised at every communication point."""
+SUNDIALS CVODE reinitialised at every communication point; the ``*_detailed`` components are
+detailed models behind the lumped ports (a coil spring with mass, a hydraulic damper, a coil with
+lamination eddy currents: many internal states, stiff, their own CVODE)."""

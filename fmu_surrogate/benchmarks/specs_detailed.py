@@ -1,0 +1,134 @@
+"""Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components).
+
+Each has the variables, units and causalities of its lumped original in :mod:`.specs` (so the
+same experiments apply), the parameters of its detailed physics, and many internal states that
+its own SUNDIALS CVODE integrates (:mod:`fmu_surrogate.benchmarks.cvode`): co-simulation only,
+states not in the model description.  Their physics: :mod:`.vendor.progressive_spring_detailed`,
+:mod:`.vendor.power_damper_detailed`, :mod:`.vendor.saturating_inductor_detailed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fmu_surrogate.benchmarks.cvode import cvode_variant
+from fmu_surrogate.benchmarks.vendor import power_damper_detailed as _damper
+from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
+from fmu_surrogate.benchmarks.vendor import saturating_inductor_detailed as _coil
+from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
+
+__all__ = ["power_damper_detailed_spec", "progressive_spring_detailed_spec",
+           "saturating_inductor_detailed_spec"]
+
+
+def _with_cvode(spec: ModelSpec) -> ModelSpec:
+    """``spec`` integrated by its own CVODE, under its own identifier."""
+    solved = cvode_variant(spec)
+    return dataclasses.replace(solved, identifier=spec.identifier)
+
+
+def progressive_spring_detailed_spec() -> ModelSpec:
+    """The progressive spring as a coil of 20 segments with mass and material damping."""
+    p = _spring.PARAMS
+    n = _spring.N_SEGMENTS
+    v = [
+        Var("v", "input", start=0.0, unit="m/s", description="velocity of the driven end (flow)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N/m",
+            description="stiffness of the whole spring at x = 0 (> 0)"),
+        Var("x_ref", "parameter", "tunable", p["x_ref"], unit="m",
+            description="elongation at which the stiffness term has doubled (> 0)"),
+        Var("x0", "parameter", "fixed", p["x0"], unit="m",
+            description="initial elongation (uniform preload, at rest)"),
+        Var("m_coil", "parameter", "tunable", p["m_coil"], unit="kg",
+            description="mass of the coil (> 0), m_coil / N on each inner node"),
+        Var("c_seg", "parameter", "tunable", p["c_seg"], unit="N.s/m",
+            description="material damping of each segment (>= 0)"),
+        Var("X", unit="m", description="elongation of the whole spring (state)"),
+        *(Var(f"s[{j}]", unit="m", description=f"displacement of node {j} (state)")
+          for j in range(1, n)),
+        *(Var(f"w[{j}]", unit="m/s", description=f"velocity of node {j} (state)")
+          for j in range(1, n)),
+        Var("der(X)", derivative="X", unit="m/s"),
+        *(Var(f"der(s[{j}])", derivative=f"s[{j}]", unit="m/s") for j in range(1, n)),
+        *(Var(f"der(w[{j}])", derivative=f"w[{j}]", unit="m/s2") for j in range(1, n)),
+        Var("F", "output", unit="N", dependencies=("v",),
+            description="force at the driven end: tension of the last segment, spring and "
+            "damper (F v: power into the spring)"),
+    ]
+    return _with_cvode(ModelSpec(
+        "progressive_spring_detailed",
+        f"Progressive spring as a coil of {n} segments with mass and material damping, velocity "
+        "in, force out (fmu-surrogate vendor-style detailed model, co-simulation only, "
+        f"{2 * n - 1} states internal)",
+        "progressive_spring_detailed.c",
+        tuple(v),
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"N_SEG": n},
+        model_exchange=False,
+    ))
+
+
+def power_damper_detailed_spec() -> ModelSpec:
+    """Hydraulic damper: piston, two compressible oil chambers, an orifice."""
+    p = _damper.PARAMS
+    par = [("A", "m2", "piston area on either side (> 0)"),
+           ("a_o", "m2", "orifice area (> 0)"), ("Cd", "1", "discharge coefficient (> 0)"),
+           ("rho", "kg/m3", "oil density (> 0)"), ("beta", "Pa", "oil bulk modulus (> 0)"),
+           ("V1", "m3", "oil volume of chamber 1 (> 0)"),
+           ("V2", "m3", "oil volume of chamber 2 (> 0)"),
+           ("p_pre", "Pa", "precharge pressure of both chambers (> 0)"),
+           ("dp_tr", "Pa", "pressure difference of the laminar-turbulent transition (> 0)")]
+    v = (
+        Var("v", "input", start=0.0, unit="m/s", description="rod velocity (flow)"),
+        *(Var(k, "parameter", "tunable", p[k], unit=u, description=d) for k, u, d in par),
+        Var("p1", unit="Pa", description="pressure of chamber 1 above p_pre (state)"),
+        Var("p2", unit="Pa", description="pressure of chamber 2 above p_pre (state)"),
+        Var("der(p1)", derivative="p1", unit="Pa/s", description="(V1 / beta) p1' = A v - Q"),
+        Var("der(p2)", derivative="p2", unit="Pa/s", description="(V2 / beta) p2' = Q - A v"),
+        Var("F", "output", unit="N", dependencies=(),
+            description="force to move the rod, A (p1 - p2) (F v: power into the damper)"),
+    )
+    return _with_cvode(ModelSpec(
+        "power_damper_detailed",
+        "Hydraulic damper: piston, two chambers of compressible oil, an orifice with a laminar "
+        "transition; F close to c v |v| (fmu-surrogate vendor-style detailed model, "
+        "co-simulation only, states internal)",
+        "power_damper_detailed.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        model_exchange=False,
+    ))
+
+
+def saturating_inductor_detailed_spec() -> ModelSpec:
+    """Saturating coil with a 20-section Cauer ladder of lamination eddy currents."""
+    p = _coil.PARAMS
+    n = _coil.N_SECTIONS
+    v = (
+        Var("V", "input", start=0.0, unit="V", description="terminal voltage (effort)"),
+        Var("L0", "parameter", "tunable", p["L0"], unit="H",
+            description="unsaturated inductance at low frequency (> 0)"),
+        Var("psi_sat", "parameter", "tunable", p["psi_sat"], unit="Wb",
+            description="saturation flux linkage (> 0)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm", description="winding resistance (>= 0)"),
+        Var("R_core", "parameter", "tunable", p["R_core"], unit="Ohm",
+            description="low-frequency core-loss resistance of the eddy currents (> 0)"),
+        Var("psi0", "parameter", "fixed", p["psi0"], unit="Wb",
+            description="initial flux linkage, shared equally by the layers"),
+        *(Var(f"psi[{k}]", unit="Wb", description=f"flux linkage of layer {k} (state)")
+          for k in range(1, n + 1)),
+        *(Var(f"der(psi[{k}])", derivative=f"psi[{k}]", unit="V") for k in range(1, n + 1)),
+        Var("i", "output", unit="A", dependencies=(),
+            description="winding current, that of the outer layer (V i: power into the coil)"),
+    )
+    return _with_cvode(ModelSpec(
+        "saturating_inductor_detailed",
+        f"Coil with saturating flux and lamination eddy currents (Cauer ladder of {n} sections), "
+        "voltage in, current out (fmu-surrogate vendor-style detailed model, co-simulation "
+        "only, states internal)",
+        "saturating_inductor_detailed.c",
+        v,
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"N_SEC": n},
+        model_exchange=False,
+    ))
