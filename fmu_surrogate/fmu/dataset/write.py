@@ -153,11 +153,7 @@ def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
         full[:block.shape[0]] = block
         block = full
     raw = np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8)
-    # byte k of every value together; eight strided copies run at about 3.5 GB/s, six times
-    # numpy's transposing copy of the (n, 8) bytes, which cost more than the deflate itself
-    shuffled = np.empty((8, raw.size // 8), dtype=np.uint8)
-    for k in range(8):
-        shuffled[k] = raw[k::8]
+    shuffled = np.ascontiguousarray(raw.reshape(-1, 8).T)  # byte k of every value together
     return _deflate(level)(shuffled, level)  # releases the GIL: threads run in parallel
 
 
