@@ -65,17 +65,12 @@ def surrogates(benchmark_fmus, tmp_path_factory):
     identification's default, from two multisine runs of its tests) and of the mass (the
     linear drop-in identification, v0 = 2 as in the system file)."""
     import fmu_surrogate as fs
-    from fmu_surrogate.identify import LinearPHIdentifier, NonlinearPHIdentifier
+    from fmu_surrogate.identify import LinearPHIdentifier
     from fmu_surrogate.ph import save
-    from tests.identify.nonlinear.conftest import DT, VENDOR, T, multisine
+    from tests.identify.nonlinear.conftest import DT, T, identified_power_damper, multisine
 
     out = tmp_path_factory.mktemp("braked-mass-surrogates")
-    inp, outp, amp, band = VENDOR["power_damper"]
-    sigs = [{inp: fs.signals.ArraySignal(*multisine(s, amp, band), interpolation="zoh")}
-            for s in (1, 2)]
-    ds = fs.harvest(benchmark_fmus["power_damper"], None, signals=sigs, stop_time=T, step=DT,
-                    progress=False, workers=1)
-    brake = NonlinearPHIdentifier().fit_dataset(ds, inputs=[inp], outputs=[outp]).to_surrogate()
+    brake = identified_power_damper(benchmark_fmus["power_damper"])
     assert brake.system.nonlinear_feedthrough is not None  # the law lives in S_nl(v)
     sigs = [{"F": fs.signals.ArraySignal(*multisine(s, 1.0, (0.1, 2.0)), interpolation="zoh")}
             for s in (1, 2)]

@@ -292,20 +292,13 @@ def test_identified_damper_surrogate_brakes_the_mass_in_libcosim(benchmark_fmus,
     import shutil
     from pathlib import Path
 
-    import fmu_surrogate as fs
     from fmu_surrogate.benchmarks.vendor import power_damper
     from fmu_surrogate.couple.running import run
     from fmu_surrogate.couple.toml_form import read_toml
-    from fmu_surrogate.identify import NonlinearPHIdentifier
-    from tests.identify.nonlinear.conftest import DT, VENDOR, T, multisine
+    from tests.identify.nonlinear.conftest import identified_power_damper
 
     pytest.importorskip("libcosimpy")
-    inp, out, amp, band = VENDOR["power_damper"]
-    sigs = [{inp: fs.signals.ArraySignal(*multisine(s, amp, band), interpolation="zoh")}
-            for s in (1, 2)]
-    ds = fs.harvest(benchmark_fmus["power_damper"], None, signals=sigs, stop_time=T, step=DT,
-                    progress=False, workers=1)
-    sur = NonlinearPHIdentifier().fit_dataset(ds, inputs=[inp], outputs=[out]).to_surrogate()
+    sur = identified_power_damper(benchmark_fmus["power_damper"])
     assert sur.system.nonlinear_feedthrough is not None  # the law lives in S_nl(v)
     system = Path(power_damper.__file__).parents[1] / "systems" / "braked_mass.toml"
     shutil.copy(system, tmp_path)

@@ -46,3 +46,24 @@ def vendor_data(benchmark_fmus):
         return cache[name]
 
     return get
+
+
+_IDENTIFIED: dict = {}
+
+
+def identified_power_damper(fmu) -> fs.PortedSystem:
+    """The power damper's drop-in surrogate from the nonlinear fit's defaults on two
+    :func:`multisine` runs (seeds 1, 2) of the FMU ``fmu``, identified once per session (the
+    braked-mass tests of couple and export use the same)."""
+    key = str(fmu)
+    if key not in _IDENTIFIED:
+        from fmu_surrogate.identify import NonlinearPHIdentifier
+
+        inp, out, amp, band = VENDOR["power_damper"]
+        sigs = [{inp: fs.signals.ArraySignal(*multisine(s, amp, band), interpolation="zoh")}
+                for s in (1, 2)]
+        ds = fs.harvest(fmu, None, signals=sigs, stop_time=T, step=DT, progress=False,
+                        workers=1)
+        _IDENTIFIED[key] = NonlinearPHIdentifier().fit_dataset(
+            ds, inputs=[inp], outputs=[out]).to_surrogate()
+    return _IDENTIFIED[key]
