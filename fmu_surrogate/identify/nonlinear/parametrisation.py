@@ -264,7 +264,12 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
     effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
-    diss = PowerDissipation(b["mdir"], b["beta"], b["p"], np.exp(b["ld"]), b["asym"])
-    port = PowerDissipation(b["pdir"], b["pbeta"], b["pp"], np.exp(b["pld"]), b["pasym"])
+    # terms the fit left at a gain of exactly zero (L-BFGS-B's bound) add nothing: dropped, so
+    # that simulations and exported FMUs do not evaluate them
+    on, pon = b["beta"] != 0, b["pbeta"] != 0
+    diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
+                            b["asym"][on])
+    port = PowerDissipation(b["pdir"][pon], b["pbeta"][pon], b["pp"][pon],
+                            np.exp(b["pld"][pon]), b["pasym"][pon])
     return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, port_dissipation=port, **fw,
                        **(names or {}))
