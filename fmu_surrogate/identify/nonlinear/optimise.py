@@ -14,7 +14,8 @@ small ``δ``: turbulent and power-law dampers) and a saturating one (``p = −1`
 data: friction, valves, tanh-like limiters), whose best fits from the other family's start are
 local minima (a friction damper fitted from ``p = 0.5`` stayed at the linear model's 121 %
 error).  With dissipation terms the fit therefore runs from :attr:`exponent`/:attr:`smoothing`
-and from :data:`SATURATING_START`, and keeps the lower training cost.
+and from :data:`SATURATING_START`, and keeps the lower training cost (one start when no term's
+law depends on it).
 
 Outputs.  The objective compares the data's outputs with the model's in the linear fit's
 wiring: a power output is the port output ``Ty y_ph``, a measured output ``C_m x + D_m u_ph``
@@ -165,14 +166,12 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     U = np.vstack([e[1] for e in train])
     n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
 
-    laws = [(float(est.exponent), float(est.smoothing))]
-    if laws[0] != SATURATING_START:
-        laws.append(SATURATING_START)
+    families = [(float(est.exponent), float(est.smoothing)), SATURATING_START]
 
     def theta_start(law: tuple[float, float]) -> Array:
         # the feedthrough's terms: with two per power port, one of each family; δ_j relative
         # to the spread of the term's argument (directions scaled to unit spread)
-        other = laws[1] if law == laws[0] else laws[0]
+        other = families[1] if law == families[0] else families[0]
         fam = [law if n_port < 2 * n_power or (j // n_power) % 2 == 0 else other
                for j in range(n_port)]
         p_port = np.array([f[0] for f in fam]).reshape(n_port)
@@ -181,8 +180,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                               starts[free], _port_directions(n_port, n_power, U), p_port,
                               (start.Cm, start.Dm), np.concatenate([np.full(D, law[1]), d_port]))
 
-    if not (D and n) and n_port >= 2 * n_power:  # both families in the one start
-        laws = laws[:1]
+    # a second start only where it changes a term's law: state terms, or fewer feedthrough
+    # terms than one of each family per power port (else both families are in the one start)
+    second = bool(D and n) or 0 < n_port < 2 * n_power
+    laws = families if second and families[0] != SATURATING_START else families[:1]
     Ty = torch.as_tensor(np.array(start.ports.Ty, dtype=float))
     Emeas = torch.as_tensor(np.eye(Ty.shape[0])[:, start.measured])
 
