@@ -53,12 +53,11 @@ MAX_SUBSTEPS = 20
 
 @dataclass(frozen=True)
 class Optimised:
-    """Result of :func:`optimise`: the layout and final ``θ`` with the dissipation terms'
-    ``δ``, the cost per iteration, iterations, the optimiser's message, the segments."""
+    """Result of :func:`optimise`: the layout and final ``θ`` (the dissipation terms' ``δ``
+    included), the cost per iteration, iterations, the optimiser's message, the segments."""
 
     layout: Layout
     theta: Array
-    smoothing: Array
     costs: Array
     n_iter: int
     reason: str
@@ -237,9 +236,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                                         "or fit with a lower order.")
             costs.append(c0)
             if int(est.max_iter) == 0:  # the linear start itself (scipy would still step)
-                return Optimised(layout, theta0, _smoothing(layout, theta0), np.asarray(costs),
-                                 0, "max_iter = 0: the linear start", len(seg.first), L,
-                                 substeps)
+                return Optimised(layout, theta0, np.asarray(costs), 0,
+                                 "max_iter = 0: the linear start", len(seg.first), L, substeps)
             res = minimize(objective, theta0 / sc, jac=True, method="L-BFGS-B",
                            bounds=layout.bounds(),
                            callback=_recorder(costs),
@@ -248,8 +246,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             theta = sc * np.asarray(res.x, dtype=float)
             if best is None or float(res.fun) < best[0]:
                 best = (float(res.fun), Optimised(
-                    layout, theta, _smoothing(layout, theta), np.asarray(costs), int(res.nit),
-                    str(res.message), len(seg.first), L, substeps))
+                    layout, theta, np.asarray(costs), int(res.nit), str(res.message),
+                    len(seg.first), L, substeps))
     finally:
         torch.set_num_threads(threads)
     return best[1]
@@ -261,9 +259,4 @@ def _recorder(costs: list[float]) -> Any:
         costs.append(float(intermediate_result.fun))
     return callback
 
-
-def _smoothing(layout: Layout, theta: Array) -> Array:
-    """The terms' ``δ`` in ``θ``: the dissipation terms', then the feedthrough's."""
-    b = layout.unpack(theta)
-    return np.exp(np.concatenate([b["ld"], b["pld"]]))
 
