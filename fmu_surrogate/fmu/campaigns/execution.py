@@ -140,8 +140,8 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
             pool.launch()  # the workers load the FMU while we set up the progress bar
             if out is not None and complevel and n_workers < (os.cpu_count() or 1):
                 # a core is free while the workers simulate: each block of runs is compressed
-                # as soon as it is complete (measured on msd_chain, 1 worker on 2 cores: 5.6 ->
-                # 4.9 ms per run).  With a worker on every core it would only take their time
+                # as soon as it is complete (measured on msd_chain, 1 worker on 2 cores: 5.6 -> 4.9 to
+                # 5.2 ms per run).  With a worker on every core it would only take their time
                 # and the parent's answers (6.2 instead of 4.9 ms with 2 workers).  Started
                 # after the workers are forked: the deflater runs a thread.
                 deflater = ChunkDeflater(camp.n_runs, camp.time.shape[0], complevel)
