@@ -13,6 +13,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "names": {"inputs": [...], "outputs": [...], "states": [...]},
      "units": {...},                                          (optional)
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
+     "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 only)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -23,7 +24,9 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
 The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 :class:`~fmu_surrogate.ph.PortedSystem` (a drop-in surrogate) is its core ``system`` plus its
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
-file.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
+file; one whose outputs see the inputs of the step before (``delayed_feedthrough``) is written
+as version 3 (schema ``surrogate-3.json``), every other file as version 2, so that a reader of
+version 2 reads them.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
 effort is a ``convex`` one, plus its state-dependent ``dissipation`` (``R`` is then the constant
 part ``R₀``) and, when it has one, its nonlinear feedthrough ``port_dissipation``.  Version-1
 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
@@ -66,7 +69,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 2
+VERSION = 3
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -201,16 +204,22 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     prov = {"package_version": fmu_surrogate.__version__,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     prov.update(dict(provenance or {}))
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "kind": kind, "system": body,
-                           "names": names}
+    delayed = isinstance(obj, PortedSystem) and obj.delayed_feedthrough
+    # the oldest version that holds the content: version 2 readers read every other file
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION if delayed else 2, "kind": kind,
+                           "system": body, "names": names}
     if units:
         doc["units"] = {k: list(v) for k, v in units.items()}
     if isinstance(obj, PortedSystem):
         doc["ports"] = obj.ports.to_dict()
         doc["x0"] = obj.x0.tolist()
+        if delayed:
+            before = obj.inputs_before
+            doc["delayed_feedthrough"] = {
+                "inputs_before": None if before is None else before.tolist()}
     doc["provenance"] = prov
-    doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0")
-                        if k in doc}
+    doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0",
+                                                     "delayed_feedthrough") if k in doc}
     return doc
 
 
@@ -354,7 +363,9 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
         raise
     except (KeyError, TypeError, ValueError) as exc:
         raise SurrogateFileError(f"{path}: field 'ports' is invalid: {exc}") from None
-    ported = PortedSystem(system, ports, doc.get("x0"))
+    delay = doc.get("delayed_feedthrough")
+    ported = PortedSystem(system, ports, doc.get("x0"), delayed_feedthrough=delay is not None,
+                          inputs_before=None if delay is None else delay["inputs_before"])
     ported.provenance, ported.units = system.provenance, system.units
     return ported
 

@@ -20,6 +20,18 @@ operating point.  Its pH core ``system`` (structure exact by construction) talks
 
 :class:`PortedSystem` bundles the core, the wiring and the operating point ``x0``.
 
+Delayed feedthrough.  A co-simulation FMU is read at communication points, and some FMUs' outputs
+there do not yet see the inputs just set: outputs computed in ``doStep`` only (a common trait of
+generated code), or outputs that follow the inputs through a lag far shorter than the step (a
+damper force behind a compressible oil volume).  Their outputs at ``t_k`` are those of the inputs
+held over the step before, ``[t_{k−1}, t_k)``.  A surrogate of such an FMU keeps the
+continuous-time pH core (the states see the inputs as always; power balance and coupling are the
+core's) and samples its outputs the same way: ``PortedSystem(..., delayed_feedthrough=True)``
+evaluates the feedthrough of the outputs at ``t_k`` with the inputs of ``t_{k−1}``, and at the
+first point with ``inputs_before`` (what the FMU held before the first step: the inputs' start
+values, its state at rest) or, when that is ``None``, with the first inputs (the FMU computed its
+first outputs from the inputs set at initialisation).
+
 Interface notes (the drop-in surrogate interface, as implemented)
 -----------------------------------------------------------------
 * ``PortMap.identity(m, input_names=None, output_names=None, *, n_states=0, input_units=None,
@@ -240,12 +252,18 @@ class PortedSystem:
         The wiring to the external variables; ``ports.Tu`` has one row per port of the core.
     x0 : array_like, shape (n,), optional
         Operating point: the default initial state (default ``0``).
+    delayed_feedthrough : bool
+        Whether the outputs at a sampling point see the inputs held over the step before
+        (module docs); default ``False``: they see the inputs at that point.
+    inputs_before : array_like, shape (k_in,), optional
+        With ``delayed_feedthrough``: the external inputs held before the first point; default
+        ``None``, the first inputs.
 
     Raises
     ------
     StructureError
-        The wiring does not fit the core (ports or states), or ``x0`` is not ``n`` finite
-        numbers.
+        The wiring does not fit the core (ports or states), ``x0`` is not ``n`` finite
+        numbers, or ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough.
 
     Examples
     --------
@@ -264,7 +282,9 @@ class PortedSystem:
     [0.0, 0.25]
     """
 
-    def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None) -> None:
+    def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
+                 delayed_feedthrough: bool = False,
+                 inputs_before: ArrayLike | None = None) -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -284,7 +304,20 @@ class PortedSystem:
             raise StructureError(f"x0 must be {n} finite numbers (the operating point), got "
                                  f"shape {np.shape(x0)}.")
         x.flags.writeable = False
+        before = None
+        if inputs_before is not None:
+            if not delayed_feedthrough:
+                raise StructureError("inputs_before is what a delayed feedthrough sees before the "
+                                     "first point; pass delayed_feedthrough=True or leave it out.")
+            before = np.array(inputs_before, dtype=float).reshape(-1)
+            k = len(ports.input_names)
+            if before.shape != (k,) or not np.all(np.isfinite(before)):
+                raise StructureError(f"inputs_before must be {k} finite numbers (one per input "
+                                     f"{list(ports.input_names)}), got shape "
+                                     f"{np.shape(inputs_before)}.")
+            before.flags.writeable = False
         self.system, self.ports, self.x0 = system, ports, x
+        self.delayed_feedthrough, self.inputs_before = bool(delayed_feedthrough), before
 
     # -- the external view -----------------------------------------------------------------
     @property
@@ -327,6 +360,23 @@ class PortedSystem:
         """External feedthrough ``Ty D Tu + Du`` (k_out, k_in)."""
         p = self.ports
         return p.Ty @ self.system.D @ p.Tu + p.Du
+
+    def inputs_seen_by_outputs(self, u_ext: ArrayLike) -> Array:
+        """The external inputs the outputs at the sampling points see, ``(N, k_in)``.
+
+        ``u_ext`` itself, or with a delayed feedthrough the inputs one point earlier (the first
+        row ``inputs_before``, or ``u_ext[0]`` when that is ``None``).
+
+        Parameters
+        ----------
+        u_ext : array_like, shape (N, k_in)
+            External inputs at the sampling points.
+        """
+        u, _ = as_state_rows(u_ext, self.n_inputs, "u_ext")
+        if not self.delayed_feedthrough or u.shape[0] == 0:
+            return u
+        first = u[:1] if self.inputs_before is None else self.inputs_before[None, :]
+        return np.concatenate([first, u[:-1]])
 
     def inputs_to_ports(self, u_ext: ArrayLike) -> Array:
         """``u_ph = Tu u_ext + cu``; ``(N, k_in) -> (N, m)``, one point ``(k_in,) -> (m,)``.

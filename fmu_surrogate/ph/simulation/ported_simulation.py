@@ -11,7 +11,9 @@ means ``ȳ_k`` (the core's step outputs) and ``ū_ph = Tu ū_ext + cu``::
 
 so ``H(x_N) − H(x_0) + dissipated − supplied_external − supplied_sources`` is round-off.  The
 energy through the external ports is that of the pH ports: the FMU's own ``y_extᵀu_ext`` differs
-from it in sign on a power-out port and is not defined on a non-power one.
+from it in sign on a power-out port and is not defined on a non-power one.  A surrogate with a
+delayed feedthrough reports at each point the outputs of the inputs one point earlier
+(:class:`~fmu_surrogate.ph.PortedSystem`); its energy balance is the core's, unchanged.
 """
 
 from __future__ import annotations
@@ -149,7 +151,10 @@ def ported_trajectory(ported: PortedSystem, core: Trajectory, U_ext: Array,
     ext = h * (core.ybar * (Ubar @ p.Tu.T)).sum(axis=1)
     src = h * (core.ybar @ p.cu)
     zero = np.zeros(1)
-    Y = ported.external_outputs(core.x, U_ext, core.y)
+    if ported.delayed_feedthrough:
+        Y = ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext))
+    else:
+        Y = ported.external_outputs(core.x, U_ext, core.y)
     return PortedTrajectory(core.t, core.x, U_ext, Y, core.H, core.stored, core.dissipated,
                             np.concatenate([zero, np.cumsum(ext)]),
                             np.concatenate([zero, np.cumsum(src)]), core,
