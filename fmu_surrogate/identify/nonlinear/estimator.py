@@ -24,7 +24,12 @@ inputs, measured outputs, the constant-source port of the offsets) and its initi
 start (:mod:`.start`), and fits the nonlinear core, the measured outputs' maps and — where the
 linear fit learned them — the initial state and the offsets (the source port's columns) in that
 wiring; :meth:`~NonlinearPHIdentifier.to_surrogate` is then a
-:class:`~fmu_surrogate.ph.PortedSystem` with the data's names, units and signs.
+:class:`~fmu_surrogate.ph.PortedSystem` with the data's names, units and signs.  Whether the
+FMU's outputs see the inputs set at their own sampling point or those of the step before is
+decided from the data (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed
+feedthrough is fitted as such, and the inputs it sees before the first point are those of the
+two candidates — the inputs' declared start values, the first inputs — that match the first
+outputs better.
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -106,6 +111,54 @@ def _relative_error(system: PortedSystem, exps: list[tuple]) -> float:
     return float(np.sqrt(num / den)) if den > 0 else float("nan")
 
 
+def _input_starts(ds: Any, inputs: Sequence[str]) -> Array | None:
+    """The inputs' declared start values of a dataset (``None`` when it does not say)."""
+    import json
+
+    try:
+        declared = json.loads(str(ds.attrs.get("input_start_values", "{}")))
+        return np.array([float(declared[name]) for name in inputs])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _unresolved_mode(lin: Any, exps: list[tuple]) -> bool:
+    """Whether a fitted linear model has a mode that decays by more than ``e²`` within one
+    sampling step: beyond what sampled data resolve, the trace of a delay, not a dynamic."""
+    core = lin.system_
+    if core.n_states == 0:
+        return False
+    A = np.linalg.solve(core.E, core.state_space()[0])
+    h = min(float(np.min(np.diff(e[0]))) for e in exps)
+    return bool(np.abs(np.linalg.eigvals(A)).max() * h > 2.0)
+
+
+def _outputs_one_sample_earlier(ds: Any, outputs: Sequence[str]) -> Any:
+    """A copy of ``ds`` without its last sample whose ``outputs`` at ``t_k`` are those of
+    ``t_{k+1}``: the outputs of the inputs held from ``t_k``."""
+    out = ds.isel(time=slice(0, ds.sizes["time"] - 1)).copy()
+    for name in outputs:
+        out[name] = ds[name].isel(time=slice(1, None)).assign_coords(time=out["time"])
+    if "n_samples" in out:
+        out["n_samples"] = np.maximum(out["n_samples"] - 1, 0)
+    return out
+
+
+def _inputs_before(surrogate: PortedSystem, train: list[tuple],
+                   input_starts: Array | None) -> Array | None:
+    """What a delayed feedthrough sees before the first point: the declared start values of the
+    inputs or (``None``) the first inputs, whichever matches the first outputs better."""
+    if input_starts is None:
+        return None
+
+    def miss(before: Array | None) -> float:
+        return sum(float(np.sum((surrogate.outputs(surrogate.x0, u[0] if before is None
+                                                   else before) - y[0]) ** 2))
+                   for _, u, y, _ in train)
+
+    return input_starts if miss(input_starts) < miss(None) else None
+
+
 class NonlinearPHIdentifier(PHEstimator):
     """Fit a nonlinear pH system with a latent state to input/output data (module doc).
 
@@ -120,7 +173,8 @@ class NonlinearPHIdentifier(PHEstimator):
     n_dissipation : int
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}
-        Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough.
+        Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough or the
+        feedthrough is delayed.
     n_port_dissipation : int or "auto"
         Number of power-law terms of the nonlinear feedthrough ``S_nl(u)``; ``"auto"``: two
         per power port when the feedthrough is fitted (one starts as a growing power law, one
@@ -157,6 +211,11 @@ class NonlinearPHIdentifier(PHEstimator):
         the dataset's unless set.
     seed : int
         Seed of the initial directions beyond the structural ones.
+    delayed_feedthrough : {"auto", True, False}
+        Whether the outputs see the inputs of the step before
+        (:class:`~fmu_surrogate.ph.PortedSystem`); ``"auto"``: decided from the training runs by
+        :func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` in
+        :meth:`fit_dataset`, no delay in :meth:`fit` (a bare system does not carry one).
 
     Attributes
     ----------
@@ -171,6 +230,13 @@ class NonlinearPHIdentifier(PHEstimator):
         The wiring to the data's variables (from :meth:`fit_dataset`).
     linear_ : LinearPHIdentifier
         The fitted linear start.
+    delayed_feedthrough_ : bool
+        Whether the fitted outputs see the inputs of the step before.
+    inputs_before_ : ndarray, shape (k_in,), or None
+        With a delayed feedthrough: the inputs it sees before the first point (``None``: the
+        first inputs).
+    delay_evidence_ : DelayEvidence or None
+        The data's test (``None`` when the setting decided).
     """
 
     _fitted_attribute = "system_"
@@ -182,7 +248,8 @@ class NonlinearPHIdentifier(PHEstimator):
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
                  max_iter: int = 300, tol: float = 1e-12, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
-                 input_hold: str | None = None, seed: int = 0, ports: Any = None) -> None:
+                 input_hold: str | None = None, seed: int = 0, ports: Any = None,
+                 delayed_feedthrough: Any = "auto") -> None:
         self.n_states = n_states
         self.ridges = ridges
         self.n_dissipation = n_dissipation
@@ -199,6 +266,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self.input_hold = input_hold
         self.seed = seed
         self.ports = ports
+        self.delayed_feedthrough = delayed_feedthrough
 
     # -- data --------------------------------------------------------------------------------
     def _experiments(self, experiments: Any, u: Any, y: Any, hold: str) -> list[tuple]:
@@ -246,6 +314,11 @@ class NonlinearPHIdentifier(PHEstimator):
 
         exps = self._experiments(experiments, u, y, self.input_hold or "linear")
         self._check_settings()
+        if self.delayed_feedthrough is True:
+            raise NonlinearFitError("a delayed feedthrough is carried by the drop-in surrogate of "
+                                    "fit_dataset (a PortedSystem), not by the bare system of fit; "
+                                    "use fit_dataset or delayed_feedthrough='auto'/False.")
+        self.delayed_feedthrough_, self.inputs_before_, self.delay_evidence_ = False, None, None
         train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):
             t0 = time.perf_counter()
@@ -301,6 +374,16 @@ class NonlinearPHIdentifier(PHEstimator):
         hold = self.input_hold or hold_from_dataset(ds)
         exps = [(t, X[:, :k], X[:, k:], hold) for t, X in run_arrays(ds, inputs + outputs,
                                                                      runs=labels)]
+        self._decide_delay(self._split(exps)[0])
+        if self.delayed_feedthrough_ and _unresolved_mode(lin, exps):
+            # the linear fit made the delay a state faster than the sampling: fit it again to
+            # the outputs one sample earlier, where the delayed feedthrough is a direct one
+            t0 = time.perf_counter()
+            lin = self._fitted_linear(lambda est: est.fit_dataset(
+                _outputs_one_sample_earlier(ds, outputs), inputs=inputs, outputs=outputs,
+                runs=train_labels), learn=False, refit=True)
+            lin_time += time.perf_counter() - t0
+        starts = _input_starts(ds, inputs)
         with threadpool_limits(limits=1, user_api="blas"):
             start = linear_start(lin, self.n_states)
             if list(start.ports.input_names) != inputs or \
@@ -309,22 +392,35 @@ class NonlinearPHIdentifier(PHEstimator):
                     f"the linear start was fitted to inputs {list(start.ports.input_names)} and "
                     f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
                     "it with fit_dataset on the same variables (or pass linear=None).")
-            self._fit(exps, start, lin_time)
+            self._fit(exps, start, lin_time, starts)
         self.ports_ = start.ports_for(self.measured_maps_[0], self.measured_maps_[1])
         return self
+
+    def _decide_delay(self, train: list[tuple]) -> None:
+        """Set ``delayed_feedthrough_`` and ``delay_evidence_`` from the setting or the data."""
+        from fmu_surrogate.identify.delayed_feedthrough import detect_delayed_feedthrough
+
+        setting = self.delayed_feedthrough
+        if setting == "auto":
+            self.delay_evidence_ = detect_delayed_feedthrough(train)
+            self.delayed_feedthrough_ = self.delay_evidence_.delayed
+        else:
+            self.delay_evidence_, self.delayed_feedthrough_ = None, bool(setting)
+        self.inputs_before_ = None
 
     def _split(self, items: list) -> tuple[list, list]:
         """Training and held-out items: the last ``validation_runs`` held out (when more)."""
         k = int(self.validation_runs)
         return (items[:-k], items[-k:]) if 0 < k < len(items) else (list(items), [])
 
-    def _fitted_linear(self, fit: Any, learn: bool) -> Any:
-        """The linear start: ``linear`` as it is when fitted, else fitted here by ``fit``."""
+    def _fitted_linear(self, fit: Any, learn: bool, refit: bool = False) -> Any:
+        """The linear start: ``linear`` as it is when fitted (unless ``refit``), else fitted
+        here by ``fit``."""
         from sklearn.base import clone
 
         from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
-        if self.linear is not None and hasattr(self.linear, "system_"):
+        if self.linear is not None and hasattr(self.linear, "system_") and not refit:
             return self.linear  # fitted already (on the same data)
         if self.linear is not None:
             est = clone(self.linear)
@@ -348,30 +444,43 @@ class NonlinearPHIdentifier(PHEstimator):
         if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
             raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0, got "
                                     f"{npd!r}.")
+        if not (self.delayed_feedthrough == "auto" or isinstance(self.delayed_feedthrough,
+                                                                    (bool, np.bool_))):
+            raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
+                                    f"{self.delayed_feedthrough!r}.")
         if self.segment_length is not None and int(self.segment_length) < 1:
             raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
                                     f"{self.segment_length}.")
 
-    def _fit(self, exps: list[tuple], start: LinearStart,
-             lin_time: float) -> NonlinearPHIdentifier:
-        """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``."""
+    def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
+             input_starts: Array | None = None) -> NonlinearPHIdentifier:
+        """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
+        ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
         from fmu_surrogate.identify.nonlinear.optimise import optimise
 
         t0 = time.perf_counter()
         train, val = self._split(exps)
         core = start.surrogate.system
         fw = self.feedthrough
-        feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
+        delayed = bool(self.delayed_feedthrough_)
+        # a delayed feedthrough is fitted whatever the linear start (fitted to the data as if
+        # its outputs saw the current inputs, it may have made the delay a fast state instead)
+        feed = (bool(core.has_feedthrough) or delayed) if fw == "auto" else bool(fw)
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
         npd = self.n_port_dissipation
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
-                       feed, n_port)
+                       feed, n_port, delayed)
         system = to_system(out.layout, out.theta)
         b = out.layout.unpack(out.theta)
         x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
         self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
-        fitted = PortedSystem(system, start.ports_for(*self.measured_maps_), x0)
+        ports = start.ports_for(*self.measured_maps_)
+        if delayed:
+            self.inputs_before_ = _inputs_before(PortedSystem(system, ports, x0), train,
+                                                 input_starts)
+        fitted = PortedSystem(system, ports, x0, delayed_feedthrough=delayed,
+                              inputs_before=self.inputs_before_)
         self.linear_system_ = core
         self.system_ = system
         self.x0_ = x0
@@ -419,4 +528,6 @@ class NonlinearPHIdentifier(PHEstimator):
         self._check_fitted()
         if self.ports_ is None:
             return self.system_
-        return PortedSystem(self.system_, self.ports_, self.x0_)
+        return PortedSystem(self.system_, self.ports_, self.x0_,
+                            delayed_feedthrough=self.delayed_feedthrough_,
+                            inputs_before=self.inputs_before_)

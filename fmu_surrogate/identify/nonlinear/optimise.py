@@ -117,7 +117,7 @@ def _scales(layout: Layout, X: Array) -> Array:
 
 
 def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool,
-             n_port: int) -> Optimised:
+             n_port: int, delayed: bool = False) -> Optimised:
     """Fit the nonlinear model (module doc); ``est`` supplies the settings.
 
     Parameters
@@ -132,6 +132,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Whether ``P, S, N`` are fitted.
     n_port : int
         Number of terms of the nonlinear feedthrough ``S_nl(u)``.
+    delayed : bool
+        Whether the outputs see the inputs of the sample before (delayed feedthrough).
     """
     import torch
 
@@ -140,7 +142,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     Xs = _linear_states(lin, train)
     X = np.vstack(Xs)
     Z = X  # Q = I: the effort of the linear model is its state
-    seg = make_segments(train, est.segment_length)
+    seg = make_segments(train, est.segment_length, delayed)
     L = seg.h.shape[1]
     rho = float(np.abs(np.linalg.eigvals(lin["J"] - lin["R"])).max()) if n else 0.0
     substeps = max(1, int(np.ceil(float(seg.h.max()) * rho / RK4_REACH)))
@@ -213,7 +215,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Y = Yph @ Ty.T
         if k_meas:
             Y = Y + (Xn @ b["Cm"].T + seg.unode @ b["Dm"].T) @ Emeas.T
-        cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
+        if seg.weight is None:
+            cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
+        else:
+            r2 = ((Y - seg.y) / y_scale) ** 2 * seg.weight[..., None]
+            cost = r2.sum() / (seg.weight.sum() * r2.shape[-1])
         if cur.numel():
             cost = cost + mu * torch.mean(((x_end[cur] - x_start[nxt]) / x_scale) ** 2)
         cost.backward()

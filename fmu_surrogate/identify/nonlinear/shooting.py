@@ -46,7 +46,8 @@ class Segments:
     u0, u1 : Tensor, shape (S, L, m)
         Inputs at the start and the end of each step (equal for a zero-order hold).
     unode : Tensor, shape (S, L + 1, m)
-        Inputs at the nodes (for the outputs).
+        Inputs the outputs at the nodes see (those of the node, or of the node before for a
+        delayed feedthrough).
     y : Tensor, shape (S, L + 1, m_out)
         Measured outputs at the nodes.
     first : ndarray of bool, shape (S,)
@@ -55,6 +56,9 @@ class Segments:
         Index of the following segment of the same experiment, −1 for the last.
     starts : tuple of (int, int)
         ``(experiment, first sample)`` of each segment.
+    weight : Tensor, shape (S, L + 1), or None
+        Weights of the output samples in the cost (``None``: all one).  A delayed feedthrough
+        leaves out each experiment's first output, which sees inputs the data do not hold.
     """
 
     h: torch.Tensor
@@ -65,9 +69,11 @@ class Segments:
     first: NDArray[np.bool_]
     next_index: NDArray[np.int64]
     starts: tuple[tuple[int, int], ...]
+    weight: torch.Tensor | None = None
 
 
-def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | None) -> Segments:
+def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | None,
+                  delayed: bool = False) -> Segments:
     """Cut ``(t, u, y, hold)`` experiments into segments of ``length`` steps.
 
     Parameters
@@ -77,18 +83,23 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
     length : int or None
         Steps per segment; ``None``: one segment per experiment (single shooting; the
         experiments are cut to the shortest).
+    delayed : bool
+        Whether the outputs see the inputs of the sample before (a delayed feedthrough,
+        :class:`~fmu_surrogate.ph.PortedSystem`); the first output of each experiment is then
+        left out of the cost.
     """
     L = min(len(e[0]) for e in exps) - 1 if length is None else int(length)
     L = min(L, min(len(e[0]) for e in exps) - 1)
     H, U0, U1, UN, Y, first, starts = [], [], [], [], [], [], []
     for i, (t, u, y, hold) in enumerate(exps):
+        seen = np.concatenate([u[:1], u[:-1]]) if delayed else u
         for a in range(0, len(t) - L, L):
             sl = slice(a, a + L + 1)
             tt, uu = t[sl], u[sl]
             H.append(np.diff(tt))
             U0.append(uu[:-1])
             U1.append(uu[1:] if hold == "linear" else uu[:-1])
-            UN.append(uu)
+            UN.append(seen[sl])
             Y.append(y[sl])
             first.append(a == 0)
             starts.append((i, a))
@@ -97,8 +108,13 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
         if starts[k + 1][0] == starts[k][0]:
             nxt[k] = k + 1
     T = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)
+    weight = None
+    if delayed:
+        w = np.ones((len(starts), L + 1))
+        w[np.asarray(first), 0] = 0.0
+        weight = T(w)
     return Segments(T(H), T(U0), T(U1), T(UN), T(Y), np.asarray(first), nxt,
-                    tuple(starts))
+                    tuple(starts), weight)
 
 
 class VectorField:

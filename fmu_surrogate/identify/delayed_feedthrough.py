@@ -1,0 +1,147 @@
+"""Whether an FMU's outputs see the inputs set at the same communication point.
+
+A harvest sets the inputs of ``t_k`` and then reads the outputs.  Most FMUs compute their outputs
+from the inputs just set; some do not: outputs computed in ``doStep`` only, or outputs that follow
+the inputs through a lag far shorter than the step (a damper force behind a compressible oil
+volume).  Their samples are ``y_k = g(x_k, u_{k−1})``, and a surrogate that feeds ``u_k`` through
+misses them by the input's change over one step — 31 % on a damper driven at 20 samples per
+period.  :class:`~fmu_surrogate.ph.PortedSystem` models them with ``delayed_feedthrough``; this
+module decides from the data which kind an FMU is.
+
+The test.  Two one-step predictors of every output are fitted by least squares over all the
+training samples: ``y_k`` from the inputs ``u_{k−1} … u_{k−q}`` and the outputs ``y_{k−1} …
+y_{k−p}`` (the delayed predictor), and the same with ``u_k`` added (the instantaneous one).  Each
+input enters through a piecewise-linear basis on its quantiles (a static law of any shape — a
+power law, a saturation — is then fitted to well below a percent), the outputs linearly.  The
+predictors are nested, so adding ``u_k`` can only lower the residual; for an output that sees
+``u_k`` it lowers it by the input's unpredictable change over a step, for an output that does not
+it cannot.  The outputs are *delayed* when for every output the residual with ``u_k`` is not
+below ``1 / ratio_limit`` of the residual without.  Outputs without any feedthrough (a spring's
+force, a function of its state) are delayed in this sense, correctly: their FMU's outputs do not
+see ``u_k`` either, and a delayed feedthrough that fits to zero costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["DelayEvidence", "detect_delayed_feedthrough"]
+
+Array = NDArray[np.float64]
+
+#: Input lags ``q`` and output lags ``p`` of the one-step predictors.
+INPUT_LAGS, OUTPUT_LAGS = 3, 2
+#: Knots of each input's piecewise-linear basis (at its quantiles).
+KNOTS = 33
+#: An output sees the inputs of its own point when adding ``u_k`` divides the predictor's
+#: residual by more than this (outputs that do not see them: about 1; instantaneous
+#: feedthrough: 10 and more on harvested data).
+RATIO_LIMIT = 3.0
+
+
+@dataclass(frozen=True)
+class DelayEvidence:
+    """What :func:`detect_delayed_feedthrough` found.
+
+    Parameters
+    ----------
+    delayed : bool
+        Whether no output sees the inputs set at its own sampling point.
+    ratios : tuple of float
+        Per output: residual of the delayed predictor over that of the instantaneous one (≥ 1).
+    residuals : tuple of float
+        Per output: the instantaneous predictor's residual relative to the output's spread.
+    """
+
+    delayed: bool
+    ratios: tuple[float, ...]
+    residuals: tuple[float, ...]
+
+    def describe(self, output_names: Sequence[str] | None = None) -> str:
+        """One line: the decision and each output's ratio."""
+        names = list(output_names) if output_names is not None else \
+            [f"y{j}" for j in range(len(self.ratios))]
+        per = ", ".join(f"{n} {r:.3g}" for n, r in zip(names, self.ratios))
+        if self.delayed:
+            return (f"outputs see the inputs of the step before (delayed feedthrough): adding the "
+                    f"inputs of the same point divides the one-step prediction error by {per} "
+                    f"(≤ {RATIO_LIMIT})")
+        return (f"outputs see the inputs set at the same point: adding them divides the one-step "
+                f"prediction error by {per}")
+
+
+def _hats(u: Array, knots: Array) -> Array:
+    """Piecewise-linear hat functions of one input at sorted ``knots``: ``(K, len(knots))``."""
+    k = len(knots)
+    out = np.zeros((u.shape[0], k))
+    idx = np.clip(np.searchsorted(knots, u) - 1, 0, k - 2)
+    lo, hi = knots[idx], knots[idx + 1]
+    w = np.clip((u - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0, 1.0)
+    rows = np.arange(u.shape[0])
+    out[rows, idx] = 1.0 - w
+    out[rows, idx + 1] = w
+    return out
+
+
+def _features(u: Array, y: Array, knots: list[Array], lags: range, start: int) -> Array:
+    """Rows ``k ≥ start``: the inputs' bases at the given lags, the outputs' lags, a constant."""
+    K = u.shape[0]
+    cols = [np.ones((K - start, 1))]
+    for lag in lags:
+        for i, kn in enumerate(knots):
+            cols.append(_hats(u[start - lag:K - lag, i], kn)[:, 1:])  # the constant is there
+    for lag in range(1, OUTPUT_LAGS + 1):
+        cols.append(y[start - lag:K - lag])
+    return np.hstack(cols)
+
+
+def detect_delayed_feedthrough(experiments: Sequence[Any],
+                               ratio_limit: float = RATIO_LIMIT) -> DelayEvidence:
+    """Decide whether the outputs see the inputs set at their own sampling point (module doc).
+
+    Parameters
+    ----------
+    experiments : sequence of tuple
+        ``(t, u, y, ...)`` per experiment: ``u`` (K, m), ``y`` (K, p) at the sampling points
+        (further entries are ignored).
+    ratio_limit : float
+        Residual ratio above which an output sees the inputs of its own point.
+
+    Returns
+    -------
+    DelayEvidence
+        ``delayed`` is ``False`` (nothing to decide from) when there are no inputs or too few
+        samples.
+    """
+    exps = [(np.asarray(e[1], dtype=float), np.asarray(e[2], dtype=float)) for e in experiments]
+    exps = [(u.reshape(len(u), -1), y.reshape(len(y), -1)) for u, y in exps]
+    start = max(INPUT_LAGS, OUTPUT_LAGS)
+    exps = [(u, y) for u, y in exps if u.shape[0] > start + 1]
+    p = exps[0][1].shape[1] if exps else 0
+    if not exps or exps[0][0].shape[1] == 0:
+        return DelayEvidence(False, (1.0,) * p, (np.nan,) * p)
+    U = np.vstack([u for u, _ in exps])
+    knots = [np.unique(np.quantile(U[:, i], np.linspace(0.0, 1.0, KNOTS)))
+             for i in range(U.shape[1])]
+    knots = [kn if len(kn) > 1 else np.array([kn[0] - 1.0, kn[0] + 1.0]) for kn in knots]
+    now = np.vstack([_features(u, y, knots, range(INPUT_LAGS + 1), start) for u, y in exps])
+    before = np.vstack([_features(u, y, knots, range(1, INPUT_LAGS + 1), start)
+                        for u, y in exps])
+    Y = np.vstack([y[start:] for _, y in exps])
+    spread = np.maximum(Y.max(axis=0) - Y.min(axis=0), 1e-300)
+
+    def residual(A: Array) -> Array:
+        scale = np.maximum(np.abs(A).max(axis=0), 1e-300)  # column scaling for lstsq
+        coef = np.linalg.lstsq(A / scale, Y, rcond=None)[0]
+        return np.sqrt(np.mean((A / scale @ coef - Y) ** 2, axis=0)) / spread
+
+    r_now, r_before = residual(now), residual(before)
+    floor = 1e-13  # round-off of the fit: both residuals there means nothing to tell apart
+    ratios = np.maximum(r_before, floor) / np.maximum(r_now, floor)
+    return DelayEvidence(bool(np.all(ratios <= ratio_limit)), tuple(float(r) for r in ratios),
+                         tuple(float(r) for r in r_now))
