@@ -22,7 +22,7 @@ from fmu_surrogate.ph import (
     load,
     save,
 )
-from fmu_surrogate.ph.files import _digest
+from fmu_surrogate.ph.files import VERSION, _digest
 
 
 def linear(rng, n=4, m=2):
@@ -93,8 +93,8 @@ def edit(path, fn):
 DAMAGE = {
     "truncated": (lambda p: p.write_text(p.read_text()[:200]), "not valid JSON"),
     "not ours": (lambda p: edit(p, lambda d: d.update(format="other")), "field 'format'"),
-    "newer version": (lambda p: edit(p, lambda d: d.update(version=3)),
-                      "field 'version' is 3, newer"),
+    "newer version": (lambda p: edit(p, lambda d: d.update(version=VERSION + 1)),
+                      f"field 'version' is {VERSION + 1}, newer"),
     "version not a number": (lambda p: edit(p, lambda d: d.update(version="2")),
                              "field 'version' is invalid"),
     "missing field": (lambda p: edit(p, lambda d: d["system"].pop("J")), "field 'system'"),
@@ -200,6 +200,29 @@ def test_round_trip_of_a_drop_in_surrogate_is_exact(tmp_path):
     x, u = np.random.default_rng(5).normal(size=(4, 3)), np.random.default_rng(6).normal(
         size=(4, 3))
     assert np.array_equal(back.outputs(x, u), sur.outputs(x, u))
+
+
+@pytest.mark.parametrize("before", [None, [0.5, -1.0, 2.0]])
+def test_a_delayed_feedthrough_is_saved_in_version_3(tmp_path, before):
+    base = ported(np.random.default_rng(4))
+    sur = PortedSystem(base.system, base.ports, base.x0, delayed_feedthrough=True,
+                       inputs_before=before)
+    save(sur, tmp_path / "s.json")
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert doc["version"] == 3 and doc["delayed_feedthrough"] == {"inputs_before": before}
+    back = load(tmp_path / "s.json")
+    assert back.delayed_feedthrough and back.ports == sur.ports
+    assert (back.inputs_before is None if before is None
+            else np.array_equal(back.inputs_before, before))
+    # without the delay: version 2, which readers of version 2 read
+    save(base, tmp_path / "b.json")
+    assert json.loads((tmp_path / "b.json").read_text())["version"] == 2
+    assert not load(tmp_path / "b.json").delayed_feedthrough
+    # an edited delay is refused by its checksum
+    edit(tmp_path / "s.json", lambda d: d.__setitem__("delayed_feedthrough",
+                                                      {"inputs_before": [0.0, 0.0, 0.0]}))
+    with pytest.raises(SurrogateFileError, match="'delayed_feedthrough' does not match"):
+        load(tmp_path / "s.json")
 
 
 PORTED_DAMAGE = {

@@ -86,3 +86,34 @@ def test_ported_system_refuses_wiring_that_does_not_fit_the_core():
         PortedSystem(core(), wiring(Cx=[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]))
     with pytest.raises(StructureError, match="x0 must be 2 finite numbers"):
         PortedSystem(core(), wiring(), x0=[1.0, 2.0, 3.0])
+
+
+def test_a_delayed_feedthrough_shows_the_inputs_of_the_point_before():
+    """The states are those of the undelayed surrogate; each output is the wiring's output of
+    that state and the inputs one point earlier (at the first point ``inputs_before``)."""
+    from fmu_surrogate.ph import simulate
+
+    t = np.linspace(0.0, 2.0, 41)
+    u = np.sin(3.0 * t) + 0.5
+    now = PortedSystem(core(), wiring(), x0=[0.1, -0.2])
+    for before in (None, [0.25]):
+        late = PortedSystem(core(), wiring(), x0=[0.1, -0.2], delayed_feedthrough=True,
+                            inputs_before=before)
+        a, b = simulate(now, t, u), simulate(late, t, u)
+        assert np.array_equal(a.x, b.x) and a.energy_residual == b.energy_residual
+        seen = np.concatenate([[u[0] if before is None else before[0]], u[:-1]])
+        ref = np.array([now.outputs(x, [s]) for x, s in zip(a.x, seen)])
+        # the same arithmetic row by row and for all rows at once: equal to round-off
+        assert np.allclose(b.y, ref, rtol=0.0, atol=1e-14)
+        # the feedthrough is nonzero, so the two differ by it times the inputs' change
+        assert np.allclose(b.y - a.y, (seen - u)[:, None] * now.feedthrough[:, 0], atol=1e-14)
+        assert np.abs(b.y - a.y).max() > 0.05  # measured 0.075
+
+
+def test_inputs_before_are_checked():
+    with pytest.raises(StructureError, match="delayed_feedthrough=True"):
+        PortedSystem(core(), wiring(), inputs_before=[0.0])
+    with pytest.raises(StructureError, match="inputs_before must be 1 finite"):
+        PortedSystem(core(), wiring(), delayed_feedthrough=True, inputs_before=[0.0, 1.0])
+    with pytest.raises(StructureError, match="inputs_before must be 1 finite"):
+        PortedSystem(core(), wiring(), delayed_feedthrough=True, inputs_before=[np.nan])
