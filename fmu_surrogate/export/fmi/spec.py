@@ -83,17 +83,19 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table["der(energy_supplied)"] = deps(sp.supp_x, sp.supp_u, sp.supp_s)
     table["der(energy_supplied_sources)"] = table["der(energy_supplied)"]
     if w.delayed:  # the outputs see the inputs the last step held (module docs)
+        # at the start algebraic states follow the inputs themselves, whatever was held before
+        start_on_inputs = not before or cols_d.size < len(sts)
         for i, o in enumerate(outs):
-            deps, init = table[o]
+            dy, init = table[o]
             seen = tuple(before[k] for k in np.flatnonzero(sp.y_u[i])) if before else ()
             if not model_exchange:  # co-simulation only: no input, at the start the held ones
-                deps = tuple(d for d in deps if d not in ins)
-                init = tuple(d for d in init if d not in ins or not before)
-            table[o] = (deps, init + seen)
+                dy = tuple(d for d in dy if d not in ins)
+                init = tuple(d for d in init if d not in ins or start_on_inputs)
+            table[o] = (dy, init + seen)
     if not model_exchange:  # the states are internal: an output lists the inputs only
         hidden = set(sts) | set(energies)
-        table = {k: (tuple(d for d in deps if d in ins), tuple(d for d in init if d not in hidden))
-                 for k, (deps, init) in table.items()}
+        table = {k: (tuple(d for d in dy if d in ins), tuple(d for d in init if d not in hidden))
+                 for k, (dy, init) in table.items()}
     return [replace(var, dependencies=table[var.name][0] if var.causality == "output"
                     or model_exchange else None,
                     initial_dependencies=table[var.name][1]) if var.name in table else var
