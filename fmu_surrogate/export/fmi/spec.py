@@ -140,7 +140,6 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
     if w.delayed:
         y_text += ", in co-simulation of the inputs the last step held"
-
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
              unit=w.input_units[i],
              description=orig("inputs", i, f"input {i + 1}") + (
