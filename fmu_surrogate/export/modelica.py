@@ -35,8 +35,10 @@ parameters ``port_diss_*``::
 and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
 ``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
 ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
-outputs), starting from its operating point ``x_start``.  Several surrogates become a package directory
-(``package.mo``, ``package.order``, one file per model), as ``modelica/FmuSurrogateBenchmarks``.
+outputs), starting from its operating point ``x_start``; the model is continuous-time, so a
+delayed feedthrough (a co-simulation trait, ``PortedSystem.delayed_feedthrough``) is the direct
+one here.  Several surrogates become a package directory (``package.mo``, ``package.order``, one
+file per model), as ``modelica/FmuSurrogateBenchmarks``.
 """
 
 from __future__ import annotations
@@ -69,9 +71,8 @@ _INTERNAL = frozenset([
     "E", "J", "R", "B", "x", "x_start", "z", "u", "H", "H_start", "P_supplied", "P_dissipated",
     "energy_residual", "E_supplied", "E_dissipated", "effort", "effortJacobian",
     "effortDerivative", "hamiltonian", "dissipationForce", "dissipationRate",
-    "portDissipationForce", "portDissipationRate", "der_x", "der_z", "dz", "i", "Modelica", "time", "exp",
-    "transpose", "Real", "Integer", "Boolean", "String"
-])
+    "portDissipationForce", "portDissipationRate", "der_x", "der_z", "dz", "i", "Modelica",
+    "time", "exp", "transpose", "Real", "Integer", "Boolean", "String"])
 #: names the model uses only with a feedthrough (P, S, N) or a port wiring (a PortedSystem)
 _FEEDTHROUGH = frozenset(["P", "S", "N"])
 _WIRING = frozenset(["Tu", "cu", "Ty", "Cx", "Du", "cy", "y_ph"])

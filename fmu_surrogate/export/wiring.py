@@ -7,8 +7,10 @@ its :class:`~fmu_surrogate.ph.ports.PortMap`::
     u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Du u_ext + cy
 
 Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
-value (``cu``) a parameter, so a user can change the preload.  The exporters read everything
-about the outside from one :class:`Wiring`.
+value (``cu``) a parameter, so a user can change the preload.  A ``PortedSystem`` with a delayed
+feedthrough (its outputs at a communication point see the inputs held over the step before,
+:mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``.  The exporters
+read everything about the outside from one :class:`Wiring`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,12 @@ class Wiring:
     held_inputs : dict of str to float
         Inputs that kept one value in all the data (``held_inputs`` of the provenance): the
         exported FMU refuses another value.
+    delayed : bool
+        Whether the outputs at a communication point see the inputs of the step before
+        (``PortedSystem.delayed_feedthrough``).
+    inputs_before : ndarray, shape (k_in,), or None
+        With ``delayed``: the external inputs held before the first step (``None``: the inputs
+        at the first point).
     """
 
     system: Any
@@ -78,6 +86,8 @@ class Wiring:
     parameters: dict[str, float] = field(default_factory=dict)
     input_starts: dict[str, float] = field(default_factory=dict)
     held_inputs: dict[str, float] = field(default_factory=dict)
+    delayed: bool = False
+    inputs_before: np.ndarray | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -156,4 +166,6 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   np.asarray(p.Cx, float).reshape(len(p.output_names), n),
                   np.asarray(p.Du, float), np.asarray(p.cy, float), _x0(x_init, n), sources,
                   False, identified_at(surrogate), identified_at(surrogate, "input_starts"),
-                  identified_at(surrogate, "held_inputs"))
+                  identified_at(surrogate, "held_inputs"), bool(surrogate.delayed_feedthrough),
+                  None if surrogate.inputs_before is None
+                  else np.asarray(surrogate.inputs_before, float))

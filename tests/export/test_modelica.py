@@ -23,6 +23,7 @@ from fmu_surrogate.ph import (
     LinearPH,
     PartlyKnownEffort,
     PolynomialEffort,
+    PortedSystem,
     TermEffort,
     interconnect,
     save,
@@ -425,6 +426,20 @@ def test_ported_system_model_is_balanced_and_its_equations_hold():
     assert 'RealInput F(unit = "N")' in text and 'RealOutput q(unit = "m")' in text
     assert "  {v, q, i3} = Ty*y_ph + Cx*x + Du*{F, u3} + cy;" in text
     assert "  u = Tu*{F, u3} + cu;" in text
+
+
+def test_delayed_feedthrough_exports_the_continuous_time_model():
+    """A delayed feedthrough is a trait of sampled co-simulation outputs: the Modelica model of
+    such a surrogate is that of the same surrogate without the delay, its direct feedthrough
+    ``Du*{F, u3}`` included."""
+    from tests.export.test_wiring import ported
+
+    sur = ported()
+    delayed = PortedSystem(sur.system, sur.ports, sur.x0, delayed_feedthrough=True,
+                           inputs_before=np.ones(sur.n_inputs))
+    text = modelica_model(delayed, "DropIn")
+    assert text == modelica_model(sur, "DropIn")
+    assert "  {v, q, i3} = Ty*y_ph + Cx*x + Du*{F, u3} + cy;" in text
 
 
 def test_nonlinear_ph_drop_in_equations_and_dissipation_functions_hold():

@@ -18,6 +18,7 @@
  * With a constant part cu of the port inputs (SUR_HAS_SRC), its share of the supplied energy,
  * int cu'y dt = cu' (C [psi w0]_x + h D u) with psi = int_0^h exp(M s) ds, is
  * energy_supplied_sources.
+ * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h).
  * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
  * states as well (der(energy_dissipated) = [z; u]'W[z; u], der(energy_supplied) = y'u),
  * integrated by the importer with the inputs it applies to the model, so energy_residual there
@@ -49,6 +50,9 @@ fmi2Status model_initialize(ModelInstance *c)
     int i;
     for (i = 0; i < NX; i++) c->d.r[SUR_VR_X0 + i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
     c->d.sur_h0 = hamiltonian(xs(c));
+#ifdef SUR_DELAYED
+    start_step_inputs(c);
+#endif
     return fmi2OK;
 }
 
@@ -75,7 +79,14 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
 #endif
     if (outputs) {
-        external_outputs(c, y, x);
+        const double *ue = seen_inputs(c);
+        if (ue != ues(c)) { /* delayed feedthrough (wiring.h): y of the inputs the step held */
+            ports_of(c, ue, u);
+            dn_matvec(NU, NX, NX, SUR_C, x, y);
+            dn_matvec(NU, NU, NU, SUR_D, u, du);
+            for (i = 0; i < NU; i++) y[i] += du[i];
+        }
+        external_outputs(c, y, x, ue);
         V(H) = hamiltonian(x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }
@@ -134,6 +145,9 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
 {
     double *x = &c->d.r[SUR_VR_X0], xn[NXA], u[NUA];
     int i, j;
+#ifdef SUR_DELAYED
+    hold_step_inputs(c);
+#endif
     if (prepare(c, H) > fmi2Warning) return fmi2Error;
     port_inputs(c, u);
     V(energy_dissipated) += quad_w(c->sur_wr, x, u);

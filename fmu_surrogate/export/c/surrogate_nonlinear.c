@@ -28,6 +28,7 @@
  * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_f, pdis_df, pdis_rate: the same
  * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
  * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
+ * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h).
  */
 #include <float.h>
 
@@ -279,6 +280,9 @@ fmi2Status model_initialize(ModelInstance *c)
 #endif
     c->d.sur_started = 0;
     c->d.sur_h0 = SUR_HAS_H ? eff_H(x) : 0.0;
+#ifdef SUR_DELAYED
+    start_step_inputs(c);
+#endif
     return fmi2OK;
 }
 
@@ -311,7 +315,15 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     {
         double y[NUA], d, s;
         port_power(c, z, u, y, &d, &s);
-        if (outputs) external_outputs(c, y, x);
+        if (outputs) {
+            const double *ue = seen_inputs(c);
+            double uo[NUA], yo[NUA], d_o, s_o;
+            if (ue != ues(c)) { /* delayed feedthrough (wiring.h): y of the inputs the step held */
+                ports_of(c, ue, uo);
+                port_power(c, z, uo, yo, &d_o, &s_o);
+            }
+            external_outputs(c, ue != ues(c) ? yo : y, x, ue);
+        }
         V(der_energy_dissipated) = d;
         V(der_energy_supplied) = s;
 #if SUR_HAS_SRC
@@ -467,6 +479,9 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
 {
     double *x = &c->d.r[SUR_VR_X0], u[NUA];
     int k = 1, j;
+#ifdef SUR_DELAYED
+    hold_step_inputs(c);
+#endif
     port_inputs(c, u);
 #if SUR_NA > 0
     if (consistent(c, x, u)) /* the input changed at t0: the algebraic states follow */

@@ -22,22 +22,26 @@ __all__ = ["model_description_xml3"]
 _TYPES = {"Real": "Float64", "Integer": "Int32", "Boolean": "Boolean"}
 
 
-def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> str:
+def model_description_xml3(spec: ModelSpec, *, model_exchange: bool | None = None) -> str:
     """Text of an FMI 3.0 ``modelDescription.xml`` (co-simulation, optionally model exchange).
 
     Parameters
     ----------
     spec : ModelSpec
         The model's variables and capabilities.
-    model_exchange : bool
-        Also declare ``<ModelExchange>``.
+    model_exchange : bool, optional
+        Also declare ``<ModelExchange>`` (default :attr:`ModelSpec.model_exchange`; without it
+        the states and their derivatives stay internal, as in FMI 2.0).
 
     Returns
     -------
     str
     """
     a = quoteattr
+    if model_exchange is None:
+        model_exchange = spec.model_exchange
     vr = spec.value_references()
+    declared = spec.declared()
     vr_time = len(spec.variables)
     dd = ' providesDirectionalDerivatives="true"' if spec.directional_derivatives else ""
     state_ = ' canGetAndSetFMUState="true" canSerializeFMUState="true"'
@@ -60,7 +64,7 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
     out.append("  <ModelVariables>")
     out.append(f'    <Float64 name="time" valueReference="{vr_time}" causality="independent"'
                ' variability="continuous" description="simulation time"/>')
-    for v in spec.variables:
+    for v in declared:
         attrs = xml_variable_attributes(v, vr)
         if v.unit:
             attrs += f" unit={a(v.unit)}"
@@ -71,9 +75,9 @@ def model_description_xml3(spec: ModelSpec, *, model_exchange: bool = True) -> s
         out.append(f"    <{_TYPES[v.type]} {attrs}/>")
     out.append("  </ModelVariables>")
     out.append("  <ModelStructure>")
-    states = spec.states()
+    states = spec.states() if spec.model_exchange else []
     key = "valueReference"
-    out += [f"    <Output{structure_attributes(v, vr, key=key)}/>" for v in spec.variables
+    out += [f"    <Output{structure_attributes(v, vr, key=key)}/>" for v in declared
             if v.causality == "output"]
     out += [f"    <ContinuousStateDerivative{structure_attributes(d, vr, key=key)}/>"
             for _, d in states]

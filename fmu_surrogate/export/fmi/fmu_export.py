@@ -27,6 +27,15 @@ force, Jacobian and rate from :func:`~fmu_surrogate.export.expressions.render.di
 the feedthrough and the wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
 The co-simulation FMU reproduces ``ph.simulate(..., hold="zoh")`` on its internal grid to
 round-off (tests/export/fmi).
+
+A ``PortedSystem`` with a delayed feedthrough (its FMU's outputs at a communication point see the
+inputs held over the step before, :mod:`fmu_surrogate.ph.ports`) behaves in co-simulation as that
+FMU: it keeps the inputs the last step held, computes the outputs from the state and them (an
+input set between steps changes the outputs only after the next step), and starts from its
+``inputs_before`` (the parameters ``<input>_before``) or, when it has none, from the inputs at
+the end of initialisation; in model exchange it is the continuous-time model.  Such a surrogate
+is exported for co-simulation only by default, so that its ``<ModelStructure>`` can say that its
+outputs depend on no input (:mod:`fmu_surrogate.export.fmi.spec`).
 """
 
 from __future__ import annotations
@@ -76,7 +85,7 @@ def _identifier(system: Any, model_name: str | None) -> str:
 
 def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | str = 2,
                model_name: str | None = None, step: float | None = None,
-               x0: Any = None) -> Path:
+               x0: Any = None, model_exchange: bool | None = None) -> Path:
     """Compile a pH surrogate into a standalone FMU.
 
     Parameters
@@ -102,6 +111,10 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
         (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
         the FMU starts from them).  Default: a ``PortedSystem``'s ``x0``, else zero.
+    model_exchange : bool, optional
+        Also provide model exchange (one binary, one model description).  Default: yes, except
+        for a surrogate with a delayed feedthrough (co-simulation only, its states internal:
+        module docs).
 
     Returns
     -------
@@ -147,7 +160,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
     data = surrogate_data(w, step=step)
-    spec = surrogate_spec(w, identifier, step=step)
+    me = not w.delayed if model_exchange is None else bool(model_exchange)
+    spec = surrogate_spec(w, identifier, step=step, model_exchange=me)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)
     with tempfile.TemporaryDirectory(prefix="fmu-export-") as tmp:

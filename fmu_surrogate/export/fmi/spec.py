@@ -13,6 +13,16 @@ the FMU leaves initialisation), the states
 references the C code needs are ``#define``\\ d from the same list, so the XML and the binary
 cannot disagree.  Outputs and derivatives declare their true dependencies
 (:mod:`fmu_surrogate.export.fmi.structure`).
+
+A surrogate with a delayed feedthrough (:mod:`fmu_surrogate.ph.ports`: in co-simulation its
+outputs at a communication point see the inputs the last step held, ``c/wiring.h``) has, after
+``x_start``, the parameters ``<input>_before`` when its ``inputs_before`` are given: the inputs
+held before the first step, their start values those of ``inputs_before``.  Its co-simulation
+outputs depend on no input.  A co-simulation-only FMU declares exactly that; one that also has
+model exchange (no steps: the continuous-time model, outputs with the direct feedthrough) has one
+``<ModelStructure>`` for both and declares the direct feedthrough: a dependency declared but
+absent (in co-simulation) costs an importer at most an algebraic loop it need not solve, one
+absent but real (in model exchange) would give it wrong outputs.
 """
 
 from __future__ import annotations
@@ -45,9 +55,10 @@ def _sparsity(w: Wiring) -> Sparsity:
 
 
 def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]],
-                       cols_d: np.ndarray, src: list[str]) -> list[Var]:
+                       cols_d: np.ndarray, src: list[str], before: list[str],
+                       model_exchange: bool) -> list[Var]:
     """``v`` with the ``<ModelStructure>`` dependencies of its unknowns (:mod:`.structure`);
-    ``src`` names the source parameters."""
+    ``src`` names the source parameters, ``before`` the parameters ``<input>_before``."""
     sp = _sparsity(w)
     ins, outs, sts = (list(names[g].values()) for g in ("inputs", "outputs", "states"))
     energies = ("energy_dissipated", "energy_supplied")
@@ -71,12 +82,28 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table["der(energy_dissipated)"] = deps(sp.diss_x, sp.diss_u, sp.diss_s)
     table["der(energy_supplied)"] = deps(sp.supp_x, sp.supp_u, sp.supp_s)
     table["der(energy_supplied_sources)"] = table["der(energy_supplied)"]
-    return [replace(var, dependencies=table[var.name][0],
+    if w.delayed:  # the outputs see the inputs the last step held (module docs)
+        # at the start algebraic states follow the inputs themselves, whatever was held before
+        start_on_inputs = not before or cols_d.size < len(sts)
+        for i, o in enumerate(outs):
+            dy, init = table[o]
+            seen = tuple(before[k] for k in np.flatnonzero(sp.y_u[i])) if before else ()
+            if not model_exchange:  # co-simulation only: no input, at the start the held ones
+                dy = tuple(d for d in dy if d not in ins)
+                init = tuple(d for d in init if d not in ins or start_on_inputs)
+            table[o] = (dy, init + seen)
+    if not model_exchange:  # the states are internal: an output lists the inputs only
+        hidden = set(sts) | set(energies)
+        table = {k: (tuple(d for d in dy if d in ins), tuple(d for d in init if d not in hidden))
+                 for k, (dy, init) in table.items()}
+    return [replace(var, dependencies=table[var.name][0] if var.causality == "output"
+                    or model_exchange else None,
                     initial_dependencies=table[var.name][1]) if var.name in table else var
             for var in v]
 
 
-def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> ModelSpec:
+def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
+                   model_exchange: bool = True) -> ModelSpec:
     """The :class:`ModelSpec` of an exported surrogate.
 
     Parameters
@@ -88,6 +115,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
         ``modelIdentifier`` (a C identifier).
     step : float, optional
         Internal step of the scheme (written as the default experiment's step size).
+    model_exchange : bool
+        Declare model exchange as well as co-simulation (``False``: co-simulation only, the
+        states internal).
 
     Returns
     -------
@@ -108,6 +138,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
     law = "" if getattr(system, "nonlinear_feedthrough", None) is None else " + S_nl(u) u"
     y_text = (f"y = (G + P)^T z(x) + (S - N) u{law}" if w.identity else
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
+    if w.delayed:
+        y_text += ", in co-simulation of the inputs the last step held"
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
              unit=w.input_units[i],
              description=orig("inputs", i, f"input {i + 1}") + (
@@ -126,6 +158,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
               description=f"initial value of {sts[i]}"
               + (" (a guess: made consistent with the inputs)" if i in alg else ""))
           for i in range(n)]
+    ub0 = len(v)
+    before = [] if w.inputs_before is None else sanitize(
+        [f"{x}_before" for x in ins], taken=[x.name for x in v] + sts)
+    v += [Var(before[k], "parameter", "fixed", float(w.inputs_before[k]), unit=w.input_units[k],
+              description=f"{ins[k]} held over the step before the start: the co-simulation "
+              "outputs at the start see it (delayed feedthrough)") for k in range(len(before))]
     src0 = len(v)
     src = sanitize(w.source_names, taken=[x.name for x in v] + sts)
     v += [Var(src[k], "parameter", "tunable", float(w.cu[i]),
@@ -162,13 +200,16 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
                               "(sources, offsets; part of energy_supplied), integral of y^T cu"),
               Var("der(energy_supplied_sources)", derivative="energy_supplied_sources",
                   description="power of the constant part of the pH port inputs, y^T cu")]
-    v = _with_dependencies(v, w, names, cols_d, src)
+    v = _with_dependencies(v, w, names, cols_d, src, before, model_exchange)
     changed = [f"{o!r} -> {s}" for g in names.values() for o, s in g.items() if o != s]
     scheme = ("steps exactly for inputs held over a step" if exact else
               "steps with the average-vector-field scheme of fmu_surrogate.ph.simulate "
               f"(hold='zoh', internal step {step if step else 'one per communication step'})")
     desc = (f"port-Hamiltonian surrogate ({type(system).__name__}, n = {n}, m = {m}) exported by "
             f"fmu-surrogate; co-simulation {scheme}")
+    if w.delayed:
+        desc += ("; its co-simulation outputs see the inputs the last step held (delayed "
+                 "feedthrough)")
     if changed:
         desc += "; names sanitised: " + ", ".join(changed)
     if exact:
@@ -193,6 +234,11 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
         "SUR_VR_DX0": dx0, "SUR_HAS_SRC": int(has_src), "MODEL_DO_STEP": 1,
         "MODEL_EXTRA_DATA": data, "MODEL_EXTRA_WORKSPACE": work,
     }
+    if w.delayed:  # c/wiring.h: the inputs the last step held, saved with the FMU state
+        defines["SUR_DELAYED"] = 1
+        defines["MODEL_EXTRA_DATA"] = f"{data} double sur_ustep[FMU_ALLOC_SIZE(NUE)];"
+        if before:
+            defines["SUR_VR_UB0"] = ub0
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))
         defines["MODEL_FIXED_VALUES"] = ", ".join(repr(float(x)) for x in w.parameters.values())
@@ -204,5 +250,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None) -> 
     return ModelSpec(identifier, desc,
                      "surrogate_linear.c" if exact else "surrogate_nonlinear.c", tuple(v),
                      Experiment(0.0, 1.0, step), defines=defines,
-                     directional_derivatives=not alg,
-                     generation_tool="fmu-surrogate (fmu_surrogate.export)")
+                     # a delayed feedthrough's outputs have no derivative on the inputs in
+                     # co-simulation, the C code's is the continuous-time model's: none declared
+                     directional_derivatives=not alg and not w.delayed,
+                     generation_tool="fmu-surrogate (fmu_surrogate.export)",
+                     model_exchange=model_exchange)

@@ -111,6 +111,25 @@ def test_outputs_depend_on_inputs_exactly_where_d_is_nonzero(system, fmus, versi
     assert got["y1"][1] == {f"x_start[{i + 1}]" for i in range(N)} | {"u1"}
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_co_simulation_only_keeps_the_states_inside(system, tmp_path, version):
+    from fmpy import read_model_description
+    from fmpy.validation import validate_fmu
+
+    fmu = export_fmu(system, tmp_path / f"cs{version}.fmu", fmi_version=version, x0=X0,
+                     model_exchange=False)
+    assert validate_fmu(str(fmu)) == []
+    md = read_model_description(str(fmu))
+    assert md.modelExchange is None
+    assert not {"x1", "der(x1)", "energy_supplied"} & {v.name for v in md.modelVariables}
+    got = _structure(fmu)
+    # the outputs list the inputs only (the states are no knowns of co-simulation), at the
+    # start the states' start values as with model exchange
+    assert got["y1"][0] == {"u1"} and got["y2"][0] == {"u1", "u2"}
+    assert got["y1"][1] == {f"x_start[{i + 1}]" for i in range(N)} | {"u1"}
+    assert got["energy_residual"][0] == set()
+
+
 def test_directional_derivatives_carry_the_feedthrough(system, fmus):
     from fmpy import read_model_description
     from fmpy.fmi2 import FMU2Model
