@@ -304,6 +304,21 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
     return "\n".join(lines)
 
 
+def _delay_line(nl: Any, outputs: list[str]) -> str:
+    """How the nonlinear fit treated the outputs' timing, one line."""
+    ev = getattr(nl, "delay_evidence_", None)
+    if ev is not None:
+        line = ev.describe(outputs)
+    else:
+        line = ("outputs see the inputs of the step before (delayed feedthrough, as set)"
+                if nl.delayed_feedthrough_ else "outputs see the inputs of their own point (as set)")
+    if nl.delayed_feedthrough_:
+        before = nl.inputs_before_
+        line += ("; before the first point they see " + ("the first inputs" if before is None
+                 else "the inputs' start values " + ", ".join(f"{v:g}" for v in before)))
+    return line
+
+
 def select_dataset(
     ds: Any,
     *,
@@ -387,6 +402,7 @@ def select_dataset(
                                    ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
                                                  runs=fit + held)
         nl_sur = nl.to_surrogate()
+        details += "\n  " + _delay_line(nl, list(nl_sur.output_names))
         e_nl = max(heldout_errors(nl_sur, nl.x0_, ds, list(nl_sur.input_names),
                                   list(nl_sur.output_names), check))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported

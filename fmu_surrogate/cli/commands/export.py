@@ -1,4 +1,5 @@
-"""``fmu-surrogate export SURROGATE.json --fmu OUT.fmu [--fmi 3] [--modelica OUT.mo]``.
+"""``fmu-surrogate export SURROGATE.json --fmu OUT.fmu [--fmi 3] [--interfaces cs|cs+me]
+[--modelica OUT.mo]``.
 
 A thin layer over :func:`fmu_surrogate.export.export_fmu` and
 :func:`fmu_surrogate.export.export_modelica`.
@@ -23,11 +24,16 @@ def add_export_arguments(p: argparse.ArgumentParser) -> None:
         The sub-command's parser.
     """
     p.add_argument("surrogate", help="surrogate JSON file (fmu-surrogate identify -o ...)")
-    p.add_argument("--fmu", help="write a standalone FMU (co-simulation and model exchange)")
+    p.add_argument("--fmu", help="write a standalone FMU (co-simulation, and model exchange "
+                                 "unless the surrogate's outputs are delayed: see --interfaces)")
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2,
                    help="FMI version of the FMU (default 2)")
     p.add_argument("--name", help="model identifier of the FMU (default: from the surrogate's "
                                   "source FMU, else 'surrogate')")
+    p.add_argument("--interfaces", choices=("cs", "cs+me"),
+                   help="interfaces of the FMU: co-simulation only, or co-simulation and model "
+                        "exchange (default: both, except for a surrogate whose outputs see the "
+                        "inputs of the step before, which is co-simulation only, as its source)")
     p.add_argument("--modelica", help="write a Modelica model (.mo)")
 
 
@@ -52,8 +58,15 @@ def export_command(args: argparse.Namespace) -> int:
     if args.fmu:
         from fmu_surrogate.export.fmi.fmu_export import export_fmu
 
-        path = export_fmu(system, args.fmu, fmi_version=args.fmi, model_name=args.name)
-        print(f"FMU (FMI {args.fmi}.0, co-simulation + model exchange): {path}")
+        me = None if args.interfaces is None else args.interfaces == "cs+me"
+        path = export_fmu(system, args.fmu, fmi_version=args.fmi, model_name=args.name,
+                          model_exchange=me)
+        delayed = bool(getattr(system, "delayed_feedthrough", False))
+        kinds = "co-simulation + model exchange" if (not delayed if me is None else me) \
+            else "co-simulation"
+        note = (", outputs see the inputs of the step before, as the source FMU's"
+                if delayed else "")
+        print(f"FMU (FMI {args.fmi}.0, {kinds}{note}): {path}")
     if args.modelica:
         try:
             from fmu_surrogate.export.modelica import export_modelica

@@ -83,6 +83,10 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                                   "successful run but the last; the other successful runs are "
                                   "held out)")
     p.add_argument("--max-iter", type=int, help="optimiser iterations (default: the estimator's)")
+    p.add_argument("--delayed-feedthrough", choices=("auto", "yes", "no"), default="auto",
+                   help="nonlinear: whether the FMU's outputs see the inputs of the step before "
+                        "(outputs computed in doStep only, or a lag far below the step); "
+                        "default: decided from the data, shown in the report")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -181,6 +185,8 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
 
     inputs, outputs = _names(args)
     nl = {"max_iter": args.max_iter} if args.max_iter else {}
+    if args.delayed_feedthrough != "auto":
+        nl["delayed_feedthrough"] = args.delayed_feedthrough == "yes"
     # --method nonlinear: a tolerance no linear model reaches
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
     choice = select_dataset(ds, inputs=inputs, outputs=outputs, runs=fit, tolerance=tol,
