@@ -85,6 +85,9 @@ BENCHMARKS: dict[str, Benchmark] = {
                   "direction, fixed-step RK4", specs.dc_motor_spec, {}),
         Benchmark("power_damper", "power-law damper with direct feedthrough, co-simulation only",
                   specs.power_damper_spec, {}),
+        Benchmark("power_damper_stepped", "power-law damper whose outputs are computed in "
+                  "doStep only (they see the velocity of the step before)",
+                  specs.power_damper_stepped_spec, {}),
         Benchmark("progressive_spring", "progressive spring, co-simulation only, state internal",
                   specs.progressive_spring_spec, {}),
         Benchmark("progressive_spring_me", "progressive spring with model exchange, state declared",

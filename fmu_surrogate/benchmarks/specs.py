@@ -8,6 +8,7 @@ co-simulation integrator settings of :func:`solver_variables`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from fmu_surrogate.benchmarks import cauer as _cauer
@@ -374,6 +375,19 @@ def power_damper_spec() -> ModelSpec:
         defines={"MODEL_DO_STEP": 1},
         model_exchange=False,
     )
+
+
+def power_damper_stepped_spec() -> ModelSpec:
+    """The power damper whose outputs are computed at initialisation and in ``doStep`` only (as
+    much generated code does): ``F`` at a communication point is the law of the velocity held
+    over the step before; its model description still declares ``F`` dependent on ``v``."""
+    spec = power_damper_spec()
+    return dataclasses.replace(
+        spec, identifier="power_damper_stepped",
+        description="Power-law damper F = c sign(v) |v|^(4/3) whose outputs are computed at "
+        "initialisation and in doStep only (fmu-surrogate vendor-style, co-simulation only)",
+        defines={**spec.defines, "MODEL_OUTPUTS_IN_STEP": 1,
+                 "MODEL_EXTRA_WORKSPACE": "double held_v;"})
 
 
 def progressive_spring_spec(model_exchange: bool = False) -> ModelSpec:

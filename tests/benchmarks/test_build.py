@@ -67,7 +67,9 @@ INTERFACE = {
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
 }
-# the variants with their own CVODE solver: the interface of their originals
+# the variants with their own CVODE solver, and the damper computing its outputs in doStep only:
+# the interface of their originals
+INTERFACE["power_damper_stepped"] = INTERFACE["power_damper"]
 INTERFACE.update({f"{n}_cvode": INTERFACE[n]
                   for n in ("power_damper", "progressive_spring", "saturating_inductor")})
 # the detailed models behind the same ports: their states internal, parameters of their physics
@@ -82,18 +84,20 @@ INTERFACE.update({
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
               "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set(),
+              "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed"))}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
-CS_ONLY = {"power_damper", "progressive_spring", "saturating_inductor",
+CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
 def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
                                "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
-                               "power_damper", "progressive_spring", "progressive_spring_me",
+                               "power_damper", "power_damper_stepped", "progressive_spring",
+                               "progressive_spring_me",
                                "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",

@@ -46,6 +46,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
+from fmu_surrogate.identify.nonlinear.delay import (
+    input_starts,
+    inputs_before,
+    outputs_one_sample_earlier,
+    unresolved_mode,
+)
 from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, to_system
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
@@ -109,54 +115,6 @@ def _relative_error(system: PortedSystem, exps: list[tuple]) -> float:
         num += float(np.sum((yh - y) ** 2))
         den += float(np.sum(y ** 2))
     return float(np.sqrt(num / den)) if den > 0 else float("nan")
-
-
-def _input_starts(ds: Any, inputs: Sequence[str]) -> Array | None:
-    """The inputs' declared start values of a dataset (``None`` when it does not say)."""
-    import json
-
-    try:
-        declared = json.loads(str(ds.attrs.get("input_start_values", "{}")))
-        return np.array([float(declared[name]) for name in inputs])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _unresolved_mode(lin: Any, exps: list[tuple]) -> bool:
-    """Whether a fitted linear model has a mode that decays by more than ``e²`` within one
-    sampling step: beyond what sampled data resolve, the trace of a delay, not a dynamic."""
-    core = lin.system_
-    if core.n_states == 0:
-        return False
-    A = np.linalg.solve(core.E, core.state_space()[0])
-    h = min(float(np.min(np.diff(e[0]))) for e in exps)
-    return bool(np.abs(np.linalg.eigvals(A)).max() * h > 2.0)
-
-
-def _outputs_one_sample_earlier(ds: Any, outputs: Sequence[str]) -> Any:
-    """A copy of ``ds`` without its last sample whose ``outputs`` at ``t_k`` are those of
-    ``t_{k+1}``: the outputs of the inputs held from ``t_k``."""
-    out = ds.isel(time=slice(0, ds.sizes["time"] - 1)).copy()
-    for name in outputs:
-        out[name] = ds[name].isel(time=slice(1, None)).assign_coords(time=out["time"])
-    if "n_samples" in out:
-        out["n_samples"] = np.maximum(out["n_samples"] - 1, 0)
-    return out
-
-
-def _inputs_before(surrogate: PortedSystem, train: list[tuple],
-                   input_starts: Array | None) -> Array | None:
-    """What a delayed feedthrough sees before the first point: the declared start values of the
-    inputs or (``None``) the first inputs, whichever matches the first outputs better."""
-    if input_starts is None:
-        return None
-
-    def miss(before: Array | None) -> float:
-        return sum(float(np.sum((surrogate.outputs(surrogate.x0, u[0] if before is None
-                                                   else before) - y[0]) ** 2))
-                   for _, u, y, _ in train)
-
-    return input_starts if miss(input_starts) < miss(None) else None
 
 
 class NonlinearPHIdentifier(PHEstimator):
@@ -375,15 +333,15 @@ class NonlinearPHIdentifier(PHEstimator):
         exps = [(t, X[:, :k], X[:, k:], hold) for t, X in run_arrays(ds, inputs + outputs,
                                                                      runs=labels)]
         self._decide_delay(self._split(exps)[0])
-        if self.delayed_feedthrough_ and _unresolved_mode(lin, exps):
+        if self.delayed_feedthrough_ and unresolved_mode(lin, exps):
             # the linear fit made the delay a state faster than the sampling: fit it again to
             # the outputs one sample earlier, where the delayed feedthrough is a direct one
             t0 = time.perf_counter()
             lin = self._fitted_linear(lambda est: est.fit_dataset(
-                _outputs_one_sample_earlier(ds, outputs), inputs=inputs, outputs=outputs,
+                outputs_one_sample_earlier(ds, outputs), inputs=inputs, outputs=outputs,
                 runs=train_labels), learn=False, refit=True)
             lin_time += time.perf_counter() - t0
-        starts = _input_starts(ds, inputs)
+        starts = input_starts(ds, inputs)
         with threadpool_limits(limits=1, user_api="blas"):
             start = linear_start(lin, self.n_states)
             if list(start.ports.input_names) != inputs or \
@@ -477,7 +435,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
         ports = start.ports_for(*self.measured_maps_)
         if delayed:
-            self.inputs_before_ = _inputs_before(PortedSystem(system, ports, x0), train,
+            self.inputs_before_ = inputs_before(PortedSystem(system, ports, x0), train,
                                                  input_starts)
         fitted = PortedSystem(system, ports, x0, delayed_feedthrough=delayed,
                               inputs_before=self.inputs_before_)

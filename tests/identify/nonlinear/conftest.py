@@ -12,6 +12,7 @@ import fmu_surrogate as fs
 #: 0.8 psi_sat (inductance down to 1/3), the damper's velocity within ±1 m/s
 VENDOR = {
     "power_damper": ("v", "F", 1.0, (0.2, 5.0)),
+    "power_damper_stepped": ("v", "F", 1.0, (0.2, 5.0)),
     "progressive_spring": ("v", "F", 0.15, (0.5, 2.0)),
     "saturating_inductor": ("V", "i", 5.0, (0.5, 3.0)),
 }

@@ -1,0 +1,116 @@
+"""What a nonlinear fit needs to know about a delayed feedthrough (outputs that see the inputs of
+the step before, :class:`~fmu_surrogate.ph.PortedSystem`): the inputs it may see before the
+first point, whether a linear start made the delay a mode faster than the sampling, and the data
+in which the delay is a direct feedthrough."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.ph import PortedSystem
+
+Array = NDArray[np.float64]
+
+__all__ = ["input_starts", "inputs_before", "outputs_one_sample_earlier", "unresolved_mode"]
+
+
+def input_starts(ds: Any, inputs: Sequence[str]) -> Array | None:
+    """The inputs' declared start values of a dataset (``None`` when it does not say).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset (attribute ``input_start_values``).
+    inputs : sequence of str
+        Input names, in the surrogate's order.
+
+    Returns
+    -------
+    ndarray, shape (k_in,), or None
+    """
+    try:
+        declared = json.loads(str(ds.attrs.get("input_start_values", "{}")))
+        return np.array([float(declared[name]) for name in inputs])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def unresolved_mode(lin: Any, exps: list[tuple]) -> bool:
+    """Whether a fitted linear model has a mode that decays by more than ``e²`` within one
+    sampling step: beyond what sampled data resolve, the trace of a delay, not a dynamic.
+
+    Parameters
+    ----------
+    lin : LinearPHIdentifier
+        Fitted.
+    exps : list of tuple
+        ``(t, ...)`` experiments (their smallest step counts).
+
+    Returns
+    -------
+    bool
+    """
+    core = lin.system_
+    if core.n_states == 0:
+        return False
+    A = np.linalg.solve(core.E, core.state_space()[0])
+    h = min(float(np.min(np.diff(e[0]))) for e in exps)
+    return bool(np.abs(np.linalg.eigvals(A)).max() * h > 2.0)
+
+
+def outputs_one_sample_earlier(ds: Any, outputs: Sequence[str]) -> Any:
+    """A copy of ``ds`` without its last sample whose ``outputs`` at ``t_k`` are those of
+    ``t_{k+1}``: the outputs of the inputs held from ``t_k``.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+    outputs : sequence of str
+        The outputs to move.
+
+    Returns
+    -------
+    xarray.Dataset
+        One sample shorter; every run's ``n_samples`` one less.
+    """
+    out = ds.isel(time=slice(0, ds.sizes["time"] - 1)).copy()
+    for name in outputs:
+        out[name] = ds[name].isel(time=slice(1, None)).assign_coords(time=out["time"])
+    if "n_samples" in out:
+        out["n_samples"] = np.maximum(out["n_samples"] - 1, 0)
+    return out
+
+
+def inputs_before(surrogate: PortedSystem, train: list[tuple],
+                   input_starts: Array | None) -> Array | None:
+    """What a delayed feedthrough sees before the first point: the declared start values of the
+    inputs or (``None``) the first inputs, whichever matches the first outputs better.
+
+    Parameters
+    ----------
+    surrogate : PortedSystem
+        The fitted surrogate (its operating point ``x0`` starts every run).
+    train : list of tuple
+        ``(t, u_ext, y_ext, hold)`` training experiments.
+    input_starts : ndarray, shape (k_in,), or None
+        The declared start values (``None``: unknown, the first inputs are taken).
+
+    Returns
+    -------
+    ndarray or None
+    """
+    if input_starts is None:
+        return None
+
+    def miss(before: Array | None) -> float:
+        return sum(float(np.sum((surrogate.outputs(surrogate.x0, u[0] if before is None
+                                                   else before) - y[0]) ** 2))
+                   for _, u, y, _ in train)
+
+    return input_starts if miss(input_starts) < miss(None) else None
