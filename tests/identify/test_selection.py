@@ -111,3 +111,25 @@ def test_the_report_of_a_single_run_says_its_errors_are_training_errors():
     assert "linear pH model:    training error" in choice.report()
     assert "held-out error" not in choice.report().split("<- chosen")[1]  # the order table's
     # errors are held out (the last part of the record), the models' are not
+
+
+def test_a_damper_with_a_preload_force_is_found_with_its_offset(benchmark_fmus):
+    """The power damper's force plus a constant 50 N (a gas-charged damper's preload): the
+    linear start is a static map with the offset as a constant source (not slow modes started
+    away from rest), and the nonlinear model reproduces the held-out run."""
+    import fmu_surrogate as fs
+    from fmu_surrogate.identify.selection import select_dataset
+    from tests.identify.nonlinear.conftest import DT, T, multisine
+
+    sigs = [{"v": fs.signals.ArraySignal(*multisine(s, 1.0, (0.2, 5.0)), interpolation="zoh")}
+            for s in (1, 2, 3)]
+    ds = fs.harvest(benchmark_fmus["power_damper"], None, signals=sigs, stop_time=T, step=DT,
+                    progress=False, workers=1)
+    ds["F"].values = ds["F"].values + 50.0
+    choice = select_dataset(ds, nonlinear={"max_iter": 100})
+    lin = choice.linear
+    assert lin.system_.n_states == 0 and "offsets" in lin.result_.fitted
+    assert choice.method == "nonlinear"
+    # measured 6e-5 (held-out, worst output); before the order was chosen with the constant
+    # input, slow modes took the offset (order 5) and both fits ended at 7 %
+    assert choice.nonlinear_error <= 1e-3

@@ -113,7 +113,12 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         from fmu_surrogate.identify.linear.init.order import Record, select_order
         from fmu_surrogate.identify.linear.ported_fit import PortRoles, needs_feedthrough
 
-        roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source, True)
+        # the order is chosen with a constant input where offsets may be fitted (data not at
+        # rest): else a preload or an offset is explained by slow modes and their x0
+        offsets_possible = source or (est.offsets == "auto" and "x0" in names
+                                      and est.learn is None)
+        roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (),
+                          offsets_possible, True)
         data = [(e.t, roles.ports(np.asarray(e.u)), np.asarray(e.y), e.hold) for e in raw]
         if n is None:
             sel, _ = select_order([Record(*d) for d in data], feedthrough=ft is not False)
