@@ -43,6 +43,10 @@ Array = NDArray[np.float64]
 INPUT_LAGS, OUTPUT_LAGS = 3, 2
 #: Knots of each input's piecewise-linear basis (at its quantiles).
 KNOTS = 33
+#: Budget of the predictors: at most this many basis columns (fewer knots for many inputs; the
+#: differences and sums of two inputs only up to PAIRED_INPUTS inputs) and rows (every s-th
+#: sample of long records).
+MAX_COLUMNS, MAX_ROWS, PAIRED_INPUTS = 600, 12000, 4
 #: An output sees the inputs of its own point when adding ``u_k`` divides the predictor's
 #: residual by more than this (outputs that do not see them: about 1; instantaneous
 #: feedthrough: 10 and more on harvested data).
@@ -105,22 +109,22 @@ def _projections(u: Array) -> Array:
     """The inputs, and the difference and the sum of every two of them (as they are: the
     velocities of two flanges in the same unit)."""
     m = u.shape[1]
-    if m < 2:
+    if m < 2 or m > PAIRED_INPUTS:
         return u
     cols = [u] + [np.column_stack([u[:, i] - u[:, j], u[:, i] + u[:, j]])
                   for i in range(m) for j in range(i + 1, m)]
     return np.hstack(cols)
 
 
-def _features(u: Array, y: Array, knots: list[Array], lags: range, start: int) -> Array:
-    """Rows ``k ≥ start``: the inputs' bases at the given lags, the outputs' lags, a constant."""
-    K = u.shape[0]
-    cols = [np.ones((K - start, 1))]
+def _features(u: Array, y: Array, knots: list[Array], lags: range, rows: NDArray) -> Array:
+    """Rows ``k`` of ``rows``: the inputs' bases at the given lags, the outputs' lags, a
+    constant."""
+    cols = [np.ones((rows.size, 1))]
     for lag in lags:
         for i, kn in enumerate(knots):
-            cols.append(_hats(u[start - lag:K - lag, i], kn)[:, 1:])  # the constant is there
+            cols.append(_hats(u[rows - lag, i], kn)[:, 1:])  # the constant is there
     for lag in range(1, OUTPUT_LAGS + 1):
-        cols.append(y[start - lag:K - lag])
+        cols.append(y[rows - lag])
     return np.hstack(cols)
 
 
@@ -152,13 +156,17 @@ def detect_delayed_feedthrough(experiments: Sequence[Any], ratio_limit: float = 
     if not exps or exps[0][0].shape[1] == 0:
         return DelayEvidence(False, (1.0,) * p, (np.nan,) * p)
     U = np.vstack([u for u, _ in exps])
-    knots = [np.unique(np.quantile(U[:, i], np.linspace(0.0, 1.0, KNOTS)))
+    n_knots = int(np.clip(MAX_COLUMNS // (U.shape[1] * (INPUT_LAGS + 1)) + 1, 5, KNOTS))
+    knots = [np.unique(np.quantile(U[:, i], np.linspace(0.0, 1.0, n_knots)))
              for i in range(U.shape[1])]
     knots = [kn if len(kn) > 1 else np.array([kn[0] - 1.0, kn[0] + 1.0]) for kn in knots]
-    now = np.vstack([_features(u, y, knots, range(INPUT_LAGS + 1), start) for u, y in exps])
-    before = np.vstack([_features(u, y, knots, range(1, INPUT_LAGS + 1), start)
-                        for u, y in exps])
-    Y = np.vstack([y[start:] for _, y in exps])
+    stride = max(1, -(-sum(u.shape[0] - start for u, _ in exps) // MAX_ROWS))
+    rows = [np.arange(start, u.shape[0], stride) for u, _ in exps]
+    now = np.vstack([_features(u, y, knots, range(INPUT_LAGS + 1), r)
+                     for (u, y), r in zip(exps, rows)])
+    before = np.vstack([_features(u, y, knots, range(1, INPUT_LAGS + 1), r)
+                        for (u, y), r in zip(exps, rows)])
+    Y = np.vstack([y[r] for (_, y), r in zip(exps, rows)])
     spread = np.maximum(Y.max(axis=0) - Y.min(axis=0), 1e-300)
 
     def residual(A: Array) -> Array:
