@@ -131,8 +131,7 @@ class NonlinearPHIdentifier(PHEstimator):
     n_dissipation : int
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}
-        Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough or the
-        feedthrough is delayed.
+        Fit ``P, S, N``; ``"auto"``: when the linear start has a feedthrough.
     n_port_dissipation : int or "auto"
         Number of power-law terms of the nonlinear feedthrough ``S_nl(u)``; ``"auto"``: two
         per power port when the feedthrough is fitted (one starts as a growing power law, one
@@ -421,9 +420,7 @@ class NonlinearPHIdentifier(PHEstimator):
         core = start.surrogate.system
         fw = self.feedthrough
         delayed = bool(self.delayed_feedthrough_)
-        # a delayed feedthrough is fitted whatever the linear start (fitted to the data as if
-        # its outputs saw the current inputs, it may have made the delay a fast state instead)
-        feed = (bool(core.has_feedthrough) or delayed) if fw == "auto" else bool(fw)
+        feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
         npd = self.n_port_dissipation
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
