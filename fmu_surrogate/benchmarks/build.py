@@ -94,6 +94,9 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.progressive_spring_me_spec, {}),
         Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
                   "internal", specs.saturating_inductor_spec, {}),
+        Benchmark("saturating_motor", "DC motor with a saturating magnetic circuit: voltage and "
+                  "speed in, current and delivered torque out, co-simulation only, state "
+                  "internal", specs_detailed.saturating_motor_spec, {}),
         Benchmark("power_damper_cvode", "power_damper with its own CVODE solver (a dummy state)",
                   lambda: cvode.cvode_variant(specs.power_damper_spec()), {}),
         Benchmark("progressive_spring_cvode", "progressive_spring with its own CVODE solver",

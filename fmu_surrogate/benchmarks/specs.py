@@ -1,5 +1,5 @@
-"""Variable lists of the benchmark FMUs (the one place that defines them, with
-:mod:`.specs_detailed` for the detailed vendor-like components).
+"""Variable lists of the benchmark FMUs (the one place that defines them, with :mod:`.specs_detailed`
+for the detailed vendor-like components and the saturating motor).
 
 Each ``*_spec`` function returns the :class:`~fmu_surrogate.export.fmi.model_description.ModelSpec`
 of one FMU; its C file in ``c/`` uses the generated ``VR_<symbol>`` names.  Every FMU also has the

@@ -1,10 +1,12 @@
-"""Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components).
+"""Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components) and
+of the saturating motor (:func:`saturating_motor_spec`, lumped; :mod:`.specs` has no room left).
 
-Each has the variables, units and causalities of its lumped original in :mod:`.specs` (so the
-same experiments apply), the parameters of its detailed physics, and many internal states that
-its own SUNDIALS CVODE integrates (:mod:`fmu_surrogate.benchmarks.cvode`): co-simulation only,
-states not in the model description.  Their physics: :mod:`.vendor.progressive_spring_detailed`,
-:mod:`.vendor.power_damper_detailed`, :mod:`.vendor.saturating_inductor_detailed`.
+Each detailed component has the variables, units and causalities of its lumped original in
+:mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
+internal states that its own SUNDIALS CVODE integrates (:mod:`fmu_surrogate.benchmarks.cvode`):
+co-simulation only, states not in the model description.  Their physics:
+:mod:`.vendor.progressive_spring_detailed`, :mod:`.vendor.power_damper_detailed`,
+:mod:`.vendor.saturating_inductor_detailed`; that of the motor: :mod:`.vendor.saturating_motor`.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from __future__ import annotations
 import dataclasses
 
 from fmu_surrogate.benchmarks.cvode import cvode_variant
+from fmu_surrogate.benchmarks.specs import fixed_step_variables
 from fmu_surrogate.benchmarks.vendor import power_damper_detailed as _damper
 from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
 from fmu_surrogate.benchmarks.vendor import saturating_inductor_detailed as _coil
+from fmu_surrogate.benchmarks.vendor import saturating_motor as _motor
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
 __all__ = ["power_damper_detailed_spec", "progressive_spring_detailed_spec",
-           "saturating_inductor_detailed_spec"]
+           "saturating_inductor_detailed_spec", "saturating_motor_spec"]
 
 
 def _with_cvode(spec: ModelSpec) -> ModelSpec:
@@ -132,3 +136,42 @@ def saturating_inductor_detailed_spec() -> ModelSpec:
         defines={"N_SEC": n},
         model_exchange=False,
     ))
+
+
+def saturating_motor_spec() -> ModelSpec:
+    """DC motor with a saturating magnetic circuit, co-simulation only, flux internal."""
+    p = _motor.PARAMS
+    v = (
+        Var("V", "input", start=0.0, unit="V", description="armature voltage (effort)"),
+        Var("w", "input", start=0.0, unit="rad/s",
+            description="shaft speed, imposed by the load (flow)"),
+        Var("R", "parameter", "tunable", p["R"], unit="Ohm",
+            description="armature resistance (>= 0)"),
+        Var("L0", "parameter", "tunable", p["L0"], unit="H",
+            description="unsaturated armature inductance (> 0)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N.m/A",
+            description="torque constant = back-EMF constant in V.s/rad (> 0)"),
+        Var("psi_sat", "parameter", "tunable", p["psi_sat"], unit="Wb",
+            description="saturation flux linkage (> 0)"),
+        Var("psi0", "parameter", "fixed", p["psi0"], unit="Wb",
+            description="initial flux linkage"),
+        Var("psi", unit="Wb", description="armature flux linkage (state)"),
+        Var("der(psi)", derivative="psi", unit="V", description="psi' = V - R i - k w"),
+        Var("i", "output", unit="A", dependencies=(),
+            description="armature current (psi / L0) (1 + (psi / psi_sat)^2) "
+            "(V i: power into the motor)"),
+        Var("tau", "output", unit="N.m", dependencies=(),
+            description="torque delivered to the load, k i (tau w: power out of the motor)"),
+        *fixed_step_variables(10),
+    )
+    return ModelSpec(
+        "saturating_motor",
+        "DC motor with a saturating magnetic circuit: armature voltage and shaft speed in, "
+        "current and delivered torque out (fmu-surrogate vendor-style, co-simulation only, "
+        "state internal)",
+        "saturating_motor.c",
+        v,
+        Experiment(0.0, 2.0, 1e-3),
+        defines={"MODEL_RK4": 1},
+        model_exchange=False,
+    )

@@ -64,6 +64,7 @@ INTERFACE = {
     "progressive_spring": (["v"], ["F"], [], ["k", "x_ref", "x0"]),
     "progressive_spring_me": (["v"], ["F"], ["x"], ["k", "x_ref", "x0"]),
     "saturating_inductor": (["V"], ["i"], [], ["L0", "psi_sat", "R", "psi0"]),
+    "saturating_motor": (["V", "w"], ["i", "tau"], [], ["R", "L0", "k", "psi_sat", "psi0"]),
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
 }
@@ -83,13 +84,15 @@ INTERFACE.update({
 #: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
-              "saturating_inductor": {"n_substeps"}, "damper": set(), "power_damper": set(),
+              "saturating_inductor": {"n_substeps"}, "saturating_motor": {"n_substeps"},
+              "damper": set(), "power_damper": set(),
               "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed"))}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
+           "saturating_motor",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -98,7 +101,8 @@ def test_registry():
                                "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
                                "power_damper", "power_damper_stepped", "progressive_spring",
                                "progressive_spring_me",
-                               "saturating_inductor", "hydraulic_accumulator", "hydraulic_orifice",
+                               "saturating_inductor", "saturating_motor",
+                               "hydraulic_accumulator", "hydraulic_orifice",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",
                                "power_damper_detailed", "saturating_inductor_detailed"}
