@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -117,11 +118,12 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         # rest): else a preload or an offset is explained by slow modes and their x0
         offsets_possible = source or (est.offsets == "auto" and "x0" in names
                                       and est.learn is None)
-        roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (),
-                          offsets_possible, True)
+        roles = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source, True)
         data = [(e.t, roles.ports(np.asarray(e.u)), np.asarray(e.y), e.hold) for e in raw]
         if n is None:
-            sel, _ = select_order([Record(*d) for d in data], feedthrough=ft is not False)
+            chosen = dataclasses.replace(roles, source=offsets_possible)
+            sel, _ = select_order([Record(e.t, chosen.ports(np.asarray(e.u)), np.asarray(e.y),
+                                          e.hold) for e in raw], feedthrough=ft is not False)
             n = sel.order
             if ft == "auto":
                 ft = n == 0 or needs_feedthrough(data, n, m)
