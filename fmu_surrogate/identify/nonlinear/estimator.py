@@ -52,7 +52,8 @@ from fmu_surrogate.identify.nonlinear.delay import (
     outputs_one_sample_earlier,
     unresolved_mode,
 )
-from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, to_system
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
+from fmu_surrogate.identify.nonlinear.pruning import prune_terms, surrogate_of
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
 
@@ -194,6 +195,9 @@ class NonlinearPHIdentifier(PHEstimator):
         first inputs).
     delay_evidence_ : DelayEvidence or None
         The data's test (``None`` when the setting decided).
+    pruned_terms_ : list of (str, int)
+        Terms the fit left but did not need, set to zero
+        (:func:`~fmu_surrogate.identify.nonlinear.pruning.prune_terms`).
     """
 
     _fitted_attribute = "system_"
@@ -426,16 +430,16 @@ class NonlinearPHIdentifier(PHEstimator):
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
                        feed, n_port, delayed)
-        system = to_system(out.layout, out.theta)
-        b = out.layout.unpack(out.theta)
-        x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
+
+        before = None
+        if delayed:  # what the delayed feedthrough sees before the first point, then pruning
+            before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
+        theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: _relative_error(
+            surrogate_of(out, start, th, delayed, before), train))
+        fitted = surrogate_of(out, start, theta, delayed, before)
+        system, x0, self.inputs_before_ = fitted.system, fitted.x0, before
+        b = out.layout.unpack(theta)
         self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
-        ports = start.ports_for(*self.measured_maps_)
-        if delayed:
-            self.inputs_before_ = inputs_before(PortedSystem(system, ports, x0), train,
-                                                 input_starts)
-        fitted = PortedSystem(system, ports, x0, delayed_feedthrough=delayed,
-                              inputs_before=self.inputs_before_)
         self.linear_system_ = core
         self.system_ = system
         self.x0_ = x0

@@ -263,9 +263,11 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     fw = {}
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
-    effort = ConvexEffort(np.eye(n), layout.kinds, b["alpha"], b["w"])
-    # terms the fit left at a gain of exactly zero (L-BFGS-B's bound) add nothing: dropped, so
-    # that simulations and exported FMUs do not evaluate them
+    # terms at a gain of exactly zero (L-BFGS-B's bound, or dropped by pruning.prune_terms) add
+    # nothing: left out, so that simulations and exported FMUs do not evaluate them
+    ron = b["alpha"] != 0
+    effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.kinds, ron) if keep),
+                          b["alpha"][ron], b["w"][ron])
     on, pon = b["beta"] != 0, b["pbeta"] != 0
     diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
                             b["asym"][on])

@@ -1,0 +1,107 @@
+"""Dropping the terms a nonlinear fit does not need.
+
+The fit starts every nonlinear term (energy ridges, dissipation and feedthrough power laws) from a
+gain of zero and keeps whatever lowers the cost, however little: a saturating motor's fit ends
+with a ridge of weight 7e-7 and dissipation terms of gain 1e-6 next to the terms that carry its
+physics.  Each costs its evaluation at every step of every simulation and exported FMU (100–230 ns
+per step there), for nothing the data can tell.  :func:`prune_terms` sets the gains of such terms
+to zero — :func:`~fmu_surrogate.identify.nonlinear.parametrisation.to_system` then leaves them
+out — as long as the training error stays within :data:`ERROR_GROWTH` of the fitted one: every
+term's removal is tried alone, the harmless ones are removed in order of the error they leave,
+each kept only when the error with all removals so far still holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fmu_surrogate.identify.nonlinear.parametrisation import Layout, to_system
+from fmu_surrogate.ph import PortedSystem
+
+Array = NDArray[np.float64]
+
+__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "surrogate_of"]
+
+#: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains.
+TERM_BLOCKS = ("alpha", "beta", "pbeta")
+#: A term is dropped when the training error without it stays within this factor of the fitted
+#: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
+ERROR_GROWTH = 1.02
+
+
+def prune_terms(layout: Layout, theta: Array,
+                error: Callable[[Array], float]) -> tuple[Array, list[tuple[str, int]]]:
+    """The parameters with the terms the fit does not need at a gain of zero (module doc).
+
+    Parameters
+    ----------
+    layout : Layout
+        The sizes of ``θ``.
+    theta : ndarray
+        The fitted parameters.
+    error : callable
+        ``error(θ) -> float``: the training error of a parameter vector.
+
+    Returns
+    -------
+    (ndarray, list of (str, int))
+        The pruned parameters and the dropped terms as ``(block, index)``.
+    """
+    theta = np.array(theta, dtype=float)
+    base = float(error(theta))
+    if not np.isfinite(base):
+        return theta, []
+    limit = base * ERROR_GROWTH + 1e-300
+    sl = layout.slices()
+    terms = [(name, i) for name in TERM_BLOCKS
+             for i in range(sl[name][0].stop - sl[name][0].start)
+             if theta[sl[name][0].start + i] != 0.0]
+
+    def without(th: Array, name: str, i: int) -> Array:
+        out = th.copy()
+        out[sl[name][0].start + i] = 0.0
+        return out
+
+    alone = sorted((float(error(without(theta, *t))), t) for t in terms)
+    current, dropped = theta, []
+    for e, t in alone:
+        if not e <= limit:
+            break
+        trial = without(current, *t)
+        if dropped and not float(error(trial)) <= limit:
+            continue
+        current = trial
+        dropped.append(t)
+    return current, dropped
+
+
+def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
+                 before: Array | None = None) -> PortedSystem:
+    """The drop-in surrogate of a parameter vector in the start's wiring.
+
+    Parameters
+    ----------
+    out : Optimised
+        The fit (its ``layout``).
+    start : LinearStart
+        The linear start (wiring, initial state when not learned).
+    theta : ndarray
+        The parameters.
+    delayed : bool
+        Whether the feedthrough is delayed.
+    before : ndarray, optional
+        What a delayed feedthrough sees before the first point (``None``: the first inputs).
+
+    Returns
+    -------
+    PortedSystem
+    """
+    b = out.layout.unpack(np.asarray(theta, dtype=float))
+    x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
+    return PortedSystem(to_system(out.layout, theta),
+                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"])), x0,
+                        delayed_feedthrough=delayed, inputs_before=before if delayed else None)
