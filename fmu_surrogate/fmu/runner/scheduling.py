@@ -147,28 +147,35 @@ class _Dispatch:
     def _on_message(self, w: _Worker, raw: bytes, now: float) -> int:
         """A message of worker ``w``: a control message, a run's record or where the worker
         stored it; runs it finished."""
-        where = stored_message(raw)
-        stored = where is not None
-        if stored:  # appended to the store by the worker: read it back (page cache)
-            raw = os.pread(self.pool._store_fd, where[1], where[0])
-            if len(raw) != where[1] or not is_record(raw):  # pragma: no cover - invariant
-                raise ComputationError(f"the run store has no record at offset {where[0]}")
-        elif not is_record(raw):
+        stored = stored_message(raw)
+        if stored is not None:  # appended to the store by the worker: read its data back
+            index, kind, message, n, wall, t0, t1, worker, offset, nbytes = stored
+            body = os.pread(self.pool._store_fd, nbytes, offset)  # from the page cache
+            if len(body) != nbytes or nbytes != 8 * n * self.pool._n_col:  # pragma: no cover
+                raise ComputationError(f"the run store has no data of run {index} at offset "
+                                       f"{offset}")
+            data = np.frombuffer(body, dtype="<f8").reshape(n, self.pool._n_col)
+            record = None
+        elif is_record(raw):
+            hd, data = decode_record(raw, self.pool._n_col)
+            index, kind, message, n, wall, t0, t1, worker = (
+                hd["index"], hd["kind"], hd["message"], hd["n"], hd["wall"], hd["t0"], hd["t1"],
+                hd["worker"])
+            record = raw
+        else:
             msg = pickle.loads(raw)
             if w.ready:  # pragma: no cover - protocol invariant
                 raise ComputationError(f"unexpected message from a worker: {msg[0]!r}")
             self.pool._on_control(w, msg)
             return 0
-        hd, data = decode_record(raw, self.pool._n_col)
         spec = w.queue.popleft()
-        if spec.index != hd["index"]:  # pragma: no cover - protocol invariant
-            raise ComputationError(f"worker answered run {hd['index']} for {spec.index}")
+        if spec.index != index:  # pragma: no cover - protocol invariant
+            raise ComputationError(f"worker answered run {index} for {spec.index}")
         w.run_started = now
-        w.started_wall = hd["t1"]
+        w.started_wall = t1
         w.log_offset = 0  # the worker empties its log at the start of each run
-        self.on_result(RunResult(hd["index"], hd["kind"], hd["message"], hd["n"], data,
-                                 hd["wall"], hd["t0"], hd["t1"], hd["worker"],
-                                 None if stored else raw, stored))
+        self.on_result(RunResult(index, kind, message, n, data, wall, t0, t1, worker, record,
+                                 stored is not None))
         return 1
 
     def _expire(self, now: float) -> int:
