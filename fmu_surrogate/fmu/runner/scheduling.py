@@ -4,6 +4,13 @@ Guided self-scheduling: batches shrink as the runs run out, so the workers finis
 next run is always queued so that a worker never waits for the parent.  One :class:`_Dispatch`
 serves one call of :meth:`WorkerPool.run <fmu_surrogate.fmu.runner.pool.WorkerPool.run>`: it sends
 batches, receives results, enforces the timeout per run and hands dead workers to the pool.
+
+The parent's work per run is kept small, since with a worker on every core it takes a core from
+a worker: one ``read`` takes every message a worker has sent (:class:`_Inbox`), a stored run's
+message is a fixed binary header (no JSON to decode, only its data to read back), and while the
+workers have every core the parent lets results gather for up to 1 ms between wake-ups, never
+longer than half the time the shortest queue of runs lasts (on rc_network with 2 workers, 4.7
+results per wake-up instead of 1.2, and 0.033 instead of 0.044 ms of the parent's CPU per run).
 """
 
 from __future__ import annotations
