@@ -342,7 +342,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str,
 
 
 def _deliver(conn: Connection, rec: bytes, store_fd: int | None, head: dict,
-             nbytes: int) -> bool:  # pragma: no cover - worker side
+             nbytes: int) -> bool:
     """Hand a run's record ``rec`` (header ``head``, ``nbytes`` bytes of data) to the parent;
     ``False`` when the parent is gone.
 
