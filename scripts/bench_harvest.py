@@ -347,9 +347,15 @@ def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path,
         return cli_campaign(path, param, u_name, runs, workers, workdir, interface, complevel)
 
     campaign(2, 1)  # warm caches (compiled loop, page cache)
+    # interleaved (1 worker small, big, 2 workers small, big, again ...): a change of the
+    # machine's load hits both worker counts alike
+    ms: dict = {(w, n): [] for w in (1, 2) for n in (n1, n2)}
+    for _ in range(repeat):
+        for w in (1, 2):
+            for n in (n1, n2):
+                ms[w, n].append(campaign(n, w))
     for w in (1, 2):
-        small = [campaign(n1, w) for _ in range(repeat)]
-        big = [campaign(n2, w) for _ in range(repeat)]
+        small, big = ms[w, n1], ms[w, n2]
         t1 = statistics.median(m["wall"] for m in small)
         t2 = statistics.median(m["wall"] for m in big)
         marginal = (t2 - t1) / (n2 - n1)
