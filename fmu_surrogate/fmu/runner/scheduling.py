@@ -10,7 +10,8 @@ a worker: one ``read`` takes every message a worker has sent (:class:`_Inbox`), 
 message is a fixed binary header (no JSON to decode, only its data to read back), and while the
 workers have every core the parent lets results gather for up to 1 ms between wake-ups, never
 longer than half the time the shortest queue of runs lasts (on rc_network with 2 workers, 4.7
-results per wake-up instead of 1.2, and 0.033 instead of 0.044 ms of the parent's CPU per run).
+results per wake-up instead of 1.2, and 0.03 instead of 0.045 to 0.05 ms of the parent's CPU per
+run).
 """
 
 from __future__ import annotations
