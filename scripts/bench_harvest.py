@@ -10,7 +10,9 @@
 
 ``--cli`` measures the command line as users run it (``fmu-surrogate harvest`` in a new process,
 ``--lhs N`` runs) for N1 and N2 runs, 1 and 2 workers: the marginal cost of one more run,
-``(T(N2) - T(N1)) / (N2 - N1)``, and the start-up, from the command to the first run stored in
+``(T(N2) - T(N1)) / (N2 - N1)``, with its CPU time (the command and its workers, from
+``wait4``: robust to a loaded machine; two cores cannot run 2 workers faster than half of it),
+and the start-up, from the command to the first run stored in
 the run store (``OUT.parts/runs.bin`` grows), each against the native driver's time per run;
 and the marginal cost of the model-exchange interface with 1 worker (``--me-runs``, fewer runs:
 an ME run costs tens of co-simulation runs) against the same co-simulation driver.  ``--complevel``
@@ -309,7 +311,12 @@ def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     first = None
     size0 = None
-    while proc.poll() is None:
+    while True:
+        # wait4: the exit status and the CPU time of the command and of the workers it reaped
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
         if first is None and store.exists():
             size = store.stat().st_size
             size0 = size if size0 is None else size0  # the header is written before any run
@@ -320,7 +327,8 @@ def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
     err = proc.stderr.read().decode()
     if proc.returncode != 0:
         raise RuntimeError(f"harvest failed ({proc.returncode}): {err[-500:]}")
-    return {"wall": wall, "first_run": first if first is not None else float("nan")}
+    return {"wall": wall, "first_run": first if first is not None else float("nan"),
+            "cpu": usage.ru_utime + usage.ru_stime}
 
 
 def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path,
@@ -339,14 +347,23 @@ def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path,
         return cli_campaign(path, param, u_name, runs, workers, workdir, interface, complevel)
 
     campaign(2, 1)  # warm caches (compiled loop, page cache)
+    # interleaved (1 worker small, big, 2 workers small, big, again ...): a change of the
+    # machine's load hits both worker counts alike
+    ms: dict = {(w, n): [] for w in (1, 2) for n in (n1, n2)}
+    for _ in range(repeat):
+        for w in (1, 2):
+            for n in (n1, n2):
+                ms[w, n].append(campaign(n, w))
     for w in (1, 2):
-        small = [campaign(n1, w) for _ in range(repeat)]
-        big = [campaign(n2, w) for _ in range(repeat)]
+        small, big = ms[w, n1], ms[w, n2]
         t1 = statistics.median(m["wall"] for m in small)
         t2 = statistics.median(m["wall"] for m in big)
         marginal = (t2 - t1) / (n2 - n1)
+        cpu = (statistics.median(m["cpu"] for m in big)
+               - statistics.median(m["cpu"] for m in small)) / (n2 - n1)
         res["workers"][w] = {
             "marginal_ms_per_run": 1e3 * marginal,
+            "marginal_cpu_ms_per_run": 1e3 * cpu,
             "speed_vs_native": native / marginal,
             "startup_s": statistics.median(m["first_run"] for m in small + big),
             "wall_small_s": t1, "wall_big_s": t2}
@@ -523,7 +540,7 @@ def cli_main(args) -> dict:
           f"median of {args.repeat}, --complevel {args.complevel}; load average "
           f"{os.getloadavg()[0]:.2f}")
     print(f"{'model':12s} {'native':>10s} {'workers':>7s} {'marginal':>10s} {'speed':>9s} "
-          f"{'start-up':>9s}")
+          f"{'start-up':>9s} {'CPU/run':>10s}")
     for model in models:
         with tempfile.TemporaryDirectory(prefix="bench-harvest-") as tmp:
             r = cli_study(model, n1, n2, max(1, args.repeat), Path(tmp), me, args.complevel)
@@ -531,12 +548,15 @@ def cli_main(args) -> dict:
         for w, m in r["workers"].items():
             print(f"{model:12s} {r['native_ms_per_run']:7.3f} ms {w:7d} "
                   f"{m['marginal_ms_per_run']:7.3f} ms {m['speed_vs_native']:8.3f}x "
-                  f"{m['startup_s']:7.2f} s")
+                  f"{m['startup_s']:7.2f} s {m['marginal_cpu_ms_per_run']:7.3f} ms")
         if "me_1_worker" in r:
             m = r["me_1_worker"]
             print(f"{model:12s} {'':10s} {'1 (ME)':>7s} {m['marginal_ms_per_run']:7.3f} ms "
                   f"{m['speed_vs_native_cs']:8.3f}x")
-        print(f"{model:12s} 2 workers / 1 worker: {r['two_over_one']:.2f}x  "
+        cpu2 = r["workers"][2]["marginal_cpu_ms_per_run"]
+        print(f"{model:12s} 2 workers / 1 worker: {r['two_over_one']:.2f}x; 2 workers on 2 cores "
+              f"need at least {cpu2 / 2:.3f} ms per run (half their CPU time per run)")
+        print(f"{model:12s} "
               "(targets: speed >= 0.3x native, 2 workers >= 1.7x, start-up <= 1.5 s); load "
               f"average {r['load_average'][0]:.1f} before, {r['load_average'][1]:.1f} after")
     result["load_average_end"] = list(os.getloadavg())

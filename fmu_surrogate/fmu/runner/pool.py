@@ -14,9 +14,12 @@ its own session with its own log file and none of the caller's open files.  The 
   so the workers finish together; the next run is always queued so that a worker never waits for
   the parent) and receives one message per run: the run's record for the run store
   (:func:`fmu_surrogate.fmu.campaigns.store.encode_record`, made by the worker), which the parent appends
-  as it is — or, when the pool is given the store's file (``store_path``), only where the
-  worker appended that record itself, which the parent reads back from the page cache (the
-  data then crosses no pipe and is written once, by the process that made it);
+  as it is — or, when the pool is given the store's file (``store_path``), the fields of the
+  header of the record the worker appended itself, fixed-size binary, and where its data lies,
+  which the parent reads back from the page cache (the data then crosses no pipe and is
+  written once, by the process that made it); the parent reads all the messages a worker has
+  sent at once and, with a worker on every core, wakes up about once a millisecond at most
+  (:mod:`~fmu_surrogate.fmu.runner.scheduling`);
 * enforces a wall-clock timeout per run: a worker whose current run exceeds it is killed
   (SIGKILL) and respawned, the run is recorded as ``"timeout"``;
 * detects a worker that died: a fault of the FMU (segfault, abort, ...) is recorded as

@@ -6,7 +6,8 @@ Protocol: the worker sends the pickled control messages ``("ready", pid)`` or
 ``("open_error", type name, text)``, then one message per run: the run's store record
 (:func:`fmu_surrogate.fmu.campaigns.store.encode_record`), or, when the pool names the run store,
 the worker appends that record to the store itself (one ``write``, as the parent would) and sends
-only where it is (:func:`stored_message`).  Workers die with their parent
+only the fields of its header, fixed-size binary, and where its data lies
+(:func:`stored_message`).  Workers die with their parent
 (``PR_SET_PDEATHSIG`` on Linux, plus an EOF check), so a parent killed with SIGKILL leaves no
 orphans.
 """
@@ -33,17 +34,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.runner.runs import RunnerConfig
 
 _HEADER_BYTES = 64  # scratch file: int64[8] header (row counter, run index), then the data
-_STORED = struct.Struct("<4sQQ")  # a record the worker appended to the store: offset, length
-_STORED_MAGIC = b"FSO1"
+#: a run whose record the worker appended to the store: run index, rows, wall seconds, start and
+#: end stamps, worker pid, offset and bytes of the record's data in the store, bytes of the
+#: failure kind; then the failure kind and the message (UTF-8)
+_STORED = struct.Struct("<4sqqdddqQQI")
+_STORED_MAGIC = b"FSO2"
 
 
-def stored_message(msg: bytes | memoryview) -> tuple[int, int] | None:
-    """``(offset, length)`` of the record in the run store that a worker's message points to,
-    or ``None`` when ``msg`` is another message (a record or a control message)."""
-    if len(msg) != _STORED.size or bytes(msg[:4]) != _STORED_MAGIC:
+def stored_message(msg: bytes | memoryview) -> tuple | None:
+    """What a worker's message says of a run whose record it appended to the run store, or
+    ``None`` when ``msg`` is another message (a record or a control message).
+
+    Returns ``(index, kind, message, n, wall, t0, t1, worker, offset, nbytes)``: the fields of
+    the record's header (:meth:`RunResult.store_header
+    <fmu_surrogate.fmu.runner.runs.RunResult.store_header>`) and where the record's data lies in
+    the store (``nbytes`` bytes at ``offset``), so that the parent reads back only the data and
+    decodes no JSON.
+    """
+    if len(msg) < _STORED.size or bytes(msg[:4]) != _STORED_MAGIC:
         return None
-    _magic, offset, length = _STORED.unpack(msg)
-    return offset, length
+    _m, index, n, wall, t0, t1, worker, offset, nbytes, nk = _STORED.unpack_from(msg)
+    k0 = _STORED.size
+    kind = bytes(msg[k0:k0 + nk]).decode("utf-8")
+    message = bytes(msg[k0 + nk:]).decode("utf-8", "surrogatepass")
+    return index, kind, message, n, wall, t0, t1, worker, offset, nbytes
 
 
 def _set_pdeathsig() -> None:
@@ -319,23 +333,25 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str,
             kind, message = classify(res, time, threshold, extra_text=extra)
             n = res.n_done
             finished = _time.time()
-            rec = encode_record({"campaign": cfg.campaign, "index": spec.index, "kind": kind,
-                                 "message": message, "n": n, "wall": _time.perf_counter() - t0,
-                                 "t0": started, "t1": finished, "worker": pid}, out[:n])
-            if not _deliver(conn, rec, store_fd):
+            head = {"campaign": cfg.campaign, "index": spec.index, "kind": kind,
+                    "message": message, "n": n, "wall": _time.perf_counter() - t0,
+                    "t0": started, "t1": finished, "worker": pid}
+            if not _deliver(conn, encode_record(head, out[:n]), store_fd, head, 8 * n * ncol):
                 os._exit(0)
     backend.close()
 
 
-def _deliver(conn: Connection, rec: bytes, store_fd: int | None) -> bool:  # pragma: no cover
-    """Hand a run's record to the parent; ``False`` when the parent is gone.
+def _deliver(conn: Connection, rec: bytes, store_fd: int | None, head: dict,
+             nbytes: int) -> bool:
+    """Hand a run's record ``rec`` (header ``head``, ``nbytes`` bytes of data) to the parent;
+    ``False`` when the parent is gone.
 
     With the run store open (``store_fd``), append the record to it in one ``write`` on the
-    ``O_APPEND`` file — whole records of several writers never interleave — and send only its
-    offset and length (:func:`stored_message`): the parent neither receives nor writes the
-    data.  A write that fails or comes out short (a full disk) sends the record itself, and the
-    parent appends it (and reports the full disk); a short piece left in the store is a damaged
-    record that the store's scanner skips.
+    ``O_APPEND`` file — whole records of several writers never interleave — and send only the
+    header's fields and where the data lies (:func:`stored_message`): the parent neither
+    receives nor writes the data, and decodes no JSON.  A write that fails or comes out short
+    (a full disk) sends the record itself, and the parent appends it (and reports the full
+    disk); a short piece left in the store is a damaged record that the store's scanner skips.
     """
     from fmu_surrogate.fmu.campaigns import store_records
 
@@ -345,7 +361,11 @@ def _deliver(conn: Connection, rec: bytes, store_fd: int | None) -> bool:  # pra
             n = store_records.append_once(store_fd, rec)
             if n == len(rec):
                 end = os.lseek(store_fd, 0, os.SEEK_CUR)  # our own file position: after rec
-                msg = _STORED.pack(_STORED_MAGIC, end - n, n)
+                kind = head["kind"].encode("utf-8")
+                # the data ends 4 bytes (the CRC) before the record does
+                msg = _STORED.pack(_STORED_MAGIC, head["index"], head["n"], head["wall"],
+                                   head["t0"], head["t1"], head["worker"], end - 4 - nbytes,
+                                   nbytes, len(kind)) + kind + head["message"].encode("utf-8", "surrogatepass")
         except OSError:
             pass
     try:

@@ -132,3 +132,38 @@ def test_reading_a_log_reads_head_and_tail_only(tmp_path):
     assert f"[... {10_000_010 - 200} bytes of output dropped ...]" in text
     assert len(text) < 300
     assert read_bounded(path, 10_000_005) == "\nTAIL"  # short: whole
+
+
+def test_a_stored_run_reaches_the_parent_as_fixed_fields_and_the_place_of_its_data(tmp_path):
+    """A worker that appended a run's record to the store sends the header's fields (binary)
+    and where the data lies: the parent's reading equals the record's JSON header, and the
+    bytes at that place are the run's data, verbatim; a message in any language survives."""
+    import socket
+    from multiprocessing.connection import Connection
+
+    from fmu_surrogate.fmu.campaigns.store_records import decode_record, encode_record
+    from fmu_surrogate.fmu.runner.worker import _deliver, stored_message
+
+    data = np.arange(12.0).reshape(4, 3) / 7.0  # values with full mantissas
+    head = {"campaign": "c0ffee", "index": 5, "kind": "exception", "n": 4,
+            "message": "pas de solution — ошибка \ud800", "wall": 0.25, "t0": 1e9,
+            "t1": 1e9 + 0.25, "worker": 4242}
+    store = tmp_path / "runs.bin"
+    store.write_bytes(b"x" * 13)  # an earlier record (its length does not matter)
+    fd = os.open(store, os.O_WRONLY | os.O_APPEND)
+    a, b = socket.socketpair()
+    try:
+        rec = encode_record(head, data)
+        assert _deliver(Connection(a.detach()), rec, fd, head, data.nbytes)
+        msg = Connection(b.detach()).recv_bytes()
+    finally:
+        os.close(fd)
+    index, kind, message, n, wall, t0, t1, worker, offset, nbytes = stored_message(msg)
+    header, _ = decode_record(rec, 3)
+    assert {"campaign": "c0ffee", "index": index, "kind": kind, "message": message, "n": n,
+            "wall": wall, "t0": t0, "t1": t1, "worker": worker} == header == head
+    raw = store.read_bytes()
+    assert raw[13:] == rec and nbytes == data.nbytes
+    np.testing.assert_array_equal(np.frombuffer(raw[offset:offset + nbytes]).reshape(4, 3),
+                                  data)
+    assert stored_message(rec) is None and stored_message(b"FSO2") is None  # other messages
