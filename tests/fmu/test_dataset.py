@@ -436,3 +436,12 @@ def test_run_arrays_accepts_paths_and_names_failed_runs_and_bad_values(faulty_fm
     ds["x"].values[0, 5] = "n/a"  # a hand-edited cell
     with pytest.raises(DatasetError, match="variable 'x' holds values that are not numbers"):
         run_arrays(ds, ["x"])
+
+
+def test_input_start_values_are_read_as_numbers_or_nothing():
+    from fmu_surrogate.fmu.dataset import input_start_values
+
+    ds = xr.Dataset(attrs={"input_start_values": '{"v": 0.5, "F": -2}'})
+    assert input_start_values(ds) == {"v": 0.5, "F": -2.0}
+    assert input_start_values(xr.Dataset()) == {}  # an older harvest does not say
+    assert input_start_values(xr.Dataset(attrs={"input_start_values": "not json"})) == {}

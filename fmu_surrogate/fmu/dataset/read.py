@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["data_var_name", "failed_runs", "fmu_variables", "held_inputs", "load_dataset",
-           "operating_parameters", "parameter_names", "run_arrays", "runs_table"]
+__all__ = ["data_var_name", "failed_runs", "fmu_variables", "held_inputs", "input_start_values",
+           "load_dataset", "operating_parameters", "parameter_names", "run_arrays",
+           "runs_table"]
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:
@@ -127,6 +128,26 @@ def operating_parameters(ds: xr.Dataset, runs: Iterable[int] | None = None
             shared.pop(p, None)
             varied.append(p)
     return shared, varied
+
+
+def input_start_values(ds: xr.Dataset) -> dict[str, float]:
+    """The start values the FMU declares for its inputs (what an input holds when nothing sets
+    it; attribute ``input_start_values``): ``{name: value}``, empty when the dataset does not
+    say.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+
+    Returns
+    -------
+    dict of str to float
+    """
+    try:
+        return {str(k): float(v)
+                for k, v in json.loads(str(ds.attrs.get("input_start_values") or "{}")).items()}
+    except (TypeError, ValueError, AttributeError):
+        return {}
 
 
 def held_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None

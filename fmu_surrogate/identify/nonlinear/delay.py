@@ -5,7 +5,6 @@ in which the delay is a direct feedthrough."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,11 +32,12 @@ def input_starts(ds: Any, inputs: Sequence[str]) -> Array | None:
     -------
     ndarray, shape (k_in,), or None
     """
-    try:
-        declared = json.loads(str(ds.attrs.get("input_start_values", "{}")))
-        return np.array([float(declared[name]) for name in inputs])
-    except (KeyError, TypeError, ValueError):
+    from fmu_surrogate.fmu.dataset import input_start_values
+
+    declared = input_start_values(ds)
+    if not all(name in declared for name in inputs):
         return None
+    return np.array([declared[name] for name in inputs])
 
 
 def unresolved_mode(lin: Any, exps: list[tuple]) -> bool:
