@@ -163,11 +163,12 @@ def _power_output(p: _Part, var: str) -> tuple[int, int]:
     w = p.wiring
     j = w.output_names.index(var)
     got = _signed(w.Ty[j])
-    if got is None or w.Cx[j].any() or w.Du[j].any() or w.cy[j]:
+    law = w.law is not None and w.law.C[j].any()
+    if got is None or w.Cx[j].any() or w.Du[j].any() or w.cy[j] or law:
         raise CouplingError(f"connection from {p.name}.{var}: it is not one pH port output with a "
-                            "sign ±1 (it reads states, inputs or an offset: a measured output); "
-                            "the monolithic form connects power ports only — use a "
-                            "co-simulation algorithm.")
+                            "sign ±1 (it reads states, inputs, a static law of them or an offset: "
+                            "a measured output); the monolithic form connects power ports only — "
+                            "use a co-simulation algorithm.")
     return p.port0 + got[0], got[1]
 
 
@@ -337,6 +338,8 @@ def _variables(asm: Assembled, x: np.ndarray, u_ext: list[np.ndarray]
                 i, s = asm.inputs[key]
                 e[:, j] = s * u[:, i]
         y_ext = y[:, sl] @ w.Ty.T + xs @ w.Cx.T + e @ w.Du.T + w.cy
+        if w.law is not None:  # a static law of the inputs (on unconnected outputs only)
+            y_ext = y_ext + w.law.values(e)
         values.update({f"{p.name}.{v}": y_ext[:, j] for j, v in enumerate(w.output_names)})
         values.update({f"{p.name}.{v}": e[:, j] for j, v in enumerate(w.input_names)})
     for key in list(asm.outputs) + list(asm.inputs):  # connected ones first (the old order)

@@ -15,6 +15,7 @@ from fmu_surrogate.ph.simulation.integrators import simulate
 from fmu_surrogate.ph.simulation.newton import ConvergenceError
 from fmu_surrogate.ph.simulation.ported_simulation import PortedTrajectory
 from fmu_surrogate.ph.simulation.trajectory import Trajectory
+from fmu_surrogate.ph.static_law import StaticLaw
 from fmu_surrogate.ph.structure import (
     StructureError,
     check_psd,
@@ -41,6 +42,7 @@ __all__ = [
     "PortedTrajectory",
     "PowerBalance",
     "PowerDissipation",
+    "StaticLaw",
     "StructureError",
     "SurrogateFileError",
     "TermEffort",

@@ -13,7 +13,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "names": {"inputs": [...], "outputs": [...], "states": [...]},
      "units": {...},                                          (optional)
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
-     "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 only)
+     "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -24,9 +24,11 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
 The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 :class:`~fmu_surrogate.ph.PortedSystem` (a drop-in surrogate) is its core ``system`` plus its
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
-file; one whose outputs see the inputs of the step before (``delayed_feedthrough``) is written
-as version 3 (schema ``surrogate-3.json``), every other file as version 2, so that a reader of
-version 2 reads them.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
+file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, a
+:class:`~fmu_surrogate.ph.StaticLaw`) is written as version 4 (schema ``surrogate-4.json``), one
+whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
+(``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
+its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
 effort is a ``convex`` one, plus its state-dependent ``dissipation`` (``R`` is then the constant
 part ``R₀``) and, when it has one, its nonlinear feedthrough ``port_dissipation``.  Version-1
 files (no feedthrough, no ports, ``n_states ≥ 1``) are read as before.
@@ -69,7 +71,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 3
+VERSION = 4
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -205,8 +207,10 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     prov.update(dict(provenance or {}))
     delayed = isinstance(obj, PortedSystem) and obj.delayed_feedthrough
+    law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION if delayed else 2, "kind": kind,
+    version = 4 if law else 3 if delayed else 2
+    doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:
         doc["units"] = {k: list(v) for k, v in units.items()}

@@ -16,7 +16,10 @@ operating point.  Its pH core ``system`` (structure exact by construction) talks
   of ``Tu``); its power is supplied by an internal source and reported as such by
   :func:`fmu_surrogate.ph.simulate`;
 * a measured non-power output (a position, a temperature) is a row with ``Ty = 0`` and ``Cx``,
-  ``Du``, ``cy`` as fitted.
+  ``Du``, ``cy`` as fitted;
+* a static nonlinear law of the inputs in the outputs (a spring's force of a displacement
+  input) is the optional ``law``, a :class:`~fmu_surrogate.ph.StaticLaw`:
+  ``y_ext = … + law(u_ext)``.
 
 :class:`PortedSystem` bundles the core, the wiring and the operating point ``x0``.
 
@@ -65,6 +68,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.ph.static_law import StaticLaw
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, _names, as_state_rows
 
@@ -114,11 +118,15 @@ class PortMap:
     Du : ndarray, shape (k_out, k_in)
     cy : ndarray, shape (k_out,)
         ``y_ext = Ty y_ph + Cx x + Du u_ext + cy``.
+    law : StaticLaw, optional
+        A static nonlinear law of the external inputs added to the outputs,
+        ``y_ext = … + law.values(u_ext)`` (none by default).
 
     Raises
     ------
     StructureError
-        Shapes that do not fit together, duplicate names, non-finite numbers.
+        Shapes that do not fit together, duplicate names, non-finite numbers, a ``law`` of
+        other sizes.
     """
 
     input_names: tuple[str, ...]
@@ -131,6 +139,7 @@ class PortMap:
     Cx: Array
     Du: Array
     cy: Array
+    law: StaticLaw | None = None
 
     def __post_init__(self) -> None:
         Tu = np.asarray(self.Tu, dtype=float)
@@ -151,6 +160,14 @@ class PortMap:
         set_(self, "output_units", _units(self.output_units, k_out, "PortMap.output_units"))
         for name in _ARRAYS:
             set_(self, name, _frozen(getattr(self, name), shapes[name], name))
+        law = self.law
+        if law is not None and not isinstance(law, StaticLaw):
+            raise StructureError(f"PortMap.law must be a StaticLaw or None, got a "
+                                 f"{type(law).__name__}.")
+        if law is not None and (law.n_inputs, law.n_outputs) != (k_in, k_out):
+            raise StructureError(f"PortMap.law reads {law.n_inputs} inputs into {law.n_outputs} "
+                                 f"outputs but the wiring has {k_in} inputs and {k_out} outputs; "
+                                 f"give the law's W {k_in} columns and its C {k_out} rows.")
 
     # -- sizes -----------------------------------------------------------------------------
     @property
@@ -218,6 +235,8 @@ class PortMap:
                    "input_units": list(self.input_units),
                    "output_units": list(self.output_units), "n_states": self.n_states}
         d.update({k: getattr(self, k).tolist() for k in _ARRAYS})
+        if self.law is not None:
+            d["law"] = self.law.to_dict()
         return d
 
     @classmethod
@@ -236,9 +255,10 @@ class PortMap:
         kw = {k: np.asarray(d[k], dtype=float) for k in arr}
         # JSON keeps no shape for an empty matrix; a filled one is checked as it is
         kw = {k: a.reshape(arr[k]) if a.size == 0 else a for k, a in kw.items()}
+        law = StaticLaw.from_dict(d["law"]) if d.get("law") is not None else None
         return cls(tuple(d["input_names"]), tuple(d["output_names"]), tuple(d["input_units"]),
                    tuple(d["output_units"]), cu=np.asarray(d["cu"], dtype=float),
-                   cy=np.asarray(d["cy"], dtype=float), **kw)
+                   cy=np.asarray(d["cy"], dtype=float), law=law, **kw)
 
 
 class PortedSystem:
@@ -357,9 +377,20 @@ class PortedSystem:
 
     @property
     def feedthrough(self) -> Array:
-        """External feedthrough ``Ty D Tu + Du`` (k_out, k_in)."""
+        """External linear feedthrough ``Ty D Tu + Du`` (k_out, k_in)."""
         p = self.ports
         return p.Ty @ self.system.D @ p.Tu + p.Du
+
+    @property
+    def output_dependencies(self) -> NDArray[np.bool_]:
+        """Which external output depends directly on which input, ``(k_out, k_in)``.
+
+        The nonzeros of :attr:`feedthrough` and of the static law's dependencies: an FMU's
+        output→input dependencies.
+        """
+        deps = self.feedthrough != 0
+        law = self.ports.law
+        return deps if law is None else deps | law.dependencies
 
     def inputs_seen_by_outputs(self, u_ext: ArrayLike) -> Array:
         """The external inputs the outputs at the sampling points see, ``(N, k_in)``.
@@ -391,7 +422,7 @@ class PortedSystem:
         return out[0] if single else out
 
     def outputs(self, x: ArrayLike, u_ext: ArrayLike) -> Array:
-        """``y_ext = Ty y_ph + Cx x + Du u_ext + cy``; ``(N, n), (N, k_in) -> (N, k_out)``.
+        """``y_ext = Ty y_ph + Cx x + Du u_ext + cy (+ law)``; ``(N, n), (N, k_in) -> (N, k_out)``.
 
         Parameters
         ----------
@@ -406,7 +437,7 @@ class PortedSystem:
         return y[0] if single else y
 
     def external_outputs(self, x: Array, u_ext: Array, y_ph: Array) -> Array:
-        """``Ty y_ph + Cx x + Du u_ext + cy`` from given port outputs (rows of 2-D arrays).
+        """``Ty y_ph + Cx x + Du u_ext + cy (+ law)`` from port outputs (rows of 2-D arrays).
 
         Parameters
         ----------
@@ -418,4 +449,5 @@ class PortedSystem:
             pH port outputs.
         """
         p = self.ports
-        return y_ph @ p.Ty.T + x @ p.Cx.T + u_ext @ p.Du.T + p.cy
+        y = y_ph @ p.Ty.T + x @ p.Cx.T + u_ext @ p.Du.T + p.cy
+        return y if p.law is None else y + p.law.values(u_ext)

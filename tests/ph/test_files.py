@@ -265,3 +265,27 @@ def test_version_1_files_load_as_before(tmp_path):
     save(lin_, tmp_path / "v2.json")
     assert json.loads((tmp_path / "v2.json").read_text())["version"] == 2
     same(ref_lin, load(tmp_path / "v2.json"))
+
+
+def test_a_static_law_is_saved_in_version_4(tmp_path):
+    from fmu_surrogate.ph import StaticLaw
+
+    base = ported(np.random.default_rng(4))
+    p = base.ports
+    k_in, k_out = len(p.input_names), len(p.output_names)
+    law = StaticLaw(("cubic", "hinge"), W=np.arange(2.0 * k_in).reshape(2, k_in) / 7,
+                    b=[0.1, -0.3], C=np.arange(2.0 * k_out).reshape(k_out, 2) / 3)
+    sur = PortedSystem(base.system, PortMap(p.input_names, p.output_names, p.input_units,
+                                            p.output_units, p.Tu, p.cu, p.Ty, p.Cx, p.Du, p.cy,
+                                            law=law), base.x0)
+    save(sur, tmp_path / "s.json")
+    assert json.loads((tmp_path / "s.json").read_text())["version"] == 4
+    back = load(tmp_path / "s.json")
+    assert back.ports == sur.ports and back.ports.law == law  # bit for bit
+    x, u = np.random.default_rng(5).normal(size=(4, 3)), np.random.default_rng(6).normal(
+        size=(4, 3))
+    assert np.array_equal(back.outputs(x, u), sur.outputs(x, u))
+    # a law in a file that claims version 3 is refused by that version's schema
+    edit(tmp_path / "s.json", lambda d: d.update(version=3))
+    with pytest.raises(SurrogateFileError, match="'law' was unexpected|ports"):
+        load(tmp_path / "s.json")
