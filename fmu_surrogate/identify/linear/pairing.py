@@ -125,6 +125,13 @@ def dataset_interface(ds: Any) -> Interface:
                 disc.append(name)
         elif v.attrs.get("causality") == "output":
             (outs if real else skip).append(name)
+    if not ins and outs:
+        raise LinearIdentificationError(
+            f"the dataset records no inputs, only the outputs {outs}: a surrogate is fitted to "
+            "how an FMU's outputs answer its inputs, and a model with no inputs (a free-running "
+            "model, a source) has no port to couple through or to excite. If the FMU has inputs "
+            "the harvest did not record, harvest again recording them (--record) and exciting "
+            "them (--input), or name them with inputs=… (CLI --inputs).")
     if not ins or not outs:
         raise LinearIdentificationError(
             f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "

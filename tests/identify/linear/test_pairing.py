@@ -8,6 +8,7 @@ import pytest
 from scipy.signal import lsim
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.pairing import (
     dataset_interface,
     detect_pairs,
@@ -90,3 +91,16 @@ def test_the_dataset_interface_from_causality_and_type():
     i = dataset_interface(ds)
     assert (i.inputs, i.outputs, i.not_fitted, i.discrete_inputs) == (
         ("u", "d"), ("y",), ("b",), ("d",))
+
+
+def test_a_dataset_without_inputs_is_refused_with_the_reason():
+    cols = [(n, "", np.zeros((1, T.size))) for n in ("x", "v")]
+    ds = assemble_dataset(T, None, ["x", "v"], cols, runs=np.array([0]),
+                          failure_kind=[""], message=[""], n_samples=np.array([T.size]),
+                          wall_time=np.zeros(1), params={}, signal_table=["{}"],
+                          signal_index=np.zeros(1, dtype=np.int64))
+    for n in ("x", "v"):
+        ds[n].attrs.update(causality="output", type="Real")
+    with pytest.raises(LinearIdentificationError, match=r"no inputs, only the outputs \['x', 'v'\]"
+                       r".*no port to couple through"):
+        dataset_interface(ds)

@@ -36,6 +36,7 @@ states without input (they do not change the output).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,7 +273,9 @@ def subspace_identify(
     Gam = U[:, :rank] * np.sqrt(s[:rank])
     C = Gam[:my] * sy[:, None]
     Ad = lstsq(Gam[:-my], Gam[my:])[0]
-    A = logm(Ad) / h
+    with warnings.catch_warnings():  # an initial guess, refined by the fit: its accuracy warning
+        warnings.simplefilter("ignore", RuntimeWarning)  # (a near-singular Ad) is no news
+        A = logm(Ad) / h
     if np.iscomplexobj(A):
         A = A.real
     A = _mirror_unstable(A)
