@@ -68,6 +68,10 @@ class ModelChoice:
     checked_on : str
         Which data the errors were measured on: ``"held-out"``, or ``"training"`` when nothing
         was held out.
+    late_outputs : bool
+        Whether the FMU's outputs are those of the point before (:func:`select_dataset`): the
+        models were fitted to the outputs one sample earlier, and :meth:`surrogate` samples its
+        outputs so.
     """
 
     method: str
@@ -79,6 +83,19 @@ class ModelChoice:
     details: str = ""
     linear: Any = None
     checked_on: str = "held-out"
+    late_outputs: bool = False
+
+    def surrogate(self) -> Any:
+        """The kept model as a surrogate: the estimator's, with late outputs when chosen."""
+        sur = self.estimator.to_surrogate()
+        if not self.late_outputs:
+            return sur
+        from fmu_surrogate.ph import PortedSystem, PortMap
+
+        if not isinstance(sur, PortedSystem):  # the FMU's variables are the core's ports
+            sur = PortedSystem(sur, PortMap.identity(sur.n_inputs, sur.input_names,
+                                                     sur.output_names))
+        return PortedSystem(sur.system, sur.ports, sur.x0, late_outputs=True)
 
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
@@ -328,6 +345,7 @@ def select_dataset(
     tolerance: float = TOLERANCE,
     linear: Any = None,
     nonlinear: Mapping[str, Any] | None = None,
+    late_outputs: bool | None = None,
 ) -> ModelChoice:
     """Identify a drop-in surrogate of a harvested dataset: linear, and nonlinear only where
     the linear one misses the tolerance on the held-out runs (module docstring).
@@ -349,6 +367,10 @@ def select_dataset(
         units, orientation, x0 and offsets from the data).
     nonlinear : mapping, optional
         Further settings of :class:`~fmu_surrogate.identify.NonlinearPHIdentifier`.
+    late_outputs : bool, optional
+        Whether the FMU's outputs are those of the point before (generated code that computes
+        its outputs before it advances its states); default ``None``: decided from the data
+        (:func:`~fmu_surrogate.identify.late_outputs.fit_late_outputs`).
 
     Returns
     -------
@@ -373,19 +395,30 @@ def select_dataset(
         inputs = iface.inputs if inputs is None else inputs
         outputs = iface.outputs if outputs is None else outputs
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
+    from sklearn.base import clone
+
+    from fmu_surrogate.identify.late_outputs import fit_late_outputs
+
     fit, held = split_runs(ds, runs)
-    lin = (linear if linear is not None else LinearPHIdentifier()).fit_dataset(
-        ds, inputs=list(inputs), outputs=list(outputs), runs=fit)
-    details = describe_fit(lin, fit, held, not_fitted)
     check = held or fit
+    estimator = linear if linear is not None else LinearPHIdentifier()
+
+    def linear_fit(data: Any) -> tuple[Any, float]:
+        est = clone(estimator).fit_dataset(data, inputs=list(inputs), outputs=list(outputs),
+                                           runs=fit)
+        sur = est.to_surrogate()
+        return est, max(heldout_errors(sur, est.x0_, data, list(sur.input_names),
+                                       list(sur.output_names), check))
+
+    late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
+                            late_outputs)
+    ds, lin, e_lin = late.dataset, late.estimator, late.error
+    details = describe_fit(lin, fit, held, not_fitted) + late.describe()
     where = "held-out" if held else "training (nothing held out)"
-    sur = lin.to_surrogate()
-    names = (list(sur.input_names), list(sur.output_names))
-    e_lin = max(heldout_errors(sur, lin.x0_, ds, *names, check))
 
     def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, details, lin,
-                           "held-out" if held else "training")
+                           "held-out" if held else "training", late.late)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),
@@ -397,8 +430,11 @@ def select_dataset(
     try:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough)
+        settings = dict(nonlinear or {})
+        if late.late:  # the outputs one sample earlier see the inputs of their own point
+            settings["delayed_feedthrough"] = False
         nl = NonlinearPHIdentifier(n_states=None, linear=lin,
-                                   validation_runs=len(held), **dict(nonlinear or {})
+                                   validation_runs=len(held), **settings
                                    ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
                                                  runs=fit + held)
         nl_sur = nl.to_surrogate()

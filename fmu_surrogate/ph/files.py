@@ -14,6 +14,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "units": {...},                                          (optional)
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
      "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 on)
+     "late_outputs": true,                                    (version 4 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -25,7 +26,8 @@ The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 :class:`~fmu_surrogate.ph.PortedSystem` (a drop-in surrogate) is its core ``system`` plus its
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
 file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, a
-:class:`~fmu_surrogate.ph.StaticLaw`) is written as version 4 (schema ``surrogate-4.json``), one
+:class:`~fmu_surrogate.ph.StaticLaw`) or whose outputs are those of the point before
+(``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -207,9 +209,10 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     prov.update(dict(provenance or {}))
     delayed = isinstance(obj, PortedSystem) and obj.delayed_feedthrough
+    late = isinstance(obj, PortedSystem) and obj.late_outputs
     law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
-    version = 4 if law else 3 if delayed else 2
+    version = 4 if law or late else 3 if delayed else 2
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:
@@ -221,9 +224,12 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             before = obj.inputs_before
             doc["delayed_feedthrough"] = {
                 "inputs_before": None if before is None else before.tolist()}
+        if late:
+            doc["late_outputs"] = True
     doc["provenance"] = prov
     doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0",
-                                                     "delayed_feedthrough") if k in doc}
+                                                     "delayed_feedthrough", "late_outputs")
+                         if k in doc}
     return doc
 
 
@@ -369,7 +375,8 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
         raise SurrogateFileError(f"{path}: field 'ports' is invalid: {exc}") from None
     delay = doc.get("delayed_feedthrough")
     ported = PortedSystem(system, ports, doc.get("x0"), delayed_feedthrough=delay is not None,
-                          inputs_before=None if delay is None else delay["inputs_before"])
+                          inputs_before=None if delay is None else delay["inputs_before"],
+                          late_outputs=bool(doc.get("late_outputs", False)))
     ported.provenance, ported.units = system.provenance, system.units
     return ported
 

@@ -35,6 +35,14 @@ first point with ``inputs_before`` (what the FMU held before the first step: the
 values, its state at rest) or, when that is ``None``, with the first inputs (the FMU computed its
 first outputs from the inputs set at initialisation).
 
+Late outputs.  Other generated code computes its outputs at the start of ``doStep``, before it
+advances its states (the output-then-update order of fixed-step generated code, e.g. exported
+from Simulink): the outputs read at ``t_k`` are those of ``t_{k−1}`` — state and inputs — and
+those read after initialisation those of ``t_0`` (the first two points show the same values).
+``PortedSystem(..., late_outputs=True)`` samples its outputs so; the core, its power balance and
+its coupling are unchanged.  Its outputs see no input of their own point (no direct feedthrough
+for a co-simulation importer); a surrogate has either a delayed feedthrough or late outputs.
+
 Interface notes (the drop-in surrogate interface, as implemented)
 -----------------------------------------------------------------
 * ``PortMap.identity(m, input_names=None, output_names=None, *, n_states=0, input_units=None,
@@ -278,12 +286,16 @@ class PortedSystem:
     inputs_before : array_like, shape (k_in,), optional
         With ``delayed_feedthrough``: the external inputs held before the first point; default
         ``None``, the first inputs.
+    late_outputs : bool
+        Whether the outputs at a sampling point are those of the point before (module docs);
+        default ``False``.
 
     Raises
     ------
     StructureError
         The wiring does not fit the core (ports or states), ``x0`` is not ``n`` finite
-        numbers, or ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough.
+        numbers, ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough, or
+        both a delayed feedthrough and late outputs are asked for.
 
     Examples
     --------
@@ -304,7 +316,7 @@ class PortedSystem:
 
     def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
                  delayed_feedthrough: bool = False,
-                 inputs_before: ArrayLike | None = None) -> None:
+                 inputs_before: ArrayLike | None = None, late_outputs: bool = False) -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -336,8 +348,12 @@ class PortedSystem:
                                      f"{list(ports.input_names)}), got shape "
                                      f"{np.shape(inputs_before)}.")
             before.flags.writeable = False
+        if late_outputs and delayed_feedthrough:
+            raise StructureError("late outputs already see the inputs of the point before; pass "
+                                 "either delayed_feedthrough=True or late_outputs=True.")
         self.system, self.ports, self.x0 = system, ports, x
         self.delayed_feedthrough, self.inputs_before = bool(delayed_feedthrough), before
+        self.late_outputs = bool(late_outputs)
 
     # -- the external view -----------------------------------------------------------------
     @property
@@ -408,6 +424,22 @@ class PortedSystem:
             return u
         first = u[:1] if self.inputs_before is None else self.inputs_before[None, :]
         return np.concatenate([first, u[:-1]])
+
+    def sampled_outputs(self, y: ArrayLike) -> Array:
+        """The outputs read at the sampling points from those of each point, ``(N, k_out)``.
+
+        ``y`` itself, or with late outputs each point's row replaced by the row of the point
+        before (the first row kept).
+
+        Parameters
+        ----------
+        y : array_like, shape (N, k_out)
+            External outputs of each point's state and inputs.
+        """
+        Y, _ = as_state_rows(y, self.n_outputs, "y")
+        if not self.late_outputs or Y.shape[0] == 0:
+            return Y
+        return np.concatenate([Y[:1], Y[:-1]])
 
     def inputs_to_ports(self, u_ext: ArrayLike) -> Array:
         """``u_ph = Tu u_ext + cu``; ``(N, k_in) -> (N, m)``, one point ``(k_in,) -> (m,)``.

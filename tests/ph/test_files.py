@@ -267,7 +267,7 @@ def test_version_1_files_load_as_before(tmp_path):
     same(ref_lin, load(tmp_path / "v2.json"))
 
 
-def test_a_static_law_is_saved_in_version_4(tmp_path):
+def test_a_static_law_and_late_outputs_are_saved_in_version_4(tmp_path):
     from fmu_surrogate.ph import StaticLaw
 
     base = ported(np.random.default_rng(4))
@@ -285,6 +285,16 @@ def test_a_static_law_is_saved_in_version_4(tmp_path):
     x, u = np.random.default_rng(5).normal(size=(4, 3)), np.random.default_rng(6).normal(
         size=(4, 3))
     assert np.array_equal(back.outputs(x, u), sur.outputs(x, u))
+    # late outputs: version 4 too; a late and delayed file is refused
+    late = PortedSystem(base.system, base.ports, base.x0, late_outputs=True)
+    save(late, tmp_path / "late.json")
+    doc = json.loads((tmp_path / "late.json").read_text())
+    assert doc["version"] == 4 and doc["late_outputs"] is True
+    assert load(tmp_path / "late.json").late_outputs
+    assert not load(tmp_path / "s.json").late_outputs
+    edit(tmp_path / "late.json", lambda d: d.update(delayed_feedthrough={"inputs_before": None}))
+    with pytest.raises(SurrogateFileError, match="invalid"):
+        load(tmp_path / "late.json")
     # a law in a file that claims version 3 is refused by that version's schema
     edit(tmp_path / "s.json", lambda d: d.update(version=3))
     with pytest.raises(SurrogateFileError, match="'law' was unexpected|ports"):

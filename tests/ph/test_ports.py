@@ -117,3 +117,20 @@ def test_inputs_before_are_checked():
         PortedSystem(core(), wiring(), delayed_feedthrough=True, inputs_before=[0.0, 1.0])
     with pytest.raises(StructureError, match="inputs_before must be 1 finite"):
         PortedSystem(core(), wiring(), delayed_feedthrough=True, inputs_before=[np.nan])
+
+
+def test_late_outputs_are_those_of_the_point_before():
+    from fmu_surrogate.ph import simulate
+
+    base = PortedSystem(core(), wiring(), x0=[0.25, -0.5])
+    late = PortedSystem(core(), wiring(), x0=[0.25, -0.5], late_outputs=True)
+    t = np.linspace(0.0, 2.0, 21)
+    u = np.sin(3 * t)[:, None]
+    a, b = simulate(base, t, u), simulate(late, t, u)
+    # the same core trajectory and energy balance; the outputs one point later, the first kept
+    np.testing.assert_array_equal(b.x, a.x)
+    np.testing.assert_array_equal(b.y[1:], a.y[:-1])
+    np.testing.assert_array_equal(b.y[0], a.y[0])
+    np.testing.assert_array_equal(b.H, a.H)
+    with pytest.raises(StructureError, match="either delayed_feedthrough=True or late_outputs"):
+        PortedSystem(core(), wiring(), delayed_feedthrough=True, late_outputs=True)

@@ -87,6 +87,11 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                    help="nonlinear: whether the FMU's outputs see the inputs of the step before "
                         "(outputs computed in doStep only, or a lag far below the step); "
                         "default: decided from the data, shown in the report")
+    p.add_argument("--late-outputs", choices=("auto", "yes", "no"), default="auto",
+                   help="whether the FMU's outputs are those of the communication point before "
+                        "(generated code that computes its outputs before advancing its "
+                        "states); default: decided from the data (auto, nonlinear), shown in "
+                        "the report")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -164,9 +169,18 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.selection import describe_fit
 
     inputs, outputs = _names(args)
+    late = args.late_outputs == "yes"
+    if late:  # fitted one sample earlier (the decision from the data needs --method auto)
+        from fmu_surrogate.identify.linear.pairing import dataset_interface
+        from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier
+
+        ds = outputs_one_sample_earlier(ds, outputs or dataset_interface(ds).outputs)
     est = _linear_estimator(args).fit_dataset(ds, inputs=inputs, outputs=outputs, runs=fit)
     inputs, outputs = est.names_[0], est.names_[1]
     lines = [describe_fit(est, fit, held)]
+    if late:
+        lines.append("  outputs are those of the point before (late outputs, as set): fitted "
+                     "one sample earlier")
     for label, runs in (("training", fit), ("held-out", held)):
         for r, (t, X) in zip(runs, run_arrays(ds, inputs + outputs, runs=runs)):
             y = X[:, len(inputs):]
@@ -174,7 +188,15 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
             rel = float(np.abs(y_hat - y).max() / max(np.abs(y).max(), 1e-300))
             lines.append(f"  run {r} ({label}): relative max output error {rel:.3e}")
     # a PortedSystem, or the named pH core when the FMU's variables are exactly its ports
-    return est, est.to_surrogate(), lines
+    sur = est.to_surrogate()
+    if late:
+        from fmu_surrogate.ph import PortedSystem
+
+        if not isinstance(sur, PortedSystem):
+            raise CLIError("--late-outputs yes needs a drop-in surrogate (a dataset with its "
+                           "FMU's variables), not a bare pH system.")
+        sur = PortedSystem(sur.system, sur.ports, sur.x0, late_outputs=True)
+    return est, sur, lines
 
 
 def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
@@ -189,11 +211,12 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
         nl["delayed_feedthrough"] = args.delayed_feedthrough == "yes"
     # --method nonlinear: a tolerance no linear model reaches
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
+    late = {"auto": None, "yes": True, "no": False}[args.late_outputs]
     choice = select_dataset(ds, inputs=inputs, outputs=outputs, runs=fit, tolerance=tol,
-                            linear=_linear_estimator(args), nonlinear=nl)
+                            linear=_linear_estimator(args), nonlinear=nl, late_outputs=late)
     if args.method == "nonlinear" and choice.method == "linear":
         raise CLIError(f"no nonlinear model was kept: {choice.reason}")
-    return choice.estimator, choice.estimator.to_surrogate(), [choice.report()]
+    return choice.estimator, choice.surrogate(), [choice.report()]
 
 
 def _identify_gp(args: argparse.Namespace, ds: Any, fit: list[int],

@@ -13,7 +13,8 @@ so ``H(x_N) − H(x_0) + dissipated − supplied_external − supplied_sources``
 energy through the external ports is that of the pH ports: the FMU's own ``y_extᵀu_ext`` differs
 from it in sign on a power-out port and is not defined on a non-power one.  A surrogate with a
 delayed feedthrough reports at each point the outputs of the inputs one point earlier
-(:class:`~fmu_surrogate.ph.PortedSystem`); its energy balance is the core's, unchanged.
+(:class:`~fmu_surrogate.ph.PortedSystem`), one with late outputs those of the point before;
+the energy balance is the core's, unchanged.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def ported_trajectory(ported: PortedSystem, core: Trajectory, U_ext: Array,
     if ported.delayed_feedthrough:
         Y = ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext))
     else:
-        Y = ported.external_outputs(core.x, U_ext, core.y)
+        Y = ported.sampled_outputs(ported.external_outputs(core.x, U_ext, core.y))
     return PortedTrajectory(core.t, core.x, U_ext, Y, core.H, core.stored, core.dissipated,
                             np.concatenate([zero, np.cumsum(ext)]),
                             np.concatenate([zero, np.cumsum(src)]), core,
