@@ -272,7 +272,9 @@ def plot_surrogate(system: Any, *, title: str | None = None, path: str | Path | 
     A :class:`~fmu_surrogate.ph.PortedSystem` gets a second row: which external input drives
     which pH port and with which sign (``Tu``) beside the constant sources (``cu``), which pH
     output (``Ty``), state (``Cx``) and input (``Du``) each external output reads and its offset
-    (``cy``), and the operating point ``x0``; rows and columns carry the names.
+    (``cy``), the operating point ``x0`` and, with a static law of the inputs (``PortMap.law``),
+    its terms' directions and offsets (``W | b``) and output gains (``C``); rows and columns carry
+    the names.
 
     Parameters
     ----------
@@ -314,6 +316,11 @@ def plot_surrogate(system: Any, *, title: str | None = None, path: str | Path | 
                   ("Du | cy: outputs from inputs, offset", np.column_stack([p.Du, p.cy]), outs,
                    ins + ["cy"]),
                   ("x0 (operating point)", ported.x0.reshape(-1, 1), xs, ["x0"])]
+        if p.law is not None:  # the static law: each term's argument, and its output gains
+            terms = [f"{kind} {k + 1}" for k, kind in enumerate(p.law.kinds)]
+            wiring += [("law W | b: term arguments s = W u + b",
+                        np.column_stack([p.law.W, p.law.b]), terms, ins + ["b"]),
+                       ("law C: outputs += C f(s)", p.law.C, outs, terms)]
         ncols = max(ncols, len(wiring))
     nrows = 2 if wiring else 1
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.0 * ncols, 3.4 * nrows), squeeze=False)

@@ -71,3 +71,15 @@ def test_cli_plots_a_drop_in_surrogate_file(tmp_path, capsys):
     assert f"wrote {png}" in capsys.readouterr().out
     assert png.stat().st_size > 20_000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_static_law_shows_its_terms(plt):
+    from tests.export.fmi.test_fmu_export_static_law import linear
+
+    panels = _panels(plot_surrogate(linear()))
+    wb = panels["law W | b: term arguments s = W u + b"]
+    assert _ticks(wb, "y") == ["cubic 1", "tanh 2", "hinge 3"]
+    assert _ticks(wb, "x") == ["v", "s", "b"]
+    assert _cells(wb) == {"1", "-0.5", "2", "0.1", "-0.2"}
+    c = panels["law C: outputs += C f(s)"]
+    assert _ticks(c, "y") == ["F", "pos"] and _cells(c) == {"50", "80", "0.3"}

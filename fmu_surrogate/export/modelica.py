@@ -35,7 +35,10 @@ parameters ``port_diss_*``::
 and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
 ``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
 ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
-outputs), starting from its operating point ``x_start``; the model is continuous-time, so a
+outputs; plus ``law_C*{law_s[1]^3, tanh(law_s[2]), max(law_s[3], 0.0), …}`` with
+``law_s = law_W*inputs + law_b`` for a static law of the inputs, ``PortMap.law``:
+:mod:`fmu_surrogate.export.modelica_wiring`), starting from its operating point ``x_start``;
+the model is continuous-time, so a
 delayed feedthrough (a co-simulation trait, ``PortedSystem.delayed_feedthrough``) is the direct
 one here.  Several surrogates become a package directory (``package.mo``, ``package.order``, one
 file per model), as ``modelica/FmuSurrogateBenchmarks``.
@@ -59,10 +62,20 @@ from fmu_surrogate.export.expressions.effort import (
     effort_expressions,
 )
 from fmu_surrogate.export.expressions.render import number, render_modelica_function, used_params
+from fmu_surrogate.export.modelica_wiring import (
+    LAW_NAMES,
+    WIRING_NAMES,
+    array_literal,
+    io_lines,
+    string_literal,
+    wiring_equation,
+    wiring_locals,
+    wiring_parameters,
+)
 from fmu_surrogate.export.names import MODELICA_KEYWORDS as KEYWORDS
 from fmu_surrogate.export.names import identifier
 from fmu_surrogate.export.source import check_finite, load_surrogate
-from fmu_surrogate.export.wiring import Wiring, wiring
+from fmu_surrogate.export.wiring import wiring
 
 __all__ = ["export_modelica", "modelica_identifier", "modelica_model"]
 
@@ -73,9 +86,8 @@ _INTERNAL = frozenset([
     "effortDerivative", "hamiltonian", "dissipationForce", "dissipationRate",
     "portDissipationForce", "portDissipationRate", "der_x", "der_z", "dz", "i", "Modelica",
     "time", "exp", "transpose", "Real", "Integer", "Boolean", "String"])
-#: names the model uses only with a feedthrough (P, S, N) or a port wiring (a PortedSystem)
+#: names the model uses only with a feedthrough (P, S, N)
 _FEEDTHROUGH = frozenset(["P", "S", "N"])
-_WIRING = frozenset(["Tu", "cu", "Ty", "Cx", "Du", "cy", "y_ph"])
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
@@ -105,19 +117,6 @@ def _check_name(name: str, what: str) -> str:
     return name
 
 
-def _array(a: np.ndarray, indent: str) -> str:
-    if a.ndim == 0:
-        return number(a)
-    if a.ndim == 1:
-        return "{" + ", ".join(number(v) for v in a) + "}"
-    rows = [_array(r, indent + "  ") for r in a]
-    return "{" + f",\n{indent}  ".join(rows) + "}"
-
-
-def _string(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
 class _Names:
     """Modelica names of ports and states: sanitised, unique, clear of the model's own names."""
 
@@ -135,11 +134,7 @@ class _Names:
         return name
 
 
-def _unit(u: str | None) -> str:
-    return f'unit = "{_string(u)}"' if isinstance(u, str) and u else ""
-
-
-def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
+def _documentation(system: Any, ex: EffortExpressions, names: _Names, static_law: Any) -> str:
     rows = "\n".join(f"<tr><td>{g}</td><td>{html.escape(o)}</td><td>{m}</td></tr>"
                      for g, o, m in names.mapping)
     prov = getattr(system, "provenance", None) or {}
@@ -153,6 +148,8 @@ def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
     law = getattr(system, "nonlinear_feedthrough", None)
     nl_text += ("" if law is None else f", and the nonlinear feedthrough y += S_nl(u) u of "
                 f"{law.n_terms} power-law terms (portDissipationForce)")
+    nl_text += ("" if static_law is None else f"; the outputs add a static law of the inputs "
+                f"of {static_law.n_terms} terms (law_C, law_W, law_b)")
     info = (f"<html>\n<p>Port-Hamiltonian surrogate exported by fmu-surrogate: "
             f"E der(x) = (J - R) z(x) + (B - P) u, y = (B + P)' z(x) + (S - N) u (P, S, N zero "
             f"unless declared), with the effort {html.escape(ex.kind)}"
@@ -160,40 +157,7 @@ def _documentation(system: Any, ex: EffortExpressions, names: _Names) -> str:
             f"</p>\n{origin}<p>Names of the surrogate and their Modelica identifiers:</p>\n"
             f"<table border=\"1\">\n<tr><th>kind</th><th>surrogate</th><th>Modelica</th></tr>\n"
             f"{rows}\n</table>\n</html>")
-    return _string(info)
-
-
-def _io_lines(w: Wiring, ins: list[str], outs: list[str]) -> list[str]:
-    """Declarations of the external inputs and outputs."""
-    lines = []
-    for name, orig, unit in zip(ins, w.input_names, w.input_units):
-        mod = _unit(unit)
-        lines.append(f'  Modelica.Blocks.Interfaces.RealInput {name}{f"({mod})" if mod else ""} '
-                     f'"Input {_string(orig)}";')
-    for name, orig, unit in zip(outs, w.output_names, w.output_units):
-        mod = _unit(unit)
-        lines.append(f'  Modelica.Blocks.Interfaces.RealOutput {name}{f"({mod})" if mod else ""}'
-                     f' "Output {_string(orig)}";')
-    return lines
-
-
-def _wiring_parameters(w: Wiring, n: int, m: int) -> list[str]:
-    k_in, k_out = len(w.input_names), len(w.output_names)
-    out = []
-    if k_in:
-        out.append(f'  parameter Real Tu[{m}, {k_in}] = {_array(w.Tu, "    ")} '
-                   f'"pH port inputs from the inputs: u = Tu*inputs + cu";')
-    out.append(f'  parameter Real cu[{m}] = {_array(w.cu, "    ")} '
-               f'"Constant sources and offsets of the pH port inputs";')
-    out.append(f'  parameter Real Ty[{k_out}, {m}] = {_array(w.Ty, "    ")} '
-               f'"Outputs from the pH port outputs: outputs = Ty*y_ph + Cx*x + Du*inputs + cy";')
-    out.append(f'  parameter Real Cx[{k_out}, {n}] = {_array(w.Cx, "    ")} '
-               f'"Outputs measured from the state";')
-    if k_in:
-        out.append(f'  parameter Real Du[{k_out}, {k_in}] = {_array(w.Du, "    ")} '
-                   f'"Outputs measured from the inputs";')
-    out.append(f'  parameter Real cy[{k_out}] = {_array(w.cy, "    ")} "Output offsets";')
-    return out
+    return string_literal(info)
 
 
 def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
@@ -243,7 +207,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     ident = np.array_equal(system.E, np.eye(n))
     # effort data keep their names unless one means a system matrix with other values
     sys_mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
-    internal = set(_INTERNAL) | (_FEEDTHROUGH if ft else set()) | (_WIRING if ported else set())
+    internal = set(_INTERNAL) | (_FEEDTHROUGH if ft else set()) | (
+        WIRING_NAMES if ported else set()) | (LAW_NAMES if w.law is not None else set())
     pnames = {}
     for p, a in ex.params.items():
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
@@ -262,24 +227,24 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     lines.append(f'model {model_name} "pH surrogate: E*der(x) = (J - R)*z(x) + ({Bin})*u, '
                  f'y = transpose({Bout})*z(x){" + (S - N)*u" if ft else ""}"')
     if not ident:
-        lines.append(f'  parameter Real E[{n}, {n}] = {_array(system.E, "    ")} '
+        lines.append(f'  parameter Real E[{n}, {n}] = {array_literal(system.E, "    ")} '
                      f'"Descriptor matrix" annotation (Evaluate = true);')
-    lines += [(f'  parameter Real J[{n}, {n}] = {_array(system.J, "    ")} '
+    lines += [(f'  parameter Real J[{n}, {n}] = {array_literal(system.J, "    ")} '
               f'"Structure matrix (skew-symmetric)";'),
-              (f'  parameter Real R[{n}, {n}] = {_array(system.R, "    ")} '
+              (f'  parameter Real R[{n}, {n}] = {array_literal(system.R, "    ")} '
               f'"Dissipation matrix (symmetric positive semi-definite)";'),
-              *([f'  parameter Real B[{n}, {m}] = {_array(system.B, "    ")} "Port matrix";']
+              *([f'  parameter Real B[{n}, {m}] = {array_literal(system.B, "    ")} "Port matrix";']
                 if m else [])]
     if ft:
-        lines += [(f'  parameter Real P[{n}, {m}] = {_array(system.P, "    ")} '
+        lines += [(f'  parameter Real P[{n}, {m}] = {array_literal(system.P, "    ")} '
                    f'"Dissipative coupling of states and ports";'),
-                  (f'  parameter Real S[{m}, {m}] = {_array(system.S, "    ")} '
+                  (f'  parameter Real S[{m}, {m}] = {array_literal(system.S, "    ")} '
                    f'"Symmetric feedthrough ([[R, P], [transpose(P), S]] is PSD)";'),
-                  (f'  parameter Real N[{m}, {m}] = {_array(system.N, "    ")} '
+                  (f'  parameter Real N[{m}, {m}] = {array_literal(system.N, "    ")} '
                    f'"Skew-symmetric feedthrough";')]
     if ported:
-        lines += _wiring_parameters(w, n, m)
-    lines.append(f'  parameter Real x_start[{n}] = {_array(w.x0, "    ")} '
+        lines += wiring_parameters(w, n, m)
+    lines.append(f'  parameter Real x_start[{n}] = {array_literal(w.x0, "    ")} '
                  f'"Start values of the states (fixed where E has a nonzero column)";')
     lines += [f'  parameter Real {k} = {number(np.float64(v))} "Parameter of the source FMU: '
               f'identified at this value, holds for it only";' for k, v in fixed_pars.items()]
@@ -289,14 +254,14 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
             continue
         declared.add(pnames[p])
         dims = "" if a.ndim == 0 else f"[{', '.join(map(str, a.shape))}]"
-        lines.append(f'  parameter Real {pnames[p]}{dims} = {_array(a, "    ")} "Effort data";')
+        lines.append(f'  parameter Real {pnames[p]}{dims} = {array_literal(a, "    ")} "Effort data";')
     for p, a in (dx.params if dx else {}).items():
-        lines.append(f'  parameter Real {p}{_dims(a)} = {_array(a, "    ")} '
+        lines.append(f'  parameter Real {p}{_dims(a)} = {array_literal(a, "    ")} '
                      f'"Power-law dissipation R_nl(z) (diss_gains >= 0)";')
     for p, a in (px.params if px else {}).items():
-        lines.append(f'  parameter Real {lnames[p]}{_dims(a)} = {_array(a, "    ")} '
+        lines.append(f'  parameter Real {lnames[p]}{_dims(a)} = {array_literal(a, "    ")} '
                      f'"Nonlinear feedthrough S_nl(u) (port_diss_gains >= 0)";')
-    lines += _io_lines(w, ins, outs)
+    lines += io_lines(w, ins, outs)
     if has_h:
         lines += ['  Modelica.Blocks.Interfaces.RealOutput H "Hamiltonian H(x)";',
                   ('  Modelica.Blocks.Interfaces.RealOutput energy_residual '
@@ -307,7 +272,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
               f'{"[z; u]*W*[z; u]" if ft else "z*R*z"}";')]
     fixed = "{" + ", ".join("true" if d else "false" for d in diff) + "}"
     lines += [(f'  Real x[{n}](start = x_start, fixed = {fixed}) '
-              f'"States: {_string(", ".join(system.state_names))}";'),
+              f'"States: {string_literal(", ".join(system.state_names))}";'),
               f'  Real z[{n}] "Effort z(x)";']
     if has_h:
         lines += ['  Real E_supplied(start = 0, fixed = true) "Energy supplied since the start";',
@@ -319,7 +284,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     if m:
         lines.append(f'  Real u[{m}] "{"pH port inputs" if ported else "Inputs as a vector"}";')
     if ported:
-        lines.append(f'  Real y_ph[{m}] "pH port outputs";')
+        lines += wiring_locals(w, m)
     lines.append(_functions(ex, pnames, n))
     if dx:
         lines += [render_modelica_function(dx.force, "dissipationForce", "f", dx.params, dnames,
@@ -363,8 +328,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     else:
         lines += [f"  z = effort({call});", f"  {lhs} = (J - R)*z{fnl};", "  P_supplied = 0;"]
     if ported:
-        lines.append(f"  {{{', '.join(outs)}}} = Ty*y_ph + Cx*x"
-                     f"{f' + Du*{ext_u}' if ins else ''} + cy;")
+        lines += wiring_equation(w, ins, outs)
     lines.append(f"  P_dissipated = z*(R*z){pnl} + 2*z*(P*u) + u*(S*u);" if ft
                  else f"  P_dissipated = z*(R*z){pnl};")
     if has_h:
@@ -373,7 +337,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
                   "  der(E_supplied) = P_supplied;",
                   "  der(E_dissipated) = P_dissipated;",
                   "  energy_residual = H - H_start - E_supplied + E_dissipated;"]
-    lines += [f'  annotation (Documentation(info = "{_documentation(system, ex, names)}"));',
+    lines += [f'  annotation (Documentation(info = "{_documentation(system, ex, names, w.law)}"));',
               f"end {model_name};", ""]
     return "\n".join(lines)
 

@@ -4,9 +4,10 @@ A bare ``LinearPH``/``PHDAE`` shows its pH ports as they are (the identity wirin
 of the system).  A :class:`~fmu_surrogate.ph.ports.PortedSystem` shows the external variables of
 its :class:`~fmu_surrogate.ph.ports.PortMap`::
 
-    u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Du u_ext + cy
+    u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Du u_ext + cy (+ law(u_ext))
 
-Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
+with the optional static nonlinear law of the inputs (``PortMap.law``, a
+:class:`~fmu_surrogate.ph.StaticLaw`) evaluated wherever the outputs are.  Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
 value (``cu``) a parameter, so a user can change the preload.  A ``PortedSystem`` with a delayed
 feedthrough (its outputs at a communication point see the inputs held over the step before,
 :mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``.  The exporters
@@ -16,11 +17,14 @@ read everything about the outside from one :class:`Wiring`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fmu_surrogate.ph import StaticLaw
 
 __all__ = ["Wiring", "identified_at", "wiring"]
 
@@ -88,6 +92,7 @@ class Wiring:
     held_inputs: dict[str, float] = field(default_factory=dict)
     delayed: bool = False
     inputs_before: np.ndarray | None = None
+    law: StaticLaw | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -168,4 +173,5 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   False, identified_at(surrogate), identified_at(surrogate, "input_starts"),
                   identified_at(surrogate, "held_inputs"), bool(surrogate.delayed_feedthrough),
                   None if surrogate.inputs_before is None
-                  else np.asarray(surrogate.inputs_before, float))
+                  else np.asarray(surrogate.inputs_before, float),
+                  p.law if p.law is not None and p.law.n_terms else None)

@@ -23,7 +23,8 @@ from scipy.special import erf
 
 _S = v3_5.Syntax
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# the functions generated models call: Modelica's built-in ones and the MSL's erf
+# the functions generated models call: Modelica's built-in ones and the MSL's erf (and the
+# built-in max of two scalars, in Evaluator.call)
 _FUNCTIONS = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs,
               "log": np.log, "Modelica.Math.Special.erf": erf}
 _INPUT_TYPES = {"Modelica.Blocks.Interfaces.RealInput"}
@@ -336,6 +337,10 @@ class Evaluator:
     def call(self, fname: str, args: list, env: dict[str, Any]) -> Any:
         if fname in _FUNCTIONS:
             return _FUNCTIONS[fname](args[0])
+        if fname == "max":  # the built-in of two scalars
+            if len(args) != 2 or np.ndim(args[0]) or np.ndim(args[1]):
+                raise ValueError(f"max takes two scalars, got {args}")
+            return np.maximum(args[0], args[1])
         if fname == "transpose":
             return np.asarray(args[0]).T
         fn = self.cls.classes.get(fname)

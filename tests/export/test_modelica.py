@@ -367,13 +367,16 @@ def test_errors_name_the_problem(tmp_path):
     assert not list(tmp_path.glob("*.mo"))  # nothing half-written
 
 
-def _check_ported_equations(sur, text):
-    """Balanced, everything used, every residual zero for values from the ph objects."""
+def _check_ported_equations(sur, text, extra=None, inputs=None):
+    """Balanced, everything used, every residual zero for values from the ph objects (and
+    ``extra(ue)``: values of further unknowns at the external inputs ``ue``, random unless
+    ``inputs`` are given)."""
     cls = mc.model(text)
     system, p = sur.system, sur.ports
     r = _rng(12)
     n = system.n_states
     x, ue, d = r.normal(size=n), r.normal(size=sur.n_inputs), r.normal(size=n)
+    ue = ue if inputs is None else np.asarray(inputs, dtype=float)
     u = sur.inputs_to_ports(ue)
     z = system.effort(x)
     y = system.output_from_effort(z, u)
@@ -385,7 +388,8 @@ def _check_ported_equations(sur, text):
     vals = {"x": x, "z": z, "u": u, "y_ph": y, "P_supplied": float(y @ u),
             "P_dissipated": float(system.dissipation_rate(z, u)), "H": H, "H_start": 0.4,
             "E_supplied": 0.7, "E_dissipated": 0.2, "energy_residual": H - 0.4 - 0.7 + 0.2,
-            **dict(zip(ins, ue)), **dict(zip(outs, sur.outputs(x, ue)))}
+            **dict(zip(ins, ue)), **dict(zip(outs, sur.outputs(x, ue))),
+            **(extra(ue) if extra else {})}
     der = {"x": d, "E_supplied": vals["P_supplied"], "E_dissipated": vals["P_dissipated"]}
     res = mc.residuals(cls, vals, der)
     assert sum(v.size for _, v in res) == sum(mc.unknowns(cls).values())

@@ -6,7 +6,7 @@
  *   surrogate_data.h) on the pH ports (u, y), wired to the FMU's variables (u_ext, y_ext) by
  *
  *   u = TU u_ext + CU   (sources: ports with a zero row of TU take their parameter's value)
- *   y_ext = TY y + CX x + DU u_ext + CY
+ *   y_ext = TY y + CX x + DU u_ext + CY (+ a static law of u_ext, SUR_LAW_K: wiring.h)
  *
  * Co-simulation: the input is held over a communication step (zero-order hold), so the step is
  * exact: w = (x, u), w' = M w with M = [[A, Bu], [0, 0]], x(t0 + h) = [exp(M h) w(t0)]_x.  The
@@ -217,6 +217,14 @@ static int partial(const ModelInstance *c, fmi2ValueReference un, fmi2ValueRefer
         row = (int)un - SUR_VR_Y0;
         if (is_x) *out = SUR_CE[row * NX + kx];
         if (is_u) *out = SUR_DE[row * NUE + ku];
+#ifdef SUR_LAW_K
+        if (is_u) { /* the static law's slope (wiring.h) */
+            double e[FMU_ALLOC_SIZE(NUE)], dlaw[NYEA];
+            for (i = 0; i < NUE; i++) e[i] = i == ku ? 1.0 : 0.0;
+            law_directional(ues(c), e, dlaw);
+            *out += dlaw[row];
+        }
+#endif
         return 0;
     }
     if (un == VR_H) {

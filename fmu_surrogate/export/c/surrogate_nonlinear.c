@@ -28,7 +28,8 @@
  * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_f, pdis_df, pdis_rate: the same
  * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
  * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
- * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h).
+ * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
+ * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h).
  */
 #include <float.h>
 
@@ -507,6 +508,9 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
        external inputs act on the ports through SUR_TU */
     double dxs[NXA], due[FMU_ALLOC_SIZE(NUE)], dus[NUA], dz[NXA], tdz[NXA], z[NXA], f[NXA];
     double u[NUA], y[NUA], dy[NUA], dd, ds;
+#ifdef SUR_LAW_K
+    double dlaw[NYEA];
+#endif
     double *Jz = c->sur_jz;
     const double *x = xs(c);
     size_t i, k;
@@ -544,6 +548,9 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
     }
 #endif
     port_power(c, z, u, y, &dd, &ds);
+#ifdef SUR_LAW_K
+    law_directional(ues(c), due, dlaw); /* the static law's part of d y_ext (wiring.h) */
+#endif
     {
         /* dy = BO' dz + D du; d[z; u]'W[z; u] = 2 (Rz + Pu)'dz + 2 (P'z + Su)'du;
            d(y'u) = dy'u + y'du */
@@ -602,6 +609,9 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
             for (j = 0; j < NU; j++) acc += SUR_TY[r * NU + j] * dy[j];
             for (l = 0; l < NX; l++) acc += SUR_CX[r * NX + l] * dxs[l];
             for (j = 0; j < NUE; j++) acc += SUR_DU[r * NUE + j] * due[j];
+#ifdef SUR_LAW_K
+            acc += dlaw[r];
+#endif
 #if SUR_HAS_H
         } else if (un == VR_H) { /* dH = z' E dx (compatibility E' z = grad H) */
             for (l = 0; l < NX; l++)

@@ -7,7 +7,12 @@
  *
  * With SUR_HAS_SRC the energy supplied by the constant part of u (sources and offsets),
  * integral of y' cu, is the variable energy_supplied_sources.
- *   y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY
+ *   y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY (+ law)
+ *
+ * Static law (SUR_LAW_K terms, fmu_surrogate.ph.StaticLaw): a nonlinear law of the external
+ * inputs the outputs see, added to them like SUR_DU u_ext,
+ *   law = sum_k SUR_LAW_C[:, k] f_k(s_k),   s = SUR_LAW_W u_ext + SUR_LAW_B,
+ * f_k by SUR_LAW_KIND[k]: 0 cubic s^3, 1 tanh s, 2 hinge max(s, 0) (slope 0 at the kink).
  *
  * Delayed feedthrough (SUR_DELAYED, fmu_surrogate.ph.ports): in co-simulation the outputs see the
  * external inputs the last step held, sur_ustep, as the FMU the surrogate stands for does (its
@@ -78,6 +83,49 @@ static void start_step_inputs(ModelInstance *c)
 }
 #endif
 
+#ifdef SUR_LAW_K
+/* f_k(s) of the static law's term k, and its slope f_k'(s) in *slope. */
+static double law_term(int k, double s, double *slope)
+{
+    switch (SUR_LAW_KIND[k]) {
+    case 0:
+        *slope = 3.0 * s * s;
+        return s * s * s;
+    case 1: {
+        const double t = tanh(s);
+        *slope = 1.0 - t * t;
+        return t;
+    }
+    default:
+        *slope = s > 0.0 ? 1.0 : 0.0;
+        return s > 0.0 ? s : 0.0;
+    }
+}
+
+/* The terms f_k(s_k) (SUR_LAW_K) and their slopes at the external inputs ue. */
+static void law_terms(const double *ue, double *f, double *slope)
+{
+    int j, k;
+    for (k = 0; k < SUR_LAW_K; k++) {
+        double s = 0.0;
+        for (j = 0; j < NUE; j++) s += SUR_LAW_W[k * NUE + j] * ue[j];
+        f[k] = law_term(k, s + SUR_LAW_B[k], &slope[k]);
+    }
+}
+
+/* The law's directional derivative dlaw (NYE) at the external inputs ue along due:
+   SUR_LAW_C diag(f'(s)) SUR_LAW_W due. */
+static void law_directional(const double *ue, const double *due, double *dlaw)
+{
+    double f[SUR_LAW_K], slope[SUR_LAW_K], ds[SUR_LAW_K];
+    int k;
+    law_terms(ue, f, slope);
+    dn_matvec(SUR_LAW_K, NUE, NUE, SUR_LAW_W, due, ds);
+    for (k = 0; k < SUR_LAW_K; k++) ds[k] *= slope[k];
+    dn_matvec(NYE, SUR_LAW_K, SUR_LAW_K, SUR_LAW_C, ds, dlaw);
+}
+#endif
+
 /* The external outputs (written to their variables) from the pH port outputs y, the states x
    and the external inputs ue they see (seen_inputs). */
 static void external_outputs(ModelInstance *c, const double *y, const double *x,
@@ -89,7 +137,16 @@ static void external_outputs(ModelInstance *c, const double *y, const double *x,
     dn_matvec(NYE, NX, NX, SUR_CX, x, b);
     for (i = 0; i < NYE; i++) a[i] += b[i] + SUR_CY[i];
     dn_matvec(NYE, NUE, NUE, SUR_DU, ue, b);
-    for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] = a[i] + b[i];
+    for (i = 0; i < NYE; i++) a[i] += b[i];
+#ifdef SUR_LAW_K
+    {
+        double f[SUR_LAW_K], slope[SUR_LAW_K];
+        law_terms(ue, f, slope);
+        dn_matvec(NYE, SUR_LAW_K, SUR_LAW_K, SUR_LAW_C, f, b);
+        for (i = 0; i < NYE; i++) a[i] += b[i];
+    }
+#endif
+    for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] = a[i];
 }
 
 #endif /* FMU_SURROGATE_WIRING_H */

@@ -7,7 +7,9 @@ step and of the energy integrals, and the wiring of the pH ports to the FMU's va
 :func:`fmu_surrogate.ph.simulate` (``c/surrogate_nonlinear.c``): its header holds the scheme's
 data, the effort's C code and, for a :class:`~fmu_surrogate.ph.NonlinearPH` with power-law
 dissipation, the C code of its force ``R_nl(z) z`` (``SUR_NL`` 1; ``R`` is then the constant
-part ``R₀``) and, with a nonlinear feedthrough, that of ``S_nl(u) u`` (``SUR_PNL`` 1).
+part ``R₀``) and, with a nonlinear feedthrough, that of ``S_nl(u) u`` (``SUR_PNL`` 1).  A
+static law of the external inputs in the outputs (``PortMap.law``) is ``SUR_LAW_K`` terms with
+constant arrays, evaluated by ``c/wiring.h`` wherever the outputs are.
 """
 
 from __future__ import annotations
@@ -120,7 +122,29 @@ def _wiring_data(w: Wiring) -> list[str]:
     return ["/* u = SUR_TU u_ext + SUR_CU; y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY */",
             _c_array("SUR_TU", w.Tu), _c_array("SUR_CU", w.cu), _c_array("SUR_TY", w.Ty),
             _c_array("SUR_CX", w.Cx), _c_array("SUR_DU", w.Du), _c_array("SUR_CY", w.cy),
-            f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources)]
+            f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources), *_law_data(w)]
+
+
+#: the codes of a static law's term kinds in ``c/wiring.h`` (``SUR_LAW_KIND``)
+_LAW_KINDS = {"cubic": 0, "tanh": 1, "hinge": 2}
+
+
+def _law_data(w: Wiring) -> list[str]:
+    """``SUR_LAW_K`` and the arrays of the static law of the external inputs (none without
+    one, so that such a surrogate's data are as before)."""
+    law = w.law
+    if law is None:
+        return []
+    unknown = sorted(set(law.kinds) - set(_LAW_KINDS))
+    if unknown:
+        raise ExportError(f"the static law's term kinds {unknown} have no C translation; "
+                          f"the exporter writes {sorted(_LAW_KINDS)}.")
+    return [("/* y_ext += SUR_LAW_C f(SUR_LAW_W u_ext + SUR_LAW_B), f_k by SUR_LAW_KIND: "
+             "0 cubic, 1 tanh, 2 hinge */"),
+            f"#define SUR_LAW_K {law.n_terms}",
+            _c_ints("SUR_LAW_KIND", [_LAW_KINDS[k] for k in law.kinds]),
+            _c_array("SUR_LAW_W", law.W), _c_array("SUR_LAW_B", law.b),
+            _c_array("SUR_LAW_C", law.C)]
 
 
 def _linear_data(w: Wiring) -> list[str]:

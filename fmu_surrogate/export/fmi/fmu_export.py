@@ -24,7 +24,8 @@ dissipation ``R_nl(z̄) z̄`` at the step's mean effort — in internal steps
 of ``step`` (``c/surrogate_nonlinear.c``); the C code of ``z(x)``, ``∂z/∂x`` and ``H(x)`` comes
 from :func:`fmu_surrogate.export.expressions.render.effort_c_source`, that of the dissipation's
 force, Jacobian and rate from :func:`~fmu_surrogate.export.expressions.render.dissipation_c_source`;
-the feedthrough and the wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``).
+the feedthrough and the wiring of a ``PortedSystem`` as for linear surrogates (``c/wiring.h``,
+which also evaluates a static law of the inputs, ``PortMap.law``, wherever the outputs are).
 The co-simulation FMU reproduces ``ph.simulate(..., hold="zoh")`` on its internal grid to
 round-off (tests/export/fmi).
 
@@ -93,7 +94,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     surrogate : LinearPH, PHDAE, PortedSystem or path
         The surrogate, or its JSON file (:func:`fmu_surrogate.ph.save`).  A ``PortedSystem``
         exports with its external names, causalities, units, signs, constant sources (tunable
-        parameters) and measured outputs (:mod:`fmu_surrogate.export.wiring`).
+        parameters), measured outputs and static law of the inputs
+        (:mod:`fmu_surrogate.export.wiring`).
     path : path
         The ``.fmu`` to write (parent folders are created).
     fmi_version : {2, 3}

@@ -34,7 +34,12 @@ import numpy as np
 
 from fmu_surrogate.export.fmi.c_data import algebraic, is_exact_linear, linear_matrices
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
-from fmu_surrogate.export.fmi.structure import Sparsity, linear_sparsity, nonlinear_sparsity
+from fmu_surrogate.export.fmi.structure import (
+    Sparsity,
+    linear_sparsity,
+    nonlinear_sparsity,
+    with_static_law,
+)
 from fmu_surrogate.export.names import exported_names, sanitize
 from fmu_surrogate.export.wiring import Wiring
 
@@ -50,8 +55,10 @@ def _start_name(i: int) -> str:
 
 def _sparsity(w: Wiring) -> Sparsity:
     if is_exact_linear(w.system):
-        return linear_sparsity(linear_matrices(w), w.Tu, w.Ty, w.sources)
-    return nonlinear_sparsity(w, *algebraic(w.system))
+        sp = linear_sparsity(linear_matrices(w), w.Tu, w.Ty, w.sources)
+    else:
+        sp = nonlinear_sparsity(w, *algebraic(w.system))
+    return with_static_law(sp, w.law)
 
 
 def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]],
@@ -138,6 +145,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     law = "" if getattr(system, "nonlinear_feedthrough", None) is None else " + S_nl(u) u"
     y_text = (f"y = (G + P)^T z(x) + (S - N) u{law}" if w.identity else
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
+    if w.law is not None:
+        y_text += f" + a static law of u_ext ({w.law.n_terms} terms)"
     if w.delayed:
         y_text += ", in co-simulation of the inputs the last step held"
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),

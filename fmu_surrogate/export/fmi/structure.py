@@ -6,17 +6,19 @@ the C code has a nonzero entry, so the declared dependencies are the code's own.
 surrogates ``y = Bᵀz(x)`` depends on the states only (no direct feedthrough), and an importer that
 connects two exported surrogates back to back sees no algebraic loop.  Nonlinear efforts are
 taken as dense in the differential states; an index-1 algebraic state depends on the inputs that
-enter the algebraic equations, and so does everything computed from it.
+enter the algebraic equations, and so does everything computed from it.  A static law of the
+external inputs in the outputs (``PortMap.law``) adds its own output→input pairs
+(:func:`with_static_law`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Sparsity", "linear_sparsity", "nonlinear_sparsity"]
+__all__ = ["Sparsity", "linear_sparsity", "nonlinear_sparsity", "with_static_law"]
 
 
 @dataclass(frozen=True)
@@ -148,3 +150,22 @@ def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsi
                     _bool_product(u_alg, tu), x_d, _bool_product(diss_u, tu), x_d,
                     _bool_product(supp_u, tu), _bool_product(ty, y_u)[:, src].reshape(k_out, -1),
                     dx_u[:, src], diss_u[src], supp_u[src])
+
+
+def with_static_law(sp: Sparsity, law: Any) -> Sparsity:
+    """``sp`` with the output→input dependencies of a static law of the external inputs.
+
+    Parameters
+    ----------
+    sp : Sparsity
+        The dependencies of the core and the affine wiring.
+    law : StaticLaw or None
+        The wiring's static law (``PortMap.law``): output ``i`` depends on input ``j`` where a
+        term with a gain on ``i`` has a direction with a component ``j``.
+
+    Returns
+    -------
+    Sparsity
+        ``y_u`` joined with ``law.dependencies`` (``sp`` itself without a law).
+    """
+    return sp if law is None else replace(sp, y_u=sp.y_u | law.dependencies)
