@@ -10,8 +10,9 @@ with the optional static nonlinear law of the inputs (``PortMap.law``, a
 :class:`~fmu_surrogate.ph.StaticLaw`) evaluated wherever the outputs are.  Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
 value (``cu``) a parameter, so a user can change the preload.  A ``PortedSystem`` with a delayed
 feedthrough (its outputs at a communication point see the inputs held over the step before,
-:mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``.  The exporters
-read everything about the outside from one :class:`Wiring`.
+:mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``, one with late
+outputs (those read at a communication point are those of the point before, state and inputs)
+in ``late``.  The exporters read everything about the outside from one :class:`Wiring`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ class Wiring:
     inputs_before : ndarray, shape (k_in,), or None
         With ``delayed``: the external inputs held before the first step (``None``: the inputs
         at the first point).
+    law : StaticLaw or None
+        The static law of the external inputs in the outputs (``PortMap.law``; ``None`` for none
+        or one without terms).
+    late : bool
+        Whether the outputs at a communication point are those of the point before, state and
+        inputs (``PortedSystem.late_outputs``).
     """
 
     system: Any
@@ -93,6 +100,7 @@ class Wiring:
     delayed: bool = False
     inputs_before: np.ndarray | None = None
     law: StaticLaw | None = None
+    late: bool = False
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -174,4 +182,5 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   identified_at(surrogate, "held_inputs"), bool(surrogate.delayed_feedthrough),
                   None if surrogate.inputs_before is None
                   else np.asarray(surrogate.inputs_before, float),
-                  p.law if p.law is not None and p.law.n_terms else None)
+                  p.law if p.law is not None and p.law.n_terms else None,
+                  bool(surrogate.late_outputs))

@@ -18,7 +18,8 @@
  * With a constant part cu of the port inputs (SUR_HAS_SRC), its share of the supplied energy,
  * int cu'y dt = cu' (C [psi w0]_x + h D u) with psi = int_0^h exp(M s) ds, is
  * energy_supplied_sources.
- * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h).
+ * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
+ * SUR_LATE they are those of the state and inputs the last step started from (wiring.h).
  * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
  * states as well (der(energy_dissipated) = [z; u]'W[z; u], der(energy_supplied) = y'u),
  * integrated by the importer with the inputs it applies to the model, so energy_residual there
@@ -52,6 +53,9 @@ fmi2Status model_initialize(ModelInstance *c)
     c->d.sur_h0 = hamiltonian(xs(c));
 #ifdef SUR_DELAYED
     start_step_inputs(c);
+#endif
+#ifdef SUR_LATE
+    c->d.sur_late = 0; /* the outputs of the current state and inputs until the first step */
 #endif
     return fmi2OK;
 }
@@ -87,6 +91,9 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
             for (i = 0; i < NU; i++) y[i] += du[i];
         }
         external_outputs(c, y, x, ue);
+#ifdef SUR_LATE
+        show_late_outputs(c); /* after a step: those of its start (wiring.h) */
+#endif
         V(H) = hamiltonian(x);
         V(energy_residual) = V(H) - c->d.sur_h0 + V(energy_dissipated) - V(energy_supplied);
     }
@@ -147,6 +154,9 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
     int i, j;
 #ifdef SUR_DELAYED
     hold_step_inputs(c);
+#endif
+#ifdef SUR_LATE
+    if (freeze_outputs(c) > fmi2Warning) return fmi2Error; /* late outputs (wiring.h) */
 #endif
     if (prepare(c, H) > fmi2Warning) return fmi2Error;
     port_inputs(c, u);

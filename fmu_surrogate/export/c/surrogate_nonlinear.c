@@ -29,6 +29,7 @@
  * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
  * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
  * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
+ * SUR_LATE they are those of the state and inputs the last step started from (wiring.h); with
  * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h).
  */
 #include <float.h>
@@ -284,6 +285,9 @@ fmi2Status model_initialize(ModelInstance *c)
 #ifdef SUR_DELAYED
     start_step_inputs(c);
 #endif
+#ifdef SUR_LATE
+    c->d.sur_late = 0; /* the outputs of the current state and inputs until the first step */
+#endif
     return fmi2OK;
 }
 
@@ -324,6 +328,9 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
                 port_power(c, z, uo, yo, &d_o, &s_o);
             }
             external_outputs(c, ue != ues(c) ? yo : y, x, ue);
+#ifdef SUR_LATE
+            show_late_outputs(c); /* after a step: those of its start (wiring.h) */
+#endif
         }
         V(der_energy_dissipated) = d;
         V(der_energy_supplied) = s;
@@ -482,6 +489,9 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
     int k = 1, j;
 #ifdef SUR_DELAYED
     hold_step_inputs(c);
+#endif
+#ifdef SUR_LATE
+    if (freeze_outputs(c) > fmi2Warning) return fmi2Error; /* late outputs (wiring.h) */
 #endif
     port_inputs(c, u);
 #if SUR_NA > 0

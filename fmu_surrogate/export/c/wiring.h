@@ -22,6 +22,17 @@
  * the inputs when the FMU leaves initialisation.  The states see the current inputs as always,
  * and in model exchange (no steps) the outputs do too: the continuous-time model.
  *
+ * Late outputs (SUR_LATE, fmu_surrogate.ph.ports): in co-simulation the outputs read at a
+ * communication point are those of the point before, state and inputs, as the FMU the surrogate
+ * stands for (generated code that computes its outputs at the start of doStep, then advances its
+ * states).  fmi2DoStep first computes the outputs of the state and inputs it starts from
+ * (freeze_outputs) and keeps them, sur_ylate; until the next step every evaluation shows them
+ * (show_late_outputs), whatever inputs are set.  Before the first step (initialisation, after
+ * fmi2Reset) the outputs are those of the current state and inputs, so the first two points show
+ * the same values.  Only the port outputs are late: H, the energies and the derivatives are the
+ * core's at the current time.  The frozen outputs are part of the FMU state.  No model exchange
+ * (fmu_surrogate.export.fmi.fmu_export).
+ *
  * Include after fmi2_framework.h, dense.h and surrogate_data.h.
  */
 #ifndef FMU_SURROGATE_WIRING_H
@@ -80,6 +91,31 @@ static void start_step_inputs(ModelInstance *c)
 #else
     hold_step_inputs(c);
 #endif
+}
+#endif
+
+#ifdef SUR_LATE
+/* After the first step: the outputs frozen at the start of the last step replace those just
+   computed (last thing of model_evaluate with outputs). */
+static void show_late_outputs(ModelInstance *c)
+{
+    int i;
+    if (!c->d.sur_late) return;
+    for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] = c->d.sur_ylate[i];
+}
+
+/* First thing of model_do_step: the outputs of the state and inputs the step starts from, kept
+   until the next step. */
+static fmi2Status freeze_outputs(ModelInstance *c)
+{
+    fmi2Status s;
+    int i;
+    c->d.sur_late = 0;
+    s = model_evaluate(c, 1);
+    if (s > fmi2Warning) return s;
+    for (i = 0; i < NYE; i++) c->d.sur_ylate[i] = c->d.r[SUR_VR_Y0 + i];
+    c->d.sur_late = 1;
+    return s;
 }
 #endif
 

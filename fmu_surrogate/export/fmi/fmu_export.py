@@ -37,6 +37,18 @@ input set between steps changes the outputs only after the next step), and start
 the end of initialisation; in model exchange it is the continuous-time model.  Such a surrogate
 is exported for co-simulation only by default, so that its ``<ModelStructure>`` can say that its
 outputs depend on no input (:mod:`fmu_surrogate.export.fmi.spec`).
+
+A ``PortedSystem`` with late outputs (its FMU computes the outputs at the start of ``doStep``,
+before it advances the states: those read at a communication point are those of the point
+before, state and inputs, :mod:`fmu_surrogate.ph.ports`) behaves in co-simulation as that FMU:
+each step first computes the outputs of the state and inputs it starts from and shows them until
+the next step (an input set between steps changes nothing; after initialisation the outputs are
+those of the start, so the first two points show the same values).  Only the port outputs are
+late: ``H``, ``energy_residual`` and the energies are the core's at the current time, as for the
+delayed feedthrough.  Model exchange has no steps and so no point before: such a surrogate is
+exported for co-simulation only, whose ``<ModelStructure>`` says that its outputs depend on no
+input; asking for model exchange is an error (export the surrogate without late outputs for the
+continuous-time model).
 """
 
 from __future__ import annotations
@@ -115,8 +127,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         the FMU starts from them).  Default: a ``PortedSystem``'s ``x0``, else zero.
     model_exchange : bool, optional
         Also provide model exchange (one binary, one model description).  Default: yes, except
-        for a surrogate with a delayed feedthrough (co-simulation only, its states internal:
-        module docs).
+        for a surrogate with a delayed feedthrough or late outputs (co-simulation only, its
+        states internal: module docs); a surrogate with late outputs has no model exchange.
 
     Returns
     -------
@@ -128,7 +140,7 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     ------
     ExportError
         NaN or infinite entries, a singular ``E``, an effort that cannot be exported, a bad
-        ``fmi_version``, an ``x0`` of the wrong shape or not finite, or a model description
+        ``fmi_version``, model exchange asked for a surrogate with late outputs, an ``x0`` of the wrong shape or not finite, or a model description
         that does not validate.
     SurrogateFileError
         ``surrogate`` is a file that cannot be read.
@@ -162,7 +174,15 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
     data = surrogate_data(w, step=step)
-    me = not w.delayed if model_exchange is None else bool(model_exchange)
+    if w.late and model_exchange:
+        raise ExportError(
+            "this surrogate has late outputs (PortedSystem.late_outputs: the outputs read at a "
+            "communication point are those of the point before), a co-simulation trait that "
+            "model exchange, which has no steps, cannot show.  Export it for co-simulation only "
+            "(model_exchange=None or False; command line --interfaces cs), or, for the "
+            "continuous-time model, a copy without late outputs (PortedSystem(s.system, "
+            "s.ports, s.x0)).")
+    me = not (w.delayed or w.late) if model_exchange is None else bool(model_exchange)
     spec = surrogate_spec(w, identifier, step=step, model_exchange=me)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)

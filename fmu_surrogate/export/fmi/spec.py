@@ -23,6 +23,12 @@ model exchange (no steps: the continuous-time model, outputs with the direct fee
 ``<ModelStructure>`` for both and declares the direct feedthrough: a dependency declared but
 absent (in co-simulation) costs an importer at most an algebraic loop it need not solve, one
 absent but real (in model exchange) would give it wrong outputs.
+
+A surrogate with late outputs (:mod:`fmu_surrogate.ph.ports`: in co-simulation the outputs read
+at a communication point are those of the point before, state and inputs, ``c/wiring.h``) is
+co-simulation only (:mod:`fmu_surrogate.export.fmi.fmu_export`); its outputs depend on no input,
+at the start on the states' start values and the inputs (the outputs after initialisation are
+those of the start).  ``H`` and the energies are the core's at the current time, as without.
 """
 
 from __future__ import annotations
@@ -89,7 +95,7 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table["der(energy_dissipated)"] = deps(sp.diss_x, sp.diss_u, sp.diss_s)
     table["der(energy_supplied)"] = deps(sp.supp_x, sp.supp_u, sp.supp_s)
     table["der(energy_supplied_sources)"] = table["der(energy_supplied)"]
-    if w.delayed:  # the outputs see the inputs the last step held (module docs)
+    if w.delayed or w.late:  # the outputs see the inputs of the step before (module docs)
         # at the start algebraic states follow the inputs themselves, whatever was held before
         start_on_inputs = not before or cols_d.size < len(sts)
         for i, o in enumerate(outs):
@@ -149,6 +155,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
         y_text += f" + a static law of u_ext ({w.law.n_terms} terms)"
     if w.delayed:
         y_text += ", in co-simulation of the inputs the last step held"
+    if w.late:
+        y_text += ", in co-simulation that of the state and inputs the last step started from"
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
              unit=w.input_units[i],
              description=orig("inputs", i, f"input {i + 1}") + (
@@ -219,6 +227,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     if w.delayed:
         desc += ("; its co-simulation outputs see the inputs the last step held (delayed "
                  "feedthrough)")
+    if w.late:
+        desc += ("; its co-simulation outputs are those of the state and inputs the last step "
+                 "started from (late outputs)")
     if changed:
         desc += "; names sanitised: " + ", ".join(changed)
     if exact:
@@ -248,6 +259,10 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
         defines["MODEL_EXTRA_DATA"] = f"{data} double sur_ustep[FMU_ALLOC_SIZE(NUE)];"
         if before:
             defines["SUR_VR_UB0"] = ub0
+    if w.late:  # c/wiring.h: the outputs frozen at the start of a step, saved with the FMU state
+        defines["SUR_LATE"] = 1
+        defines["MODEL_EXTRA_DATA"] = (f"{data} int sur_late; "
+                                       "double sur_ylate[FMU_ALLOC_SIZE(NYE)];")
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))
         defines["MODEL_FIXED_VALUES"] = ", ".join(repr(float(x)) for x in w.parameters.values())
@@ -259,8 +274,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     return ModelSpec(identifier, desc,
                      "surrogate_linear.c" if exact else "surrogate_nonlinear.c", tuple(v),
                      Experiment(0.0, 1.0, step), defines=defines,
-                     # a delayed feedthrough's outputs have no derivative on the inputs in
+                     # delayed or late outputs have no derivative on the inputs in
                      # co-simulation, the C code's is the continuous-time model's: none declared
-                     directional_derivatives=not alg and not w.delayed,
+                     directional_derivatives=not alg and not w.delayed and not w.late,
                      generation_tool="fmu-surrogate (fmu_surrogate.export)",
                      model_exchange=model_exchange)
