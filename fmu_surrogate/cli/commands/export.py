@@ -25,7 +25,8 @@ def add_export_arguments(p: argparse.ArgumentParser) -> None:
     """
     p.add_argument("surrogate", help="surrogate JSON file (fmu-surrogate identify -o ...)")
     p.add_argument("--fmu", help="write a standalone FMU (co-simulation, and model exchange "
-                                 "unless the surrogate's outputs are delayed: see --interfaces)")
+                                 "unless the surrogate's outputs are delayed or late: see "
+                                 "--interfaces)")
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2,
                    help="FMI version of the FMU (default 2)")
     p.add_argument("--name", help="model identifier of the FMU (default: from the surrogate's "
@@ -33,7 +34,9 @@ def add_export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interfaces", choices=("cs", "cs+me"),
                    help="interfaces of the FMU: co-simulation only, or co-simulation and model "
                         "exchange (default: both, except for a surrogate whose outputs see the "
-                        "inputs of the step before, which is co-simulation only, as its source)")
+                        "inputs of the step before, which is co-simulation only, as its source; "
+                        "one with late outputs, those of the point before, has no model "
+                        "exchange)")
     p.add_argument("--modelica", help="write a Modelica model (.mo)")
 
 
@@ -62,10 +65,11 @@ def export_command(args: argparse.Namespace) -> int:
         path = export_fmu(system, args.fmu, fmi_version=args.fmi, model_name=args.name,
                           model_exchange=me)
         delayed = bool(getattr(system, "delayed_feedthrough", False))
-        kinds = "co-simulation + model exchange" if (not delayed if me is None else me) \
-            else "co-simulation"
-        note = (", outputs see the inputs of the step before, as the source FMU's"
-                if delayed else "")
+        late = bool(getattr(system, "late_outputs", False))
+        kinds = ("co-simulation + model exchange"
+                 if (not (delayed or late) if me is None else me) else "co-simulation")
+        note = (", outputs see the inputs of the step before, as the source FMU's" if delayed
+                else ", outputs those of the point before, as the source FMU's" if late else "")
         print(f"FMU (FMI {args.fmi}.0, {kinds}{note}): {path}")
     if args.modelica:
         try:
