@@ -446,6 +446,17 @@ def test_delayed_feedthrough_exports_the_continuous_time_model():
     assert "  {v, q, i3} = Ty*y_ph + Cx*x + Du*{F, u3} + cy;" in text
 
 
+def test_late_outputs_export_the_continuous_time_model():
+    """Late outputs (those read at a communication point are those of the point before) are a
+    trait of sampled co-simulation outputs too: the Modelica model is that of the same surrogate
+    with outputs of the current state and inputs."""
+    from tests.export.test_wiring import ported
+
+    sur = ported()
+    late = PortedSystem(sur.system, sur.ports, sur.x0, late_outputs=True)
+    assert modelica_model(late, "DropIn") == modelica_model(sur, "DropIn")
+
+
 def test_nonlinear_ph_drop_in_equations_and_dissipation_functions_hold():
     """A NonlinearPH with feedthrough behind an FMU's names: every equation holds for values of
     the ph objects (its flow and dissipation rate carry R_nl(z)), and the dissipation functions
