@@ -29,7 +29,7 @@ import numpy as np
 from fmu_surrogate.errors import FmuSurrogateError
 
 __all__ = ["ModelChoice", "ModelSelectionError", "describe_fit", "heldout_errors",
-           "select_dataset", "select_model", "split_runs"]
+           "output_errors", "select_dataset", "select_model", "split_runs"]
 
 #: Default held-out relative error a linear model must reach to be kept (worst output).
 TOLERANCE = 0.01
@@ -255,6 +255,23 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     -------
     list of float
     """
+    return [float(e.max()) for e in output_errors(system, x0, ds, inputs, outputs, runs)]
+
+
+def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
+                  outputs: Sequence[str], runs: Sequence[int]) -> list[np.ndarray]:
+    """Per run, each output's relative error ``max_t |ŷ_j − y_j| / max_t |y_j|``
+    (:func:`heldout_errors` takes the worst).
+
+    Parameters
+    ----------
+    system, x0, ds, inputs, outputs, runs
+        As for :func:`heldout_errors`.
+
+    Returns
+    -------
+    list of ndarray, shape (k_out,)
+    """
     from fmu_surrogate.fmu.dataset import run_arrays
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.ph import PortedSystem, simulate
@@ -267,8 +284,21 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
         else:
             y_hat = simulate(system, t, u, x0, hold=hold).y
         scale = np.maximum(np.abs(y).max(axis=0), 1e-300)
-        out.append(float((np.abs(y_hat - y).max(axis=0) / scale).max()))
+        out.append(np.abs(y_hat - y).max(axis=0) / scale)
     return out
+
+
+def _outputs_line(est: Any, ds: Any, runs: Sequence[int], where: str) -> str:
+    """Each output's error of a model that misses the tolerance, the worst first."""
+    sur = est.to_surrogate()
+    names = list(sur.output_names)
+    worst = np.max(output_errors(sur, getattr(est, "x0_", None), ds, list(sur.input_names),
+                                 names, runs), axis=0)
+    order = np.argsort(-worst)
+    return (f"{where} error of each output of the kept model: "
+            + ", ".join(f"{names[j]} {_percent(float(worst[j]))}" for j in order)
+            + " — an output no model of the inputs explains (a power or an energy the FMU "
+            "computes, round-off) can be left out (outputs=…, CLI --outputs)")
 
 
 def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
@@ -417,7 +447,11 @@ def select_dataset(
     where = "held-out" if held else "training (nothing held out)"
 
     def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
-        return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, details, lin,
+        kept = e_lin if method == "linear" else e_nl
+        text = details
+        if kept > tolerance and len(outputs) > 1:  # which outputs it misses
+            text += "\n  " + _outputs_line(est, ds, check, "held-out" if held else "training")
+        return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
                            "held-out" if held else "training", late.late)
 
     if e_lin <= tolerance:

@@ -133,3 +133,17 @@ def test_a_damper_with_a_preload_force_is_found_with_its_offset(benchmark_fmus):
     # measured 6e-5 (held-out, worst output); before the order was chosen with the constant
     # input, slow modes took the offset (order 5) and both fits ended at 7 %
     assert choice.nonlinear_error <= 1e-3
+
+
+def test_the_report_names_the_outputs_a_kept_model_misses():
+    from fmu_surrogate.identify.selection import select_dataset
+
+    ds, _, _ = _mass_dataset()
+    # an output of round-off only (an energy balance residual the FMU shows): no model of the
+    # inputs explains it, and its relative error is about 100 %
+    noise = np.random.default_rng(0).normal(size=ds["x"].shape) * 1e-15
+    ds["r"] = (ds["x"].dims, noise, {**ds["x"].attrs, "fmu_variable": "r", "units": "J"})
+    choice = select_dataset(ds, nonlinear={"max_iter": 1}, late_outputs=False)
+    line = next(x for x in choice.report().splitlines() if "error of each output" in x)
+    assert line.split(": ")[1].startswith("r ")  # the worst first
+    assert "--outputs" in line and all(f"{n} " in line for n in ("x", "v", "a"))
