@@ -6,7 +6,8 @@
   ``s_length = strlen(s)``) inputs and outputs.
 * :func:`build_arrays3` compiles ``c/arrays3.c``: FMI 3.0, co-simulation and model exchange; the
   linear state-space model ``x' = A x + B u``, ``y = C x + D u`` with array variables (``u``,
-  ``y``, ``x``, ``der(x)``, ``x0`` of shape 3; ``A``, ``B``, ``C``, ``D`` of shape 3x3, defaults
+  ``y``, ``x``, ``der(x)``, ``x0`` of shape 3; ``A``, ``B``, ``C``, ``D`` of shape 3x3, their size
+  the structural parameter ``n_x``; defaults
   ``A = -I``, ``B = C = I``, ``D = 0``, ``u`` starts at ``[1, 2, 3]``), beside an Int32
   (``m = 2 n + 1``), a Boolean (``not_b = !b``) and a String (``s_out = s``) feedthrough.
 
@@ -74,7 +75,7 @@ TYPED_XML = f"""<?xml version="1.0" encoding="UTF-8"?>
 def _array(name: str, vr: int, causality: str, variability: str, dims: int, start: str = "",
            extra: str = "") -> str:
     start_attr = f' start="{start}"' if start else ""
-    dim = '<Dimension start="3"/>' * dims
+    dim = '<Dimension valueReference="16"/>' * dims  # the structural parameter n_x
     return (f'    <Float64 name="{name}" valueReference="{vr}" causality="{causality}" '
             f'variability="{variability}"{start_attr}{extra}>{dim}</Float64>')
 
@@ -102,6 +103,8 @@ ARRAYS3_XML = f"""<?xml version="1.0" encoding="UTF-8"?>
   <DefaultExperiment startTime="0" stopTime="1" stepSize="0.01"/>
   <ModelVariables>
     <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+    <UInt64 name="n_x" valueReference="16" causality="structuralParameter" variability="fixed"
+        start="3" description="size of the arrays (the C code has 3)"/>
 {_ARRAYS}
     <Int32 name="n" valueReference="10" causality="input" variability="discrete" start="0"/>
     <Int32 name="m" valueReference="11" causality="output" variability="discrete"/>

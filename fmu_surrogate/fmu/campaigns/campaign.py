@@ -129,6 +129,10 @@ class Campaign:
         self.target = fmu if isinstance(fmu, Target) else None
         info = fmu.info if self.target is not None else open_fmu(fmu)
         info.require_binary()
+        if self.target is None and not (info.supports_cs or info.supports_me):
+            raise ExperimentError(f"{info.name} has neither a co-simulation nor a "
+                                  f"model-exchange interface (FMI 3 scheduled execution only?); "
+                                  f"harvesting needs one of them: export the FMU with one.")
         if interface == "cs" and not info.supports_cs:
             raise ExperimentError(f"{info.name} has no co-simulation interface; use "
                                   f"interface='me' or 'auto'.")

@@ -172,6 +172,11 @@ def _parameter_elements(info: FMUInfo, parameter_sets: list[dict]) -> list[dict]
         for k, value in p.items():
             v, pos = find_element(info, k)
             if k not in checked:
+                if v.causality == "structuralParameter":
+                    raise ExperimentError(
+                        f"{k!r} is a structural parameter (it may size arrays): an FMU takes "
+                        f"those in configuration mode only, which a harvest does not enter; "
+                        f"leave it out of the parameters (it keeps its start value {v.start}).")
                 if not _settable(v):
                     raise ExperimentError(
                         f"{k!r} is a {v.causality} variable ({v.variability}, initial="

@@ -4,7 +4,8 @@
  *     x' = A x + B u,   y = C x + D u,   x(t0) = x0
  *
  * with the input u[3], the output y[3], the state x[3] and its derivative der(x)[3], the
- * parameters A, B, C, D (3x3, row-major) and x0[3]; beside it an Int32 input n with the Int32
+ * parameters A, B, C, D (3x3, row-major) and x0[3] (their size: the structural parameter n_x,
+ * which stays 3); beside it an Int32 input n with the Int32
  * output m = 2 n + 1, a Boolean input b with the Boolean output not_b = !b and a String input s
  * with the String output s_out = s.
  *
@@ -23,7 +24,7 @@
 
 enum { VR_TIME = 0, VR_U = 1, VR_Y = 2, VR_A = 3, VR_B = 4, VR_C = 5, VR_D = 6, VR_X0 = 7,
        VR_X = 8, VR_DER_X = 9, VR_N = 10, VR_M = 11, VR_BOOL = 12, VR_NOT_B = 13, VR_S = 14,
-       VR_S_OUT = 15 };
+       VR_S_OUT = 15, VR_N_X = 16 };
 
 typedef struct {
     fmi3InstanceEnvironment env;
@@ -259,6 +260,18 @@ fmi3Status fmi3SetString(fmi3Instance instance, const fmi3ValueReference vr[], s
     return fmi3OK;
 }
 
+fmi3Status fmi3GetUInt64(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
+                         fmi3UInt64 values[], size_t nValues) {
+    for (size_t i = 0; i < nvr && i < nValues; i++) {
+        if (vr[i] != VR_N_X) {
+            fail((Instance *)instance, "fmi3GetUInt64: unknown value reference");
+            return fmi3Error;
+        }
+        values[i] = N;
+    }
+    return fmi3OK;
+}
+
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 t, fmi3Float64 h,
                       fmi3Boolean noSetFMUStatePriorToCurrentPoint,
                       fmi3Boolean *eventHandlingNeeded, fmi3Boolean *terminateSimulation,
@@ -358,7 +371,6 @@ fmi3Status fmi3GetInt16(fmi3Instance instance, const fmi3ValueReference valueRef
 fmi3Status fmi3GetUInt16(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3UInt16 values[], size_t nValues) { return fmi3Error; }
 fmi3Status fmi3GetUInt32(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3UInt32 values[], size_t nValues) { return fmi3Error; }
 fmi3Status fmi3GetInt64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3Int64 values[], size_t nValues) { return fmi3Error; }
-fmi3Status fmi3GetUInt64(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3UInt64 values[], size_t nValues) { return fmi3Error; }
 fmi3Status fmi3GetBinary(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, size_t valueSizes[], fmi3Binary values[], size_t nValues) { return fmi3Error; }
 fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, fmi3Clock values[]) { return fmi3Error; }
 fmi3Status fmi3SetFloat32(fmi3Instance instance, const fmi3ValueReference valueReferences[], size_t nValueReferences, const fmi3Float32 values[], size_t nValues) { return fmi3Error; }

@@ -80,7 +80,26 @@ def test_array_elements_and_whole_arrays(arrays3_fmu):
     ({"parameters": {"A": 1.0}}, ExperimentError, r"give its 9 values"),
     ({"parameters": {"n": [1.0, 2.0]}}, ExperimentError, r"'n' is a scalar; give it one value"),
     ({"record": ["y[1]"]}, UnknownVariableError, r"record the array 'y'"),
+    ({"parameters": {"n_x": 2.0}}, ExperimentError,
+     r"'n_x' is a structural parameter .* configuration mode only"),
 ])
 def test_array_mistakes_are_refused_with_the_fix(arrays3_fmu, kw, error, message):
     with pytest.raises(error, match=message):
         Campaign(arrays3_fmu, **kw)
+
+
+def test_an_fmu_without_co_simulation_and_model_exchange(arrays3_fmu, tmp_path):
+    import zipfile
+
+    bad = tmp_path / "scheduled.fmu"  # FMI 3 scheduled execution only, as the XML says
+    with zipfile.ZipFile(arrays3_fmu) as src, zipfile.ZipFile(bad, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                body = body.replace(b'<ModelExchange modelIdentifier="arrays3"/>',
+                                    b'<ScheduledExecution modelIdentifier="arrays3"/>')
+                body = body.replace(b'<CoSimulation modelIdentifier="arrays3" '
+                                    b'canHandleVariableCommunicationStepSize="true"/>', b"")
+            dst.writestr(item, body)
+    with pytest.raises(ExperimentError, match="neither a co-simulation nor a model-exchange"):
+        Campaign(bad)
