@@ -209,7 +209,17 @@ def _interface(info: FMUInfo) -> list[str]:
 
 def default_record(info: FMUInfo) -> list[str]:
     """The numeric inputs, outputs, states and state derivatives (in that order, without
-    duplicates); String, Binary and Clock variables are left out (see :func:`not_recorded`)."""
+    duplicates); String, Binary and Clock variables are left out (see :func:`not_recorded`).
+
+    Parameters
+    ----------
+    info : FMUInfo
+
+    Returns
+    -------
+    list of str
+        Every non-constant numeric variable when the FMU declares none of these.
+    """
     names = _interface(info)
     if not names:  # an FMU that declares none of these: record every non-constant variable
         return [v.name for v in info.variables
@@ -220,13 +230,28 @@ def default_record(info: FMUInfo) -> list[str]:
 
 def not_recorded(info: FMUInfo) -> list[str]:
     """The inputs and outputs :func:`default_record` leaves out: not numbers (String, Binary,
-    Clock)."""
+    Clock).
+
+    Parameters
+    ----------
+    info : FMUInfo
+
+    Returns
+    -------
+    list of str
+    """
     by_name = {v.name: v for v in info.variables}
     return [n for n in _interface(info) if not by_name[n].is_numeric]
 
 
 def check_record(info: FMUInfo, record: list[str]) -> None:
     """Refuse recorded names that are not numeric variables of the FMU.
+
+    Parameters
+    ----------
+    info : FMUInfo
+    record : list of str
+        The names to record.
 
     Raises
     ------
@@ -254,6 +279,14 @@ def check_record(info: FMUInfo, record: list[str]) -> None:
 def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> None:
     """Refuse signals on inputs they cannot drive: a String (or Binary, Clock) input, a whole
     array input, values an integer or Boolean input cannot take.
+
+    Parameters
+    ----------
+    info : FMUInfo
+    signal_sets : list of dict
+        ``{input name or element name: Signal}`` per signal set.
+    time : ndarray, shape (T,)
+        The grid the signals are sampled on.
 
     Raises
     ------

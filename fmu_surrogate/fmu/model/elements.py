@@ -32,7 +32,19 @@ _ELEMENT = re.compile(r"^(?P<base>.+)\[(?P<idx>\s*\d+\s*(?:,\s*\d+\s*)*)\]$")
 
 
 def element_name(name: str, index: tuple[int, ...]) -> str:
-    """``name[i,j]`` of the element at the 0-based ``index`` (1-based in the text)."""
+    """``name[i,j]`` of the element at the 0-based ``index`` (1-based in the text).
+
+    Parameters
+    ----------
+    name : str
+        The array variable.
+    index : tuple of int
+        0-based position, one entry per dimension.
+
+    Returns
+    -------
+    str
+    """
     return f"{name}[{','.join(str(i + 1) for i in index)}]"
 
 
@@ -83,6 +95,17 @@ def find_element(info: FMUInfo, name: str, what: str = "variable") -> tuple[Vari
 def split_array(v: Variable, value: Any) -> dict[str, float]:
     """The element entries ``{"A[1,1]": ..., ...}`` of a whole value of the array variable ``v``
     (its ``size`` values, row-major, or an array of its shape).
+
+    Parameters
+    ----------
+    v : Variable
+        An array variable.
+    value : array_like
+        Its values.
+
+    Returns
+    -------
+    dict of str to float
 
     Raises
     ------
