@@ -379,3 +379,14 @@ def test_a_step_on_an_array_element_is_held_over_each_step(arrays3_fmu):
     x2 = np.where(t >= 0.5, (1 - np.exp(-2 * np.clip(t - 0.5, 0, None))) / 2, 0.0)
     # the same RK4 substeps as above, the step at a grid point; measured 2.8e-16
     np.testing.assert_allclose(ds["x[2]"].values[0], x2, rtol=0, atol=1e-14)
+
+
+def test_session_on_an_fmu_with_string_and_integer_variables(typed_fmu):
+    with HarvestSession(typed_fmu) as s:
+        assert "s" not in s.record and "m" in s.record
+        s.reset(params={"offset": 2}, inputs={"n": 4, "b": 1})
+        s.step(0.1, s="abc", n=-3)
+        got = s.read(["m", "not_b", "s_length"])
+        assert got == {"m": -4.0, "not_b": 0.0, "s_length": 3.0}  # 2 n + offset, !b, len("abc")
+    with pytest.raises(ExperimentError, match="'s_out' is a String variable"):
+        HarvestSession(typed_fmu, record=["s_out"])
