@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fmu_surrogate.fmu.errors import ExperimentError, SignalError, UnknownVariableError
+from fmu_surrogate.fmu.model.elements import check_values, element_name, find_element, split_array
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model.loading import FMUInfo
@@ -162,8 +163,6 @@ def _parameter_elements(info: FMUInfo, parameter_sets: list[dict]) -> list[dict]
     """The parameter sets with whole array values split into their elements (``A[1,1]``, ...),
     each name checked to be a settable variable or an element of one, each value to fit the
     variable's type."""
-    from fmu_surrogate.fmu.model.elements import check_values, find_element, split_array
-
     fmi3 = str(info.fmi_version).startswith("3")
     out = []
     checked: set[str] = set()
@@ -260,8 +259,6 @@ def check_record(info: FMUInfo, record: list[str]) -> None:
     ExperimentError
         A String, Binary or Clock variable.
     """
-    from fmu_surrogate.fmu.model.elements import find_element
-
     for n in record:
         v, k = find_element(info, n)
         if k is not None:
@@ -296,8 +293,6 @@ def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> N
         The input is not numeric, is an array (name an element), or the signal's values do not
         fit its type (:func:`~fmu_surrogate.fmu.model.elements.check_values`).
     """
-    from fmu_surrogate.fmu.model.elements import check_values, element_name, find_element
-
     fmi3 = str(info.fmi_version).startswith("3")
     for s in signal_sets:
         for name, sig in s.items():

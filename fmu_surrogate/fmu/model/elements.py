@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["check_values", "element_name", "find_element", "gather_elements", "split_array"]
 
+#: the causalities of the variables :func:`find_element` accepts for ``what``
+_CAUSALITIES = {"input": ("input",), "output": ("output",),
+                "parameter": ("parameter", "structuralParameter")}
 _ELEMENT = re.compile(r"^(?P<base>.+)\[(?P<idx>\s*\d+\s*(?:,\s*\d+\s*)*)\]$")
 
 
@@ -70,26 +73,28 @@ def find_element(info: FMUInfo, name: str, what: str = "variable") -> tuple[Vari
     UnknownVariableError
         No such variable, an index out of the array's shape, a variable of another causality.
     """
-    m = None if name in info.variable_names else _ELEMENT.match(name)
+    by_name = info.variables_by_name
+    v = by_name.get(name)
+    m = None if v is not None else _ELEMENT.match(name)
+    base = name if m is None else m.group("base")
+    v = by_name.get(base)
+    if v is None or (what != "variable" and v.causality not in _CAUSALITIES.get(what, ())):
+        info.check_names([base if v is not None else name], what)  # raises, with suggestions
     if m is None:
-        info.check_names([name], what)
-        return info.variable(name), None
-    base = m.group("base")
-    info.check_names([base], what)
-    v = info.variable(base)
+        return v, None
     idx = tuple(int(i) for i in m.group("idx").split(","))
-    pool = {"input": info.inputs, "parameter": info.parameters}.get(what, info.variable_names)
-    if not v.shape:
-        raise UnknownVariableError(name, pool, what=what, model=info.name,
-                                   hint=f"{base!r} is a scalar; give its name without an index")
     shape = tuple(int(s) for s in v.shape)
-    if len(idx) != len(shape) or any(not 1 <= i <= s for i, s in zip(idx, shape)):
-        last = element_name(base, tuple(s - 1 for s in shape))
-        raise UnknownVariableError(
-            name, pool, what=what, model=info.name,
-            hint=f"{base!r} has shape {'x'.join(map(str, shape))}: its elements are "
-                 f"{element_name(base, (0,) * len(shape))} to {last} (1-based)")
-    return v, int(np.ravel_multi_index(tuple(i - 1 for i in idx), shape))
+    if not shape or len(idx) != len(shape) or any(not 1 <= i <= s for i, s in zip(idx, shape)):
+        hint = (f"{base!r} is a scalar; give its name without an index" if not shape else
+                f"{base!r} has shape {'x'.join(map(str, shape))}: its elements are "
+                f"{element_name(base, (0,) * len(shape))} to "
+                f"{element_name(base, tuple(s - 1 for s in shape))} (1-based)")
+        pool = {"input": info.inputs, "parameter": info.parameters}.get(what, info.variable_names)
+        raise UnknownVariableError(name, pool, what=what, model=info.name, hint=hint)
+    flat = 0
+    for i, s in zip(idx, shape):  # row-major
+        flat = flat * s + i - 1
+    return v, flat
 
 
 def split_array(v: Variable, value: Any) -> dict[str, float]:
@@ -145,7 +150,8 @@ def gather_elements(info: FMUInfo, values: Mapping[str, Any]) -> dict[str, Any]:
     dict
         In the order of ``values`` (an array at the place of its first element).
     """
-    if not any(k not in info.variable_names and k.endswith("]") for k in values):
+    by_name = info.variables_by_name
+    if not any(k.endswith("]") and k not in by_name for k in values):
         return dict(values)
     out: dict[str, Any] = {}
     for name, value in values.items():
@@ -155,9 +161,9 @@ def gather_elements(info: FMUInfo, values: Mapping[str, Any]) -> dict[str, Any]:
             continue
         arr = out.get(v.name)
         if arr is None:
-            start = np.zeros(v.size)
-            if v.start_values is not None and len(v.start_values) == v.size:
-                start = np.asarray(v.start_values)
+            start = v.start_values
+            if start is None or len(start) != v.size:
+                start = np.zeros(v.size)
             arr = out[v.name] = np.array(np.broadcast_to(start, np.shape(value) + (v.size,)))
         arr[..., k] = value
     return out

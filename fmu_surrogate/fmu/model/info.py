@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from fmu_surrogate.errors import InvalidInputError
@@ -234,10 +235,18 @@ class FMUInfo:
         UnknownVariableError
             With the closest existing names as suggestions.
         """
+        v = self.variables_by_name.get(name)
+        if v is None:
+            raise UnknownVariableError(name, self.variable_names, model=self.name)
+        return v
+
+    @cached_property
+    def variables_by_name(self) -> dict[str, Variable]:
+        """``{name: Variable}`` (made once: look-ups of many names stay cheap)."""
+        out: dict[str, Variable] = {}
         for v in self.variables:
-            if v.name == name:
-                return v
-        raise UnknownVariableError(name, self.variable_names, model=self.name)
+            out.setdefault(v.name, v)
+        return out
 
     def check_names(self, names: Iterable[str], what: str = "variable") -> list[str]:
         """Check that every name exists; return them as a list.
