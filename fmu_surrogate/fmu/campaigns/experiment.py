@@ -301,7 +301,8 @@ def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> N
                 raise SignalError(
                     f"input {name!r} is a {v.type} variable: signals drive numeric inputs only; "
                     f"leave it out of the inputs (--input / signals=), it keeps its start value "
-                    f"{v.start!r}.")
+                    f"{v.start!r} (from Python, parameters={{{v.name!r}: 'text'}} sets another "
+                    f"before the run).")
             if v.shape and k is None:
                 first = element_name(name, (0,) * len(v.shape))
                 raise SignalError(
