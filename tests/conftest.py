@@ -12,6 +12,7 @@ from scipy.integrate import solve_ivp
 
 from fmu_surrogate.couple.example import example_system
 from fmu_surrogate.testing.fmus import build_faulty, build_faulty3, make_broken
+from fmu_surrogate.testing.typed import build_arrays3, build_typed
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +61,20 @@ def faulty_fmu(tmp_path_factory) -> Path:
 def faulty3_fmu(tmp_path_factory) -> Path:
     """Path of the compiled FMI 3.0 faulty FMU."""
     return build_faulty3(tmp_path_factory.getbasetemp() / "faulty-fmu")
+
+
+@pytest.fixture(scope="session")
+def typed_fmu(tmp_path_factory) -> Path:
+    """Path of the compiled FMI 2.0 FMU with Real, Integer, Enumeration, Boolean and String
+    inputs and outputs (``fmu_surrogate.testing.typed``)."""
+    return build_typed(tmp_path_factory.getbasetemp() / "typed-fmu")
+
+
+@pytest.fixture(scope="session")
+def arrays3_fmu(tmp_path_factory) -> Path:
+    """Path of the compiled FMI 3.0 state-space FMU with array variables
+    (``fmu_surrogate.testing.typed``)."""
+    return build_arrays3(tmp_path_factory.getbasetemp() / "typed-fmu")
 
 
 @pytest.fixture(scope="session")

@@ -245,3 +245,51 @@ def test_info_of_a_dataset_tells_fmu_failures_from_interrupted_runs(faulty_fmu, 
     assert out[1] == "failures of the FMU:" and out[2].startswith("  crash: 1 run(s) (the worker")
     assert out[3] == "not failures of the FMU (harvesting again simulates them again):"
     assert out[4].startswith("  interrupted: 2 run(s) (the worker was stopped from outside")
+
+
+# ---------------------------------------------------------------------------- variable types
+def test_string_variables_are_left_out_with_one_line(typed_fmu, tmp_path, capsys):
+    out = tmp_path / "t.nc"
+    argv = ["harvest", str(typed_fmu), "-o", str(out), "--workers", "1", "-q",
+            "--input", "n=prbs:bit_period=0.1,levels=-2:5", "--input", "b=1"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert ("not recorded: s, s_out (not numbers: a dataset records numeric variables only)"
+            in text.splitlines())
+    ds = load_dataset(out)
+    assert "s" not in ds and set(ds["n"].values[0]) == {-2.0, 5.0}
+    np.testing.assert_array_equal(ds["m"].values[0], 2 * ds["n"].values[0] + 1)  # offset 1
+    np.testing.assert_array_equal(ds["not_b"].values[0], 0.0)
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--record", "y,s_out"], "'s_out' is a String variable: a dataset records numbers only"),
+    (["--input", "s=1"], "input 's' is a String variable: signals drive numeric inputs only"),
+    (["--input", "n=chirp:f0=0.5,f1=2,t1=1"], "input 'n' has type Integer: its values must"),
+    (["--input", "b=prbs:bit_period=0.1,levels=-1:1"], "input 'b' is a Boolean"),
+])
+def test_type_mistakes_are_one_line_errors(typed_fmu, tmp_path, capsys, option, message):
+    argv = ["harvest", str(typed_fmu), "-o", str(tmp_path / "t.nc"), "-q", *option]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t.nc").exists()
+
+
+def test_array_elements_and_whole_arrays_on_the_command_line(arrays3_fmu, tmp_path):
+    out = tmp_path / "a.nc"
+    argv = ["harvest", str(arrays3_fmu), "-o", str(out), "--workers", "1", "-q",
+            "--input", "u[2]=0.7", "--param", "A=-1 0 0 0 -2 0 0 0 -3",
+            "--param", "x0[3]=0,2"]
+    assert main(argv) == 0
+    ds = load_dataset(out)
+    t = ds["time"].values
+    assert ds["param:x0[3]"].values.tolist() == [0.0, 2.0]
+    assert ds["param:A[2,2]"].values.tolist() == [-2.0, -2.0]
+    np.testing.assert_array_equal(ds["u[1]"].values, 1.0)  # its start value
+    np.testing.assert_array_equal(ds["u[2]"].values, 0.7)
+    for r, x0 in enumerate((0.0, 2.0)):  # x3' = -3 x3 + 3; RK4 substeps, measured 2.4e-15
+        np.testing.assert_allclose(ds["x[3]"].values[r], 1 + (x0 - 1) * np.exp(-3 * t),
+                                   rtol=0, atol=1e-14)
+    np.testing.assert_allclose(ds["y[2]"].values[0], 0.35 * (1 - np.exp(-2 * t)), rtol=0,
+                               atol=1e-14)

@@ -52,7 +52,10 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--tolerance", type=float, help="relative tolerance (FMU / CVode)")
     p = parser.add_argument_group("parameters (one run per combination)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
-                   help="values of a parameter, or NAME=START:STOP:N; repeat for a grid")
+                   help="values of a parameter, or NAME=START:STOP:N; repeat for a grid; one "
+                        "element of an array parameter as the dataset names it, 1-based: "
+                        "'A[1,2]=0.5,1'; a whole array as its values row-major, spaces between "
+                        "them: 'A=-1 0 0 -2' (commas separate alternative arrays)")
     p.add_argument("--lhs", type=int, metavar="N", help="N runs by Latin hypercube in --bounds")
     p.add_argument("--sobol", type=int, metavar="N", help="N runs by Sobol' sequence in --bounds")
     p.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
@@ -63,7 +66,10 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
                    help="input signal, e.g. u=step:t0=1,after=2 or u=chirp:f0=0.1,f1=5,t1=10 or "
                         "u=prbs:bit_period=0.5,levels=-0.2:0.2 or u=1.5 (constant); the kinds "
                         "and their parameters are listed below; repeating a NAME gives "
-                        "alternative signal sets")
+                        "alternative signal sets; an element of an array input as the dataset "
+                        "names it, 1-based: 'u[2]=...' (the other elements keep their start "
+                        "values); Integer/Enumeration inputs take whole values, Boolean ones 0 "
+                        "or 1; String inputs keep their start values")
     s.add_argument("--signals", metavar="FILE.json",
                    help="JSON list of signal sets [{input: {kind: ..., ...}}, ...]")
     s.add_argument("--allow-longer", action="store_true",
@@ -71,7 +77,7 @@ def add_harvest_arguments(parser: argparse.ArgumentParser) -> None:
     r = parser.add_argument_group("recording and execution")
     r.add_argument("--record", action="append", default=[], metavar="NAMES",
                    help="comma-separated variables to record (default: inputs, outputs, states, "
-                        "derivatives)")
+                        "derivatives; String variables are not recorded)")
     r.add_argument("--workers", type=int, help="local worker processes (default: CPU count)")
     r.add_argument("--timeout", type=float, default=60.0,
                    help="wall-clock limit per run in seconds (default 60)")
@@ -260,6 +266,9 @@ def harvest_command(args: argparse.Namespace) -> int:
                     stop_time=args.stop, step=args.step, record=record,
                     interface=args.interface, tolerance=args.tolerance,
                     explode_threshold=args.explode_threshold, allow_longer=args.allow_longer)
+    if camp.not_recorded:
+        names = ", ".join(camp.not_recorded)
+        print(f"not recorded: {names} (not numbers: a dataset records numeric variables only)")
     n_cols = camp.runner_config(args.backend).n_columns
     size = 8.0 * camp.n_runs * camp.time.shape[0] * n_cols
     print(f"{camp.n_runs} runs x {camp.time.shape[0]} samples x {n_cols} values: dataset about "

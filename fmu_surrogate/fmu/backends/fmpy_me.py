@@ -27,7 +27,9 @@ def run_me(b: OpenedFmpy, start_values, inputs, time, record, lay, out, progress
         raise InvalidInputError("model exchange needs a uniform time grid (start, stop, step)")
     sig = None
     if inputs:
-        sig = np.zeros(n, dtype=[("time", np.float64)] + [(k, np.float64) for k in inputs])
+        # an array input (FMI 3) is one field of its shape: fmpy sets it whole
+        sig = np.zeros(n, dtype=[("time", np.float64)]
+                       + [(k, np.float64, np.shape(v)[1:]) for k, v in inputs.items()])
         sig["time"] = time
         for k, v in inputs.items():
             sig[k] = v

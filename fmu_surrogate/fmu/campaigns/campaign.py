@@ -52,12 +52,16 @@ from fmu_surrogate.fmu.campaigns.execution import StorageError, run_campaign
 from fmu_surrogate.fmu.campaigns.experiment import (
     _normalise_parameters,
     _normalise_signals,
-    _settable,
+    _parameter_elements,
+    check_record,
+    check_signals,
     default_record,
     experiment_grid,
+    not_recorded,
 )
 from fmu_surrogate.fmu.campaigns.session import HarvestSession
 from fmu_surrogate.fmu.errors import ExperimentError
+from fmu_surrogate.fmu.model.elements import gather_elements
 from fmu_surrogate.fmu.runner.pool import DEFAULT_EXPLODE_THRESHOLD, RunnerConfig, RunSpec
 from fmu_surrogate.fmu.runner.tempdirs import in_harvest_space
 
@@ -125,6 +129,10 @@ class Campaign:
         self.target = fmu if isinstance(fmu, Target) else None
         info = fmu.info if self.target is not None else open_fmu(fmu)
         info.require_binary()
+        if self.target is None and not (info.supports_cs or info.supports_me):
+            raise ExperimentError(f"{info.name} has neither a co-simulation nor a "
+                                  f"model-exchange interface (FMI 3 scheduled execution only?); "
+                                  f"harvesting needs one of them: export the FMU with one.")
         if interface == "cs" and not info.supports_cs:
             raise ExperimentError(f"{info.name} has no co-simulation interface; use "
                                   f"interface='me' or 'auto'.")
@@ -141,38 +149,28 @@ class Campaign:
 
         self.signal_sets = _normalise_signals(signals)
         for s in self.signal_sets:
-            info.check_names(s, "input")
             for name, sig in s.items():
                 check_signal_fits(sig, self.start_time, self.stop_time, name=name,
                                   allow_longer=allow_longer)
+        check_signals(info, self.signal_sets, self.time)
 
-        self.parameter_sets = _normalise_parameters(parameters)
-        seen: dict[str, None] = {}
-        for p in self.parameter_sets:
-            for k in p:
-                seen.setdefault(k, None)
-        info.check_names(seen, "variable")
-        for k in seen:
-            v = info.variable(k)
-            if not _settable(v):
-                raise ExperimentError(
-                    f"{k!r} is a {v.causality} variable ({v.variability}, initial="
-                    f"{v.initial or 'calculated'}) and cannot be set; set a parameter instead "
-                    f"(`fmu-surrogate info` lists them): {', '.join(info.parameters[:8])}.")
-        self.parameter_names = list(seen)
+        self.parameter_sets = _parameter_elements(info, _normalise_parameters(parameters))
+        self.parameter_names = list(dict.fromkeys(k for p in self.parameter_sets for k in p))
 
+        #: inputs and outputs not recorded by default: not numbers (String, Binary, Clock)
+        self.not_recorded = not_recorded(info) if record is None else []
         self.record = list(record) if record is not None else default_record(info)
         if not self.record:
             raise ExperimentError(f"{info.name}: nothing to record; pass record=[names].")
-        info.check_names(self.record, "variable")
+        check_record(info, self.record)
         if len(set(self.record)) != len(self.record):
             raise ExperimentError("record lists a variable twice; give each name once.")
         self.interface = interface
         self.tolerance = tolerance
         self.explode_threshold = float(explode_threshold)
         ns = len(self.signal_sets)
-        self.runs = [RunSpec(ip * ns + js, p, js) for ip, p in enumerate(self.parameter_sets)
-                     for js in range(ns)]
+        self.runs = [RunSpec(ip * ns + js, gather_elements(info, p), js)
+                     for ip, p in enumerate(self.parameter_sets) for js in range(ns)]
 
     # ------------------------------------------------------------------ identity
     @property

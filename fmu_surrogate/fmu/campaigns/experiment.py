@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.errors import ExperimentError, SignalError
+from fmu_surrogate.fmu.errors import ExperimentError, SignalError, UnknownVariableError
+from fmu_surrogate.fmu.model.elements import check_values, element_name, find_element, split_array
 
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model.loading import FMUInfo
 
-__all__ = ["default_record", "experiment_grid"]
+__all__ = ["check_record", "check_signals", "default_record", "experiment_grid", "not_recorded"]
 
 
 def _finite_number(name: str, value: Any) -> float:
@@ -141,23 +142,175 @@ def _normalise_parameters(parameters: Any) -> list[dict]:
                 if not math.isfinite(v):
                     raise ExperimentError(f"parameters[{i}][{k!r}] = {v} is not finite; give a "
                                           f"finite value.")
+            elif isinstance(v, (list, tuple, np.ndarray)):  # a whole array parameter
+                try:
+                    v = tuple(float(x) for x in np.ravel(v))
+                except (TypeError, ValueError):
+                    raise ExperimentError(f"parameters[{i}][{k!r}] = {v!r}: an array "
+                                          f"parameter takes numbers.") from None
+                if not all(math.isfinite(x) for x in v):
+                    raise ExperimentError(f"parameters[{i}][{k!r}] = {v!r} is not finite; give "
+                                          f"finite values.")
             elif not isinstance(v, str):
-                raise ExperimentError(f"parameters[{i}][{k!r}] = {v!r}: give a number, a bool "
-                                      f"or a string.")
+                raise ExperimentError(f"parameters[{i}][{k!r}] = {v!r}: give a number, a bool, "
+                                      f"a string or the values of an array.")
             d[str(k)] = v
         out.append(d)
     return out or [{}]
 
 
-def default_record(info: FMUInfo) -> list[str]:
+def _parameter_elements(info: FMUInfo, parameter_sets: list[dict]) -> list[dict]:
+    """The parameter sets with whole array values split into their elements (``A[1,1]``, ...),
+    each name checked to be a settable variable or an element of one, each value to fit the
+    variable's type."""
+    fmi3 = str(info.fmi_version).startswith("3")
+    out = []
+    checked: set[str] = set()
+    for p in parameter_sets:
+        d: dict[str, Any] = {}
+        for k, value in p.items():
+            v, pos = find_element(info, k)
+            if k not in checked:
+                if v.causality == "structuralParameter":
+                    raise ExperimentError(
+                        f"{k!r} is a structural parameter (it may size arrays): an FMU takes "
+                        f"those in configuration mode only, which a harvest does not enter; "
+                        f"leave it out of the parameters (it keeps its start value {v.start}).")
+                if not _settable(v):
+                    raise ExperimentError(
+                        f"{k!r} is a {v.causality} variable ({v.variability}, initial="
+                        f"{v.initial or 'calculated'}) and cannot be set; set a parameter "
+                        f"instead (`fmu-surrogate info` lists them): "
+                        f"{', '.join(info.parameters[:8])}.")
+                checked.add(k)
+            if isinstance(value, tuple) or (v.shape and pos is None):
+                if not v.shape or pos is not None:
+                    raise ExperimentError(f"{k!r} is a scalar; give it one value, got {value!r}.")
+                part = split_array(v, value)
+            else:
+                part = {k: value}
+            if not isinstance(value, str):
+                check_values(v, list(part.values()), f"parameter {k!r}", fmi3)
+            d.update(part)
+        out.append(d)
+    return out
+
+
+def _interface(info: FMUInfo) -> list[str]:
     """Inputs, outputs, states and state derivatives (in that order, without duplicates)."""
     names: dict[str, None] = {}
     for group in (info.inputs, info.outputs, info.states,
                   tuple(info.derivatives[s] for s in info.states if s in info.derivatives)):
         for n in group:
             names.setdefault(n, None)
-    if not names:  # an FMU that declares none of these: record every non-constant variable
-        for v in info.variables:
-            if v.variability in ("continuous", "discrete") and v.type != "String":
-                names.setdefault(v.name, None)
     return list(names)
+
+
+def default_record(info: FMUInfo) -> list[str]:
+    """The numeric inputs, outputs, states and state derivatives (in that order, without
+    duplicates); String, Binary and Clock variables are left out (see :func:`not_recorded`).
+
+    Parameters
+    ----------
+    info : FMUInfo
+
+    Returns
+    -------
+    list of str
+        Every non-constant numeric variable when the FMU declares none of these.
+    """
+    names = _interface(info)
+    if not names:  # an FMU that declares none of these: record every non-constant variable
+        return [v.name for v in info.variables
+                if v.variability in ("continuous", "discrete") and v.is_numeric]
+    by_name = {v.name: v for v in info.variables}
+    return [n for n in names if by_name[n].is_numeric]
+
+
+def not_recorded(info: FMUInfo) -> list[str]:
+    """The inputs and outputs :func:`default_record` leaves out: not numbers (String, Binary,
+    Clock).
+
+    Parameters
+    ----------
+    info : FMUInfo
+
+    Returns
+    -------
+    list of str
+    """
+    by_name = {v.name: v for v in info.variables}
+    return [n for n in _interface(info) if not by_name[n].is_numeric]
+
+
+def check_record(info: FMUInfo, record: list[str]) -> None:
+    """Refuse recorded names that are not numeric variables of the FMU.
+
+    Parameters
+    ----------
+    info : FMUInfo
+    record : list of str
+        The names to record.
+
+    Raises
+    ------
+    UnknownVariableError
+        A name the FMU does not have (an element ``y[1]``: record the array ``y``).
+    ExperimentError
+        A String, Binary or Clock variable.
+    """
+    for n in record:
+        v, k = find_element(info, n)
+        if k is not None:
+            raise UnknownVariableError(
+                n, info.variable_names, model=info.name,
+                hint=f"record the array {v.name!r}: the dataset has a column per element "
+                     f"({n} among them)")
+        if not v.is_numeric:
+            raise ExperimentError(
+                f"{n!r} is a {v.type} variable: a dataset records numbers only; leave it out of "
+                f"the recorded variables (--record / record=), the other variables of the FMU "
+                f"are recorded as usual.")
+
+
+def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> None:
+    """Refuse signals on inputs they cannot drive: a String (or Binary, Clock) input, a whole
+    array input, values an integer or Boolean input cannot take.
+
+    Parameters
+    ----------
+    info : FMUInfo
+    signal_sets : list of dict
+        ``{input name or element name: Signal}`` per signal set.
+    time : ndarray, shape (T,)
+        The grid the signals are sampled on.
+
+    Raises
+    ------
+    UnknownVariableError
+        Not an input of the FMU or an element of one.
+    SignalError
+        The input is not numeric, is an array (name an element), or the signal's values do not
+        fit its type (:func:`~fmu_surrogate.fmu.model.elements.check_values`).
+    """
+    fmi3 = str(info.fmi_version).startswith("3")
+    for s in signal_sets:
+        for name, sig in s.items():
+            v, k = find_element(info, name, "input")
+            if not v.is_numeric:
+                raise SignalError(
+                    f"input {name!r} is a {v.type} variable: signals drive numeric inputs only; "
+                    f"leave it out of the inputs (--input / signals=), it keeps its start value "
+                    f"{v.start!r} (from Python, parameters={{{v.name!r}: 'text'}} sets another "
+                    f"before the run).")
+            if v.shape and k is None:
+                first = element_name(name, (0,) * len(v.shape))
+                raise SignalError(
+                    f"input {name!r} is an array of shape {'x'.join(map(str, v.shape))}: design "
+                    f"a signal per element, e.g. --input '{first}=step:t0=1' (the elements "
+                    f"without a signal keep their start values).")
+            if v.type not in ("Real", "Float32", "Float64"):
+                try:
+                    check_values(v, sig(time), f"input {name!r}", fmi3)
+                except ExperimentError as exc:
+                    raise SignalError(str(exc)) from None

@@ -35,7 +35,10 @@ __all__ = [
 Plan = list[dict[str, float]]
 
 
-def _value(name: str, v: object) -> float:
+def _value(name: str, v: object) -> float | tuple[float, ...]:
+    """``v`` as a float, or a whole array value (a sequence or array) as a tuple of floats."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return tuple(float(_value(name, x)) for x in np.ravel(np.asarray(v, dtype=object)))
     try:
         x = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -204,20 +207,25 @@ def sobol(
     return [dict(zip(names, map(float, row))) for row in x]
 
 
-def parse_param_option(text: str) -> tuple[str, list[float]]:
+def parse_param_option(text: str) -> tuple[str, list[float | tuple[float, ...]]]:
     """Parse ``NAME=V1,V2,...`` or ``NAME=START:STOP:N`` (``N`` equally spaced values).
+
+    A value of several numbers separated by spaces is a whole array (an FMI 3 array parameter,
+    its values row-major): ``A=1 0 0 1,2 0 0 2`` gives two values of a 2x2 ``A``.  One element
+    of an array is named as the dataset names its column: ``A[1,2]=0.5``.
 
     Returns
     -------
-    (str, list of float)
+    (str, list of float or tuple of float)
 
     Raises
     ------
     ExperimentError
         With the expected syntax in the message.
     """
-    syntax = ("expected NAME=V1,V2,... (e.g. --param k=1,2,3) or NAME=START:STOP:N "
-              "(e.g. --param k=0:1:5)")
+    syntax = ("expected NAME=V1,V2,... (e.g. --param k=1,2,3), NAME=START:STOP:N "
+              "(e.g. --param k=0:1:5), or for an array parameter its values row-major with "
+              "spaces between them (e.g. --param 'A=1 0 0 1')")
     if not isinstance(text, str) or "=" not in text:
         raise ExperimentError(f"--param {text!r}: missing '='; {syntax}.")
     name, _, rhs = text.partition("=")
@@ -245,14 +253,17 @@ def parse_param_option(text: str) -> tuple[str, list[float]]:
         tok = tok.strip()
         if not tok:
             raise ExperimentError(f"--param {text!r}: empty value (double comma?); {syntax}.")
-        try:
-            v = float(tok)
-        except ValueError:
-            raise ExperimentError(f"--param {text!r}: {tok!r} is not a number; {syntax}.") \
-                from None
-        if not math.isfinite(v):
-            raise ExperimentError(f"--param {text!r}: {tok!r} is not finite; {syntax}.")
-        vals.append(v)
+        items = []
+        for item in tok.split():  # several: the values of an array, row-major
+            try:
+                v = float(item)
+            except ValueError:
+                raise ExperimentError(f"--param {text!r}: {item!r} is not a number; "
+                                      f"{syntax}.") from None
+            if not math.isfinite(v):
+                raise ExperimentError(f"--param {text!r}: {item!r} is not finite; {syntax}.")
+            items.append(v)
+        vals.append(items[0] if len(items) == 1 else tuple(items))
     return name, vals
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fmu_surrogate.fmu.campaigns.experiment import default_record
+from fmu_surrogate.fmu.campaigns.experiment import check_record, default_record
 from fmu_surrogate.fmu.errors import ExperimentError
 from fmu_surrogate.fmu.runner.failures import classify
 from fmu_surrogate.fmu.runner.runs import DEFAULT_EXPLODE_THRESHOLD
@@ -70,7 +70,7 @@ class HarvestSession:
             raise ExperimentError(f"{self.info.name} has no co-simulation interface; a stepwise "
                                   f"session needs one (use harvest() for model exchange).")
         self.record = list(record) if record is not None else default_record(self.info)
-        self.info.check_names(self.record, "variable")
+        check_record(self.info, self.record)
         self.explode_threshold = float(explode_threshold)
         self._backend = FmpyBackend(interface="cs")
         self._backend.open(self.info.path, self.info)

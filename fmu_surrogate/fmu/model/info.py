@@ -6,12 +6,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.fmu.errors import NoBinaryError, UnknownVariableError
 
-__all__ = ["DefaultExperiment", "FMUInfo", "Variable", "current_platform"]
+__all__ = ["INTEGER_RANGES", "NUMERIC_TYPES", "DefaultExperiment", "FMUInfo", "Variable",
+           "current_platform"]
+
+#: ``(min, max)`` of the integer types of FMI 2 and 3 (``Enumeration``: that of ``fmi3Int64``;
+#: FMI 2 sets it as an ``fmi2Integer``, the range of ``Integer``)
+INTEGER_RANGES: dict[str, tuple[int, int]] = {
+    "Integer": (-2**31, 2**31 - 1), "Int8": (-2**7, 2**7 - 1), "UInt8": (0, 2**8 - 1),
+    "Int16": (-2**15, 2**15 - 1), "UInt16": (0, 2**16 - 1), "Int32": (-2**31, 2**31 - 1),
+    "UInt32": (0, 2**32 - 1), "Int64": (-2**63, 2**63 - 1), "UInt64": (0, 2**64 - 1),
+    "Enumeration": (-2**63, 2**63 - 1),
+}
+#: FMI types whose values a dataset records as numbers (float64 columns)
+NUMERIC_TYPES = frozenset(("Real", "Float32", "Float64", "Boolean", *INTEGER_RANGES))
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,37 @@ class Variable:
     def is_real(self) -> bool:
         """True for ``Real`` (FMI 2) and ``Float32``/``Float64`` (FMI 3)."""
         return self.type in ("Real", "Float32", "Float64")
+
+    @property
+    def is_numeric(self) -> bool:
+        """True for the types a dataset records as numbers: Real/Float, the integer types,
+        Boolean and Enumeration (not String, Binary or Clock)."""
+        return self.type in NUMERIC_TYPES
+
+    @property
+    def size(self) -> int:
+        """Number of scalar values: 1 for scalars, the product of the shape for arrays."""
+        n = 1
+        for s in self.shape:
+            n *= int(s)
+        return n
+
+    @property
+    def start_values(self) -> tuple[float, ...] | None:
+        """All start values as floats (``size`` of them for an array, row-major), or ``None``
+        when there is no numeric start value."""
+        if self.start is None:
+            return None
+        out = []
+        for tok in self.start.split():
+            if tok in ("true", "false"):
+                out.append(1.0 if tok == "true" else 0.0)
+                continue
+            try:
+                out.append(float(tok))
+            except ValueError:
+                return None
+        return tuple(out) or None
 
     @property
     def start_value(self) -> float | None:
@@ -191,10 +235,18 @@ class FMUInfo:
         UnknownVariableError
             With the closest existing names as suggestions.
         """
+        v = self.variables_by_name.get(name)
+        if v is None:
+            raise UnknownVariableError(name, self.variable_names, model=self.name)
+        return v
+
+    @cached_property
+    def variables_by_name(self) -> dict[str, Variable]:
+        """``{name: Variable}`` (made once: look-ups of many names stay cheap)."""
+        out: dict[str, Variable] = {}
         for v in self.variables:
-            if v.name == name:
-                return v
-        raise UnknownVariableError(name, self.variable_names, model=self.name)
+            out.setdefault(v.name, v)
+        return out
 
     def check_names(self, names: Iterable[str], what: str = "variable") -> list[str]:
         """Check that every name exists; return them as a list.

@@ -66,13 +66,21 @@ class RunnerConfig:
         """
         from dataclasses import replace
 
-        from fmu_surrogate.fmu.signals.standard import sample_inputs
-
         n = sum(len(s) for s in self.signal_sets) * np.asarray(self.time).shape[0] * 8
         if n > max_bytes:
             return self
-        arrays = tuple(sample_inputs(s, self.time) for s in self.signal_sets)
+        arrays = tuple(self.sample_inputs(i) for i in range(len(self.signal_sets)))
         return replace(self, input_arrays=arrays)
+
+    def sample_inputs(self, i: int) -> dict[str, np.ndarray]:
+        """Signal set ``i`` sampled on the grid, as the backend sets it: ``{input: (T,)}``, and
+        an array input driven by signals on its elements as one ``(T, size)`` array (the other
+        elements at their start values, :func:`~fmu_surrogate.fmu.model.elements.
+        gather_elements`)."""
+        from fmu_surrogate.fmu.model.elements import gather_elements
+        from fmu_surrogate.fmu.signals.standard import sample_inputs
+
+        return gather_elements(self.info, sample_inputs(self.signal_sets[i], self.time))
 
     @property
     def columns(self) -> dict[str, tuple[int, tuple[int, ...]]]:

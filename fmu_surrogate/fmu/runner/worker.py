@@ -314,9 +314,7 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str,
                 if cfg.input_arrays is not None:
                     inputs = cfg.input_arrays[spec.signal_set]
                 else:
-                    from fmu_surrogate.fmu.signals.standard import sample_inputs
-
-                    inputs = sample_inputs(cfg.signal_sets[spec.signal_set], time)
+                    inputs = cfg.sample_inputs(spec.signal_set)
                 input_cache[spec.signal_set] = inputs
             try:
                 log_pos = os.lseek(err_fd, 0, os.SEEK_END)

@@ -307,3 +307,86 @@ def test_campaign_options_phases_and_file_layout(faulty_fmu, tmp_path):
         camp.run(tmp_path / "x.nc", complevel=10, progress=False)
     with pytest.raises(ExperimentError, match="start_method must be"):
         camp.run(tmp_path / "x.nc", start_method="thread", progress=False)
+
+
+# ---------------------------------------------------------------------------- variable types
+@pytest.mark.parametrize("interface", ["cs", "me"])
+def test_integer_boolean_enumeration_inputs_reach_the_fmu(typed_fmu, interface):
+    from fmu_surrogate.fmu.signals.excitation import PRBS
+
+    signals = {"u": Step(t0=0.3, before=0.5, after=-1.25),
+               "n": PRBS(bit_period=0.1, levels=(-2.0, 5.0)),
+               "b": PRBS(bit_period=0.1, levels=(0.0, 1.0), seed=3),
+               "e": Step(t0=0.5, before=1.0, after=3.0)}
+    ds = harvest(typed_fmu, None, signals=signals, parameters={"gain": 2.0, "offset": 3.0},
+                 interface=interface, workers=1, progress=False)
+    assert list(ds["status"].values) == ["ok"]
+    assert "s" not in ds and "s_out" not in ds  # String variables are not recorded
+    v = {k: ds[k].values[0] for k in ("u", "y", "n", "m", "b", "not_b", "e", "e_next",
+                                      "s_length")}
+    # the outputs as typed.c defines them, exactly (integers and sums of small floats)
+    np.testing.assert_array_equal(v["y"], 2.0 * v["u"])
+    np.testing.assert_array_equal(v["m"], 2.0 * v["n"] + 3.0)
+    np.testing.assert_array_equal(v["not_b"], 1.0 - v["b"])
+    np.testing.assert_array_equal(v["e_next"], v["e"] % 3 + 1)
+    np.testing.assert_array_equal(v["s_length"], 5.0)  # len("hello"), the start value
+    assert set(v["n"]) == {-2.0, 5.0} and set(v["b"]) == {0.0, 1.0}
+    assert set(v["e"]) == {1.0, 3.0} and set(v["u"]) == {0.5, -1.25}
+    if interface == "cs":  # zero-order hold: the values set at the grid points are the signals'
+        t = ds["time"].values
+        for k in ("u", "n", "b", "e"):
+            np.testing.assert_array_equal(v[k], signals[k](t))
+
+
+def test_a_string_input_set_as_a_start_value(typed_fmu):
+    ds = harvest(typed_fmu, None, parameters=[{"s": "abcd"}, {}], workers=1, progress=False)
+    np.testing.assert_array_equal(ds["s_length"].values, [[4.0] * 101, [5.0] * 101])
+
+
+def _state_space(t, x0_3, u2):
+    """x' = diag(-1, -2, -3) x + u with u = [1, u2, 3] (u[1], u[3] at their start values),
+    x(0) = [0, 0, x0_3]: each component relaxes to u_i / a_i."""
+    return np.column_stack([1 - np.exp(-t), u2 / 2 * (1 - np.exp(-2 * t)),
+                            x0_3 * np.exp(-3 * t) + (1 - np.exp(-3 * t))])
+
+
+@pytest.mark.parametrize("interface, atol", [
+    # co-simulation: 50 RK4 substeps per step (local error ~(3 * 2e-4)^5 / 120, rounding
+    # dominates); measured 2.4e-15
+    ("cs", 1e-14),
+    # model exchange: CVode at rtol 1e-10 on states of order 1, the global error accumulates
+    # over 100 output intervals; measured 4.2e-9
+    ("me", 1e-8)])
+def test_array_input_and_parameters_against_the_analytic_solution(arrays3_fmu, interface, atol):
+    ds = harvest(arrays3_fmu, None, signals={"u[2]": Constant(0.7)},
+                 parameters=[{"A": np.diag([-1.0, -2.0, -3.0]), "x0[3]": 2.0, "D[1,1]": 0.5}],
+                 interface=interface, tolerance=1e-10, workers=1, progress=False)
+    assert list(ds["status"].values) == ["ok"]
+    t = ds["time"].values
+    x = np.column_stack([ds[f"x[{i}]"].values[0] for i in (1, 2, 3)])
+    y = np.column_stack([ds[f"y[{i}]"].values[0] for i in (1, 2, 3)])
+    u = np.column_stack([ds[f"u[{i}]"].values[0] for i in (1, 2, 3)])
+    np.testing.assert_array_equal(u, np.tile([1.0, 0.7, 3.0], (t.size, 1)))
+    np.testing.assert_allclose(x, _state_space(t, 2.0, 0.7), rtol=0, atol=atol)
+    np.testing.assert_allclose(y, x + [0.5, 0.0, 0.0], rtol=0, atol=atol)  # y = x + D u
+    assert ds["param:A[3,3]"].values.tolist() == [-3.0] and ds["param:x0[3]"].values == 2.0
+
+
+def test_a_step_on_an_array_element_is_held_over_each_step(arrays3_fmu):
+    ds = harvest(arrays3_fmu, None, signals={"u[2]": Step(t0=0.5, before=0.0, after=1.0)},
+                 parameters={"A": np.diag([-1.0, -2.0, -3.0])}, workers=1, progress=False)
+    t = ds["time"].values
+    x2 = np.where(t >= 0.5, (1 - np.exp(-2 * np.clip(t - 0.5, 0, None))) / 2, 0.0)
+    # the same RK4 substeps as above, the step at a grid point; measured 2.8e-16
+    np.testing.assert_allclose(ds["x[2]"].values[0], x2, rtol=0, atol=1e-14)
+
+
+def test_session_on_an_fmu_with_string_and_integer_variables(typed_fmu):
+    with HarvestSession(typed_fmu) as s:
+        assert "s" not in s.record and "m" in s.record
+        s.reset(params={"offset": 2}, inputs={"n": 4, "b": 1})
+        s.step(0.1, s="abc", n=-3)
+        got = s.read(["m", "not_b", "s_length"])
+        assert got == {"m": -4.0, "not_b": 0.0, "s_length": 3.0}  # 2 n + offset, !b, len("abc")
+    with pytest.raises(ExperimentError, match="'s_out' is a String variable"):
+        HarvestSession(typed_fmu, record=["s_out"])

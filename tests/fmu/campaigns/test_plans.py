@@ -114,3 +114,15 @@ def test_parse_param_option():
         with pytest.raises(ExperimentError, match=why) as exc:
             parse_param_option(bad)
         assert "--param k=1,2,3" in str(exc.value)  # every message shows the syntax
+
+
+def test_parse_param_option_array_values():
+    # one element of an array parameter: the name as the dataset names the column
+    assert parse_param_option("A[1,2]=-1,-2") == ("A[1,2]", [-1.0, -2.0])
+    # whole arrays: spaces between the values, commas between the alternatives
+    assert parse_param_option("A=-1 0 0 -2, 1 2 3 4") == (
+        "A", [(-1.0, 0.0, 0.0, -2.0), (1.0, 2.0, 3.0, 4.0)])
+    with pytest.raises(ExperimentError, match=r"'x' is not a number; .*--param 'A=1 0 0 1'"):
+        parse_param_option("A=1 x")
+    assert grid({"A": [(1.0, 2.0), (3.0, 4.0)], "k": [5.0]}) == [
+        {"A": (1.0, 2.0), "k": 5.0}, {"A": (3.0, 4.0), "k": 5.0}]
