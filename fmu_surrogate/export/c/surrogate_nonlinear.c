@@ -70,6 +70,10 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
     double *U = n <= 8 ? small : (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
     double *V, *s, smax;
     int i, j;
+    if (n == 1) { /* one state: the singular value is |A|, the pseudo-inverse 1/A or 0 */
+        x[0] = A[0] != 0.0 ? b[0] / A[0] : 0.0;
+        return 0;
+    }
     if (!U) return 1;
     V = U + n * n;
     s = V + n * n;

@@ -159,10 +159,28 @@ def _linear_data(w: Wiring) -> list[str]:
             _c_array("SUR_BE", k["BE"]), _c_array("SUR_CE", k["CE"]), _c_array("SUR_DE", k["DE"])]
 
 
-def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
+def _quadrature(system: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights on [0, 1] of the AVF path integral in the exported step.
+
+    ``fmu_surrogate.ph.simulate`` integrates with four Gauss–Legendre nodes (exact for a
+    gradient of degree 7).  An energy that is a polynomial of degree 4 at most (a quadratic form
+    plus quartic ridges: progressive springs, the saturating inductor's identified flux law)
+    has a cubic gradient, integrated exactly by two nodes: the same step to round-off at half
+    the effort evaluations.
+    """
+    from fmu_surrogate.ph.efforts.convex import ConvexEffort
     from fmu_surrogate.ph.simulation.time_steps import GL_NODES, GL_WEIGHTS
 
+    effort = getattr(system, "effort_function", None)
+    if isinstance(effort, ConvexEffort) and all(k == "quartic" for k in effort.kinds):
+        x, wt = np.polynomial.legendre.leggauss(2)
+        return 0.5 * (x + 1.0), 0.5 * wt
+    return GL_NODES, GL_WEIGHTS
+
+
+def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
     system = w.system
+    nodes, weights = _quadrature(system)
     n, m = system.n_states, system.n_inputs
 
     def ports(name: str, a: np.ndarray) -> str:  # (n, m) with the row stride SUR_BS
@@ -179,7 +197,7 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
     return [
         f"#define SUR_NA {rows_a.size}", f"#define SUR_NA_ALLOC {max(rows_a.size, 1)}",
         f"#define SUR_ND {cols_d.size}", f"#define SUR_BS {max(m, 1)}",
-        f"#define SUR_NQ {GL_NODES.size}", f"#define SUR_STEP {float(step or 0.0)!r}",
+        f"#define SUR_NQ {nodes.size}", f"#define SUR_STEP {float(step or 0.0)!r}",
         f"#define SUR_MAX_NEWTON {int(max_newton)}",
         _c_array("SUR_E", E), _c_array("SUR_T", system.J - system.R), _c_array("SUR_R", system.R),
         "/* E x' = SUR_T z + SUR_B u, y = SUR_BO' z + SUR_D u; W = [[R, SUR_P], [P', SUR_S]] */",
@@ -188,7 +206,7 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
         *_wiring_data(w),
         _c_array("SUR_EINV", np.linalg.inv(Edd)), _c_ints("SUR_ROWS_D", rows_d),
         _c_ints("SUR_ROWS_A", rows_a), _c_ints("SUR_COLS_A", cols_a),
-        _c_array("SUR_NODES", GL_NODES), _c_array("SUR_WEIGHTS", GL_WEIGHTS),
+        _c_array("SUR_NODES", nodes), _c_array("SUR_WEIGHTS", weights),
         effort_c_source(system, "eff"), "#define SUR_HAS_H eff_HAS_H", *_dissipation(system),
     ]
 
