@@ -60,7 +60,7 @@ from fmu_surrogate.ph import PortedSystem, PortMap, StaticLaw, simulate
 Array = NDArray[np.float64]
 
 __all__ = ["CUBIC_QUANTILES", "HINGE_QUANTILES", "MIN_LEVELS", "RIDGE", "SELECT_FLOOR",
-           "SELECT_GAIN", "TANH_QUANTILES", "LawStart",
+           "SELECT_GAIN", "SELECT_SAMPLES", "TANH_QUANTILES", "LawStart",
            "law_candidates", "law_start", "law_start_of", "modulating_inputs"]
 
 #: quantiles of the argument about which the cubic terms are centred
@@ -78,6 +78,9 @@ RIDGE = 1e-9
 SELECT_GAIN = 0.01
 #: no term is selected once the residual's RMS is below this fraction of the outputs' RMS
 SELECT_FLOOR = 1e-6
+#: the selection looks at this many evenly spaced training samples at most (the gains of the
+#: selected terms are then fitted to all)
+SELECT_SAMPLES = 5000
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,9 @@ def _fit_rows(F: Array, residual: Array, affine: Array, ridge: float) -> tuple[A
     sse = 0.0
     for o in range(residual.shape[1]):
         cols = np.concatenate([np.ones(K, dtype=bool), affine[o]])
+        if not cols.any():
+            sse += float(np.sum(residual[:, o] ** 2))
+            continue
         A = Fn[:, cols].T @ Fn[:, cols]
         A[np.diag_indices_from(A)] += ridge * len(Fn)
         c = np.linalg.solve(A, Fn[:, cols].T @ residual[:, o])
@@ -255,13 +261,14 @@ def law_start(cand: LawStart, U: Array, residual: Array, y_rms: Array, affine: A
         them (zero where not allowed).
     """
     K = cand.n_terms
-    T = StaticLaw(cand.kinds, cand.directions * cand.scale[:, None], cand.offset,
-                  np.eye(K)).values(U)
-    Aff = np.column_stack([U, np.ones(len(U))])
+    law = StaticLaw(cand.kinds, cand.directions * cand.scale[:, None], cand.offset, np.eye(K))
     affine = np.asarray(affine, dtype=bool)
-    r = np.asarray(residual, dtype=float) / np.where(y_rms > 0, y_rms, 1.0)
+    r_all = np.asarray(residual, dtype=float) / np.where(y_rms > 0, y_rms, 1.0)
+    every = max(1, -(-len(U) // SELECT_SAMPLES))  # the selection on evenly spaced samples
+    T, r = law.values(U[::every]), r_all[::every]
+    Aff = np.column_stack([U[::every], np.ones(len(T))])
     chosen: list[int] = []
-    sse = float(np.sum(r * r))
+    sse = _fit_rows(Aff, r, affine, ridge)[1]  # what the affine map alone leaves
     floor = SELECT_FLOOR ** 2 * r.size
     while sse > floor and len(chosen) < K:
         trials = [(_fit_rows(np.column_stack([T[:, chosen + [k]], Aff]), r, affine, ridge)[1],
@@ -273,7 +280,8 @@ def law_start(cand: LawStart, U: Array, residual: Array, y_rms: Array, affine: A
         sse = best
     if not chosen:
         return None, np.zeros(affine.shape)
-    C, _ = _fit_rows(np.column_stack([T[:, chosen], Aff]), r, affine, ridge)
+    C, _ = _fit_rows(np.column_stack([law.values(U)[:, chosen], U, np.ones(len(U))]), r_all,
+                     affine, ridge)
     C = C * np.where(y_rms > 0, y_rms, 1.0)[:, None]
     sel = np.array(chosen)
     return (LawStart(tuple(cand.kinds[k] for k in sel), cand.directions[sel], cand.scale[sel],
