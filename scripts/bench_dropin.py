@@ -120,6 +120,20 @@ COMPONENTS: dict[str, dict] = {
                   for k in range(1, 7)],
         "heldout": ["v=chirp:f0=0.8,f1=2,t1=10,amplitude=0.1"],
         "stop": 10.0, "step": 0.01, "linear": False},
+    # the same spring with its displacement as input (no state, F a static law of s; the
+    # elongation x0 + s within about -0.05 to 0.07 m in training, -0.03 to 0.05 held out), and
+    # in the adaptor convention with the power damper in parallel (s and v independent, as an
+    # importer sets them; alternatives per input combine: 2 x 2 runs)
+    "progressive_spring_displacement": {
+        "train": [f"s=noise:f_high=2,duration=10,std=0.02,seed={k}" for k in (1, 2, 3)],
+        "heldout": ["s=chirp:f0=0.2,f1=2,t1=10,amplitude=0.04"],
+        "stop": 10.0, "step": 0.01, "linear": False},
+    "progressive_spring_damper": {
+        "train": [f"s=noise:f_high=2,duration=10,std=0.02,seed={k}" for k in (1, 2)]
+        + [f"v=noise:f_low=0.2,f_high=5,duration=10,std=0.8,seed={k}" for k in (3, 4)],
+        "heldout": ["s=chirp:f0=0.2,f1=2,t1=10,amplitude=0.04",
+                    "v=chirp:f0=0.2,f1=5,t1=10,amplitude=2"],
+        "stop": 10.0, "step": 0.01, "linear": False},
     "saturating_inductor": {
         "train": [f"V=noise:f_low=0.5,f_high=3,duration=10,std=1.7,seed={k}" for k in (1, 2, 3)],
         "heldout": ["V=chirp:f0=1.5,f1=3,t1=10,amplitude=2.5"],

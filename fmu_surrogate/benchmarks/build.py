@@ -92,6 +92,12 @@ BENCHMARKS: dict[str, Benchmark] = {
                   specs.progressive_spring_spec, {}),
         Benchmark("progressive_spring_me", "progressive spring with model exchange, state declared",
                   specs.progressive_spring_me_spec, {}),
+        Benchmark("progressive_spring_displacement", "progressive spring with a displacement "
+                  "input, force out, no state, co-simulation only",
+                  specs_detailed.progressive_spring_displacement_spec, {}),
+        Benchmark("progressive_spring_damper", "progressive spring and power-law damper in the "
+                  "adaptor convention (displacement and velocity in, force out), no state",
+                  specs_detailed.progressive_spring_damper_spec, {}),
         Benchmark("saturating_inductor", "coil with saturating flux, co-simulation only, state "
                   "internal", specs.saturating_inductor_spec, {}),
         Benchmark("saturating_motor", "DC motor with a saturating magnetic circuit: voltage and "

@@ -1,5 +1,7 @@
-"""Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components) and
-of the saturating motor (:func:`saturating_motor_spec`, lumped; :mod:`.specs` has no room left).
+"""Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components), of
+the saturating motor (:func:`saturating_motor_spec`, lumped) and of the progressive spring with
+a displacement input (:func:`progressive_spring_displacement_spec`,
+:func:`progressive_spring_damper_spec`); :mod:`.specs` has no room left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
 :mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
@@ -16,12 +18,14 @@ import dataclasses
 from fmu_surrogate.benchmarks.cvode import cvode_variant
 from fmu_surrogate.benchmarks.specs import fixed_step_variables
 from fmu_surrogate.benchmarks.vendor import power_damper_detailed as _damper
+from fmu_surrogate.benchmarks.vendor import progressive_spring as _lumped_spring
 from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
 from fmu_surrogate.benchmarks.vendor import saturating_inductor_detailed as _coil
 from fmu_surrogate.benchmarks.vendor import saturating_motor as _motor
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
-__all__ = ["power_damper_detailed_spec", "progressive_spring_detailed_spec",
+__all__ = ["power_damper_detailed_spec", "progressive_spring_damper_spec",
+           "progressive_spring_detailed_spec", "progressive_spring_displacement_spec",
            "saturating_inductor_detailed_spec", "saturating_motor_spec"]
 
 
@@ -175,3 +179,48 @@ def saturating_motor_spec() -> ModelSpec:
         defines={"MODEL_RK4": 1},
         model_exchange=False,
     )
+
+
+def progressive_spring_displacement_spec(damper: bool = False) -> ModelSpec:
+    """The progressive spring with the displacement of its driven end as an input, no state
+    (:mod:`fmu_surrogate.benchmarks.vendor.progressive_spring`): ``progressive_spring_displacement``
+    (force out), or (``damper=True``, ``progressive_spring_damper``) in the adaptor convention
+    with a power-law damper in parallel (displacement and velocity in, force out)."""
+    p = _lumped_spring.ADAPTOR_PARAMS
+    out = "f" if damper else "F"
+    law = "k x (1 + (x / x_ref)^2), x = x0 + s"
+    v = [
+        Var("s", "input", start=0.0, unit="m",
+            description="displacement of the driven end from its preloaded position"),
+        *((Var("v", "input", start=0.0, unit="m/s",
+               description="velocity of the driven end (flow; set independently of s)"),)
+          if damper else ()),
+        Var("k", "parameter", "tunable", p["k"], unit="N/m", description="stiffness at x = 0 (> 0)"),
+        Var("x_ref", "parameter", "tunable", p["x_ref"], unit="m",
+            description="elongation at which the stiffness term has doubled (> 0)"),
+        Var("x0", "parameter", "tunable", p["x0"], unit="m",
+            description="elongation at s = 0 (preload)"),
+        *((Var("c", "parameter", "tunable", p["c"],
+               description="damper coefficient c in N / (m/s)^(4/3) (>= 0)"),) if damper else ()),
+        Var(out, "output", unit="N", dependencies=("s", "v") if damper else ("s",),
+            description=(f"force {law} + c sign(v) |v|^(4/3) (f v: power into the component)"
+                         if damper else f"spring force {law}")),
+    ]
+    return ModelSpec(
+        "progressive_spring_damper" if damper else "progressive_spring_displacement",
+        ("Progressive spring and power-law damper in parallel, displacement and velocity in, "
+         "force out (adaptor convention)" if damper else
+         "Progressive spring, displacement in, force out")
+        + " (fmu-surrogate vendor-style, co-simulation only, no state)",
+        "progressive_spring.c",
+        tuple(v),
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1, "MODEL_DISPLACEMENT": 1,
+                 **({"MODEL_DAMPER": 1} if damper else {})},
+        model_exchange=False,
+    )
+
+
+def progressive_spring_damper_spec() -> ModelSpec:
+    """The progressive spring and a power-law damper in the adaptor convention."""
+    return progressive_spring_displacement_spec(damper=True)

@@ -366,6 +366,23 @@ def _delay_line(nl: Any, outputs: list[str]) -> str:
     return line
 
 
+def _law_line(nl: Any, sur: Any) -> str:
+    """The static law of the modulating inputs the nonlinear fit kept, one line (empty when it
+    had no modulating input to fit a law of)."""
+    n = getattr(nl, "law_candidates_", 0)
+    if not n:
+        return ""
+    law = getattr(nl, "law_", None)
+    if law is None:
+        return (f"no static law of the modulating inputs needed (none of {n} candidate terms "
+                f"kept)")
+    ins = [sur.input_names[j] for j in np.flatnonzero(np.any(law.W != 0, axis=0))]
+    outs = [sur.output_names[j] for j in np.flatnonzero(np.any(law.C != 0, axis=1))]
+    kinds = ", ".join(f"{law.kinds.count(k)} {k}" for k in dict.fromkeys(law.kinds))
+    return (f"static law of the inputs {', '.join(ins)} in the outputs {', '.join(outs)}: "
+            f"{law.n_terms} terms ({kinds}) of {n} candidates, fitted with the core")
+
+
 def select_dataset(
     ds: Any,
     *,
@@ -473,6 +490,8 @@ def select_dataset(
                                                  runs=fit + held)
         nl_sur = nl.to_surrogate()
         details += "\n  " + _delay_line(nl, list(nl_sur.output_names))
+        law_line = _law_line(nl, nl_sur)
+        details += "\n  " + law_line if law_line else ""
         e_nl = max(heldout_errors(nl_sur, nl.x0_, ds, list(nl_sur.input_names),
                                   list(nl_sur.output_names), check))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported

@@ -221,7 +221,8 @@ class PowerDissipation:
                                     f"(format {d.get('format')!r}, version "
                                     f"{d.get('version')!r}); a newer fmu-surrogate wrote it: "
                                     f"upgrade to read it.")
-        M = np.asarray(d["directions"], dtype=float).reshape(-1, int(d["n_states"]))
+        M = np.asarray(d["directions"], dtype=float)
+        M = M.reshape(len(d["gains"]), int(d["n_states"]))  # (K, 0) too: a static map's
         return cls(M, d["gains"], d["exponents"], d["smoothing"], d.get("asymmetry"))
 
     def __repr__(self) -> str:

@@ -63,6 +63,8 @@ INTERFACE = {
     "power_damper": (["v"], ["F"], [], ["c"]),
     "progressive_spring": (["v"], ["F"], [], ["k", "x_ref", "x0"]),
     "progressive_spring_me": (["v"], ["F"], ["x"], ["k", "x_ref", "x0"]),
+    "progressive_spring_displacement": (["s"], ["F"], [], ["k", "x_ref", "x0"]),
+    "progressive_spring_damper": (["s", "v"], ["f"], [], ["k", "x_ref", "x0", "c"]),
     "saturating_inductor": (["V"], ["i"], [], ["L0", "psi_sat", "R", "psi0"]),
     "saturating_motor": (["V", "w"], ["i", "tau"], [], ["R", "L0", "k", "psi_sat", "psi0"]),
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
@@ -86,13 +88,14 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
               "saturating_inductor": {"n_substeps"}, "saturating_motor": {"n_substeps"},
               "damper": set(), "power_damper": set(),
+              "progressive_spring_displacement": set(), "progressive_spring_damper": set(),
               "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed"))}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
-           "saturating_motor",
+           "saturating_motor", "progressive_spring_displacement", "progressive_spring_damper",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -100,8 +103,8 @@ def test_registry():
     assert set(BENCHMARKS) == {"rc_network", "pendulum", "msd_chain", "cauer", "duffing",
                                "free_mass", "free_inertia", "quarter_car", "damper", "dc_motor",
                                "power_damper", "power_damper_stepped", "progressive_spring",
-                               "progressive_spring_me",
-                               "saturating_inductor", "saturating_motor",
+                               "progressive_spring_me", "progressive_spring_displacement",
+                               "progressive_spring_damper", "saturating_inductor", "saturating_motor",
                                "hydraulic_accumulator", "hydraulic_orifice",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",

@@ -26,6 +26,14 @@ CASES = {
     # field and direction stay at their start values (1, forward): the motor is linear there
     "dc_motor": (1.0, 0.002, [{"V": noise(s, 5.0, 20.0, 1.0), "w": noise(s + 10, 10.0, 5.0, 1.0)}
                               for s in (1, 2)]),
+    # the spring's elongation x0 + s within about -0.04 to 0.06 m (x_ref = 0.05: its cubic
+    # term up to 1.4 times the linear one); in the adaptor convention s and v independent;
+    # two training runs (the linear fit's order selection holds one of them out)
+    "progressive_spring_displacement": (4.0, 0.01, [{"s": noise(s, 0.02, 2.0, 4.0)}
+                                                    for s in (1, 2, 3)]),
+    "progressive_spring_damper": (4.0, 0.01, [{"s": noise(s, 0.02, 2.0, 4.0),
+                                               "v": noise(s + 10, 0.8, 5.0, 4.0)}
+                                              for s in (1, 2, 3)]),
 }
 
 
@@ -140,3 +148,40 @@ def test_a_damper_whose_force_lags_one_step_is_identified_and_exported_as_such(t
     assert main(["export", str(sur), "--fmu", str(tmp_path / "s.fmu")]) == 0
     assert "co-simulation, outputs see the inputs of the step before" in capsys.readouterr().out
 
+
+
+def _linear_error(text: str) -> float:
+    """The linear model's held-out error the report states (a fraction)."""
+    import re
+
+    return float(re.search(r"linear pH model: +held-out error ([-+0-9.e]+) %", text)[1]) / 100
+
+
+def test_a_spring_driven_by_its_displacement_gets_a_static_law(identified, capsys):
+    """No power pair (m · N is energy), no state: F = Du s + cy + a static law of s."""
+    s, text = run(identified, "progressive_spring_displacement", capsys)
+    assert s.n_states == 0 and s.input_names == ("s",) and s.output_names == ("F",)
+    assert "measured outputs (no power pair): F" in text
+    assert "static law of the inputs s in the outputs F: 2 terms (2 cubic)" in text
+    assert "kept: nonlinear" in text and s.ports.law.kinds == ("cubic", "cubic")
+    # F = k (x0 + s)(1 + ((x0 + s)/x_ref)²) is a cubic of s: two cubics and the affine wiring
+    # hold it exactly; measured 7e-10 of the force's peak against the linear model's 27 %
+    # (round-off and the start's ridge; 1e-6 is far from both and far inside the 2 %)
+    assert heldout_error(s, identified["progressive_spring_displacement"][0], 2) <= 1e-6
+    assert _linear_error(text) >= 0.2
+
+
+def test_a_spring_damper_in_the_adaptor_convention_gets_a_static_law_of_its_position(
+        identified, capsys):
+    """s and v in, f out: f pairs with v (power), s is modulating; the damper's power law is
+    the core's nonlinear feedthrough, the spring's law of s the static law."""
+    s, text = run(identified, "progressive_spring_damper", capsys)
+    assert s.n_states == 0 and pairs_of(s) == [("v", "f", 1.0)]
+    assert "modulating inputs (no power pair): s" in text
+    assert "static law of the inputs s in the outputs f" in text and "kept: nonlinear" in text
+    np.testing.assert_array_equal(s.ports.law.dependencies, [[True, False]])  # of s only
+    # measured 2.6e-6 of the force's peak (the damper's power law is fitted by L-BFGS-B, 227
+    # iterations) against the linear model's 25 %; 1e-3 leaves the optimiser's path room on
+    # any BLAS and is 20 times inside the 2 % a nonlinear drop-in promises
+    assert heldout_error(s, identified["progressive_spring_damper"][0], 2) <= 1e-3
+    assert _linear_error(text) >= 0.1

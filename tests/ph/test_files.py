@@ -299,3 +299,28 @@ def test_a_static_law_and_late_outputs_are_saved_in_version_4(tmp_path):
     edit(tmp_path / "s.json", lambda d: d.update(version=3))
     with pytest.raises(SurrogateFileError, match="'law' was unexpected|ports"):
         load(tmp_path / "s.json")
+
+
+def test_a_static_map_of_order_zero_round_trips(tmp_path):
+    """A NonlinearPH without a state (a spring-damper's static map: the port's power law and
+    a static law of a modulating input) is written with empty matrices and read back exactly."""
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PowerDissipation, StaticLaw, simulate
+
+    core = NonlinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 2)),
+                       ConvexEffort(np.zeros((0, 0))), PowerDissipation(np.zeros((0, 0)), [], [],
+                                                                         [], []),
+                       S=[[0.5, 0.0], [0.0, 1e-9]],
+                       port_dissipation=PowerDissipation([[1.0, 0.0]], [2.0], [1.0 / 3.0],
+                                                         [1e-3], [0.0]))
+    law = StaticLaw(("cubic",), W=[[20.0, 0.0]], b=[0.2], C=[[0.7]])
+    ports = PortMap(("s", "v"), ("f",), ("m", "m/s"), ("N",), Tu=[[0.0, 1.0], [1.0, 0.0]],
+                    cu=[0.0, 0.0], Ty=[[1.0, 0.0]], Cx=np.zeros((1, 0)), Du=[[0.0, 0.0]],
+                    cy=[0.0], law=law)
+    sur = PortedSystem(core, ports)
+    save(sur, tmp_path / "s.json")
+    back = load(tmp_path / "s.json")
+    assert back.n_states == 0 and back.ports == sur.ports
+    t = np.linspace(0.0, 1.0, 11)
+    u = np.column_stack([0.05 * np.sin(3 * t), np.cos(5 * t)])
+    # the same arithmetic on the same numbers
+    np.testing.assert_array_equal(simulate(back, t, u).y, simulate(sur, t, u).y)

@@ -11,6 +11,19 @@ keeps ``x`` internal (not in its model description), as vendors' FMUs do;
 ``progressive_spring_cvode`` integrates ``x`` with its own SUNDIALS CVODE (BDF, reinitialised at
 every communication point, :mod:`fmu_surrogate.benchmarks.cvode`) instead of fixed-step RK4.
 Both solvers are exact here up to round-off (``x`` is linear in time on a step).
+
+The same spring exported with another interface, as component libraries export a spring whose
+position an importer sets (no state, the force a static law of an input):
+
+* ``progressive_spring_displacement``: the displacement ``s`` (m) of the driven end in, the force
+  ``F`` out, ``F = force(x0 + s)`` (:func:`displacement_force`): at ``s = 0`` the spring carries
+  its preload.  ``F · s`` is not a power (J, not W): ``F`` is a measured output of ``s``.
+* ``progressive_spring_damper``: the adaptor convention of Modelica's mechanical connectors —
+  the displacement ``s`` and the velocity ``v`` (m/s) of the driven end in, the force ``f`` out —
+  of the spring in parallel with the power-law damper of
+  :mod:`~fmu_surrogate.benchmarks.vendor.power_damper` (coefficient ``c``),
+  ``f = force(x0 + s) + c sign(v) |v|^(4/3)`` (:func:`adaptor_force`).  An importer sets ``s``
+  and ``v`` as it likes (a harvest drives them independently); ``f v`` is power.
 """
 
 from __future__ import annotations
@@ -18,11 +31,16 @@ from __future__ import annotations
 import numpy as np
 
 from fmu_surrogate.benchmarks.params import parameters
+from fmu_surrogate.benchmarks.vendor import power_damper
 
-__all__ = ["PARAMS", "elongation", "force", "hamiltonian"]
+__all__ = ["ADAPTOR_PARAMS", "PARAMS", "adaptor_force", "displacement_force", "elongation",
+           "force", "hamiltonian"]
 
 #: Defaults: stiffness ``k`` (N/m), reference elongation ``x_ref`` (m), initial ``x0`` (m).
 PARAMS: dict[str, float] = {"k": 100.0, "x_ref": 0.05, "x0": 0.01}
+#: Defaults of ``progressive_spring_damper``: the spring's and the damper's coefficient ``c``
+#: (N / (m/s)^(4/3)).
+ADAPTOR_PARAMS: dict[str, float] = {**PARAMS, **power_damper.PARAMS}
 
 
 def _p(params: dict[str, float] | None) -> dict[str, float]:
@@ -51,3 +69,20 @@ def elongation(t: np.ndarray, v: np.ndarray, params: dict[str, float] | None = N
     t = np.asarray(t, dtype=float)
     v = np.asarray(v, dtype=float)
     return p["x0"] + np.concatenate([[0.0], np.cumsum(v[:-1] * np.diff(t))])
+
+
+def displacement_force(s: np.ndarray, params: dict[str, float] | None = None) -> np.ndarray:
+    """``F = force(x0 + s)`` (N) for the displacement ``s`` (m) of the driven end
+    (``progressive_spring_displacement``)."""
+    p = _p(params)
+    return force(p["x0"] + np.asarray(s, dtype=float), p)
+
+
+def adaptor_force(s: np.ndarray, v: np.ndarray, params: dict[str, float] | None = None
+                  ) -> np.ndarray:
+    """``f = force(x0 + s) + c sign(v) |v|^(4/3)`` (N) for the displacement ``s`` (m) and the
+    velocity ``v`` (m/s) of the driven end (``progressive_spring_damper``)."""
+    p = parameters("progressive_spring_damper", ADAPTOR_PARAMS, params,
+                   positive=("k", "x_ref"), nonnegative=("c",))
+    spring = {k: p[k] for k in PARAMS}
+    return displacement_force(s, spring) + power_damper.force(v, {"c": p["c"]})

@@ -29,7 +29,10 @@ FMU's outputs see the inputs set at their own sampling point or those of the ste
 decided from the data (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed
 feedthrough is fitted as such, and the inputs it sees before the first point are those of the
 two candidates — the inputs' declared start values, the first inputs — that match the first
-outputs better.
+outputs better.  Outputs that depend on a modulating input (one in no power pair) through a
+static nonlinear law — a spring's force of a displacement input — get a
+:class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted
+with the core; a linear start of order 0 then stays a static map (order 0).
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -52,8 +55,9 @@ from fmu_surrogate.identify.nonlinear.delay import (
     outputs_one_sample_earlier,
     unresolved_mode,
 )
+from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
 from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
-from fmu_surrogate.identify.nonlinear.pruning import prune_terms, surrogate_of
+from fmu_surrogate.identify.nonlinear.pruning import prune_terms, relative_error, surrogate_of
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
 
@@ -107,25 +111,15 @@ class NonlinearPHFit(FitResult):
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s")
 
 
-def _relative_error(system: PortedSystem, exps: list[tuple]) -> float:
-    if not exps:
-        return float("nan")
-    num = den = 0.0
-    for t, u, y, hold in exps:
-        yh = simulate(system, t, u, hold=hold).y
-        num += float(np.sum((yh - y) ** 2))
-        den += float(np.sum(y ** 2))
-    return float(np.sqrt(num / den)) if den > 0 else float("nan")
-
-
 class NonlinearPHIdentifier(PHEstimator):
     """Fit a nonlinear pH system with a latent state to input/output data (module doc).
 
     Parameters
     ----------
     n_states : int or None
-        State dimension n; ``None``: the linear start's order (at least 1).  A larger n than
-        the linear start's adds states that start uncoupled.
+        State dimension n; ``None``: the linear start's order (at least 1, unless the start is
+        a static map with a static law to fit: then 0).  A larger n than the linear start's
+        adds states that start uncoupled.
     ridges : sequence of str
         Ridge kinds of the energy, one term each (``"quartic"``: hardening, ``"logcosh"``:
         softening; :class:`~fmu_surrogate.ph.ConvexEffort`); ``()`` for a quadratic energy.
@@ -174,6 +168,8 @@ class NonlinearPHIdentifier(PHEstimator):
         (:class:`~fmu_surrogate.ph.PortedSystem`); ``"auto"``: decided from the training runs by
         :func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` in
         :meth:`fit_dataset`, no delay in :meth:`fit` (a bare system does not carry one).
+    static_law : bool
+        Fit a static law of the modulating inputs in the outputs (:mod:`.input_law`).
 
     Attributes
     ----------
@@ -198,6 +194,10 @@ class NonlinearPHIdentifier(PHEstimator):
     pruned_terms_ : list of (str, int)
         Terms the fit left but did not need, set to zero
         (:func:`~fmu_surrogate.identify.nonlinear.pruning.prune_terms`).
+    law_ : StaticLaw or None
+        The fitted static law of the modulating inputs (in ``ports_``).
+    law_candidates_ : int
+        Number of candidate terms of the static law (0: no modulating input to fit a law of).
     """
 
     _fitted_attribute = "system_"
@@ -210,7 +210,7 @@ class NonlinearPHIdentifier(PHEstimator):
                  max_iter: int = 300, tol: float = 1e-12, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
                  input_hold: str | None = None, seed: int = 0, ports: Any = None,
-                 delayed_feedthrough: Any = "auto") -> None:
+                 delayed_feedthrough: Any = "auto", static_law: bool = True) -> None:
         self.n_states = n_states
         self.ridges = ridges
         self.n_dissipation = n_dissipation
@@ -228,6 +228,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self.seed = seed
         self.ports = ports
         self.delayed_feedthrough = delayed_feedthrough
+        self.static_law = static_law
 
     # -- data --------------------------------------------------------------------------------
     def _experiments(self, experiments: Any, u: Any, y: Any, hold: str) -> list[tuple]:
@@ -347,6 +348,10 @@ class NonlinearPHIdentifier(PHEstimator):
         starts = input_starts(ds, inputs)
         with threadpool_limits(limits=1, user_api="blas"):
             start = linear_start(lin, self.n_states)
+            U = np.vstack([e[1] for e in self._split(exps)[0]])  # a static map with a law of
+            if self.n_states is None and lin.system_.n_states == 0 and self.static_law and \
+                    law_candidates(start.ports, U) is not None:  # its inputs stays static
+                start = linear_start(lin, 0)
             if list(start.ports.input_names) != inputs or \
                     list(start.ports.output_names) != outputs:
                 raise NonlinearFitError(
@@ -354,7 +359,7 @@ class NonlinearPHIdentifier(PHEstimator):
                     f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
                     "it with fit_dataset on the same variables (or pass linear=None).")
             self._fit(exps, start, lin_time, starts)
-        self.ports_ = start.ports_for(self.measured_maps_[0], self.measured_maps_[1])
+        self.ports_ = start.ports_for(self.measured_maps_[0], self.measured_maps_[1], self.law_)
         return self
 
     def _decide_delay(self, train: list[tuple]) -> None:
@@ -428,18 +433,21 @@ class NonlinearPHIdentifier(PHEstimator):
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
         npd = self.n_port_dissipation
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
+        law, start, self.law_candidates_ = law_start_of(start, train, delayed, feed) \
+            if self.static_law else (None, start, 0)
         out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
-                       feed, n_port, delayed)
+                       feed, n_port, delayed, law, [u for _, u, _, _ in train])
 
         before = None
         if delayed:  # what the delayed feedthrough sees before the first point, then pruning
             before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
-        theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: _relative_error(
+        theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
             surrogate_of(out, start, th, delayed, before), train))
         fitted = surrogate_of(out, start, theta, delayed, before)
         system, x0, self.inputs_before_ = fitted.system, fitted.x0, before
         b = out.layout.unpack(theta)
         self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
+        self.law_ = fitted.ports.law
         self.linear_system_ = core
         self.system_ = system
         self.x0_ = x0
@@ -447,10 +455,10 @@ class NonlinearPHIdentifier(PHEstimator):
         self.result_ = NonlinearPHFit(
             n_iter=out.n_iter, stopping_reason=out.reason, cost_history=out.costs,
             time=time.perf_counter() - t0 + lin_time,
-            linear_train_error=_relative_error(start.surrogate, train),
-            linear_validation_error=_relative_error(start.surrogate, val),
-            train_error=_relative_error(fitted, train),
-            validation_error=_relative_error(fitted, val),
+            linear_train_error=relative_error(start.surrogate, train),
+            linear_validation_error=relative_error(start.surrogate, val),
+            train_error=relative_error(fitted, train),
+            validation_error=relative_error(fitted, val),
             n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
             segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)
         return self

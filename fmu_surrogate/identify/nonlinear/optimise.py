@@ -19,8 +19,10 @@ law depends on it).
 
 Outputs.  The objective compares the data's outputs with the model's in the linear fit's
 wiring: a power output is the port output ``Ty y_ph``, a measured output ``C_m x + D_m u_ph``
-(:mod:`.start`); the experiments start from the learned common ``x0`` when the linear fit
-learned one.
+(:mod:`.start`), plus the static law of the modulating inputs when there is one
+(:mod:`.input_law`: its gains start at the least-squares fit to the linear start's residual);
+the experiments start from the learned common ``x0`` when the linear fit learned one.  A core
+of order 0 (a static map) has no energy ridges or state dissipation to fit.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ MAX_SUBSTEPS = 20
 @dataclass(frozen=True)
 class Optimised:
     """Result of :func:`optimise`: the layout and final ``θ`` (the dissipation terms' ``δ``
-    included), the cost per iteration, iterations, the optimiser's message, the segments."""
+    included), the cost per iteration, iterations, the optimiser's message, the segments, and
+    the static law's terms (:class:`~.input_law.LawStart`, or ``None``)."""
 
     layout: Layout
     theta: Array
@@ -64,6 +67,7 @@ class Optimised:
     n_segments: int
     segment_length: int
     substeps: int
+    law: Any = None
 
 
 def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
@@ -73,7 +77,7 @@ def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
     _, _, Vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
     cands += list(Vt)
     out = [c / np.linalg.norm(c) for c in cands if np.linalg.norm(c) > 1e-12]
-    return out or [np.eye(X.shape[1])[0]]
+    return out or list(np.eye(X.shape[1])[:1])
 
 
 def _directions(first: list[Array], count: int, data: Array) -> Array:
@@ -100,24 +104,30 @@ def _port_directions(count: int, n_power: int, U: Array) -> Array:
     return _directions(first, count, U)
 
 
-def _scales(layout: Layout, X: Array) -> Array:
+def _scales(layout: Layout, X: Array, y_rms: Array) -> Array:
     """Units of the optimiser's variables: ``θ = scale · φ``.
 
     A ridge's effort ``α ψ'(wᵀx) w`` with ``wᵀx`` of unit spread has a size ``α / σ`` next to
     the linear effort ``x`` of size ``σ`` (``σ`` the states' spread), so ``α`` of order ``σ²``
     is already a large nonlinearity: measured in units of ``σ²``, the weights move as far per
     L-BFGS-B step as the structure matrices do (without, the progressive spring's hardening
-    took 300 iterations instead of a few dozen).  The positive scale keeps the bounds.
+    took 300 iterations instead of a few dozen).  The positive scale keeps the bounds.  The
+    static law's gains multiply terms of unit size: they are measured in units of their output's
+    RMS ``y_rms``.
     """
     sc = np.ones(layout.size)
     sigma2 = float(np.mean(np.sum(X * X, axis=1)))
     if sigma2 > 0:
         sc[layout.slices()["alpha"][0]] = sigma2
+    if layout.n_law:
+        sl = layout.slices()["lC"][0]
+        sc[sl] = np.repeat(np.where(y_rms > 0, y_rms, 1.0), layout.n_law)
     return sc
 
 
 def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool,
-             n_port: int, delayed: bool = False) -> Optimised:
+             n_port: int, delayed: bool = False, static_law: Any = None,
+             law_inputs: list[Array] | None = None) -> Optimised:
     """Fit the nonlinear model (module doc); ``est`` supplies the settings.
 
     Parameters
@@ -134,6 +144,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Number of terms of the nonlinear feedthrough ``S_nl(u)``.
     delayed : bool
         Whether the outputs see the inputs of the sample before (delayed feedthrough).
+    static_law : LawStart, optional
+        The static law's terms and start (:func:`~.input_law.law_start`).
+    law_inputs : list of ndarray, optional
+        The external inputs ``u_ext`` (K, k_in) of each training experiment (with
+        ``static_law``).
     """
     import torch
 
@@ -153,17 +168,18 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             f"sample. Fit with a lower order (n_states) or more and longer experiments, or "
             f"sample faster.")
     free = ~seg.first
-    kinds = tuple(str(k) for k in est.ridges)
-    D = int(est.n_dissipation)
+    kinds = tuple(str(k) for k in est.ridges) if n else ()
+    D = int(est.n_dissipation) if n else 0
     k_meas = len(start.measured)
+    n_law = static_law.n_terms if static_law is not None else 0
     layout = Layout(n, m, kinds, D, feedthrough, int(free.sum()), n_port, start.learn_x0,
-                    k_meas)
+                    k_meas, n_law, start.ports.Ty.shape[0])
     cands = _candidates(lin, X)
     ridge_first = cands
     diss_first = cands[m:m + m] + cands[:m] + cands[2 * m:] if len(cands) > m else cands
     ridge_dirs = _directions(ridge_first, len(kinds), X)
     diss_dirs = _directions(diss_first, D, Z)
-    starts = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)
+    starts = np.array([Xs[i][a] for i, a in seg.starts]).reshape(len(seg.starts), n)
     U = np.vstack([e[1] for e in train])
     n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
 
@@ -179,7 +195,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         d_port = np.array([f[1] for f in fam]).reshape(n_port)
         return initial_vector(layout, lin, ridge_dirs, diss_dirs, np.full(D, law[0]),
                               starts[free], _port_directions(n_port, n_power, U), p_port,
-                              (start.Cm, start.Dm), np.concatenate([np.full(D, law[1]), d_port]))
+                              (start.Cm, start.Dm), np.concatenate([np.full(D, law[1]), d_port]),
+                              static_law)
 
     # a second start only where it changes a term's law: state terms, or fewer feedthrough
     # terms than one of each family per power port (else both families are in the one start)
@@ -188,8 +205,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     Ty = torch.as_tensor(np.array(start.ports.Ty, dtype=float))
     Emeas = torch.as_tensor(np.eye(Ty.shape[0])[:, start.measured])
 
-    y_scale = torch.as_tensor(np.sqrt(np.mean(np.vstack([e[2] for e in train]) ** 2, axis=0))
-                              + 1e-300)
+    y_rms = np.sqrt(np.mean(np.vstack([e[2] for e in train]) ** 2, axis=0))
+    y_scale = torch.as_tensor(y_rms + 1e-300)
     x_scale = torch.as_tensor(np.sqrt(np.mean(X ** 2, axis=0)) + 1e-300)
     x_fixed = torch.as_tensor(starts[seg.first])
     first_idx = torch.as_tensor(np.flatnonzero(seg.first))
@@ -198,7 +215,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     nxt = torch.as_tensor(seg.next_index[has_next])
     cur = torch.as_tensor(has_next)
     mu = float(est.continuity_weight)
-    sc = _scales(layout, X)
+    sc = _scales(layout, X, y_rms)
+    if n_law:  # the external inputs the outputs see at the nodes, cut as the data
+        lnode = make_segments([(e[0], ue, e[2], e[3]) for e, ue in zip(train, law_inputs)],
+                              est.segment_length, delayed).unode
+        ldirs = torch.as_tensor(static_law.directions)
 
     def objective(phi: Array) -> tuple[float, Array]:
         theta_np = sc * phi
@@ -215,12 +236,14 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Y = Yph @ Ty.T
         if k_meas:
             Y = Y + (Xn @ b["Cm"].T + seg.unode @ b["Dm"].T) @ Emeas.T
+        if n_law:
+            Y = Y + field.law(lnode, ldirs, static_law.kinds)
         if seg.weight is None:
             cost = torch.mean(((Y - seg.y) / y_scale) ** 2)
         else:
             r2 = ((Y - seg.y) / y_scale) ** 2 * seg.weight[..., None]
             cost = r2.sum() / (seg.weight.sum() * r2.shape[-1])
-        if cur.numel():
+        if cur.numel() and n:
             cost = cost + mu * torch.mean(((x_end[cur] - x_start[nxt]) / x_scale) ** 2)
         cost.backward()
         c = float(cost.detach())
@@ -243,7 +266,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             costs.append(c0)
             if int(est.max_iter) == 0:  # the linear start itself (scipy would still step)
                 return Optimised(layout, theta0, np.asarray(costs), 0,
-                                 "max_iter = 0: the linear start", len(seg.first), L, substeps)
+                                 "max_iter = 0: the linear start", len(seg.first), L, substeps,
+                                 static_law)
             res = minimize(objective, theta0 / sc, jac=True, method="L-BFGS-B",
                            bounds=layout.bounds(),
                            callback=_recorder(costs),
@@ -253,7 +277,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             if best is None or float(res.fun) < best[0]:
                 best = (float(res.fun), Optimised(
                     layout, theta, np.asarray(costs), int(res.nit), str(res.message),
-                    len(seg.first), L, substeps))
+                    len(seg.first), L, substeps, static_law))
     finally:
         torch.set_num_threads(threads)
     return best[1]

@@ -20,6 +20,8 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
 * the measured outputs' ``y = C_m x + D_m u`` (outputs that are not conjugate to a port);
+* per term of the static law of the modulating inputs (:mod:`.input_law`) its scale ``a_k`` and
+  offset ``b_k``, then the law's gains ``C`` (one row per external output);
 * the free initial states of the shooting segments.
 
 ``α ≥ 0`` and ``β ≥ 0`` are box constraints of the optimiser (L-BFGS-B projects onto them, so
@@ -30,6 +32,7 @@ a smooth map onto ``[0, ∞)`` such as ``softplus`` or a square cannot start at 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -73,6 +76,10 @@ class Layout:
         Whether the experiments' common initial state is a parameter.
     n_measured : int
         Number of measured outputs ``C_m x + D_m u``.
+    n_law : int
+        Number of terms of the static law of the modulating inputs.
+    n_outputs : int
+        Number of external outputs (the rows of the law's gains).
     """
 
     n: int
@@ -84,6 +91,8 @@ class Layout:
     n_port_dissipation: int = 0
     learn_x0: bool = False
     n_measured: int = 0
+    n_law: int = 0
+    n_outputs: int = 0
 
     @property
     def blocks(self) -> list[tuple[str, tuple[int, ...]]]:
@@ -98,6 +107,8 @@ class Layout:
                 ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
+                ("la", (self.n_law,)), ("lb", (self.n_law,)),
+                ("lC", (self.n_outputs if self.n_law else 0, self.n_law)),
                 ("x", (self.n_shoot, n))]
         return out
 
@@ -164,7 +175,7 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
                    diss_dirs: Array, exponents: Array, shoot: Array,
                    port_dirs: Array | None = None, port_exponents: Array | None = None,
                    measured: tuple[Array, Array] | None = None,
-                   smoothing: Array | None = None) -> Array:
+                   smoothing: Array | None = None, law: Any = None) -> Array:
     """``θ`` of the linear model: ridge weights and dissipation gains exactly zero.
 
     Parameters
@@ -189,6 +200,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         Initial ``C_m, D_m`` of the measured outputs.
     smoothing : ndarray, shape (D + Dp,), optional
         Initial ``δ`` of the dissipation terms, then of the feedthrough's (default ``1e-3``).
+    law : LawStart, optional
+        The start of the static law's scales, offsets and gains (:mod:`.input_law`).
 
     ``x0`` (when learned) starts at ``lin["x0"]``.
     """
@@ -217,6 +230,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         b["x0"][:] = lin["x0"]
     if layout.n_measured:
         b["Cm"][:], b["Dm"][:] = measured
+    if layout.n_law:
+        b["la"][:], b["lb"][:], b["lC"][:] = law.scale, law.offset, law.C
     b["x"][:] = shoot
     return theta
 

@@ -1,7 +1,8 @@
 """Dropping the terms a nonlinear fit does not need.
 
 The fit starts every nonlinear term (energy ridges, dissipation and feedthrough power laws) from a
-gain of zero and keeps whatever lowers the cost, however little: a saturating motor's fit ends
+gain of zero (the static law of the modulating inputs from a least-squares start over a whole
+dictionary of candidate terms, :mod:`.input_law`) and keeps whatever lowers the cost, however little: a saturating motor's fit ends
 with a ridge of weight 7e-7 and dissipation terms of gain 1e-6 next to the terms that carry its
 physics.  Each costs its evaluation at every step of every simulation and exported FMU (100–230 ns
 per step there), for nothing the data can tell.  :func:`prune_terms` sets the gains of such terms
@@ -20,14 +21,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout, to_system
-from fmu_surrogate.ph import PortedSystem
+from fmu_surrogate.ph import PortedSystem, simulate
 
 Array = NDArray[np.float64]
 
-__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "surrogate_of"]
+__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "relative_error", "surrogate_of"]
 
-#: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains.
-TERM_BLOCKS = ("alpha", "beta", "pbeta")
+#: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains,
+#: the static law's gains (each output's gain of each term).
+TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
 #: A term is dropped when the training error without it stays within this factor of the fitted
 #: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
 ERROR_GROWTH = 1.02
@@ -79,6 +81,29 @@ def prune_terms(layout: Layout, theta: Array,
     return current, dropped
 
 
+def relative_error(system: PortedSystem, exps: list[tuple]) -> float:
+    """``‖ŷ − y‖_F / ‖y‖_F`` over all samples of ``(t, u, y, hold)`` experiments, the system
+    simulated from its operating point by :func:`~fmu_surrogate.ph.simulate` (NaN for none).
+
+    Parameters
+    ----------
+    system : PortedSystem
+    exps : list of tuple
+
+    Returns
+    -------
+    float
+    """
+    if not exps:
+        return float("nan")
+    num = den = 0.0
+    for t, u, y, hold in exps:
+        yh = simulate(system, t, u, hold=hold).y
+        num += float(np.sum((yh - y) ** 2))
+        den += float(np.sum(y ** 2))
+    return float(np.sqrt(num / den)) if den > 0 else float("nan")
+
+
 def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
                  before: Array | None = None) -> PortedSystem:
     """The drop-in surrogate of a parameter vector in the start's wiring.
@@ -99,9 +124,11 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
     Returns
     -------
     PortedSystem
+        With the static law of the fit's terms whose gains are not all zero, if any.
     """
     b = out.layout.unpack(np.asarray(theta, dtype=float))
     x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
+    law = None if out.law is None else out.law.law(b["la"], b["lb"], b["lC"])
     return PortedSystem(to_system(out.layout, theta),
-                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"])), x0,
+                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law), x0,
                         delayed_feedthrough=delayed, inputs_before=before if delayed else None)

@@ -169,6 +169,18 @@ class VectorField:
             y = y + (c * s) @ self.pM
         return y
 
+    def law(self, u_ext: torch.Tensor, directions: torch.Tensor,
+            kinds: tuple[str, ...]) -> torch.Tensor:
+        """The static law ``Σ_k c_k f_k(a_k d_kᵀ u + b_k)`` of the external inputs ``u_ext``
+        (…, k_in) in the external outputs (…, k_out), the directions ``d_k`` fixed
+        (:mod:`.input_law`)."""
+        b = self.blocks
+        s = (u_ext @ directions.T) * b["la"] + b["lb"]
+        cubic = torch.as_tensor([k == "cubic" for k in kinds])
+        tanh = torch.as_tensor([k == "tanh" for k in kinds])
+        f = torch.where(cubic, s ** 3, torch.where(tanh, torch.tanh(s), torch.relu(s)))
+        return f @ b["lC"].T
+
 
 def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:

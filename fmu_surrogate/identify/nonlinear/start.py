@@ -24,11 +24,11 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     NonlinearFitError,
     energy_coordinates,
 )
-from fmu_surrogate.ph import PortedSystem, PortMap
+from fmu_surrogate.ph import PortedSystem, PortMap, StaticLaw
 
 Array = NDArray[np.float64]
 
-__all__ = ["LinearStart", "linear_start"]
+__all__ = ["LinearStart", "linear_start", "with_affine"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ class LinearStart:
         """``u_ph = Tu u_ext + cu``; ``(K, k_in) -> (K, m)``."""
         return u_ext @ self.ports.Tu.T + self.ports.cu
 
-    def ports_for(self, Cm: Array, Dm: Array) -> PortMap:
+    def ports_for(self, Cm: Array, Dm: Array, law: StaticLaw | None = None) -> PortMap:
         """The wiring with the measured outputs ``C_m x + D_m u_ph`` of a fitted core.
 
         Parameters
         ----------
         Cm, Dm : ndarray, shape (k, n), (k, m)
+        law : StaticLaw, optional
+            The fitted static law of the modulating inputs (:mod:`.input_law`).
         """
         p = self.ports
         Cx = np.zeros((len(p.output_names), Cm.shape[1]))
@@ -81,7 +83,7 @@ class LinearStart:
         Cx[self.measured] = Cm
         Du[self.measured] = Dm @ p.Tu
         cy[self.measured] = Dm @ p.cu
-        return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy)
+        return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy, law=law)
 
 
 def _pad(lin: dict[str, Array], n: int) -> dict[str, Array]:
@@ -162,3 +164,40 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
     learn_x0 = "x0" in tuple(getattr(result, "fitted", ())) or bool(np.any(x0))
     return LinearStart(_pad(lin, n), surrogate, ports, measured, Cm, Dm, learn_x0 and n > 0)
 
+
+
+def with_affine(start: LinearStart, affine: Array) -> LinearStart:
+    """``start`` with the affine map ``affine`` ``[Du | cy]`` (k_out, k_in + 1) of the external
+    inputs added to its outputs: to the measured outputs' ``D_m``; to a power output through
+    the core's skew feedthrough ``N`` between its port and the ports that are not power ports
+    (modulating inputs, the constant source), whose outputs the wiring does not show.  What
+    those ports cannot carry (a map of a power input into a power output) is left out.
+
+    Parameters
+    ----------
+    start : LinearStart
+    affine : ndarray, shape (k_out, k_in + 1)
+
+    Returns
+    -------
+    LinearStart
+    """
+    p = start.ports
+    A = np.column_stack([p.Tu, p.cu])  # u_ph = A [u_ext; 1]
+    Dm = start.Dm
+    if len(start.measured):
+        Dm = Dm + np.linalg.lstsq(A.T, affine[start.measured].T, rcond=None)[0].T
+    lin = dict(start.lin)
+    power = np.any(p.Ty != 0, axis=0)
+    other = np.flatnonzero(~power)
+    N = np.array(lin["N"], dtype=float)
+    for o in np.setdiff1d(np.arange(len(p.output_names)), start.measured):
+        if not other.size or not np.any(affine[o]):
+            continue
+        (port,) = np.flatnonzero(p.Ty[o])
+        # Ty[o, port] ΔD[port, other] A[other] = affine[o];  D = S − N:  ΔN = −ΔD, skew
+        dD = np.linalg.lstsq(A[other].T, affine[o] / p.Ty[o, port], rcond=None)[0]
+        N[port, other] -= dD
+        N[other, port] += dD
+    lin["N"] = N
+    return dataclasses.replace(start, lin=lin, Dm=Dm)

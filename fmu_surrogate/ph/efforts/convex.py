@@ -197,7 +197,9 @@ class ConvexEffort:
             raise InvalidInputError(
                 f"not a version-{VERSION} convex effort (format {d.get('format')!r}, "
                 f"version {d.get('version')!r}).")
-        return cls(d["Q"], d["kinds"], d["weights"], d["directions"])
+        Q = np.asarray(d["Q"], dtype=float)  # of a static map (n = 0): written as []
+        return cls(Q.reshape(0, 0) if Q.size == 0 else Q, d["kinds"], d["weights"],
+                   d["directions"])
 
     def __repr__(self) -> str:
         return f"ConvexEffort(n={self.n_states}, ridges={list(self.kinds)})"

@@ -57,3 +57,26 @@ def test_dropped_terms_are_left_out_of_the_system():
     sys_ = to_system(LAYOUT, pruned)
     assert sys_.effort_function.kinds == () and sys_.effort_function.weights.size == 0
     assert sys_.dissipation.n_terms == 0 and sys_.port_dissipation.n_terms == 0
+
+
+def test_a_static_law_term_the_error_does_not_need_is_left_out_of_the_law():
+    """The law's gains are terms too (one per output and term): a term whose gains are all
+    dropped is left out of the StaticLaw the surrogate gets."""
+    from fmu_surrogate.identify.nonlinear.input_law import LawStart
+
+    layout = Layout(0, 2, (), 0, True, 0, n_law=2, n_outputs=1)
+    theta = _theta(np.random.default_rng(3))[: layout.size]
+    b = layout.unpack(theta)
+
+    def error(th):  # the cubic's gain matters, the hinge's does not
+        return 1.0 + 10.0 * abs(layout.unpack(th)["lC"][0, 0] - b["lC"][0, 0])
+
+    pruned, dropped = prune_terms(layout, theta, error)
+    assert dropped == [("lC", 1)]
+    start = LawStart(("cubic", "hinge"), np.eye(2), np.ones(2), np.zeros(2), np.zeros((1, 2)),
+                     ("s", "v"))
+    p = layout.unpack(pruned)
+    law = start.law(p["la"], p["lb"], p["lC"])
+    assert law.kinds == ("cubic",) and law.C.tolist() == [[b["lC"][0, 0]]]
+    assert law.W.tolist() == [[b["la"][0], 0.0]] and law.b.tolist() == [b["lb"][0]]
+    assert start.law(p["la"], p["lb"], np.zeros((1, 2))) is None

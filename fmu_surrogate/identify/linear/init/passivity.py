@@ -203,9 +203,11 @@ def storage_matrix(
     Returns
     -------
     (X or None, δ₀, ‖G‖, δ)
-        The storage (None when no positive definite one was found), the passivity violation,
-        the peak gain and the regularisation used.
+        The storage (None when no positive definite one was found, or with no port), the
+        passivity violation, the peak gain and the regularisation used.
     """
+    if B.shape[1] == 0:  # no power port: no supply rate for a storage to satisfy
+        return None, 0.0, 0.0, 0.0
     delta0, gain = passivity_violation(A, B, C, D)
     gain = max(gain, 1e-300)
     delta = delta0 * (1 + DELTA_MARGIN) + DELTA_FLOOR * gain
