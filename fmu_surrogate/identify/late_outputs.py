@@ -26,14 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fmu_surrogate.identify.fit_report import percent
+
 __all__ = ["GAIN", "LateOutputs", "fit_late_outputs"]
 
 #: The fit to the outputs one sample earlier must be at least this much better (error ratio).
 GAIN = 0.5
-
-
-def _percent(x: float) -> str:
-    return f"{100.0 * x:.3g} %"
 
 
 @dataclass(frozen=True)
@@ -106,11 +104,11 @@ def fit_late_outputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],
     if err_late <= GAIN * err:
         return LateOutputs(True, shifted, est_late, err_late,
                            f"outputs are those of the point before (late outputs): the linear "
-                           f"model misses them by {_percent(err)}, and by {_percent(err_late)} "
+                           f"model misses them by {percent(err)}, and by {percent(err_late)} "
                            f"one sample earlier")
     return LateOutputs(False, ds, est, err,
                        f"outputs taken at their own point: one sample earlier the linear model "
-                       f"misses them by {_percent(err_late)} (at their point {_percent(err)})")
+                       f"misses them by {percent(err_late)} (at their point {percent(err)})")
 
 
 def _no_output_sees_own_inputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],

@@ -27,17 +27,19 @@ from typing import Any
 import numpy as np
 
 from fmu_surrogate.errors import FmuSurrogateError
+from fmu_surrogate.identify.fit_report import (
+    delay_line,
+    describe_fit,
+    law_line,
+    outputs_line,
+    percent,
+)
 
-__all__ = ["ModelChoice", "ModelSelectionError", "describe_fit", "heldout_errors",
+__all__ = ["ModelChoice", "ModelSelectionError", "heldout_errors",
            "output_errors", "select_dataset", "select_model", "split_runs"]
 
 #: Default held-out relative error a linear model must reach to be kept (worst output).
 TOLERANCE = 0.01
-
-
-def _percent(x: float) -> str:
-    """A relative error in percent, three significant digits (``6.81e-05 %``, ``1.29 %``)."""
-    return f"{100.0 * x:.3g} %"
 
 
 class ModelSelectionError(FmuSurrogateError, ValueError):
@@ -100,9 +102,9 @@ class ModelChoice:
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
         nl = ("not fitted" if np.isnan(self.nonlinear_error)
-              else f"{_percent(self.nonlinear_error)}")
+              else f"{percent(self.nonlinear_error)}")
         return ((self.details + "\n" if self.details else "")
-                + f"  linear pH model:    {self.checked_on} error {_percent(self.linear_error)}\n"
+                + f"  linear pH model:    {self.checked_on} error {percent(self.linear_error)}\n"
                 f"  nonlinear pH model: {self.checked_on} error {nl}\n"
                 f"  kept: {self.method} — {self.reason}")
 
@@ -176,8 +178,8 @@ def select_model(
     e_lin = _error(lin.system_, check, x0)
     if e_lin <= tolerance:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"its {where} error {_percent(e_lin)} is within the tolerance "
-                           f"{_percent(tolerance)}; no nonlinear model needed", **on)
+                           f"its {where} error {percent(e_lin)} is within the tolerance "
+                           f"{percent(tolerance)}; no nonlinear model needed", **on)
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
     try:
@@ -185,18 +187,18 @@ def select_model(
                                    **dict(nonlinear or {})).fit(tr + va)
     except NonlinearFitError as exc:
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
-                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                           f"{_percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
+                           f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                           f"{percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
         return ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
-                           f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                           f"{_percent(tolerance)} and the nonlinear model lowers it to "
-                           f"{_percent(e_nl)}", **on)
+                           f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                           f"{percent(tolerance)} and the nonlinear model lowers it to "
+                           f"{percent(e_nl)}", **on)
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
-                       f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                       f"{_percent(tolerance)}, but the nonlinear model is no better "
-                       f"({_percent(e_nl)})", **on)
+                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                       f"{percent(tolerance)}, but the nonlinear model is no better "
+                       f"({percent(e_nl)})", **on)
 
 
 def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
@@ -288,101 +290,6 @@ def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     return out
 
 
-def _outputs_line(est: Any, ds: Any, runs: Sequence[int], where: str) -> str:
-    """Each output's error of a model that misses the tolerance, the worst first."""
-    sur = est.to_surrogate()
-    names = list(sur.output_names)
-    worst = np.max(output_errors(sur, getattr(est, "x0_", None), ds, list(sur.input_names),
-                                 names, runs), axis=0)
-    order = np.argsort(-worst)
-    return (f"{where} error of each output of the kept model: "
-            + ", ".join(f"{names[j]} {_percent(float(worst[j]))}" for j in order)
-            + " — an output no model of the inputs explains (a power or an energy the FMU "
-            "computes, round-off) can be left out (outputs=…, CLI --outputs)")
-
-
-def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
-                 not_fitted: Sequence[str] = ()) -> str:
-    """What a linear dataset fit chose, a few lines: runs, power pairs with orientation and
-    reasons, the other variables' roles, the order-selection table.
-
-    Parameters
-    ----------
-    lin : LinearPHIdentifier
-        Fitted by :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`.
-    fit, held : sequence of int
-        Training and held-out runs.
-    not_fitted : sequence of str
-        Outputs left out (discrete).
-
-    Returns
-    -------
-    str
-    """
-    fit, held = list(fit), list(held)
-    lines = [f"  training runs {fit}, held-out runs {held or 'none (training error shown)'}"]
-    inputs, outputs = lin.names_[0], lin.names_[1]
-    roles = getattr(lin, "roles_", None) if getattr(lin, "ported_", False) else None
-    pairs = ([(inputs[i], outputs[o]) for i, o in roles.pairs] if roles is not None
-             else list(zip(inputs, outputs)))
-    signs = roles.signs if roles is not None else tuple(lin.port_signs_)
-    why = {(p.u, p.y): p.reason for p in lin.pairing_.pairs} if lin.pairing_ else {}
-    given = {(p.get("u"), p.get("y")): p.get("power") for p in lin.ports
-             if isinstance(p, Mapping)} if isinstance(lin.ports, (list, tuple)) else {}
-    for (u, y), sgn in zip(pairs, signs):
-        how = ("given" if given.get((u, y)) or lin.ports in ("in", "out")
-               else "detected from the data's energy")
-        lines.append(f"  power pair {u} -> {y}, power {'in' if sgn > 0 else 'out'} ({how}): "
-                     f"{why.get((u, y), 'given' if (u, y) in given else 'paired in order')}")
-    if roles is not None:
-        if roles.modulating:
-            lines.append("  modulating inputs (no power pair): "
-                         + ", ".join(inputs[j] for j in roles.modulating))
-        if roles.measured:
-            lines.append("  measured outputs (no power pair): "
-                         + ", ".join(outputs[j] for j in roles.measured))
-    if not_fitted:
-        lines.append(f"  not fitted (discrete outputs): {', '.join(not_fitted)}")
-    fitted = ", ".join(lin.result_.fitted)
-    lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
-    sel = lin.result_.order_selection
-    if sel is not None:
-        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
-    return "\n".join(lines)
-
-
-def _delay_line(nl: Any, outputs: list[str]) -> str:
-    """How the nonlinear fit treated the outputs' timing, one line."""
-    ev = getattr(nl, "delay_evidence_", None)
-    if ev is not None:
-        line = ev.describe(outputs)
-    else:
-        line = ("outputs see the inputs of the step before (delayed feedthrough, as set)"
-                if nl.delayed_feedthrough_ else "outputs see the inputs of their own point (as set)")
-    if nl.delayed_feedthrough_:
-        before = nl.inputs_before_
-        line += ("; before the first point they see " + ("the first inputs" if before is None
-                 else "the inputs' start values " + ", ".join(f"{v:g}" for v in before)))
-    return line
-
-
-def _law_line(nl: Any, sur: Any) -> str:
-    """The static law of the modulating inputs the nonlinear fit kept, one line (empty when it
-    had no modulating input to fit a law of)."""
-    n = getattr(nl, "law_candidates_", 0)
-    if not n:
-        return ""
-    law = getattr(nl, "law_", None)
-    if law is None:
-        return (f"no static law of the modulating inputs needed (none of {n} candidate terms "
-                f"kept)")
-    ins = [sur.input_names[j] for j in np.flatnonzero(np.any(law.W != 0, axis=0))]
-    outs = [sur.output_names[j] for j in np.flatnonzero(np.any(law.C != 0, axis=1))]
-    kinds = ", ".join(f"{law.kinds.count(k)} {k}" for k in dict.fromkeys(law.kinds))
-    return (f"static law of the inputs {', '.join(ins)} in the outputs {', '.join(outs)}: "
-            f"{law.n_terms} terms ({kinds}) of {n} candidates, fitted with the core")
-
-
 def select_dataset(
     ds: Any,
     *,
@@ -467,14 +374,19 @@ def select_dataset(
         kept = e_lin if method == "linear" else e_nl
         text = details
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
-            text += "\n  " + _outputs_line(est, ds, check, "held-out" if held else "training")
+            sur = est.to_surrogate()
+            worst = np.max(output_errors(sur, getattr(est, "x0_", None), ds,
+                                         list(sur.input_names), list(sur.output_names), check),
+                           axis=0)
+            text += "\n  " + outputs_line(sur.output_names, worst,
+                                            "held-out" if held else "training")
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
                            "held-out" if held else "training", late.late)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),
-                      f"its {where} error {_percent(e_lin)} is within the tolerance "
-                      f"{_percent(tolerance)}; "
+                      f"its {where} error {percent(e_lin)} is within the tolerance "
+                      f"{percent(tolerance)}; "
                       "no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
@@ -489,22 +401,22 @@ def select_dataset(
                                    ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
                                                  runs=fit + held)
         nl_sur = nl.to_surrogate()
-        details += "\n  " + _delay_line(nl, list(nl_sur.output_names))
-        law_line = _law_line(nl, nl_sur)
-        details += "\n  " + law_line if law_line else ""
+        details += "\n  " + delay_line(nl, list(nl_sur.output_names))
+        law_line_ = law_line(nl, nl_sur)
+        details += "\n  " + law_line_ if law_line_ else ""
         e_nl = max(heldout_errors(nl_sur, nl.x0_, ds, list(nl_sur.input_names),
                                   list(nl_sur.output_names), check))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
         return choice("linear", lin, float("nan"),
-                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                      f"{_percent(tolerance)}, but the nonlinear fit was not possible "
+                      f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                      f"{percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
     if e_nl < e_lin:
         return choice("nonlinear", nl, e_nl,
-                      f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                      f"{_percent(tolerance)} and the nonlinear model lowers it to "
-                      f"{_percent(e_nl)}")
+                      f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                      f"{percent(tolerance)} and the nonlinear model lowers it to "
+                      f"{percent(e_nl)}")
     return choice("linear", lin, e_nl,
-                  f"the linear {where} error {_percent(e_lin)} exceeds the tolerance "
-                  f"{_percent(tolerance)}, but the nonlinear model is no better "
-                  f"({_percent(e_nl)})")
+                  f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                  f"{percent(tolerance)}, but the nonlinear model is no better "
+                  f"({percent(e_nl)})")

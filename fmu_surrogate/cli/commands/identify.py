@@ -166,7 +166,7 @@ def _names(args: argparse.Namespace) -> tuple[list[str] | None, list[str] | None
 def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
                      held: list[int]) -> tuple[Any, Any, list[str]]:
     from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.selection import describe_fit
+    from fmu_surrogate.identify.fit_report import describe_fit
 
     inputs, outputs = _names(args)
     late = args.late_outputs == "yes"

@@ -1,0 +1,145 @@
+"""The lines of the ``identify`` report: what a linear dataset fit chose, how the nonlinear fit
+treated the outputs' timing and the static law, which outputs a kept model misses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["delay_line", "describe_fit", "law_line", "outputs_line", "percent"]
+
+
+def percent(x: float) -> str:
+    """A relative error in percent, three significant digits (``6.81e-05 %``, ``1.29 %``)."""
+    return f"{100.0 * x:.3g} %"
+
+
+def outputs_line(names: Sequence[str], worst: np.ndarray, where: str) -> str:
+    """Each output's error of a model that misses the tolerance, the worst first, one line.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The outputs.
+    worst : ndarray, shape (k_out,)
+        Each one's worst relative error over the runs checked.
+    where : str
+        ``"held-out"`` or ``"training"``.
+
+    Returns
+    -------
+    str
+    """
+    order = np.argsort(-np.asarray(worst))
+    return (f"{where} error of each output of the kept model: "
+            + ", ".join(f"{names[j]} {percent(float(worst[j]))}" for j in order)
+            + " — an output no model of the inputs explains (a power or an energy the FMU "
+            "computes, round-off) can be left out (outputs=…, CLI --outputs)")
+
+
+def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
+                 not_fitted: Sequence[str] = ()) -> str:
+    """What a linear dataset fit chose, a few lines: runs, power pairs with orientation and
+    reasons, the other variables' roles, the order-selection table.
+
+    Parameters
+    ----------
+    lin : LinearPHIdentifier
+        Fitted by :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`.
+    fit, held : sequence of int
+        Training and held-out runs.
+    not_fitted : sequence of str
+        Outputs left out (discrete).
+
+    Returns
+    -------
+    str
+    """
+    fit, held = list(fit), list(held)
+    lines = [f"  training runs {fit}, held-out runs {held or 'none (training error shown)'}"]
+    inputs, outputs = lin.names_[0], lin.names_[1]
+    roles = getattr(lin, "roles_", None) if getattr(lin, "ported_", False) else None
+    pairs = ([(inputs[i], outputs[o]) for i, o in roles.pairs] if roles is not None
+             else list(zip(inputs, outputs)))
+    signs = roles.signs if roles is not None else tuple(lin.port_signs_)
+    why = {(p.u, p.y): p.reason for p in lin.pairing_.pairs} if lin.pairing_ else {}
+    given = {(p.get("u"), p.get("y")): p.get("power") for p in lin.ports
+             if isinstance(p, Mapping)} if isinstance(lin.ports, (list, tuple)) else {}
+    for (u, y), sgn in zip(pairs, signs):
+        how = ("given" if given.get((u, y)) or lin.ports in ("in", "out")
+               else "detected from the data's energy")
+        lines.append(f"  power pair {u} -> {y}, power {'in' if sgn > 0 else 'out'} ({how}): "
+                     f"{why.get((u, y), 'given' if (u, y) in given else 'paired in order')}")
+    if roles is not None:
+        if roles.modulating:
+            lines.append("  modulating inputs (no power pair): "
+                         + ", ".join(inputs[j] for j in roles.modulating))
+        if roles.measured:
+            lines.append("  measured outputs (no power pair): "
+                         + ", ".join(outputs[j] for j in roles.measured))
+    if not_fitted:
+        lines.append(f"  not fitted (discrete outputs): {', '.join(not_fitted)}")
+    fitted = ", ".join(lin.result_.fitted)
+    lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
+    sel = lin.result_.order_selection
+    if sel is not None:
+        lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]
+    return "\n".join(lines)
+
+
+def delay_line(nl: Any, outputs: list[str]) -> str:
+    """How the nonlinear fit treated the outputs' timing, one line.
+
+    Parameters
+    ----------
+    nl : NonlinearPHIdentifier
+        Fitted.
+    outputs : list of str
+        Its surrogate's outputs.
+
+    Returns
+    -------
+    str
+    """
+    ev = getattr(nl, "delay_evidence_", None)
+    if ev is not None:
+        line = ev.describe(outputs)
+    else:
+        line = ("outputs see the inputs of the step before (delayed feedthrough, as set)"
+                if nl.delayed_feedthrough_ else "outputs see the inputs of their own point (as set)")
+    if nl.delayed_feedthrough_:
+        before = nl.inputs_before_
+        line += ("; before the first point they see " + ("the first inputs" if before is None
+                 else "the inputs' start values " + ", ".join(f"{v:g}" for v in before)))
+    return line
+
+
+def law_line(nl: Any, sur: Any) -> str:
+    """The static law of the modulating inputs the nonlinear fit kept, one line (empty when it
+    had no modulating input to fit a law of).
+
+    Parameters
+    ----------
+    nl : NonlinearPHIdentifier
+        Fitted.
+    sur : PortedSystem
+        Its surrogate.
+
+    Returns
+    -------
+    str
+    """
+    n = getattr(nl, "law_candidates_", 0)
+    if not n:
+        return ""
+    law = getattr(nl, "law_", None)
+    if law is None:
+        return (f"no static law of the modulating inputs needed (none of {n} candidate terms "
+                f"kept)")
+    ins = [sur.input_names[j] for j in np.flatnonzero(np.any(law.W != 0, axis=0))]
+    outs = [sur.output_names[j] for j in np.flatnonzero(np.any(law.C != 0, axis=1))]
+    kinds = ", ".join(f"{law.kinds.count(k)} {k}" for k in dict.fromkeys(law.kinds))
+    return (f"static law of the inputs {', '.join(ins)} in the outputs {', '.join(outs)}: "
+            f"{law.n_terms} terms ({kinds}) of {n} candidates, fitted with the core")
