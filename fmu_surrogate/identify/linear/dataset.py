@@ -62,11 +62,9 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         if pairing is not None and not in_order:
             pairs = [(inputs.index(p.u), outputs.index(p.y), None) for p in pairing.pairs]
     if pairs is None and len(inputs) != len(outputs):
-        raise LinearIdentificationError(
-            f"need as many outputs as inputs (power pairs) when the units do not pair them, got "
-            f"{len(inputs)} inputs and {len(outputs)} outputs; name the power pairs with "
-            "ports=[{'u': …, 'y': …}] (CLI --port u=NAME,y=NAME): the other inputs are then "
-            "modulating, the other outputs measured.")
+        # no units to pair by and no order to pair in: an input-output model, every input
+        # modulating and every output measured (the report says so and how to name pairs)
+        pairs = []
     if pairs is None:
         est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in raw])
     else:

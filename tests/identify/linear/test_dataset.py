@@ -67,9 +67,20 @@ def test_the_units_pair_force_and_velocity_without_ports():
     assert est.roles_.pairs == ((0, 1),) and est.roles_.measured == (0, 2)
 
 
-def test_unpaired_outputs_without_units_or_ports_are_refused_naming_the_fix():
+def test_without_units_or_ports_unequal_counts_give_an_input_output_model():
+    from fmu_surrogate.identify.fit_report import describe_fit
+
+    # no units and 1 input for 3 outputs: nothing to pair, so the force is a modulating input
+    # and every output measured (the pH core is still a pH system; no port's power is shown)
     ds = dataset(F, mass_outputs(F), units=False)
-    with pytest.raises(FmuSurrogateError, match="ports=.*--port"):
-        LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["x", "v", "a"])
+    est = LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["x", "v", "a"])
+    assert est.roles_.pairs == () and est.roles_.modulating == (0,)
+    assert "no power pair: the units pair none" in describe_fit(est, [0], [])
+    F2 = np.cos(0.7 * T) - 0.3 * np.sin(2.3 * T)
+    y2 = mass_outputs(F2)
+    tr = simulate(est.to_surrogate(), T, F2[:, None], hold="zoh")
+    # the same model seen through other ports (measured 5e-10; the paired fit above 7e-7)
+    assert np.abs(tr.y - y2).max() <= 5e-6 * np.abs(y2).max()
+    # ports="auto" asks the units to decide: refused, naming the fix
     with pytest.raises(FmuSurrogateError, match="units missing.*--port"):
         LinearPHIdentifier(ports="auto").fit_dataset(ds, inputs=["F"], outputs=["v"])
