@@ -351,6 +351,7 @@ def select_dataset(
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
     from sklearn.base import clone
 
+    from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
 
     fit, held = split_runs(ds, runs)
@@ -369,19 +370,22 @@ def select_dataset(
     ds, lin, e_lin = late.dataset, late.estimator, late.error
     details = describe_fit(lin, fit, held, not_fitted) + late.describe()
     where = "held-out" if held else "training (nothing held out)"
+    kept_late = late.late
 
     def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
         kept = e_lin if method == "linear" else e_nl
+        data = ds if method == "nonlinear" or not kept_late else late.dataset
         text = details
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
             sur = est.to_surrogate()
-            worst = np.max(output_errors(sur, getattr(est, "x0_", None), ds,
+            worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
                                          list(sur.input_names), list(sur.output_names), check),
                            axis=0)
             text += "\n  " + outputs_line(sur.output_names, worst,
                                             "held-out" if held else "training")
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
-                           "held-out" if held else "training", late.late)
+                           "held-out" if held else "training",
+                           late.late if method == "linear" else kept_late)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),
@@ -390,27 +394,43 @@ def select_dataset(
                       "no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
-    try:
+    def nonlinear_fit(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough)
         settings = dict(nonlinear or {})
-        if late.late:  # the outputs one sample earlier see the inputs of their own point
+        if is_late:  # the outputs one sample earlier see the inputs of their own point
             settings["delayed_feedthrough"] = False
-        nl = NonlinearPHIdentifier(n_states=None, linear=lin,
+        nl = NonlinearPHIdentifier(n_states=None, linear=start,
                                    validation_runs=len(held), **settings
-                                   ).fit_dataset(ds, inputs=list(inputs), outputs=list(outputs),
-                                                 runs=fit + held)
-        nl_sur = nl.to_surrogate()
-        details += "\n  " + delay_line(nl, list(nl_sur.output_names))
-        law_line_ = law_line(nl, nl_sur)
-        details += "\n  " + law_line_ if law_line_ else ""
-        e_nl = max(heldout_errors(nl_sur, nl.x0_, ds, list(nl_sur.input_names),
-                                  list(nl_sur.output_names), check))
+                                   ).fit_dataset(data, inputs=list(inputs),
+                                                 outputs=list(outputs), runs=fit + held)
+        sur = nl.to_surrogate()
+        lines = "\n  " + delay_line(nl, list(sur.output_names))
+        law = law_line(nl, sur)
+        lines += "\n  " + law if law else ""
+        return nl, max(heldout_errors(sur, nl.x0_, data, list(sur.input_names),
+                                      list(sur.output_names), check)), lines
+
+    try:
+        nl, e_nl, lines = nonlinear_fit(ds, lin, late.late)
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
         return choice("linear", lin, float("nan"),
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
+    if e_nl > tolerance and late.alternative is not None:
+        # late outputs of a nonlinear component: the linear misfit hid the delay
+        data, start, _ = late.alternative
+        try:
+            nl_late, e_late, lines_late = nonlinear_fit(data, start, True)
+        except Exception:  # noqa: BLE001 - the fit at the outputs' own point stays
+            e_late = float("inf")
+        if e_late <= LATE_GAIN * e_nl:
+            lines = (lines_late + f"\n  outputs are those of the point before (late outputs): "
+                     f"the nonlinear model misses them by {percent(e_nl)}, and by "
+                     f"{percent(e_late)} one sample earlier")
+            nl, e_nl, ds, kept_late = nl_late, e_late, data, True
+    details += lines
     if e_nl < e_lin:
         return choice("nonlinear", nl, e_nl,
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "

@@ -8,11 +8,11 @@ import pytest
 from tests.identify.test_selection import _mass_dataset
 
 
-def late(ds):
+def late(ds, outputs=("x", "v", "a")):
     """The dataset as output-then-update code shows it: each output one point late, the first
     two points equal."""
     out = ds.copy(deep=True)
-    for name in ("x", "v", "a"):
+    for name in outputs:
         y = out[name].values
         y[:, 1:] = y[:, :-1].copy()
     return out
@@ -57,3 +57,26 @@ def test_late_outputs_as_set_are_fitted_one_sample_earlier():
     assert choice.late_outputs and "as set" in choice.report()
     assert choice.linear_error == pytest.approx(select_dataset(late(ds)).linear_error,
                                                 rel=1e-6)
+
+
+def test_late_outputs_of_a_nonlinear_component_are_found_by_the_nonlinear_fit(benchmark_fmus):
+    import fmu_surrogate as fs
+    from fmu_surrogate.cli.inputs import parse_input_option
+    from fmu_surrogate.identify.selection import select_dataset
+
+    # the saturating coil under the signals of scripts/bench_dropin.py (band-limited noise),
+    # three runs of 5 s, the last held out
+    sigs = [dict([parse_input_option(f"V=noise:f_low=0.5,f_high=3,duration=5,std=1.7,"
+                                     f"seed={k}")]) for k in (1, 2, 3)]
+    ds = fs.harvest(benchmark_fmus["saturating_inductor"], None, signals=sigs, stop_time=5.0,
+                    step=0.01, progress=False, workers=1)
+    # its current as output-then-update code shows it: the saturation's linear misfit hides
+    # the delay from the linear test (measured 8.6 % one sample earlier, 13.7 % at its point:
+    # not half); the nonlinear model misses the late current at its point (6.8 %) and fits it
+    # one sample earlier
+    choice = select_dataset(late(ds, ["i"]))
+    assert choice.method == "nonlinear" and choice.late_outputs
+    assert choice.surrogate().late_outputs
+    assert "the nonlinear model misses them by" in choice.report()
+    # the accuracy of the coil's fit (measured 4.2e-4; the same data at their own point 4.6e-4)
+    assert choice.nonlinear_error < 0.01
