@@ -20,6 +20,9 @@ def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, mo
     assert main(["harvest", str(faulty_fmu), "-q"]) == 0
     out = capsys.readouterr().out
     assert "1 runs: 1 ok, 0 failed; wrote faulty.nc" in out
+    # the input stays at rest, and a line says how to excite it for an identification
+    assert "note: no --input given, so u stays at its start value; a surrogate" in out
+    assert "--input u=noise:f_high=5,std=1,duration=1,seed=1" in out
     ds = load_dataset(tmp_path / "faulty.nc")
     # default experiment of the fixture: 0..1 s, step 0.01; u stays at its start value 0
     assert ds.sizes == {"run": 1, "time": 101}
@@ -34,7 +37,7 @@ def test_params_inputs_and_failures(faulty_fmu, tmp_path, capsys):
             "--step", "0.05", "--workers", "1", "--timeout", "5", "-q"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "4 runs: 2 ok, 2 failed (error_status: 2)" in text
+    assert "4 runs: 2 ok, 2 failed (error_status: 2)" in text and "note: no --input" not in text
     # the summary shows the FMU's own reason, not only the FMI status
     assert ("error_status: e.g. run 1: [ERROR] logStatusError: fmi2DoStep failed at t=0.5: "
             "reason: x=0.606531 left the admissible range (mode 4)") in text

@@ -245,6 +245,23 @@ def dataset_info(ds: Any) -> str:
     return "\n".join(lines)
 
 
+def _note_unexcited_inputs(info: Any, duration: float) -> None:
+    """One line when the FMU's continuous inputs stay at their start values: the data of such a
+    harvest show how the FMU behaves at rest, not how it answers its inputs."""
+    by_name = info.variables_by_name
+    names = [n for n in info.inputs
+             if n in by_name and by_name[n].type in ("Real", "Float64", "Float32")
+             and by_name[n].variability == "continuous"]
+    if names:
+        example = names[0]
+        stay = ("stays at its start value" if len(names) == 1 else
+                "stay at their start values")
+        print(f"note: no --input given, so {', '.join(names)} {stay}; a "
+              f"surrogate is identified from how the outputs answer excited inputs, e.g. "
+              f"--input {example}=noise:f_high=5,std=1,duration={duration:g},seed=1 (std in the "
+              f"input's unit; repeat with other seeds for more runs)")
+
+
 def harvest_command(args: argparse.Namespace) -> int:
     """Run ``fmu-surrogate harvest`` with parsed ``args``; print a summary.
 
@@ -266,6 +283,8 @@ def harvest_command(args: argparse.Namespace) -> int:
                     stop_time=args.stop, step=args.step, record=record,
                     interface=args.interface, tolerance=args.tolerance,
                     explode_threshold=args.explode_threshold, allow_longer=args.allow_longer)
+    if not args.input and not args.signals:
+        _note_unexcited_inputs(camp.info, float(camp.time[-1] - camp.time[0]))
     if camp.not_recorded:
         names = ", ".join(camp.not_recorded)
         print(f"not recorded: {names} (not numbers: a dataset records numeric variables only)")
