@@ -416,8 +416,9 @@ def test_fit_dataset_reads_runs(short_data):
     c = LinearPHIdentifier(5, max_iter=4).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1", "v2"], runs=[0])
     d = LinearPHIdentifier(5, max_iter=4).fit((t, u, y))
     np.testing.assert_array_equal(c.system_.J, d.system_.J)
-    with pytest.raises(ValueError, match="as many outputs as inputs"):
-        LinearPHIdentifier(5).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1"])
+    # fewer outputs than inputs and no units: no power pair, both forces modulating
+    e = LinearPHIdentifier(5, max_iter=2).fit_dataset(ds, inputs=["F1", "F2"], outputs=["v1"])
+    assert e.roles_.pairs == () and e.roles_.modulating == (0, 1)
 
 
 # ------------------------------------------------------------------------ optimiser unit
