@@ -223,7 +223,7 @@ def default_record(info: FMUInfo) -> list[str]:
     if not names:  # an FMU that declares none of these: record every non-constant variable
         return [v.name for v in info.variables
                 if v.variability in ("continuous", "discrete") and v.is_numeric]
-    by_name = {v.name: v for v in info.variables}
+    by_name = info.variables_by_name
     return [n for n in names if by_name[n].is_numeric]
 
 
@@ -239,7 +239,7 @@ def not_recorded(info: FMUInfo) -> list[str]:
     -------
     list of str
     """
-    by_name = {v.name: v for v in info.variables}
+    by_name = info.variables_by_name
     return [n for n in _interface(info) if not by_name[n].is_numeric]
 
 
