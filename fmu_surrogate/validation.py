@@ -317,7 +317,7 @@ def validate(
         raise ValidationError(f"rtol and atol must be >= 0, got rtol={rtol!r}, atol={atol!r}.")
     sur = _load_surrogate(surrogate)
     info = open_fmu(reference_fmu)
-    known = {v.name: v for v in info.variables}
+    known = info.variables_by_name
     ports = dict(ports or {})
     r_in = [ports.get(p, p) for p in sur.inputs]
     for port, var in zip(sur.inputs, r_in):

@@ -111,7 +111,7 @@ class FmpyBackend:
                 raise InvalidInputError(f"{info.name} does not support model exchange; use "
                                         f"interface='cs' or 'auto'.")
             self.kind = "me"
-        self._vars = {v.name: v for v in info.variables}
+        self._vars = info.variables_by_name
         self._unzipdir = _extract_checked(fmu_path, extract)
         self._md = read_model_description(self._unzipdir, validate=False)
         if self.tolerance is None and info.default_experiment.tolerance is not None:
