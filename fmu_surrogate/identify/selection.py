@@ -374,7 +374,7 @@ def select_dataset(
 
     def choice(method: str, est: Any, e_nl: float, reason: str) -> ModelChoice:
         kept = e_lin if method == "linear" else e_nl
-        data = ds if method == "nonlinear" or not kept_late else late.dataset
+        data = ds if method == "nonlinear" else late.dataset  # the data each was fitted to
         text = details
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
             sur = est.to_surrogate()
