@@ -247,6 +247,32 @@ def _conversion(unit: str | None, to: str | None, what: str) -> tuple[float, flo
     return u.factor / v.factor, (u.offset - v.offset) / v.factor
 
 
+class _Variables:
+    """The reference's variables by name, array elements (``u[2]``) by theirs: ``name in
+    known`` and ``known[name]`` (an element gives its array variable: its unit)."""
+
+    def __init__(self, info: Any) -> None:
+        self.info = info
+
+    def _find(self, name: str) -> Any:
+        from fmu_surrogate.fmu.errors import UnknownVariableError
+        from fmu_surrogate.fmu.model.elements import find_element
+
+        try:
+            return find_element(self.info, name)[0]
+        except UnknownVariableError:
+            return None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._find(name) is not None
+
+    def __getitem__(self, name: str) -> Any:
+        v = self._find(name)
+        if v is None:
+            raise KeyError(name)
+        return v
+
+
 def validate(
     surrogate: Any,
     reference_fmu: str | os.PathLike,
@@ -317,7 +343,7 @@ def validate(
         raise ValidationError(f"rtol and atol must be >= 0, got rtol={rtol!r}, atol={atol!r}.")
     sur = _load_surrogate(surrogate)
     info = open_fmu(reference_fmu)
-    known = info.variables_by_name
+    known = _Variables(info)
     ports = dict(ports or {})
     r_in = [ports.get(p, p) for p in sur.inputs]
     for port, var in zip(sur.inputs, r_in):
@@ -349,7 +375,8 @@ def validate(
     params = [dict(parameters)] if parameters else None
     with tempfile.TemporaryDirectory(prefix="fmu-surrogate-validate-") as tmp:
         ref = harvest(reference_fmu, Path(tmp) / "reference.nc", signals=signals,
-                      parameters=params, stop_time=stop_time, step=step, record=record,
+                      parameters=params, stop_time=stop_time, step=step,
+                      record=list(dict.fromkeys(known[v].name for v in record)),  # arrays whole
                       workers=1, timeout=timeout, progress=False)
         _check_ok(ref, f"reference FMU {info.name}")
         (t, R), = run_arrays(ref, record)

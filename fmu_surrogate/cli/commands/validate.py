@@ -63,13 +63,15 @@ def validate_command(args: argparse.Namespace) -> int:
     for text in args.input:
         name, signal = parse_input_option(text)
         inputs[name] = signal
+    from fmu_surrogate.fmu.campaigns.plans import parse_param_option
+
     params = {}
-    for text in args.param:
-        name, _, value = text.partition("=")
-        try:
-            params[name.strip()] = float(value)
-        except ValueError:
-            raise CLIError(f"--param {text!r}: expected NAME=NUMBER.") from None
+    for text in args.param:  # the harvest's syntax, one value (an array: its values row-major)
+        name, values = parse_param_option(text)
+        if len(values) != 1:
+            raise CLIError(f"--param {text!r}: one value per parameter (a validation is one "
+                           f"run), got {len(values)}.")
+        params[name] = values[0]
     ports = dict(t.split("=", 1) for t in args.port if "=" in t)
     report = validate(args.surrogate, args.reference, inputs=inputs or None,
                       parameters=params or None, stop_time=args.stop, step=args.step,
