@@ -267,10 +267,9 @@ class _Variables:
         return isinstance(name, str) and self._find(name) is not None
 
     def __getitem__(self, name: str) -> Any:
-        v = self._find(name)
-        if v is None:
-            raise KeyError(name)
-        return v
+        from fmu_surrogate.fmu.model.elements import find_element
+
+        return find_element(self.info, name)[0]  # UnknownVariableError (a KeyError) if none
 
 
 def validate(
