@@ -40,7 +40,10 @@ from fmu_surrogate.fmu.backends.fmpy_me import run_me
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
 
-__all__ = ["FmpyBackend", "restore_logger_proxy"]
+__all__ = ["RESET_CHECK_POINTS", "FmpyBackend", "restore_logger_proxy"]
+
+#: Points of the first run repeated after ``Reset`` to check that it restores the initial state.
+RESET_CHECK_POINTS = 11
 
 
 class FmpyBackend:
@@ -55,7 +58,12 @@ class FmpyBackend:
         experiment, else the solver default).
     reuse_instance : bool
         Reset and reuse one instance for all runs (default).  ``False`` frees and re-instantiates
-        before every run (for FMUs whose ``Reset`` is broken).
+        before every run.  Some vendors' ``Reset`` does not restore the initial state (measured:
+        an FMU whose every second run after ``fmi2Reset`` stayed at the state the run before
+        ended in, ``fmi2OK`` throughout); the first successful run of an instance is therefore
+        repeated for its first :data:`RESET_CHECK_POINTS` points after a reset, and when the
+        repetition is not bit-identical the backend re-instantiates before every run (one log
+        message says so).
     log_sink : callable, optional
         ``log_sink(status, category, message)`` is called for every FMU log message in addition to
         collecting it in :attr:`RunOutput.messages` (the isolated runner echoes messages to its log
@@ -85,6 +93,7 @@ class FmpyBackend:
         self._fatal = False
         self._cache: dict[tuple, Any] = {}
         self._grid_cache: tuple | None = None
+        self._reset_checked = False
 
     # ------------------------------------------------------------------ lifecycle
     def open(self, fmu_path: str | os.PathLike, info: Any = None) -> None:
@@ -228,13 +237,14 @@ class FmpyBackend:
         progress[0] = 0
         self._messages = BoundedLog()
         res = RunOutput(record, lay["cols"], out, 0, messages=self._messages)
+        check = self.reuse_instance and not self._reset_checked and not self._dirty
         try:
             self._fresh_instance()
             self._dirty = True
-            if self.kind == "cs":
-                run_cs(self, start_values, inputs, time, lay, out, progress, res)
-            else:
-                run_me(self, start_values, inputs, time, record, lay, out, progress, res)
+            self._step(start_values, inputs, time, record, lay, out, progress, res)
+            if check:
+                self._check_reset(start_values, inputs, time, record, lay, out,
+                                  int(progress[0]))
         except Exception as exc:  # noqa: BLE001 - a failing run is data; a signal's exception
             # (KeyboardInterrupt, SystemExit, the harvest's SIGTERM) is not and ends the caller
             res.error = exc
@@ -243,6 +253,38 @@ class FmpyBackend:
         res.n_done = int(progress[0])
         res.messages = list(self._messages)
         return res
+
+    def _step(self, start_values, inputs, time, record, lay, out, progress, res) -> None:
+        if self.kind == "cs":
+            run_cs(self, start_values, inputs, time, lay, out, progress, res)
+        else:
+            run_me(self, start_values, inputs, time, record, lay, out, progress, res)
+
+    def _check_reset(self, start_values, inputs, time, record, lay, out, done: int) -> None:
+        """Repeat the start of a successful first run after ``Reset``; keep reusing the
+        instance only when the repetition is bit-identical (class docstring)."""
+        k = min(done, RESET_CHECK_POINTS)
+        if k < 2:
+            return
+        self._reset_checked = True
+        again = np.empty((k, out.shape[1]))
+        res = RunOutput(record, lay["cols"], again, 0, messages=BoundedLog())
+        try:
+            self._fmu.reset()
+            self._step(start_values, {n: v[:k] for n, v in inputs.items()}, time[:k], record,
+                       lay, again, np.zeros(1, dtype=np.int64), res)
+            bits = np.ascontiguousarray(out[:k]).view(np.uint64) != again.view(np.uint64)
+            if not bits.any():
+                return
+            row = int(np.flatnonzero(bits.any(axis=1))[0])
+            where = f"after fmi2Reset the run differs from t = {time[row]:g} on"
+        except Exception as exc:  # noqa: BLE001 - a reset that fails is a broken reset
+            where = f"its reset or the run after it raised {type(exc).__name__}"
+        self.reuse_instance = False
+        self._log(0, "fmu-surrogate", f"{self.info.name}: {where}; a new instance for every "
+                  "run (its Reset does not restore the initial state)")
+        self._free_instance()
+        self._instantiate()
 
     def _initialize(self, start_values, inputs, t0, t_end) -> None:
         fmu = self._fmu

@@ -219,3 +219,34 @@ def test_inputs_are_read_at_each_run(cs):
     t2 = T * 2.0
     r = cs.run({"k": 1.0}, {}, t2, ["x"])  # another grid: its own step sizes
     np.testing.assert_allclose(r.values["x"], np.exp(-t2), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("interface", ["cs", "me"])
+def test_broken_reset_is_found_and_every_run_gets_a_new_instance(faulty_fmu, interface):
+    # mode 10: fmi2Reset returns fmi2OK but the next run starts where the last one ended
+    b = FmpyBackend(interface=interface, tolerance=1e-10)
+    b.open(faulty_fmu)
+    try:
+        runs = [b.run({"mode": 10, "x0": x0}, {}, T, ["x"]) for x0 in (1.0, 2.0, 3.0)]
+    finally:
+        b.close()
+    assert not b.reuse_instance
+    for x0, r in zip((1.0, 2.0, 3.0), runs):
+        assert r.error is None
+        # each run from its own x0 (a stale instance would start at the last run's end); CS
+        # integrates exactly, CVode to its tolerance 1e-10 (relative, on values ≤ 3)
+        np.testing.assert_allclose(r.values["x"], x0 * np.exp(-T), rtol=0,
+                                   atol=1e-13 if interface == "cs" else 1e-7)
+    assert any("Reset does not restore" in m for _s, _c, m in runs[0].messages)
+
+
+def test_working_reset_keeps_the_instance(faulty_fmu):
+    b = FmpyBackend(interface="cs")
+    b.open(faulty_fmu)
+    try:
+        first = b._fmu.component
+        for x0 in (1.0, 2.0):
+            b.run({"x0": x0}, {}, T, ["x"])
+        assert b.reuse_instance and b._fmu.component == first
+    finally:
+        b.close()
