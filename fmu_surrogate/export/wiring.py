@@ -76,6 +76,9 @@ class Wiring:
     late : bool
         Whether the outputs at a communication point are those of the point before, state and
         inputs (``PortedSystem.late_outputs``).
+    first : ndarray, shape (k_out,), or None
+        The outputs shown before the first step when they are fixed values
+        (``PortedSystem.first_outputs``).
     """
 
     system: Any
@@ -101,6 +104,7 @@ class Wiring:
     inputs_before: np.ndarray | None = None
     law: StaticLaw | None = None
     late: bool = False
+    first: np.ndarray | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -183,4 +187,6 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   None if surrogate.inputs_before is None
                   else np.asarray(surrogate.inputs_before, float),
                   p.law if p.law is not None and p.law.n_terms else None,
-                  bool(surrogate.late_outputs))
+                  bool(surrogate.late_outputs),
+                  None if surrogate.first_outputs is None
+                  else np.asarray(surrogate.first_outputs, float))

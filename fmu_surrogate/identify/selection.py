@@ -86,18 +86,23 @@ class ModelChoice:
     linear: Any = None
     checked_on: str = "held-out"
     late_outputs: bool = False
+    first_outputs: Any = None
 
     def surrogate(self) -> Any:
-        """The kept model as a surrogate: the estimator's, with late outputs when chosen."""
+        """The kept model as a surrogate: the estimator's, with late outputs and the outputs
+        before the first step when found."""
+        from fmu_surrogate.identify.first_outputs import with_first_outputs
+
         sur = self.estimator.to_surrogate()
         if not self.late_outputs:
-            return sur
+            return with_first_outputs(sur, self.first_outputs)
         from fmu_surrogate.ph import PortedSystem, PortMap
 
         if not isinstance(sur, PortedSystem):  # the FMU's variables are the core's ports
             sur = PortedSystem(sur, PortMap.identity(sur.n_inputs, sur.input_names,
                                                      sur.output_names))
-        return PortedSystem(sur.system, sur.ports, sur.x0, late_outputs=True)
+        return with_first_outputs(PortedSystem(sur.system, sur.ports, sur.x0,
+                                               late_outputs=True), self.first_outputs)
 
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
@@ -351,17 +356,29 @@ def select_dataset(
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
     from sklearn.base import clone
 
+    from fmu_surrogate.identify.first_outputs import fixed_first_outputs, with_first_outputs
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
+    from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
     check = held or fit
     estimator = linear if linear is not None else LinearPHIdentifier()
+    original = ds
+
+    def first_outputs(sur: Any) -> Any:
+        """The outputs the FMU shows before its first step, when fixed values."""
+        if not isinstance(sur, PortedSystem):
+            return None
+        return fixed_first_outputs(sur, original, list(sur.input_names),
+                                   list(sur.output_names), fit + held, tolerance)
 
     def linear_fit(data: Any) -> tuple[Any, float]:
         est = clone(estimator).fit_dataset(data, inputs=list(inputs), outputs=list(outputs),
                                            runs=fit)
         sur = est.to_surrogate()
+        if data is original:  # at their own points the first outputs may be fixed values
+            sur = with_first_outputs(sur, first_outputs(sur))
         return est, max(heldout_errors(sur, est.x0_, data, list(sur.input_names),
                                        list(sur.output_names), check))
 
@@ -376,16 +393,23 @@ def select_dataset(
         kept = e_lin if method == "linear" else e_nl
         data = ds if method == "nonlinear" else late.dataset  # the data each was fitted to
         text = details
+        late_kept = late.late if method == "linear" else kept_late
+        sur = ModelChoice(method, est, 0.0, 0.0, 1.0, "", late_outputs=late_kept).surrogate()
+        first = first_outputs(sur)
+        if first is not None:
+            text += ("\n  outputs before the first step are fixed values, not the model's (an "
+                     "FMU that computes its outputs in doStep only): "
+                     + ", ".join(f"{n} = {v:.6g}" for n, v in zip(sur.output_names, first))
+                     + "; the surrogate shows them there")
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
-            sur = est.to_surrogate()
+            sur = with_first_outputs(est.to_surrogate(), first if not late_kept else None)
             worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
                                          list(sur.input_names), list(sur.output_names), check),
                            axis=0)
             text += "\n  " + outputs_line(sur.output_names, worst,
                                             "held-out" if held else "training")
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
-                           "held-out" if held else "training",
-                           late.late if method == "linear" else kept_late)
+                           "held-out" if held else "training", late_kept, first)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),

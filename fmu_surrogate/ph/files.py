@@ -15,6 +15,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "ports": {PortMap.to_dict()}, "x0": [...],               (a PortedSystem only)
      "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 on)
      "late_outputs": true,                                    (version 4 on)
+     "first_outputs": [...],                                  (version 5 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -27,7 +28,8 @@ The feedthrough ``P, S, N`` is written when it is nonzero (absent = zero).  A
 wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSystem`` for such a
 file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, a
 :class:`~fmu_surrogate.ph.StaticLaw`) or whose outputs are those of the point before
-(``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one
+(``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one whose outputs
+before the first step are fixed values (``first_outputs``) as version 5, one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -73,7 +75,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 4
+VERSION = 5
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -212,7 +214,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     late = isinstance(obj, PortedSystem) and obj.late_outputs
     law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
-    version = 4 if law or late else 3 if delayed else 2
+    first = obj.first_outputs if isinstance(obj, PortedSystem) else None
+    version = 5 if first is not None else 4 if law or late else 3 if delayed else 2
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:
@@ -226,9 +229,12 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
                 "inputs_before": None if before is None else before.tolist()}
         if late:
             doc["late_outputs"] = True
+        if first is not None:
+            doc["first_outputs"] = first.tolist()
     doc["provenance"] = prov
     doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0",
-                                                     "delayed_feedthrough", "late_outputs")
+                                                     "delayed_feedthrough", "late_outputs",
+                                                     "first_outputs")
                          if k in doc}
     return doc
 
@@ -376,7 +382,8 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
     delay = doc.get("delayed_feedthrough")
     ported = PortedSystem(system, ports, doc.get("x0"), delayed_feedthrough=delay is not None,
                           inputs_before=None if delay is None else delay["inputs_before"],
-                          late_outputs=bool(doc.get("late_outputs", False)))
+                          late_outputs=bool(doc.get("late_outputs", False)),
+                          first_outputs=doc.get("first_outputs"))
     ported.provenance, ported.units = system.provenance, system.units
     return ported
 

@@ -62,10 +62,7 @@ Interface notes (the drop-in surrogate interface, as implemented)
 * The pH systems also have ``input_matrix`` (``G − P``), ``output_matrix`` (``G + P``), ``W``,
   ``D``, ``has_feedthrough``, ``output_from_effort(z, u)`` and ``dissipation_rate(z, u)``;
   ``output(x, u=None)`` needs ``u`` only when ``D ≠ 0`` (else a :class:`StructureError`).
-* ``fs.ph.load`` returns a ``PortedSystem`` for a file saved from one (schema surrogate-2),
-  else the bare system as before.
-* No ``power_in`` helper: the energy a simulation supplies through the ports is in the
-  :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory`.
+* ``fs.ph.load`` returns a ``PortedSystem`` for a file saved from one, else the bare system.
 """
 
 from __future__ import annotations
@@ -289,13 +286,18 @@ class PortedSystem:
     late_outputs : bool
         Whether the outputs at a sampling point are those of the point before (module docs);
         default ``False``.
+    first_outputs : array_like, shape (k_out,), optional
+        The outputs read before the first step, when they are fixed values rather than the
+        model's (vendors' FMUs that compute their outputs in ``doStep`` only show their start
+        values, or zeros, there); default ``None``: the model's.
 
     Raises
     ------
     StructureError
         The wiring does not fit the core (ports or states), ``x0`` is not ``n`` finite
-        numbers, ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough, or
-        both a delayed feedthrough and late outputs are asked for.
+        numbers, ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough,
+        ``first_outputs`` not ``k_out`` finite numbers, or both a delayed feedthrough and late
+        outputs are asked for.
 
     Examples
     --------
@@ -316,7 +318,8 @@ class PortedSystem:
 
     def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
                  delayed_feedthrough: bool = False,
-                 inputs_before: ArrayLike | None = None, late_outputs: bool = False) -> None:
+                 inputs_before: ArrayLike | None = None, late_outputs: bool = False,
+                 first_outputs: ArrayLike | None = None) -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -354,6 +357,16 @@ class PortedSystem:
         self.system, self.ports, self.x0 = system, ports, x
         self.delayed_feedthrough, self.inputs_before = bool(delayed_feedthrough), before
         self.late_outputs = bool(late_outputs)
+        first = None
+        if first_outputs is not None:
+            first = np.array(first_outputs, dtype=float).reshape(-1)
+            k = len(ports.output_names)
+            if first.shape != (k,) or not np.all(np.isfinite(first)):
+                raise StructureError(f"first_outputs must be {k} finite numbers (one per output "
+                                     f"{list(ports.output_names)}), got shape "
+                                     f"{np.shape(first_outputs)}.")
+            first.flags.writeable = False
+        self.first_outputs = first
 
     # -- the external view -----------------------------------------------------------------
     @property
@@ -429,7 +442,7 @@ class PortedSystem:
         """The outputs read at the sampling points from those of each point, ``(N, k_out)``.
 
         ``y`` itself, or with late outputs each point's row replaced by the row of the point
-        before (the first row kept).
+        before (the first row kept); with ``first_outputs`` those in the first row.
 
         Parameters
         ----------
@@ -437,9 +450,11 @@ class PortedSystem:
             External outputs of each point's state and inputs.
         """
         Y, _ = as_state_rows(y, self.n_outputs, "y")
-        if not self.late_outputs or Y.shape[0] == 0:
-            return Y
-        return np.concatenate([Y[:1], Y[:-1]])
+        if self.late_outputs and Y.shape[0]:
+            Y = np.concatenate([Y[:1], Y[:-1]])
+        if self.first_outputs is not None and Y.shape[0]:
+            Y = np.concatenate([self.first_outputs[None, :], Y[1:]])
+        return Y
 
     def inputs_to_ports(self, u_ext: ArrayLike) -> Array:
         """``u_ph = Tu u_ext + cu``; ``(N, k_in) -> (N, m)``, one point ``(k_in,) -> (m,)``.

@@ -21,6 +21,7 @@ from fmu_surrogate.ph import (
     interconnect,
     load,
     save,
+    simulate,
 )
 from fmu_surrogate.ph.files import VERSION, _digest
 
@@ -324,3 +325,28 @@ def test_a_static_map_of_order_zero_round_trips(tmp_path):
     u = np.column_stack([0.05 * np.sin(3 * t), np.cos(5 * t)])
     # the same arithmetic on the same numbers
     np.testing.assert_array_equal(simulate(back, t, u).y, simulate(sur, t, u).y)
+
+
+def test_outputs_before_the_first_step_are_saved_in_version_5(tmp_path):
+    base = ported(np.random.default_rng(4))
+    first = [0.0, -1.5e4]
+    sur = PortedSystem(base.system, base.ports, base.x0, late_outputs=True, first_outputs=first)
+    t = np.linspace(0.0, 1.0, 11)
+    u = np.random.default_rng(7).normal(size=(t.size, 3))
+    y, y_plain = simulate(sur, t, u).y, simulate(base, t, u).y
+    assert np.array_equal(y[0], first)  # shown before the first step, the model's after it
+    assert np.array_equal(y[1:], y_plain[:-1])  # late: each point the one before
+    save(sur, tmp_path / "first.json")
+    doc = json.loads((tmp_path / "first.json").read_text())
+    assert doc["version"] == 5 and doc["first_outputs"] == first
+    back = load(tmp_path / "first.json")
+    assert np.array_equal(back.first_outputs, first) and back.late_outputs
+    assert load_check_plain(base, tmp_path).first_outputs is None
+    with pytest.raises(StructureError, match="first_outputs must be 2 finite numbers"):
+        PortedSystem(base.system, base.ports, base.x0, first_outputs=[1.0])
+
+
+def load_check_plain(base, tmp_path):
+    save(base, tmp_path / "plain.json")
+    assert json.loads((tmp_path / "plain.json").read_text())["version"] < 5
+    return load(tmp_path / "plain.json")

@@ -292,6 +292,9 @@ fmi2Status model_initialize(ModelInstance *c)
 #ifdef SUR_LATE
     c->d.sur_late = 0; /* the outputs of the current state and inputs until the first step */
 #endif
+#ifdef SUR_FIRST
+    c->d.sur_first = 1; /* fixed outputs until the first step (wiring.h) */
+#endif
     return fmi2OK;
 }
 
@@ -334,6 +337,9 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
             external_outputs(c, ue != ues(c) ? yo : y, x, ue);
 #ifdef SUR_LATE
             show_late_outputs(c); /* after a step: those of its start (wiring.h) */
+#endif
+#ifdef SUR_FIRST
+            show_first_outputs(c); /* before the first step: fixed values (wiring.h) */
 #endif
         }
         V(der_energy_dissipated) = d;
@@ -493,6 +499,9 @@ fmi2Status model_do_step(ModelInstance *c, double t0, double H)
     int k = 1, j;
 #ifdef SUR_DELAYED
     hold_step_inputs(c);
+#endif
+#ifdef SUR_FIRST
+    c->d.sur_first = 0; /* the model's outputs from the first step on (wiring.h) */
 #endif
 #ifdef SUR_LATE
     if (freeze_outputs(c) > fmi2Warning) return fmi2Error; /* late outputs (wiring.h) */

@@ -33,6 +33,11 @@
  * core's at the current time.  The frozen outputs are part of the FMU state.  No model exchange
  * (fmu_surrogate.export.fmi.fmu_export).
  *
+ * Outputs before the first step (SUR_FIRST, PortedSystem.first_outputs): from initialisation (or
+ * fmi2Reset) until the first fmi2DoStep the outputs are the fixed values SUR_FIRST_Y, as the FMU
+ * the surrogate stands for shows them (outputs computed in doStep only); sur_first is part of the
+ * FMU state.  No model exchange.
+ *
  * Include after fmi2_framework.h, dense.h and surrogate_data.h.
  */
 #ifndef FMU_SURROGATE_WIRING_H
@@ -116,6 +121,16 @@ static fmi2Status freeze_outputs(ModelInstance *c)
     for (i = 0; i < NYE; i++) c->d.sur_ylate[i] = c->d.r[SUR_VR_Y0 + i];
     c->d.sur_late = 1;
     return s;
+}
+#endif
+
+#ifdef SUR_FIRST
+/* Before the first step: the fixed outputs replace those just computed (after the late ones). */
+static void show_first_outputs(ModelInstance *c)
+{
+    int i;
+    if (!c->d.sur_first) return;
+    for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] = SUR_FIRST_Y[i];
 }
 #endif
 

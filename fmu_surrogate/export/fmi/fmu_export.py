@@ -182,7 +182,14 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "(model_exchange=None or False; command line --interfaces cs), or, for the "
             "continuous-time model, a copy without late outputs (PortedSystem(s.system, "
             "s.ports, s.x0)).")
-    me = not (w.delayed or w.late) if model_exchange is None else bool(model_exchange)
+    if w.first is not None and model_exchange:
+        raise ExportError(
+            "this surrogate shows fixed outputs before its first step (PortedSystem."
+            "first_outputs, as the source FMU), a co-simulation trait that model exchange, "
+            "which has no steps, cannot show.  Export it for co-simulation only "
+            "(model_exchange=None or False; command line --interfaces cs).")
+    me = (not (w.delayed or w.late or w.first is not None) if model_exchange is None
+          else bool(model_exchange))
     spec = surrogate_spec(w, identifier, step=step, model_exchange=me)
     xml = spec.model_description_xml() if version == "2.0" else model_description_xml3(spec)
     out = Path(path)

@@ -230,6 +230,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     if w.late:
         desc += ("; its co-simulation outputs are those of the state and inputs the last step "
                  "started from (late outputs)")
+    if w.first is not None:
+        desc += "; before its first step it shows fixed outputs, as the source FMU"
     if changed:
         desc += "; names sanitised: " + ", ".join(changed)
     if exact:
@@ -263,6 +265,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
         defines["SUR_LATE"] = 1
         defines["MODEL_EXTRA_DATA"] = (f"{data} int sur_late; "
                                        "double sur_ylate[FMU_ALLOC_SIZE(NYE)];")
+    if w.first is not None:  # c/wiring.h: fixed outputs until the first step, a state flag
+        defines["SUR_FIRST"] = 1
+        defines["MODEL_EXTRA_DATA"] = f"{defines['MODEL_EXTRA_DATA']} int sur_first;"
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))
         defines["MODEL_FIXED_VALUES"] = ", ".join(repr(float(x)) for x in w.parameters.values())

@@ -84,3 +84,25 @@ def test_a_part_released_under_gravity_learns_x0_and_offsets():
     # the fit reproduces the record (measured 3e-9 relative, exact data)
     y_hat = est.predict(T, U[:, None], hold="zoh")
     assert np.abs(y_hat - y).max() <= 1e-6 * np.abs(y).max()
+
+
+def test_outputs_in_different_units_count_alike():
+    """A position of 1e-4 m beside an acceleration of 10³ m/s²: weighted by their magnitudes
+    (output_weights) the position is fitted; unweighted it was lost (measured: 92 % of its
+    range; weighted 4.8 %, the dense LM stalling before the exact fit)."""
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+    from fmu_surrogate.identify.linear.model.ported import output_weights
+    from fmu_surrogate.identify.selection import output_errors
+    from tests.identify.test_selection import _mass_dataset
+
+    ds, _, _ = _mass_dataset()
+    ds["x"], ds["a"] = ds["x"] * 1e-4, ds["a"] * 1e3
+    est = LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["x", "v", "a"], runs=[0])
+    err = output_errors(est.to_surrogate(), None, ds, ["F"], ["x", "v", "a"], [1])[0]
+    assert err.max() < 0.1
+    # round-off noise is not weighted up: divided by the largest output's magnitude
+    rng = np.random.default_rng(0)
+    y = np.column_stack([np.sin(np.linspace(0, 6, 400)) * 1e3, rng.normal(size=400) * 1e-12,
+                         np.cos(np.linspace(0, 6, 400)) * 1e-2])
+    w = output_weights([y])
+    np.testing.assert_allclose(w, [1e-3, 1e-3, 1e2], rtol=1e-2)  # max |y| of 400 samples

@@ -51,6 +51,39 @@ from fmu_surrogate.identify.linear.model.sensitivities import _disc_directions
 Array = NDArray[np.float64]
 
 
+#: Smallest output magnitude, relative to the largest, by which a residual is divided.
+WEIGHT_FLOOR = 1e-6
+#: An output whose noise level (from its second differences) exceeds this fraction of its
+#: magnitude is noise (white noise: about 1/3; a smooth signal sampled at 20 points per period:
+#: 0.03) and is not weighted up.
+NOISE_FRACTION = 0.2
+
+
+def output_weights(ys: list[Array]) -> Array:
+    """Per output, the factor of its residual: one over its largest magnitude in the records.
+
+    An output that is noise (round-off: an energy residual the FMU shows; its noise level
+    ``std(Δ²y)/√6`` above :data:`NOISE_FRACTION` of its magnitude) is divided by the largest
+    output's magnitude instead — weighted up, what no model explains would outweigh the rest —
+    and no divisor is below :data:`WEIGHT_FLOOR` times that.
+
+    Parameters
+    ----------
+    ys : list of ndarray, shape (K, n_outputs)
+
+    Returns
+    -------
+    ndarray, shape (n_outputs,)
+    """
+    scale = np.max([np.abs(y).max(axis=0) for y in ys], axis=0)
+    top = max(float(scale.max()), 1e-300)
+    long = [y for y in ys if y.shape[0] > 3]
+    if long:
+        noise = np.max([np.std(np.diff(y, 2, axis=0), axis=0) for y in long], axis=0) / 6 ** 0.5
+        scale = np.where(noise > NOISE_FRACTION * scale, top, scale)
+    return 1.0 / np.maximum(scale, WEIGHT_FLOOR * top)
+
+
 @dataclass(frozen=True)
 class Layout:
     """Sizes of the drop-in model and the positions of its parameters in θ.
@@ -201,11 +234,19 @@ class PortedModel:
     data : list of (t, v, y, hold)
         Uniformly sampled records: pH port inputs ``v`` (K, m) — source column included — and
         shown outputs ``y`` (K, n_outputs).
+
+    Notes
+    -----
+    Each output's residual is divided by the output's largest magnitude in the data: outputs in
+    different units (a force of 10⁴ N beside a position of 0.1 m, as vendors' FMUs show them)
+    count alike, as in the relative error the fit is judged by; unweighted, the largest output
+    decides the fit and the others miss by percents (:func:`output_weights`).
     """
 
     def __init__(self, lay: Layout, data: list[tuple[Array, Array, Array, str]]) -> None:
         self.lay = lay
         self.data = []
+        weight = output_weights([y for _t, _v, y, _h in data])
         for t, v, y, hold in data:
             h = np.diff(t)
             if np.max(np.abs(h - h[0])) > 1e-9 * h[0]:
@@ -215,7 +256,7 @@ class PortedModel:
                     "offsets=False for the (J, R, Q, B) model.")
             V = np.concatenate([v[:-1], v[1:] - v[:-1] if hold == "linear"
                                 else np.zeros_like(v[:-1])], axis=1)
-            w = np.sqrt(quadrature_weights(h, "exact"))[:, None]
+            w = np.sqrt(quadrature_weights(h, "exact"))[:, None] * weight
             self.data.append((float(h[0]), np.asarray(v, float), np.asarray(y, float), V, w))
         self.rows = sum(d[2].size for d in self.data)
 

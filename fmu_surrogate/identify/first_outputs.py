@@ -1,0 +1,94 @@
+"""Outputs that an FMU shows before its first step as fixed values, not as its model's.
+
+Co-simulation FMUs written by hand or by small frameworks often compute their outputs in
+``doStep`` only: read after initialisation, before the first step, they are their start values
+or zeros, whatever the state and the inputs (measured on a vendor's wheel FMU: a tire force of 0
+where the model's is −1.5·10⁴ N, 100 % of the output's range at that one point).  A surrogate
+that shows its model's outputs there misses the FMU by that much at ``t₀`` however well it fits
+the rest, and a co-simulation master that reads the outputs before the first step sees other
+values than with the FMU.
+
+The test.  The outputs at ``t₀`` of every run are the same values bit for bit (whatever the
+runs' inputs and parameters), and the fitted surrogate misses them by more than the tolerance of
+the fit (relative to each output's largest magnitude): the surrogate then shows those values
+before its first step (:class:`~fmu_surrogate.ph.PortedSystem` ``first_outputs``).  Outputs that
+are the model's at ``t₀`` are matched by the surrogate and left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["fixed_first_outputs", "with_first_outputs"]
+
+Array = NDArray[np.float64]
+
+
+def fixed_first_outputs(surrogate: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+                        runs: Sequence[int], tolerance: float) -> Array | None:
+    """The outputs the FMU shows before its first step when they are fixed values the
+    surrogate misses (module docstring), else ``None``.
+
+    Parameters
+    ----------
+    surrogate : PortedSystem
+        The fitted surrogate (as it samples its outputs: late outputs included).
+    ds : xarray.Dataset
+        The harvested dataset, outputs at their own points.
+    inputs, outputs : sequence of str
+        The surrogate's inputs and outputs.
+    runs : sequence of int
+        The runs compared (all successful runs).
+    tolerance : float
+        Relative miss (per output, of its largest magnitude) above which the values are kept.
+
+    Returns
+    -------
+    ndarray, shape (k_out,), or None
+    """
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+    from fmu_surrogate.ph import simulate
+
+    hold, k = hold_from_dataset(ds), len(inputs)
+    first, model, scale = [], [], []
+    for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=list(runs)):
+        if t.shape[0] < 2:
+            continue
+        first.append(X[0, k:])
+        scale.append(np.abs(X[:, k:]).max(axis=0))
+        model.append(simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0])
+    if not first:
+        return None
+    F = np.array(first)
+    if F.view(np.uint64).tolist().count(F[0].view(np.uint64).tolist()) != len(F):
+        return None  # they differ from run to run: the model's
+    miss = np.abs(np.array(model) - F[0]).max(axis=0) / np.maximum(np.max(scale, axis=0),
+                                                                   1e-300)
+    return F[0].copy() if float(miss.max()) > tolerance else None
+
+
+def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
+    """``surrogate`` showing ``first`` before its first step (itself when ``first`` is None).
+
+    Parameters
+    ----------
+    surrogate : PortedSystem
+    first : ndarray, shape (k_out,), or None
+
+    Returns
+    -------
+    PortedSystem
+    """
+    from fmu_surrogate.ph import PortedSystem
+
+    if first is None:
+        return surrogate
+    return PortedSystem(surrogate.system, surrogate.ports, surrogate.x0,
+                        delayed_feedthrough=surrogate.delayed_feedthrough,
+                        inputs_before=surrogate.inputs_before,
+                        late_outputs=surrogate.late_outputs, first_outputs=first)

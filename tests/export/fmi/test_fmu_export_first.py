@@ -1,0 +1,45 @@
+"""Exported surrogates that show fixed outputs before their first step
+(``PortedSystem(..., first_outputs=…)``, as vendors' FMUs that compute their outputs in
+``doStep`` only): run the way the harvest runs FMUs, the FMU reproduces
+``fs.ph.simulate(ported, t, u, hold="zoh")`` to round-off, the fixed first row included, again
+after a reset; model exchange is refused."""
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.export import export_fmu
+from fmu_surrogate.export.expressions.effort import ExportError
+from fmu_surrogate.fmu.backends.registry import FmpyBackend
+from fmu_surrogate.ph import PortedSystem, simulate
+from tests.export.fmi.test_fmu_export_delayed import _inputs, _rel
+from tests.export.fmi.test_fmu_export_port_law import ported as nonlinear_ported
+
+
+def _first():
+    p = nonlinear_ported()
+    return PortedSystem(p.system, p.ports, p.x0,
+                        first_outputs=np.arange(1.0, p.n_outputs + 1.0) * 0.25)
+
+
+def test_co_simulation_shows_the_first_outputs_then_the_model(tmp_path):
+    ps = _first()
+    fmu = export_fmu(ps, tmp_path / "first.fmu", fmi_version=2)
+    t, U = _inputs(ps, 7)
+    b = FmpyBackend(interface="cs")
+    b.open(fmu)
+    try:
+        runs = [b.run({}, {n: U[:, k] for k, n in enumerate(ps.input_names)}, t,
+                      list(ps.output_names)) for _ in range(2)]  # the second after a reset
+    finally:
+        b.close()
+    ref = simulate(ps, t, U, hold="zoh").y
+    for out in runs:
+        Y = np.column_stack([out.values[n] for n in ps.output_names])
+        assert np.array_equal(Y[0], ps.first_outputs)  # the fixed values, bit for bit
+        # the same AVF steps in C and in numpy: round-off only (measured ≤ 1e-15)
+        assert _rel(Y[1:], ref[1:]) < 1e-12
+
+
+def test_model_exchange_is_refused(tmp_path):
+    with pytest.raises(ExportError, match="first step.*model exchange"):
+        export_fmu(_first(), tmp_path / "me.fmu", model_exchange=True)
