@@ -13,6 +13,14 @@ runs' inputs and parameters), and the fitted surrogate misses them by more than 
 the fit (relative to each output's largest magnitude): the surrogate then shows those values
 before its first step (:class:`~fmu_surrogate.ph.PortedSystem` ``first_outputs``).  Outputs that
 are the model's at ``t₀`` are matched by the surrogate and left alone.
+
+The fit.  Taken as data, such values pull the fit towards them: an initial state learned to
+explain them, or none learned because the outputs look at rest.  When the outputs at ``t₀`` are
+the same in every run and the quadratic extrapolation of the next three points misses them by
+more than the tolerance (:func:`suspect_first_points`: a jump no dynamics make in one step), the
+models are fitted to data whose first points are replaced: first by that extrapolation, then by
+the first outputs of the model fitted to it (:func:`with_first_points`) — the fit of the rest of
+the data, the first point then agreeing with it.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["fixed_first_outputs", "with_first_outputs"]
+__all__ = ["fixed_first_outputs", "model_first_points", "suspect_first_points",
+           "with_first_outputs", "with_first_points"]
 
 Array = NDArray[np.float64]
 
@@ -92,3 +101,95 @@ def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
                         delayed_feedthrough=surrogate.delayed_feedthrough,
                         inputs_before=surrogate.inputs_before,
                         late_outputs=surrogate.late_outputs, first_outputs=first)
+
+
+def _first_rows(ds: Any, outputs: Sequence[str], runs: Sequence[int]) -> tuple[Array, Array]:
+    """The outputs' first four points ``(n_runs, 4, k_out)`` and largest magnitudes."""
+    from fmu_surrogate.fmu.dataset import run_arrays
+
+    arrays = run_arrays(ds, list(outputs), runs=list(runs))
+    if not arrays or min(X.shape[0] for _t, X in arrays) < 4:
+        return np.zeros((0, 4, len(outputs))), np.zeros(len(outputs))
+    return (np.array([X[:4] for _t, X in arrays]),
+            np.max([np.abs(X).max(axis=0) for _t, X in arrays], axis=0))
+
+
+def suspect_first_points(ds: Any, outputs: Sequence[str], runs: Sequence[int],
+                         tolerance: float) -> bool:
+    """Whether the outputs at ``t₀`` may be fixed values the fit must not take as data (module
+    docstring): the same in every run (at least two), and off the quadratic extrapolation
+    ``3y₁ − 3y₂ + y₃`` by more than ``tolerance`` of an output's largest magnitude.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    outputs : sequence of str
+    runs : sequence of int
+    tolerance : float
+
+    Returns
+    -------
+    bool
+    """
+    Y, scale = _first_rows(ds, outputs, runs)
+    if Y.shape[0] < 2 or np.any(Y[:, 0] != Y[0, 0]):
+        return False
+    guess = 3.0 * Y[:, 1] - 3.0 * Y[:, 2] + Y[:, 3]
+    return bool(np.any(np.abs(guess - Y[:, 0]) > tolerance * np.maximum(scale, 1e-300)))
+
+
+def with_first_points(ds: Any, outputs: Sequence[str], runs: Sequence[int],
+                      values: Array | None = None) -> Any:
+    """A copy of ``ds`` whose outputs at ``t₀`` are ``values`` (per run, ``(n_runs, k_out)``)
+    or, by default, the quadratic extrapolation of the next three points.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    outputs : sequence of str
+    runs : sequence of int
+        The runs changed (the rows of ``values``).
+    values : ndarray, optional
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    if values is None:
+        Y, _ = _first_rows(ds, outputs, runs)
+        values = 3.0 * Y[:, 1] - 3.0 * Y[:, 2] + Y[:, 3]
+    from fmu_surrogate.fmu.dataset import data_var_name
+
+    out = ds.copy(deep=False)
+    labels = list(np.asarray(ds["run"].values))
+    for j, name in enumerate(outputs):
+        var = data_var_name(ds, name)
+        a = np.array(ds[var].values, dtype=float)
+        for i, r in enumerate(runs):
+            a[labels.index(r), 0] = values[i, j]
+        out[var] = (ds[var].dims, a, ds[var].attrs)
+    return out
+
+
+def model_first_points(surrogate: Any, ds: Any, inputs: Sequence[str],
+                       outputs: Sequence[str], runs: Sequence[int]) -> Array:
+    """The surrogate's outputs at ``t₀`` of each run, ``(n_runs, k_out)``.
+
+    Parameters
+    ----------
+    surrogate : PortedSystem or pH system
+    ds : xarray.Dataset
+    inputs, outputs : sequence of str
+    runs : sequence of int
+
+    Returns
+    -------
+    ndarray
+    """
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
+    from fmu_surrogate.ph import simulate
+
+    hold, k = hold_from_dataset(ds), len(inputs)
+    return np.array([simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0]
+                     for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=list(runs))])

@@ -9,12 +9,13 @@ of one step: the linear fit does so with a mode faster than the sampling and mis
 percents (measured: 2.1 % on a DC motor, 8.9 % on a quarter car, 23 % on a damper), and the
 surrogate's behaviour then depends on the step it was harvested at.
 
-The test.  When the linear model misses the tolerance and no output sees the inputs set at its
-own point (:func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` — true
+The test.  When the linear model misses :data:`CHECKED` of the tolerance and no output sees the
+inputs set at its own point (:func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` — true
 of late outputs, and of outputs without feedthrough), the linear model is fitted again to the
 outputs one sample earlier (``y_k`` ← ``y_{k+1}``, the last point dropped, the first point's
 outputs, which carry no information, with it).  The outputs are late when that fit's error is at
-most :data:`GAIN` times the first one's: for late outputs it falls to the fit's own accuracy
+most :data:`GAIN` times the first one's, or no larger with fewer states: for late outputs it
+falls to the fit's own accuracy
 (the delay is gone), for outputs at their own point it rises (a delay is added).  The models are
 then fitted to the shifted outputs, and the surrogate samples its outputs like the FMU
 (:class:`~fmu_surrogate.ph.PortedSystem` ``late_outputs``).  A nonlinear component's linear
@@ -32,10 +33,16 @@ from typing import Any
 
 from fmu_surrogate.identify.fit_report import percent
 
-__all__ = ["GAIN", "LateOutputs", "fit_late_outputs"]
+__all__ = ["CHECKED", "GAIN", "LateOutputs", "fit_late_outputs"]
 
-#: The fit to the outputs one sample earlier must be at least this much better (error ratio).
+#: The fit to the outputs one sample earlier must be at least this much better (error ratio),
+#: or no worse with fewer states.
 GAIN = 0.5
+#: Tested from this fraction of the tolerance on: a model within the tolerance can still be
+#: the delay's imitation by surplus states (measured on a third-party wheel FMU whose outputs
+#: see the inputs of the step before: order 12 at 0.76 % at their point, order 3 at 0.61 % one
+#: sample earlier; on a chirp 1.9 % against 0.27 %).
+CHECKED = 0.1
 
 
 @dataclass(frozen=True)
@@ -105,12 +112,13 @@ def fit_late_outputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],
         return LateOutputs(True, shifted, est, err, "outputs are those of the point before "
                            "(late outputs, as set): fitted one sample earlier")
     est, err = linear_fit(ds)
-    if late_outputs is False or err <= tolerance or not _no_output_sees_own_inputs(
+    if late_outputs is False or err <= CHECKED * tolerance or not _no_output_sees_own_inputs(
             ds, inputs, outputs, runs):
         return LateOutputs(False, ds, est, err)
     shifted = outputs_one_sample_earlier(ds, outputs)
     est_late, err_late = linear_fit(shifted)
-    if err_late <= GAIN * err:
+    simpler = err_late <= err and est_late.system_.n_states < est.system_.n_states
+    if err_late <= GAIN * err or simpler:
         return LateOutputs(True, shifted, est_late, err_late,
                            f"outputs are those of the point before (late outputs): the linear "
                            f"model misses them by {percent(err)}, and by {percent(err_late)} "

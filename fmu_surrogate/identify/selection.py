@@ -356,7 +356,13 @@ def select_dataset(
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
     from sklearn.base import clone
 
-    from fmu_surrogate.identify.first_outputs import fixed_first_outputs, with_first_outputs
+    from fmu_surrogate.identify.first_outputs import (
+        fixed_first_outputs,
+        model_first_points,
+        suspect_first_points,
+        with_first_outputs,
+        with_first_points,
+    )
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.ph import PortedSystem
@@ -382,10 +388,19 @@ def select_dataset(
         return est, max(heldout_errors(sur, est.x0_, data, list(sur.input_names),
                                        list(sur.output_names), check))
 
-    late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
+    fitted, repaired = ds, ""
+    if suspect_first_points(ds, list(outputs), fit + held, tolerance):  # fixed values at t₀
+        guess = with_first_points(ds, list(outputs), fit + held)
+        sur0 = clone(estimator).fit_dataset(guess, inputs=list(inputs), outputs=list(outputs),
+                                            runs=fit).to_surrogate()
+        fitted = with_first_points(ds, list(outputs), fit + held, model_first_points(
+            sur0, ds, list(inputs), list(outputs), fit + held))
+        repaired = ("\n  outputs at the first point are the same in every run and do not "
+                    "continue it (a jump no dynamics make in one step): fitted without them")
+    late = fit_late_outputs(fitted, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
     ds, lin, e_lin = late.dataset, late.estimator, late.error
-    details = describe_fit(lin, fit, held, not_fitted) + late.describe()
+    details = describe_fit(lin, fit, held, not_fitted) + repaired + late.describe()
     where = "held-out" if held else "training (nothing held out)"
     kept_late = late.late
 

@@ -36,7 +36,10 @@ Choice among candidates
    pairings apart — with x0, offsets and feedthrough both of the quarter car's pairings
    predict to 2.4e-4 (measured), while only one of them is a pH port of the part.
 
-When units are missing (no pair can be formed and some variable declares no unit), nothing is
+When units are missing (no pair can be formed and some variable declares no unit), the names
+may still say it: bond-graph tools (20-sim) name a power port's effort and flow ``p.e`` and
+``p.f`` (``p.e[2]``, ``p.f[2]`` for a multi-bond), and an input effort with the output flow of
+the same port (or the reverse) is a power pair (:func:`bond_graph_pairs`).  Otherwise nothing is
 detected: :func:`detect_pairs` returns None and the caller keeps its previous convention
 (inputs and outputs paired in order) or names the fix (``ports=[…]``, CLI ``--port``).
 """
@@ -44,6 +47,7 @@ detected: :func:`detect_pairs` returns None and the caller keeps its previous co
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,8 +59,11 @@ from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
 Array = NDArray[np.float64]
 
-__all__ = ["Interface", "Pairing", "PortPair", "dataset_interface", "detect_pairs",
-           "passivity_scores", "unit_candidates"]
+__all__ = ["Interface", "Pairing", "PortPair", "bond_graph_pairs", "dataset_interface",
+           "detect_pairs", "passivity_scores", "unit_candidates"]
+
+#: A bond-graph port's effort or flow: ``port.e``, ``port.f[3]`` (20-sim's names).
+_BOND = re.compile(r"^(?P<port>.+)\.(?P<var>[ef])(?P<index>\[[^\]]*\])?$")
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
@@ -368,7 +375,7 @@ def detect_pairs(inputs: Sequence[str], outputs: Sequence[str],
         undeclared = [v for v, un in zip(inputs + outputs, list(input_units) + list(output_units))
                       if not un and v not in discrete]
         if undeclared:
-            return None
+            return bond_graph_pairs(inputs, outputs, discrete)
         return Pairing((), tuple(inputs), tuple(outputs), cands)
     scores: dict[tuple[str, str], float] = {}
     in_order = (len(inputs) == len(outputs)
@@ -388,6 +395,43 @@ def detect_pairs(inputs: Sequence[str], outputs: Sequence[str],
     used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
     return Pairing(pairs, tuple(u for u in inputs if u not in used_u),
                    tuple(y for y in outputs if y not in used_y), cands, scores)
+
+
+def bond_graph_pairs(inputs: Sequence[str], outputs: Sequence[str],
+                     discrete: Iterable[str] = ()) -> Pairing | None:
+    """Power pairs by bond-graph names (module docstring): the input ``p.e`` with the output
+    ``p.f`` or the input ``p.f`` with the output ``p.e``, same port and index; ``None`` when
+    the names pair nothing.
+
+    Parameters
+    ----------
+    inputs, outputs : sequence of str
+    discrete : iterable of str
+        Inputs not of type Real (never paired).
+
+    Returns
+    -------
+    Pairing or None
+        Pairs with 1 W per unit product (SI, no units declared).
+    """
+    discrete = set(discrete)
+    named = {}
+    for y in outputs:
+        m = _BOND.match(y)
+        if m:
+            named[(m["port"], m["var"], m["index"] or "")] = y
+    pairs = []
+    for u in inputs:
+        m = _BOND.match(u)
+        other = m and named.get((m["port"], "f" if m["var"] == "e" else "e", m["index"] or ""))
+        if other and u not in discrete:
+            pairs.append(PortPair(u, other, 1.0, "effort and flow of one bond-graph port "
+                                  "(names p.e, p.f; no units declared)"))
+    if not pairs:
+        return None
+    used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
+    return Pairing(tuple(pairs), tuple(u for u in inputs if u not in used_u),
+                   tuple(y for y in outputs if y not in used_y))
 
 
 def _by_passivity(matchings: list[tuple[tuple[str, str], ...]],

@@ -63,6 +63,20 @@ def test_without_units_nothing_is_detected():
     assert p.pairs == () and p.modulating == ("F",) and p.measured == ("x",)
 
 
+def test_without_units_bond_graph_names_pair_effort_and_flow():
+    # a 20-sim FMU (the knuckle-boom crane of libcosim's test data): p.e[i] in, p.f[i] out, no
+    # units; the index must agree, a p.f input pairs with a p.e output, a Boolean never pairs
+    ins = ["p_Crane.e[1]", "p_Crane.e[2]", "brake.f", "mode.e"]
+    outs = ["Act_Limits[1]", "p_Crane.f[2]", "p_Crane.f[1]", "brake.e", "mode.f"]
+    p = detect_pairs(ins, outs, [None] * 4, [None] * 5, discrete=["mode.e"])
+    assert [(q.u, q.y) for q in p.pairs] == [("p_Crane.e[1]", "p_Crane.f[1]"),
+                                            ("p_Crane.e[2]", "p_Crane.f[2]"),
+                                            ("brake.f", "brake.e")]
+    assert p.modulating == ("mode.e",) and p.measured == ("Act_Limits[1]", "mode.f")
+    assert all(q.watts == 1.0 and "bond-graph" in q.reason for q in p.pairs)
+    assert detect_pairs(["p.e[1]"], ["p.f[2]"], [None], [None]) is None  # other bond
+
+
 def test_the_collocated_velocity_wins_by_passivity():
     y = two_masses(F)
     rec = [(T, F[:, None], y, "zoh")]
