@@ -87,10 +87,14 @@ class ModelChoice:
     checked_on: str = "held-out"
     late_outputs: bool = False
     first_outputs: Any = None
+    step: float | None = None
 
     def surrogate(self) -> Any:
         """The kept model as a surrogate: the estimator's, with late outputs and the outputs
-        before the first step when found."""
+        before the first step when found; late outputs of an FMU that shows fixed values before
+        its first step rewritten with a delayed feedthrough where the model allows
+        (:mod:`~fmu_surrogate.identify.delayed_form`)."""
+        from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough
         from fmu_surrogate.identify.first_outputs import with_first_outputs
 
         sur = self.estimator.to_surrogate()
@@ -101,8 +105,11 @@ class ModelChoice:
         if not isinstance(sur, PortedSystem):  # the FMU's variables are the core's ports
             sur = PortedSystem(sur, PortMap.identity(sur.n_inputs, sur.input_names,
                                                      sur.output_names))
-        return with_first_outputs(PortedSystem(sur.system, sur.ports, sur.x0,
+        late = with_first_outputs(PortedSystem(sur.system, sur.ports, sur.x0,
                                                late_outputs=True), self.first_outputs)
+        if self.first_outputs is None or self.step is None:
+            return late
+        return as_delayed_feedthrough(late, self.step) or late
 
     def report(self) -> str:
         """Both errors and the decision, a few lines."""
@@ -371,6 +378,8 @@ def select_dataset(
     check = held or fit
     estimator = linear if linear is not None else LinearPHIdentifier()
     original = ds
+    grid = np.diff(np.asarray(ds["time"].values, dtype=float))
+    step = float(grid[0]) if grid.size and np.allclose(grid, grid[0], rtol=1e-9) else None
 
     def first_outputs(sur: Any) -> Any:
         """The outputs the FMU shows before its first step, when fixed values."""
@@ -416,6 +425,12 @@ def select_dataset(
                      "FMU that computes its outputs in doStep only): "
                      + ", ".join(f"{n} = {v:.6g}" for n, v in zip(sur.output_names, first))
                      + "; the surrogate shows them there")
+            if late_kept and ModelChoice(method, est, 0.0, 0.0, 1.0, "", late_outputs=True,
+                                         first_outputs=first, step=step
+                                         ).surrogate().delayed_feedthrough:
+                text += ("\n  so its outputs see the state at their point and the inputs of the "
+                         "step before (delayed feedthrough): the late model rewritten so, the "
+                         "same at the harvest's step, the FMU's behaviour at every other step")
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
             sur = with_first_outputs(est.to_surrogate(), first if not late_kept else None)
             worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
@@ -424,7 +439,7 @@ def select_dataset(
             text += "\n  " + outputs_line(sur.output_names, worst,
                                             "held-out" if held else "training")
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
-                           "held-out" if held else "training", late_kept, first)
+                           "held-out" if held else "training", late_kept, first, step)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),

@@ -153,7 +153,7 @@ def ported_trajectory(ported: PortedSystem, core: Trajectory, U_ext: Array,
     src = h * (core.ybar @ p.cu)
     zero = np.zeros(1)
     if ported.delayed_feedthrough:
-        Y = ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext))
+        Y = ported.sampled_outputs(ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext)))
     else:
         Y = ported.sampled_outputs(ported.external_outputs(core.x, U_ext, core.y))
     return PortedTrajectory(core.t, core.x, U_ext, Y, core.H, core.stored, core.dissipated,
