@@ -14,7 +14,8 @@ inputs set at its own point (:func:`~fmu_surrogate.identify.delayed_feedthrough.
 of late outputs, and of outputs without feedthrough), the linear model is fitted again to the
 outputs one sample earlier (``y_k`` ← ``y_{k+1}``, the last point dropped, the first point's
 outputs, which carry no information, with it).  The outputs are late when that fit's error is at
-most :data:`GAIN` times the first one's, or no larger with fewer states: for late outputs it
+most :data:`GAIN` times the first one's, or no larger and within the tolerance with fewer
+states: for late outputs it
 falls to the fit's own accuracy
 (the delay is gone), for outputs at their own point it rises (a delay is added).  The models are
 then fitted to the shifted outputs, and the surrogate samples its outputs like the FMU
@@ -36,7 +37,7 @@ from fmu_surrogate.identify.fit_report import percent
 __all__ = ["CHECKED", "GAIN", "LateOutputs", "fit_late_outputs"]
 
 #: The fit to the outputs one sample earlier must be at least this much better (error ratio),
-#: or no worse with fewer states.
+#: or no worse, within the tolerance, with fewer states.
 GAIN = 0.5
 #: Tested from this fraction of the tolerance on: a model within the tolerance can still be
 #: the delay's imitation by surplus states (measured on a third-party wheel FMU whose outputs
@@ -117,7 +118,8 @@ def fit_late_outputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],
         return LateOutputs(False, ds, est, err)
     shifted = outputs_one_sample_earlier(ds, outputs)
     est_late, err_late = linear_fit(shifted)
-    simpler = err_late <= err and est_late.system_.n_states < est.system_.n_states
+    simpler = (err_late <= min(err, tolerance)
+               and est_late.system_.n_states < est.system_.n_states)
     if err_late <= GAIN * err or simpler:
         return LateOutputs(True, shifted, est_late, err_late,
                            f"outputs are those of the point before (late outputs): the linear "

@@ -74,6 +74,11 @@ class ModelChoice:
         Whether the FMU's outputs are those of the point before (:func:`select_dataset`): the
         models were fitted to the outputs one sample earlier, and :meth:`surrogate` samples its
         outputs so.
+    first_outputs : ndarray, optional
+        Shown before the first step (:mod:`~fmu_surrogate.identify.first_outputs`).
+    step : float, optional
+        The harvest's step, when the late outputs are a delayed feedthrough's (:meth:`surrogate`
+        rewrites the linear model so: :mod:`~fmu_surrogate.identify.delayed_form`).
     """
 
     method: str
@@ -91,9 +96,8 @@ class ModelChoice:
 
     def surrogate(self) -> Any:
         """The kept model as a surrogate: the estimator's, with late outputs and the outputs
-        before the first step when found; late outputs of an FMU that shows fixed values before
-        its first step rewritten with a delayed feedthrough where the model allows
-        (:mod:`~fmu_surrogate.identify.delayed_form`)."""
+        before the first step when found; late outputs of a delayed feedthrough (``step``)
+        rewritten so where the model allows (:mod:`~fmu_surrogate.identify.delayed_form`)."""
         from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough
         from fmu_surrogate.identify.first_outputs import with_first_outputs
 
@@ -107,7 +111,7 @@ class ModelChoice:
                                                      sur.output_names))
         late = with_first_outputs(PortedSystem(sur.system, sur.ports, sur.x0,
                                                late_outputs=True), self.first_outputs)
-        if self.first_outputs is None or self.step is None:
+        if self.step is None:
             return late
         return as_delayed_feedthrough(late, self.step) or late
 
@@ -363,13 +367,7 @@ def select_dataset(
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
     from sklearn.base import clone
 
-    from fmu_surrogate.identify.first_outputs import (
-        fixed_first_outputs,
-        model_first_points,
-        suspect_first_points,
-        with_first_outputs,
-        with_first_points,
-    )
+    from fmu_surrogate.identify import first_outputs as fo
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.ph import PortedSystem
@@ -381,11 +379,10 @@ def select_dataset(
     grid = np.diff(np.asarray(ds["time"].values, dtype=float))
     step = float(grid[0]) if grid.size and np.allclose(grid, grid[0], rtol=1e-9) else None
 
-    def first_outputs(sur: Any) -> Any:
-        """The outputs the FMU shows before its first step, when fixed values."""
+    def first_outputs(sur: Any) -> Any:  # shown before the first step, when fixed values
         if not isinstance(sur, PortedSystem):
             return None
-        return fixed_first_outputs(sur, original, list(sur.input_names),
+        return fo.fixed_first_outputs(sur, original, list(sur.input_names),
                                    list(sur.output_names), fit + held, tolerance)
 
     def linear_fit(data: Any) -> tuple[Any, float]:
@@ -393,21 +390,20 @@ def select_dataset(
                                            runs=fit)
         sur = est.to_surrogate()
         if data is original:  # at their own points the first outputs may be fixed values
-            sur = with_first_outputs(sur, first_outputs(sur))
+            sur = fo.with_first_outputs(sur, first_outputs(sur))
         return est, max(heldout_errors(sur, est.x0_, data, list(sur.input_names),
                                        list(sur.output_names), check))
 
-    fitted, repaired = ds, ""
-    if suspect_first_points(ds, list(outputs), fit + held, tolerance):  # fixed values at t₀
-        guess = with_first_points(ds, list(outputs), fit + held)
-        sur0 = clone(estimator).fit_dataset(guess, inputs=list(inputs), outputs=list(outputs),
-                                            runs=fit).to_surrogate()
-        fitted = with_first_points(ds, list(outputs), fit + held, model_first_points(
-            sur0, ds, list(inputs), list(outputs), fit + held))
-        repaired = ("\n  outputs at the first point are the same in every run and do not "
-                    "continue it (a jump no dynamics make in one step): fitted without them")
-    late = fit_late_outputs(fitted, list(inputs), list(outputs), fit, linear_fit, tolerance,
+    late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
+    repaired = ""
+    if late.error > tolerance:  # fixed values at t₀ taken as data? fitted without them
+        fitted, line = fo.without_first_points(ds, list(inputs), list(outputs), fit, fit + held,
+                                            tolerance, clone(estimator))
+        other = None if fitted is ds else fit_late_outputs(
+            fitted, list(inputs), list(outputs), fit, linear_fit, tolerance, late_outputs)
+        if other is not None and other.error <= LATE_GAIN * late.error:
+            late, repaired = other, line
     ds, lin, e_lin = late.dataset, late.estimator, late.error
     details = describe_fit(lin, fit, held, not_fitted) + repaired + late.describe()
     where = "held-out" if held else "training (nothing held out)"
@@ -425,21 +421,26 @@ def select_dataset(
                      "FMU that computes its outputs in doStep only): "
                      + ", ".join(f"{n} = {v:.6g}" for n, v in zip(sur.output_names, first))
                      + "; the surrogate shows them there")
-            if late_kept and ModelChoice(method, est, 0.0, 0.0, 1.0, "", late_outputs=True,
-                                         first_outputs=first, step=step
-                                         ).surrogate().delayed_feedthrough:
-                text += ("\n  so its outputs see the state at their point and the inputs of the "
-                         "step before (delayed feedthrough): the late model rewritten so, the "
-                         "same at the harvest's step, the FMU's behaviour at every other step")
+        # late outputs show the first point twice; outputs computed in doStep from the new
+        # state with the inputs the step held (a delayed feedthrough) do not
+        rewrite = step if late_kept and (first is not None or not fo.first_point_repeated(
+            original, list(outputs), fit + held)) else None
+        if rewrite is not None and ModelChoice(method, est, 0.0, 0.0, 1.0, "", late_outputs=True,
+                                               first_outputs=first, step=rewrite
+                                               ).surrogate().delayed_feedthrough:
+            text += ("\n  the outputs see the state at their point and the inputs of the step "
+                     "before (delayed feedthrough: the first point is not repeated, or fixed): "
+                     "the late model rewritten so, the same at the harvest's step, the FMU's "
+                     "behaviour at every other step")
         if kept > tolerance and len(outputs) > 1:  # which outputs it misses
-            sur = with_first_outputs(est.to_surrogate(), first if not late_kept else None)
+            sur = fo.with_first_outputs(est.to_surrogate(), first if not late_kept else None)
             worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
                                          list(sur.input_names), list(sur.output_names), check),
                            axis=0)
             text += "\n  " + outputs_line(sur.output_names, worst,
                                             "held-out" if held else "training")
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
-                           "held-out" if held else "training", late_kept, first, step)
+                           "held-out" if held else "training", late_kept, first, rewrite)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),

@@ -118,7 +118,7 @@ def test_a_wheel_like_vendor_fmu_is_reproduced_with_the_defaults(tmp_path, capsy
                 + [a for s in (1, 2, 3) for a in ("--input", noise.format(s))]) == 0
     assert main(["identify", str(data), "-o", str(sur), "-q", "--outputs", "v,x"]) == 0
     text = capsys.readouterr().out
-    assert "fitted without them" in text and "fixed values" in text
+    assert "fixed values" in text
     assert json.loads(sur.read_text())["first_outputs"] == [0.0, 0.0]
     # exact data (the FMU steps exactly): the delay is a third state here (measured 4.9e-7
     # relative held-out; a late model is exact at the harvest's step)

@@ -36,3 +36,13 @@ def test_outputs_that_are_the_models_at_t0_are_left_alone():
     # values that differ from run to run are the model's, whatever the surrogate shows
     ds["x"][1, 0] = 0.5
     assert fixed_first_outputs(sur, ds, ["F"], ["x", "v", "a"], [0, 1], 0.01) is None
+
+
+def test_late_outputs_repeat_the_first_point():
+    from fmu_surrogate.identify.first_outputs import first_point_repeated
+
+    ds, _, _ = _mass_dataset()
+    assert not first_point_repeated(ds, ["x", "v", "a"], [0, 1])
+    for name in ("x", "v", "a"):  # output-then-update code: the start shown twice
+        ds[name][:, 1] = ds[name][:, 0]
+    assert first_point_repeated(ds, ["x", "v", "a"], [0, 1])
