@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import expm
 
-__all__ = ["as_delayed_feedthrough"]
+__all__ = ["as_delayed_feedthrough", "prefer_delayed"]
 
 
 def as_delayed_feedthrough(surrogate: Any, step: float) -> Any:
@@ -64,3 +64,43 @@ def as_delayed_feedthrough(surrogate: Any, step: float) -> Any:
                     cy=np.asarray(p.cy, float) - Cx @ Gam @ np.asarray(p.cu, float))
     return PortedSystem(core, ports, surrogate.x0, delayed_feedthrough=True,
                         first_outputs=surrogate.first_outputs)
+
+
+def prefer_delayed(late: Any, data: Any, fit_delayed: Any, tolerance: float,
+                   try_it: bool) -> Any:
+    """The linear fit with a delayed feedthrough of its own instead of late outputs, where the
+    rewrite cannot take the surrogate (outputs that read a pH port: power pairs) and the FMU
+    is of the delayed kind; kept when within the tolerance or twice the late fit's error.
+
+    Parameters
+    ----------
+    late : LateOutputs
+        The late-output fit (:func:`~fmu_surrogate.identify.late_outputs.fit_late_outputs`).
+    data : xarray.Dataset
+        The data at the outputs' own points.
+    fit_delayed : callable
+        ``fit_delayed(data) -> (fitted LinearPHIdentifier, held-out error)``.
+    tolerance : float
+    try_it : bool
+        Whether to try (a late fit of the delayed kind the rewrite cannot take).
+
+    Returns
+    -------
+    LateOutputs
+        ``late``, or the delayed fit (not late) with its reason.
+    """
+    from fmu_surrogate.identify.fit_report import percent
+    from fmu_surrogate.identify.late_outputs import LateOutputs
+
+    if not (late.late and try_it):
+        return late
+    try:
+        est, err = fit_delayed(data)
+    except (ValueError, np.linalg.LinAlgError):  # the late fit stays
+        return late
+    if not err <= max(tolerance, 2.0 * late.error):
+        return late
+    return LateOutputs(False, data, est, err,
+                       f"the outputs see the inputs of the step before (delayed feedthrough: the "
+                       f"first point is not repeated, or fixed): fitted so, {percent(err)} "
+                       f"(as late outputs {percent(late.error)})")

@@ -3,19 +3,12 @@
 :func:`select_dataset` is the routine for a harvested dataset (what ``fmu-surrogate identify``
 runs by default): the linear drop-in model of
 :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset` (power pairs from the units,
-orientation, x0, offsets and order from the data) on the training runs, its worst relative
-output error on the held-out runs, and the nonlinear model started from that fit only when
-the error exceeds the tolerance.  :func:`select_model` does the same for arrays.
-
-:func:`select_model` fits the linear pH model first
-(:class:`~fmu_surrogate.identify.LinearPHIdentifier`), simulates it on the held-out
-experiments, and moves on to the nonlinear one
-(:class:`~fmu_surrogate.identify.NonlinearPHIdentifier`, started from that same linear fit)
-only when the linear model's held-out error exceeds ``tolerance``.  The nonlinear model is kept
-when it is better on the held-out data; the :class:`ModelChoice` reports both errors and why
-one was kept.  Errors are relative, ``‖ŷ − y‖_F / ‖y‖_F`` over all held-out samples, the models
-simulated by :func:`fmu_surrogate.ph.simulate` (the training experiments stand in, and the
-report says so, when none is held out).
+orientation, x0, offsets, order, late outputs or a delayed feedthrough, fixed first outputs
+from the data) on the training runs, its worst relative output error on the held-out runs,
+and the nonlinear model started from that fit only when the error exceeds the tolerance.
+:func:`select_model` does the same for arrays; its errors are relative, ``‖ŷ − y‖_F / ‖y‖_F``
+over all held-out samples (the training experiments stand in, and the report says so, when
+none is held out).  :class:`ModelChoice` reports both errors and why one was kept.
 """
 
 from __future__ import annotations
@@ -368,6 +361,7 @@ def select_dataset(
     from sklearn.base import clone
 
     from fmu_surrogate.identify import first_outputs as fo
+    from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.ph import PortedSystem
@@ -383,11 +377,11 @@ def select_dataset(
         if not isinstance(sur, PortedSystem):
             return None
         return fo.fixed_first_outputs(sur, original, list(sur.input_names),
-                                   list(sur.output_names), fit + held, tolerance)
+                                      list(sur.output_names), fit + held, tolerance)
 
-    def linear_fit(data: Any) -> tuple[Any, float]:
-        est = clone(estimator).fit_dataset(data, inputs=list(inputs), outputs=list(outputs),
-                                           runs=fit)
+    def linear_fit(data: Any, delayed: bool = False) -> tuple[Any, float]:
+        est = clone(estimator).set_params(delayed_feedthrough=delayed).fit_dataset(
+            data, inputs=list(inputs), outputs=list(outputs), runs=fit)
         sur = est.to_surrogate()
         if data is original:  # at their own points the first outputs may be fixed values
             sur = fo.with_first_outputs(sur, first_outputs(sur))
@@ -396,14 +390,23 @@ def select_dataset(
 
     late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
-    repaired = ""
+    repaired, fitted = "", ds
     if late.error > tolerance:  # fixed values at t₀ taken as data? fitted without them
         fitted, line = fo.without_first_points(ds, list(inputs), list(outputs), fit, fit + held,
-                                            tolerance, clone(estimator))
+                                               tolerance, clone(estimator))
         other = None if fitted is ds else fit_late_outputs(
             fitted, list(inputs), list(outputs), fit, linear_fit, tolerance, late_outputs)
         if other is not None and other.error <= LATE_GAIN * late.error:
             late, repaired = other, line
+        else:
+            fitted = ds
+    if late.late and step is not None:  # late, or a delayed feedthrough the rewrite cannot take
+        sur = ModelChoice("linear", late.estimator, 0.0, 0.0, 1.0, "", late_outputs=True
+                          ).surrogate()
+        kind = first_outputs(sur) is not None or not fo.first_point_repeated(
+            original, list(outputs), fit + held)
+        late = prefer_delayed(late, fitted, lambda d: linear_fit(d, True), tolerance,
+                              kind and as_delayed_feedthrough(sur, step) is None)
     ds, lin, e_lin = late.dataset, late.estimator, late.error
     details = describe_fit(lin, fit, held, not_fitted) + repaired + late.describe()
     where = "held-out" if held else "training (nothing held out)"

@@ -61,6 +61,8 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
             p.u == inputs[k] and p.y == outputs[k] for k, p in enumerate(pairing.pairs))
         if pairing is not None and not in_order:
             pairs = [(inputs.index(p.u), outputs.index(p.y), None) for p in pairing.pairs]
+    if pairs is None and est.delayed_feedthrough:  # the drop-in model has the delay
+        pairs = [(k, k, None) for k in range(m)] if m == len(outputs) else []
     if pairs is None and len(inputs) != len(outputs):
         # no units to pair by and no order to pair in: an input-output model, every input
         # modulating and every output measured (the report says so and how to name pairs)

@@ -18,11 +18,9 @@ sensitivities, the manifold; ``model/ported.py`` the drop-in model with feedthro
 (subspace, KYP, order, orientation), ``optim/``, :mod:`~fmu_surrogate.identify.linear.prepare`
 (order, orientation, x0, offsets from the data), :mod:`~fmu_surrogate.identify.linear.report`.
 
-Discretisations (``mode``): ``"euler"`` is the paper's explicit Euler scheme with left-endpoint
-quadrature (reproduction), ``"exact"`` the exact discretisation with the input held between
-samples as the data say — piecewise linear for arrays (``input_hold="linear"``), zero-order hold
-for data harvested from a co-simulation FMU (:meth:`LinearPHIdentifier.fit_dataset` reads the
-dataset's ``input_interpolation`` attribute).
+Discretisations (``mode``): ``"euler"``, the paper's explicit Euler scheme (reproduction);
+``"exact"``, the exact discretisation with the input held between samples as the data say —
+piecewise linear for arrays, zero-order hold for a co-simulation FMU's harvest.
 """
 
 from __future__ import annotations
@@ -103,6 +101,9 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     offsets : bool or "auto"
         Learn constant offsets (preload, gravity) as a pH port driven by a constant source;
         ``"auto"`` (default): see :func:`~fmu_surrogate.identify.linear.prepare.try_offsets`.
+    delayed_feedthrough : bool
+        :meth:`fit_dataset` only: the outputs see the inputs of the step before (``y_k = C x_k
+        + D u_{k−1}``: computed at the end of ``doStep``).
     learn : sequence of str, optional
         Parameters to learn, any non-empty subset of ``("J", "R", "Q", "B", "x0")``.  ``None``
         (default): ``J, R, B``, and ``x0`` when the data do not start at rest
@@ -159,12 +160,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         Block rows of the subspace method's Hankel matrices (default: from the order).
     complete : {"auto", "pad", "refine"}
         When the subspace step finds only r < n states in the data: ``"pad"`` refines those r
-        and adds decoupled damped states; ``"refine"`` then refines all n states from that
-        model, its added states weakly coupled; ``"auto"`` refines when r was limited by the
-        noise level of the data (the added states then lower the error: median max error on
-        the paper's n = 5 problem at σ = 0.01 halved, measured); when round-off limited r
-        (exact data) it also refines r + 1, r + 2, … states from subspace models taking the
-        directions below the cut, kept while each lowers the cost 4×
+        and adds decoupled damped states; ``"refine"`` then refines all n states, the added
+        ones weakly coupled; ``"auto"`` refines when the data's noise limited r (measured: the
+        median max error on the paper's n = 5 problem at σ = 0.01 halved); when round-off did
+        (exact data) it refines r + 1, r + 2, … states kept while each lowers the cost 4×
         (:mod:`~fmu_surrogate.identify.linear.init.grow`; optimizer ``"lm"``), and pads the rest.
         Needs Q learned or fixed to a multiple of the identity.
     max_time : float, optional
@@ -195,10 +194,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     Notes
     -----
-    Measured (``scripts/bench_adjoint.py``, ``scripts/reproduce_adjoint_ph.py``): on the paper's
-    n = 5 problem the default reaches the paper's accuracy in well under a second and ~1e-9
-    relative error after a few iterations, where the paper's Algorithm 1 (``init="paper",
-    optimizer="cg"``) ends at ~1e-2 (Euler) / ~4e-3 (exact) after 100 iterations.
+    Measured (``scripts/bench_adjoint.py``): on the paper's n = 5 problem ~1e-9 relative error
+    in under a second, where its Algorithm 1 (``init="paper", optimizer="cg"``) ends at ~1e-2.
     """
 
     _fitted_attribute = "system_"
@@ -210,6 +207,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         ports: Any = None,
         feedthrough: bool | str = "auto",
         offsets: bool | str = "auto",
+        delayed_feedthrough: bool = False,
         learn: Sequence[str] | None = None,
         J: ArrayLike | None = None,
         R: ArrayLike | None = None,
@@ -240,6 +238,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         self.ports = ports
         self.feedthrough = feedthrough
         self.offsets = offsets
+        self.delayed_feedthrough = delayed_feedthrough
         self.learn = learn
         self.J = J
         self.R = R

@@ -63,6 +63,8 @@ class PortRoles:
         A constant source port (offsets).
     feedthrough : bool
         Learn ``P, S, N``.
+    delayed : bool
+        The outputs see the inputs of the step before (a delayed feedthrough).
     """
 
     pairs: tuple[tuple[int, int], ...]
@@ -71,6 +73,7 @@ class PortRoles:
     measured: tuple[int, ...]
     source: bool
     feedthrough: bool
+    delayed: bool = False
 
     @property
     def n_ports(self) -> int:
@@ -200,7 +203,7 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         raise LinearIdentificationError(
             "order 0 is a static map y = (S − N) u and needs feedthrough=True (or 'auto').")
     lay = Layout(n, roles.n_ports, len(roles.pairs), len(roles.measured), roles.feedthrough,
-                 learn_x0 and n > 0)
+                 learn_x0 and n > 0, roles.delayed)
     if lay.size > MAX_PARAMETERS:
         raise LinearIdentificationError(
             f"the drop-in model (feedthrough, offsets or non-power variables) of order {n} has "
@@ -209,7 +212,9 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
             "for the (J, R, Q, B) model.")
     t0 = time.perf_counter()
     rate = 1.0 / max(float(t[-1] - t[0]) for t, *_ in raw)
-    theta = ported_initial(lay, data, rate)
+    # a delayed feedthrough: the subspace model of the outputs one sample later, where it is a
+    # direct one (the same dynamics; its output map is the start's)
+    theta = ported_initial(lay, delayed_view(data) if roles.delayed else data, rate)
     init_time = time.perf_counter() - t0
     model = PortedModel(lay, data)
     c0, t1 = time.process_time(), time.perf_counter()
@@ -233,6 +238,12 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
         jacobian_singular_values=tuple(float(v) for v in out.singular_values),
         port_signs=roles.signs)
+
+
+def delayed_view(data: list[tuple]) -> list[tuple]:
+    """Records ``(t, v, y, hold)`` with each output one sample earlier (the last point
+    dropped): a delayed feedthrough there is a direct one."""
+    return [(t[:-1], v[:-1], y[1:], h) for t, v, y, h in data]
 
 
 def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None]]) -> None:
@@ -286,13 +297,16 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     roles = PortRoles(tuple((i, o) for i, o, _ in pairs), tuple(float(v) for v in signs),
                       tuple(j for j in range(k_in) if j not in used_in),
                       tuple(j for j in range(k_out) if j not in used_out), source, True)
+    delayed = bool(est.delayed_feedthrough)
+    roles = dataclasses.replace(roles, delayed=delayed)
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
+    view = delayed_view(data) if delayed else data  # where a delayed feedthrough is direct
     n, sel, ft = est.order, None, est.feedthrough
     if n is None:
-        sel, _ = select_order([Record(*d) for d in data], feedthrough=True)
+        sel, _ = select_order([Record(*d) for d in view], feedthrough=True)
         n = sel.order
     if ft == "auto":
-        ft = n == 0 or needs_feedthrough(data, n, len(pairs))
+        ft = n == 0 or needs_feedthrough(view, n, len(pairs))
     roles = dataclasses.replace(roles, feedthrough=bool(ft))
     learn_x0 = (not at_rest) if est.learn is None else "x0" in est.learn
     est.port_signs_, est.order_selection_, est.ported_ = signs, sel, True
@@ -370,9 +384,10 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
         Du[j] = Du_ph[c] @ Tu
         cy[j] = Du_ph[c] @ cu
     if (k_in == k_out == m and np.array_equal(Tu, np.eye(m)) and np.array_equal(Ty, np.eye(m))
-            and not (Cx_ext.any() or Du.any() or cu.any() or cy.any() or est.x0_.any())):
+            and not (Cx_ext.any() or Du.any() or cu.any() or cy.any() or est.x0_.any()
+                     or roles.delayed)):
         return with_names(sys_, inputs=input_names, outputs=output_names)
     ports = PortMap(tuple(input_names), tuple(output_names),
                     tuple(input_units or [None] * k_in), tuple(output_units or [None] * k_out),
                     Tu, cu, Ty, Cx_ext, Du, cy)
-    return PortedSystem(sys_, ports, est.x0_)
+    return PortedSystem(sys_, ports, est.x0_, delayed_feedthrough=roles.delayed)

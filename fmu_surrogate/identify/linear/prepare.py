@@ -87,6 +87,10 @@ def prepare(est: Any, exps: list[Any], n: int | None,
     (experiments — with pH ports, or external ones for the drop-in model —, order, learned
     parameters)
     """
+    if est.delayed_feedthrough:
+        raise LinearIdentificationError(
+            "delayed_feedthrough=True is a setting of fit_dataset (a harvested dataset, whose "
+            "outputs are an FMU's); fit arrays with it False.")
     m = int(np.shape(exps[0].u)[1])
     signs = parse_orientations(est.ports, m)
     uniform = _uniform(exps)

@@ -102,6 +102,9 @@ class Layout:
         Learn ``P, S, N`` (else zero).
     learn_x0 : bool
         Learn the initial state (else zero).
+    delayed : bool
+        The outputs see the inputs of the step before (``y_k = C x_k + D v_{k−1}``, the first
+        point the first inputs): outputs computed at the end of ``doStep``.
     """
 
     n: int
@@ -110,6 +113,7 @@ class Layout:
     n_measured: int
     feedthrough: bool
     learn_x0: bool
+    delayed: bool = False
 
     @property
     def n_factor(self) -> int:
@@ -278,8 +282,12 @@ class PortedModel:
                 X = solve_linear_recurrence(Phi, V @ Gam.T, b["x0"])
             else:
                 X = np.zeros((v.shape[0], 0))
-            out.append((X, X @ C.T + v @ D.T))
+            out.append((X, X @ C.T + self._seen(v) @ D.T))
         return out
+
+    def _seen(self, v: Array) -> Array:
+        """The port inputs the outputs see at each point."""
+        return np.concatenate([v[:1], v[:-1]]) if self.lay.delayed else v
 
     def residual(self, theta: Array) -> Array:
         """Weighted residual ``√w (y − y_data)``, flattened (record, sample, output)."""
@@ -316,8 +324,9 @@ class PortedModel:
             else:
                 X = np.zeros((K, 0))
                 dy = np.zeros((K, Lb, C.shape[0]))
-            dy += np.einsum("kb,lab->kla", v, dD, optimize=True)
-            Y = X @ C.T + v @ D.T
+            vs = self._seen(v)
+            dy += np.einsum("kb,lab->kla", vs, dD, optimize=True)
+            Y = X @ C.T + vs @ D.T
             res.append(((Y - y) * w).ravel())
             jac.append((np.swapaxes(dy, 1, 2) * w[:, :, None]).reshape(-1, Lb))
         return np.concatenate(res), np.concatenate(jac)

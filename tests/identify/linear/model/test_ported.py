@@ -12,7 +12,8 @@ from fmu_surrogate.identify.linear.model.ported import Layout, PortedModel, bloc
 from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
 
 LAYOUTS = [Layout(3, 2, 1, 1, True, True), Layout(0, 2, 2, 0, True, False),
-           Layout(2, 1, 1, 2, False, True), Layout(2, 3, 2, 1, True, True)]
+           Layout(2, 1, 1, 2, False, True), Layout(2, 3, 2, 1, True, True),
+           Layout(2, 2, 1, 1, True, True, delayed=True)]
 
 
 def records(lay: Layout, seed: int) -> list[tuple]:
@@ -54,6 +55,21 @@ def test_simulation_matches_scipy():
     _, y_ref, _ = lsim((A, B, C, D), v, t, X0=blocks(lay, theta)["x0"], interp=False)
     (_, Y), = PortedModel(lay, [(t, v, np.zeros_like(y_ref), "zoh")]).simulate(theta)
     assert np.abs(Y - y_ref).max() <= 1e-9 * np.abs(y_ref).max()  # measured ~1e-14
+
+
+def test_a_delayed_feedthrough_sees_the_inputs_of_the_step_before():
+    # the delayed model's outputs: C x_k + D v_{k-1} (the first point D v_0), its states those
+    # of the direct model
+    lay = Layout(3, 2, 1, 1, True, True, delayed=True)
+    theta = np.random.default_rng(3).standard_normal(lay.size)
+    (t, v, _y, _h), _ = records(lay, 0)
+    rec = [(t, v, np.zeros((t.size, 2)), "zoh")]
+    (X, Y), = PortedModel(lay, rec).simulate(theta)
+    (X0, _), = PortedModel(Layout(3, 2, 1, 1, True, True), rec).simulate(theta)
+    _A, _B, C, D = state_space(lay, blocks(lay, theta))
+    np.testing.assert_array_equal(X, X0)
+    seen = np.concatenate([v[:1], v[:-1]])
+    np.testing.assert_allclose(Y, X @ C.T + seen @ D.T, rtol=0, atol=1e-13 * np.abs(Y).max())
 
 
 def test_levenberg_marquardt_recovers_exact_data():
