@@ -51,6 +51,12 @@ SATURATING_START = (-1.0, 0.3)
 RK4_REACH = 2.5
 #: more substeps than this per sample step: the linear start is too stiff for the fit
 MAX_SUBSTEPS = 20
+#: A fit that the iteration budget stopped goes on from where it stopped (L-BFGS restarted)
+#: while its cost (mean squared relative output error) is above CONTINUE_ABOVE (an RMS error
+#: of 0.3 %: a fit that still misses) and its last budget lowered it by CONTINUE_GAIN, at
+#: most CONTINUE_ROUNDS more budgets (measured on a third-party mass on a progressive spring
+#: and a power-law damper: 9.3 % held-out after 300 iterations, 0.47 % after 1500)
+CONTINUE_GAIN, CONTINUE_ROUNDS, CONTINUE_ABOVE = 1.3, 4, 1e-5
 
 
 @dataclass(frozen=True)
@@ -268,11 +274,17 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                 return Optimised(layout, theta0, np.asarray(costs), 0,
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
                                  static_law)
-            res = minimize(objective, theta0 / sc, jac=True, method="L-BFGS-B",
-                           bounds=layout.bounds(),
-                           callback=_recorder(costs),
-                           options={"maxiter": int(est.max_iter), "ftol": float(est.tol),
-                                    "gtol": 1e-12, "maxcor": 30})
+            res, nit = _lbfgs(objective, theta0 / sc, layout, costs, est), 0
+            for _ in range(CONTINUE_ROUNDS):  # stopped by the budget while still improving
+                last = int(res.nit)
+                nit += last
+                if res.status != 1 or len(costs) <= last or not costs[-1] > CONTINUE_ABOVE \
+                        or not costs[-1 - last] > CONTINUE_GAIN * costs[-1]:
+                    break
+                res = _lbfgs(objective, res.x, layout, costs, est)
+            else:
+                nit += int(res.nit)
+            res.nit = nit
             theta = sc * np.asarray(res.x, dtype=float)
             if best is None or float(res.fun) < best[0]:
                 best = (float(res.fun), Optimised(
@@ -281,6 +293,14 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     finally:
         torch.set_num_threads(threads)
     return best[1]
+
+
+def _lbfgs(objective: Any, start: Array, layout: Layout, costs: list[float], est: Any) -> Any:
+    """One budget of L-BFGS-B from ``start`` (costs appended to ``costs``)."""
+    return minimize(objective, start, jac=True, method="L-BFGS-B", bounds=layout.bounds(),
+                    callback=_recorder(costs),
+                    options={"maxiter": int(est.max_iter), "ftol": float(est.tol),
+                             "gtol": 1e-12, "maxcor": 30})
 
 
 def _recorder(costs: list[float]) -> Any:
