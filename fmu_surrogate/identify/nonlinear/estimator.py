@@ -136,12 +136,12 @@ class NonlinearPHIdentifier(PHEstimator):
     continuity_weight : float
         Weight of the segments' continuity defects (states scaled by their spread).
     max_iter : int
-        L-BFGS-B iterations.
+        L-BFGS-B iterations; the default 300 goes on while the fit still misses and improves
+        (:data:`~fmu_surrogate.identify.nonlinear.optimise.OPEN_BUDGET`), another is hard.
     tol : float
         L-BFGS-B's relative cost tolerance (``ftol``).
     smoothing : float
-        Initial ``δ`` of the dissipation terms relative to the spread of their argument
-        ``m_jᵀz`` (fitted, like the exponent).
+        Initial ``δ`` of the dissipation terms relative to the spread of ``m_jᵀz`` (fitted).
     exponent : float
         Initial exponent ``p`` of the dissipation terms (a second start from a saturating law
         follows: :data:`~fmu_surrogate.identify.nonlinear.optimise.SATURATING_START`).
