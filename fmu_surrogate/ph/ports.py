@@ -266,6 +266,16 @@ class PortMap:
                    cy=np.asarray(d["cy"], dtype=float), law=law, **kw)
 
 
+def _vector(value: ArrayLike, names: Sequence[str], label: str, kind: str) -> Array:
+    """``value`` as a read-only vector of one finite number per name, else a StructureError."""
+    v = np.array(value, dtype=float).reshape(-1)
+    if v.shape != (len(names),) or not np.all(np.isfinite(v)):
+        raise StructureError(f"{label} must be {len(names)} finite numbers (one per {kind} "
+                             f"{list(names)}), got shape {np.shape(value)}.")
+    v.flags.writeable = False
+    return v
+
+
 class PortedSystem:
     """A drop-in surrogate: a pH core, the wiring of its ports, its operating point.
 
@@ -344,29 +354,15 @@ class PortedSystem:
             if not delayed_feedthrough:
                 raise StructureError("inputs_before is what a delayed feedthrough sees before the "
                                      "first point; pass delayed_feedthrough=True or leave it out.")
-            before = np.array(inputs_before, dtype=float).reshape(-1)
-            k = len(ports.input_names)
-            if before.shape != (k,) or not np.all(np.isfinite(before)):
-                raise StructureError(f"inputs_before must be {k} finite numbers (one per input "
-                                     f"{list(ports.input_names)}), got shape "
-                                     f"{np.shape(inputs_before)}.")
-            before.flags.writeable = False
+            before = _vector(inputs_before, ports.input_names, "inputs_before", "input")
         if late_outputs and delayed_feedthrough:
             raise StructureError("late outputs already see the inputs of the point before; pass "
                                  "either delayed_feedthrough=True or late_outputs=True.")
         self.system, self.ports, self.x0 = system, ports, x
         self.delayed_feedthrough, self.inputs_before = bool(delayed_feedthrough), before
         self.late_outputs = bool(late_outputs)
-        first = None
-        if first_outputs is not None:
-            first = np.array(first_outputs, dtype=float).reshape(-1)
-            k = len(ports.output_names)
-            if first.shape != (k,) or not np.all(np.isfinite(first)):
-                raise StructureError(f"first_outputs must be {k} finite numbers (one per output "
-                                     f"{list(ports.output_names)}), got shape "
-                                     f"{np.shape(first_outputs)}.")
-            first.flags.writeable = False
-        self.first_outputs = first
+        self.first_outputs = None if first_outputs is None else _vector(
+            first_outputs, ports.output_names, "first_outputs", "output")
 
     # -- the external view -----------------------------------------------------------------
     @property
