@@ -70,7 +70,7 @@ def prefer_delayed(late: Any, data: Any, fit_delayed: Any, tolerance: float,
                    try_it: bool) -> Any:
     """The linear fit with a delayed feedthrough of its own instead of late outputs, where the
     rewrite cannot take the surrogate (outputs that read a pH port: power pairs) and the FMU
-    is of the delayed kind; kept when within the tolerance or twice the late fit's error.
+    is of the delayed kind; kept when within the tolerance.
 
     Parameters
     ----------
@@ -98,7 +98,7 @@ def prefer_delayed(late: Any, data: Any, fit_delayed: Any, tolerance: float,
         est, err = fit_delayed(data)
     except (ValueError, np.linalg.LinAlgError):  # the late fit stays
         return late
-    if not err <= max(tolerance, 2.0 * late.error):
+    if not err <= tolerance:  # a linear model of its own: the nonlinear fit starts from late
         return late
     return LateOutputs(False, data, est, err,
                        f"the outputs see the inputs of the step before (delayed feedthrough: the "
