@@ -78,7 +78,7 @@ def fixed_first_outputs(surrogate: Any, ds: Any, inputs: Sequence[str], outputs:
     if not first:
         return None
     F = np.array(first)
-    if F.view(np.uint64).tolist().count(F[0].view(np.uint64).tolist()) != len(F):
+    if np.any(F.view(np.uint64) != F[0].view(np.uint64)):
         return None  # they differ from run to run: the model's
     miss = np.abs(np.array(model) - F[0]).max(axis=0) / np.maximum(np.max(scale, axis=0),
                                                                    1e-300)
