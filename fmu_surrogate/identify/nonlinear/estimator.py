@@ -12,8 +12,8 @@ feedthrough) to the recorded ports of a component (no states needed):
    brought to energy coordinates (``Q = I``, :mod:`.parametrisation`);
 2. the nonlinear terms are added with weights and gains exactly zero, so the fit starts from the
    linear model's error;
-3. all parameters are refined by L-BFGS-B on the output error of RK4 over multiple-shooting
-   segments (:mod:`.shooting`), the gradient by torch's backpropagation;
+3. all parameters are refined by Levenberg–Marquardt steps (:mod:`.gauss_newton`) on the output
+   error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch;
 4. the result is validated on held-out experiments with the structure-preserving simulation
    :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
    ``result_``.
@@ -107,7 +107,7 @@ class NonlinearPHFit(FitResult):
                 f"{self.linear_validation_error:.3%}\n"
                 f"nonlinear model: train {self.train_error:.3%}, held-out "
                 f"{self.validation_error:.3%}\n"
-                f"{self.n_iter} L-BFGS-B iterations over {self.n_segments} segments of "
+                f"{self.n_iter} Gauss-Newton iterations over {self.n_segments} segments of "
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s")
 
 
@@ -136,10 +136,10 @@ class NonlinearPHIdentifier(PHEstimator):
     continuity_weight : float
         Weight of the segments' continuity defects (states scaled by their spread).
     max_iter : int
-        L-BFGS-B iterations; the default 300 goes on while the fit still misses and improves
-        (:data:`~fmu_surrogate.identify.nonlinear.optimise.OPEN_BUDGET`), another is hard.
+        Levenberg–Marquardt iterations per start (:mod:`.gauss_newton`); the fit also stops at
+        a cost below :data:`~fmu_surrogate.identify.nonlinear.optimise.TARGET_COST`.
     tol : float
-        L-BFGS-B's relative cost tolerance (``ftol``).
+        The fit stops when an iteration lowers the cost by less than this fraction of it.
     smoothing : float
         Initial ``δ`` of the dissipation terms relative to the spread of ``m_jᵀz`` (fitted).
     exponent : float
@@ -207,7 +207,7 @@ class NonlinearPHIdentifier(PHEstimator):
                  n_dissipation: int = 1, feedthrough: Any = "auto",
                  n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
-                 max_iter: int = 300, tol: float = 1e-12, smoothing: float = 1e-3,
+                 max_iter: int = 100, tol: float = 1e-5, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
                  input_hold: str | None = None, seed: int = 0, ports: Any = None,
                  delayed_feedthrough: Any = "auto", static_law: bool = True) -> None:

@@ -24,7 +24,7 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   offset ``b_k``, then the law's gains ``C`` (one row per external output);
 * the free initial states of the shooting segments.
 
-``α ≥ 0`` and ``β ≥ 0`` are box constraints of the optimiser (L-BFGS-B projects onto them, so
+``α ≥ 0`` and ``β ≥ 0`` are box constraints of the optimiser (its active set holds them, so
 every iterate is admissible and the terms can start at exactly zero with a nonzero gradient —
 a smooth map onto ``[0, ∞)`` such as ``softplus`` or a square cannot start at zero and move).
 """
@@ -127,11 +127,13 @@ class Layout:
         return sum(int(np.prod(s)) for _, s in self.blocks)
 
     def unpack(self, theta):
-        """``θ`` (numpy or torch) as a dict of blocks (views)."""
-        return {k: theta[s].reshape(shape) for k, (s, shape) in self.slices().items()}
+        """``θ`` (numpy or torch, shape ``(..., size)``: leading axes are a batch of parameter
+        vectors) as a dict of blocks (views, shapes ``(..., *block)``)."""
+        lead = tuple(theta.shape[:-1])
+        return {k: theta[..., s].reshape(lead + shape) for k, (s, shape) in self.slices().items()}
 
     def bounds(self) -> list[tuple[float | None, float | None]]:
-        """L-BFGS-B bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, ``log δ`` in the
+        """The optimiser's bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, ``log δ`` in the
         logarithms of :data:`SMOOTHING_BOUNDS`, ``a`` in ``[−1, 1]`` (also for the
         feedthrough's terms), the rest free."""
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
@@ -237,26 +239,29 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
 
 
 def structure(layout: Layout, b: dict, xp) -> dict:
-    """``J, W₀, G, N`` from the blocks (``xp`` is numpy or torch); skew/PSD by construction."""
+    """``J, W₀, G, N`` from the blocks (``xp`` is numpy or torch; torch blocks may carry
+    leading batch axes); skew/PSD by construction."""
     n, m = layout.n, layout.m
+    U = _upper(n, b["U"], xp)
+    out = {"J": U - U.swapaxes(-1, -2), "W": b["L"] @ b["L"].swapaxes(-1, -2), "G": b["G"]}
+    if layout.feedthrough:
+        V = _upper(m, b["V"], xp)
+        out["N"] = V - V.swapaxes(-1, -2)
+    return out
+
+
+def _upper(n: int, values: Any, xp: Any) -> Any:
+    """The ``n × n`` matrix with ``values`` in its strict upper triangle, row by row (in torch
+    a product with a fixed 0/1 matrix, for a batch ``(..., n(n−1)/2)`` of values too)."""
     iu = np.triu_indices(n, 1)
     if xp is np:
         U = np.zeros((n, n))
-        U[iu] = b["U"]
-    else:
-        U = xp.zeros((n, n), dtype=b["U"].dtype)
-        U = U.index_put((xp.as_tensor(iu[0]), xp.as_tensor(iu[1])), b["U"])
-    out = {"J": U - U.T, "W": b["L"] @ b["L"].T, "G": b["G"]}
-    if layout.feedthrough:
-        ju = np.triu_indices(m, 1)
-        if xp is np:
-            V = np.zeros((m, m))
-            V[ju] = b["V"]
-        else:
-            V = xp.zeros((m, m), dtype=b["V"].dtype)
-            V = V.index_put((xp.as_tensor(ju[0]), xp.as_tensor(ju[1])), b["V"])
-        out["N"] = V - V.T
-    return out
+        U[iu] = values
+        return U
+    E = np.zeros((n * n, iu[0].size))
+    E[iu[0] * n + iu[1], np.arange(iu[0].size)] = 1.0
+    return (values @ xp.as_tensor(E.T, dtype=values.dtype)).reshape(
+        tuple(values.shape[:-1]) + (n, n))
 
 
 def to_system(layout: Layout, theta: Array, names: dict | None = None) -> NonlinearPH:
@@ -278,7 +283,7 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     fw = {}
     if layout.feedthrough:
         fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
-    # terms at a gain of exactly zero (L-BFGS-B's bound, or dropped by pruning.prune_terms) add
+    # terms at a gain of exactly zero (on their bound, or dropped by pruning.prune_terms) add
     # nothing: left out, so that simulations and exported FMUs do not evaluate them
     ron = b["alpha"] != 0
     effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.kinds, ron) if keep),

@@ -117,43 +117,54 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
                     tuple(starts), weight)
 
 
+def _row(v: torch.Tensor, k: int = 1) -> torch.Tensor:
+    """A parameter vector ``(..., K)`` with ``k`` axes inserted before its last: it then
+    broadcasts against values ``(..., *k axes, K)`` of every batch member."""
+    return v.reshape(v.shape[:-1] + (1,) * k + v.shape[-1:])
+
+
 class VectorField:
-    """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc)."""
+    """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc).
+
+    ``θ`` may be a batch ``(B, size)`` of parameter vectors: the states are then ``(B, S, n)``
+    (one rollout per member; the inputs ``(S, m)`` are shared), which gives all the columns of
+    the residuals' Jacobian from one forward-mode pass (:mod:`.gauss_newton`).
+    """
 
     def __init__(self, layout: Layout, theta: torch.Tensor) -> None:
         n = layout.n
         b = layout.unpack(theta)
         st = structure(layout, b, torch)
         W = st["W"]
-        self.T = st["J"] - W[:n, :n]
+        self.T = (st["J"] - W[..., :n, :n]).mT
         G = st["G"]
-        P = W[:n, n:] if layout.feedthrough else None
-        self.Bin = G - P if P is not None else G
+        P = W[..., :n, n:] if layout.feedthrough else None
+        self.Bin = (G - P if P is not None else G).mT
         self.Bout = G + P if P is not None else G
-        self.D = W[n:, n:] - st["N"] if layout.feedthrough else None
-        self.alpha, self.w = b["alpha"], b["w"]
+        self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
+        self.alpha, self.w = _row(b["alpha"]), b["w"]
         self.quartic = torch.as_tensor([k == "quartic" for k in layout.kinds])
-        self.beta, self.M, self.p = b["beta"], b["mdir"], b["p"]
-        self.delta2, self.port_delta2 = torch.exp(2 * b["ld"]), torch.exp(2 * b["pld"])
-        self.a, self.pa = b["asym"], b["pasym"]
-        self.pbeta, self.pM, self.pp = b["pbeta"], b["pdir"], b["pp"]
+        self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(0.5 * b["p"])
+        self.delta2, self.port_delta2 = _row(torch.exp(2 * b["ld"])), _row(torch.exp(2 * b["pld"]))
+        self.a, self.pa = _row(b["asym"]), _row(b["pasym"])
+        self.pbeta, self.pM, self.pp = _row(b["pbeta"]), b["pdir"], _row(0.5 * b["pp"])
         self.blocks = b
 
     def effort(self, x: torch.Tensor) -> torch.Tensor:
         """``z = x + Σ α_k ψ_k'(w_kᵀx) w_k`` (``Q = I``)."""
-        if self.w.shape[0] == 0:
+        if self.w.shape[-2] == 0:
             return x
-        s = x @ self.w.T
+        s = x @ self.w.mT
         d = torch.where(self.quartic, s ** 3, torch.tanh(s))
         return x + (d * self.alpha) @ self.w
 
     def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         z = self.effort(x)
-        f = z @ self.T.T + u @ self.Bin.T
-        if self.M.shape[0]:
-            s = z @ self.M.T
+        f = z @ self.T + u @ self.Bin
+        if self.M.shape[-2]:
+            s = z @ self.M.mT
             q = s * s + self.delta2
-            c = self.beta * q ** (0.5 * self.p) * (1.0 + self.a * (s * q ** -0.5))
+            c = self.beta * q ** self.p * (1.0 + self.a * (s * q ** -0.5))
             f = f - (c * s) @ self.M
         return f
 
@@ -161,37 +172,37 @@ class VectorField:
         """``y = (G + P)ᵀ z + D u + S_nl(u) u``."""
         y = self.effort(x) @ self.Bout
         if self.D is not None:
-            y = y + u @ self.D.T
-        if self.pM.shape[0]:
-            s = u @ self.pM.T
+            y = y + u @ self.D
+        if self.pM.shape[-2]:
+            s = u @ self.pM.mT
             q = s * s + self.port_delta2
-            c = self.pbeta * q ** (0.5 * self.pp) * (1.0 + self.pa * (s * q ** -0.5))
+            c = self.pbeta * q ** self.pp * (1.0 + self.pa * (s * q ** -0.5))
             y = y + (c * s) @ self.pM
         return y
 
     def law(self, u_ext: torch.Tensor, directions: torch.Tensor,
             kinds: tuple[str, ...]) -> torch.Tensor:
         """The static law ``Σ_k c_k f_k(a_k d_kᵀ u + b_k)`` of the external inputs ``u_ext``
-        (…, k_in) in the external outputs (…, k_out), the directions ``d_k`` fixed
-        (:mod:`.input_law`)."""
+        (S, L + 1, k_in) in the external outputs (..., S, L + 1, k_out), the directions ``d_k``
+        fixed (:mod:`.input_law`)."""
         b = self.blocks
-        s = (u_ext @ directions.T) * b["la"] + b["lb"]
+        s = (u_ext @ directions.T) * _row(b["la"], 2) + _row(b["lb"], 2)
         cubic = torch.as_tensor([k == "cubic" for k in kinds])
         tanh = torch.as_tensor([k == "tanh" for k in kinds])
         f = torch.where(cubic, s ** 3, torch.where(tanh, torch.tanh(s), torch.relu(s)))
-        return f @ b["lC"].T
+        return f @ b["lC"].mT.unsqueeze(-3)
 
 
 def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
-    """RK4 over all segments at once: outputs (S, L + 1, m) and states (S, L + 1, n) at the
-    nodes.
+    """RK4 over all segments at once: outputs (..., S, L + 1, m) and states (..., S, L + 1, n)
+    at the nodes (the leading axes those of a batch of parameter vectors).
 
     Parameters
     ----------
     field : VectorField
         The model.
-    x_start : Tensor, shape (S, n)
+    x_start : Tensor, shape (..., S, n)
         Segment start states.
     seg : Segments
         The data.
@@ -214,4 +225,4 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         ys.append(field.output(x, seg.unode[:, k + 1]))
         xs.append(x)
-    return torch.stack(ys, dim=1), torch.stack(xs, dim=1)
+    return torch.stack(ys, dim=-2), torch.stack(xs, dim=-2)

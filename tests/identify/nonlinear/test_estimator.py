@@ -282,16 +282,18 @@ def test_a_damper_whose_outputs_are_computed_in_do_step(vendor_data):
     assert np.abs(F - power_damper.force(v)).max() <= 1e-3 * power_damper.force(1.0)
 
 
-def test_a_fit_stopped_by_its_budget_goes_on_while_it_pays(mass_experiment, monkeypatch):
-    """The default budget's end is not the fit's: a fit that still misses and still improves
-    goes on (at most 4 more budgets: measured 50 iterations from 10, the cost 0.0203 →
-    0.00082); another budget, asked for, is hard."""
-    from fmu_surrogate.identify.nonlinear import optimise
-
+def test_max_iter_is_a_hard_budget_and_a_stalled_fit_stops(mass_experiment):
+    """``max_iter`` Levenberg–Marquardt iterations at most; with the default budget the mass on
+    a progressive spring and a power-law damper is fitted until its progress stalls (measured:
+    51 iterations, cost 1.1e-8, structure-preserving training error 0.038 %; 100 iterations
+    gave 1.9e-9 and the same 0.038 %: RK4 against the AVF scheme, not the fit, sets it)."""
     t, u, y = mass_experiment(1, T=6.0)
-    monkeypatch.setattr(optimise, "OPEN_BUDGET", 10)  # the default's role, at a test's cost
-    est = NonlinearPHIdentifier(2, max_iter=10, validation_runs=0).fit(t, u, y)
-    costs = est.result_.cost_history
-    assert 10 < est.result_.n_iter <= 50 and costs[-1] < 0.2 * costs[10]
-    assert NonlinearPHIdentifier(2, max_iter=11, validation_runs=0).fit(t, u, y).result_.n_iter \
-        == 11
+    short = NonlinearPHIdentifier(2, max_iter=3, validation_runs=0).fit(t, u, y).result_
+    assert short.n_iter == 3 and short.cost_history.size == 4
+    assert "max_iter" in short.stopping_reason
+    full = NonlinearPHIdentifier(2, validation_runs=0).fit(t, u, y).result_
+    assert full.n_iter < 100 and "fell by less" in full.stopping_reason
+    # 0.1 %: 2.6 times the measured error, 20 times below the issue's 2 %
+    assert full.train_error <= 1e-3
+    # each accepted step lowers the cost
+    assert np.all(np.diff(full.cost_history) < 0)
