@@ -97,14 +97,7 @@ def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
     -------
     PortedSystem
     """
-    from fmu_surrogate.ph import PortedSystem
-
-    if first is None:
-        return surrogate
-    return PortedSystem(surrogate.system, surrogate.ports, surrogate.x0,
-                        delayed_feedthrough=surrogate.delayed_feedthrough,
-                        inputs_before=surrogate.inputs_before,
-                        late_outputs=surrogate.late_outputs, first_outputs=first)
+    return surrogate if first is None else surrogate.replace(first_outputs=first)
 
 
 def _first_rows(ds: Any, outputs: Sequence[str], runs: Sequence[int]) -> tuple[Array, Array]:
