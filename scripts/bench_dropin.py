@@ -31,9 +31,11 @@ The only choices made here are the experiments (which inputs excite the componen
 for how long, at the parameter values the systems use) and the held-out inputs: what a user
 decides.  The targets of the drop-in issue
 are checked and shown: validation ≤ 1 % (linear components; 2 % nonlinear), co-simulation
-≤ 2 % (3 %), energy residual ≤ 1e-10.
+≤ 2 % (3 %), energy residual ≤ 1e-10.  Only the benchmark FMUs of the components run are built.
+``--quick`` harvests at most :data:`QUICK_RUNS` runs per input (the progressive spring's six
+become three: two train, identify holds the last out), the other experiments as they are.
 
-    python scripts/bench_dropin.py [--json PATH] [--only NAME ...] [--work DIR]
+    python scripts/bench_dropin.py [--json PATH] [--only NAME ...] [--work DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -167,6 +169,22 @@ COMPONENTS.update({f"{n}_detailed": {**COMPONENTS[n], "speed_input": "heldout"}
 COMPONENTS["power_damper_stepped"] = COMPONENTS["power_damper"]
 #: Length of the runs that time the exported surrogates against the FMUs (s).
 SPEED_STOP = 10.0
+#: ``--quick``: the most runs harvested per input (its first alternatives in ``train``).
+QUICK_RUNS = 3
+
+
+def quick_case(case: dict) -> dict:
+    """``case`` with at most :data:`QUICK_RUNS` training alternatives per input (``--quick``)."""
+    from fmu_surrogate.cli.inputs import parse_input_option
+
+    seen: dict[str, int] = {}
+    train = []
+    for spec in case["train"]:
+        name = parse_input_option(spec)[0]
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] <= QUICK_RUNS:
+            train.append(spec)
+    return {**case, "train": train}
 
 
 def _cli(*args: str, cwd: Path) -> str:
@@ -361,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="entries of COMPONENTS and SYSTEMS to run (default: "
                     "all); a system runs when surrogates of all its components are made")
     ap.add_argument("--work", help="working directory (default: a temporary one)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"at most {QUICK_RUNS} training runs per input (smoke tests)")
     args = ap.parse_args(argv)
     from fmu_surrogate.benchmarks.build import build_benchmarks
 
@@ -371,14 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         tmp = tempfile.TemporaryDirectory(prefix="bench-dropin-")
         work = Path(tmp.name)
-    fmus = work / "fmus"
-    build_benchmarks(fmus)
     only = set(args.only or [])
+    cases = {name: quick_case(case) if args.quick else case for name, case in COMPONENTS.items()
+             if not only or name in only}
+    fmus = work / "fmus"
+    build_benchmarks(fmus, sorted({case.get("fmu", name) for name, case in cases.items()}))
     comps, systems = [], []
     exported, surrogates = {}, {}
-    for name, case in COMPONENTS.items():
-        if only and name not in only:
-            continue
+    for name, case in cases.items():
         try:
             row = component(name, case, fmus, work)
             exported[name], surrogates[name] = work / f"{name}_s.fmu", work / f"{name}.json"

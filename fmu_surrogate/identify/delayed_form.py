@@ -45,7 +45,7 @@ def as_delayed_feedthrough(surrogate: Any, step: float) -> Any:
     PortedSystem or None
         Its ``first_outputs`` kept, ``inputs_before`` the first inputs.
     """
-    from fmu_surrogate.ph import LinearPH, PortedSystem
+    from fmu_surrogate.ph import LinearPH
 
     core, p = surrogate.system, surrogate.ports
     if not (surrogate.late_outputs and isinstance(core, LinearPH)) or np.any(p.Ty != 0) or \
@@ -62,8 +62,7 @@ def as_delayed_feedthrough(surrogate: Any, step: float) -> Any:
     Cx = np.linalg.solve(Phi.T, np.asarray(p.Cx, float).T).T if n else np.asarray(p.Cx, float)
     ports = replace(p, Cx=Cx, Du=np.asarray(p.Du, float) - Cx @ Gam @ np.asarray(p.Tu, float),
                     cy=np.asarray(p.cy, float) - Cx @ Gam @ np.asarray(p.cu, float))
-    return PortedSystem(core, ports, surrogate.x0, delayed_feedthrough=True,
-                        first_outputs=surrogate.first_outputs)
+    return surrogate.replace(ports=ports, late_outputs=False, delayed_feedthrough=True)
 
 
 def prefer_delayed(late: Any, data: Any, fit_delayed: Any, tolerance: float,

@@ -63,26 +63,33 @@ def fixed_first_outputs(surrogate: Any, ds: Any, inputs: Sequence[str], outputs:
     -------
     ndarray, shape (k_out,), or None
     """
+    F, scale, model = _first_points(surrogate, ds, inputs, outputs, runs, short=False)
+    if not F.shape[0]:
+        return None
+    if np.any(F.view(np.uint64) != F[0].view(np.uint64)):
+        return None  # they differ from run to run: the model's
+    miss = np.abs(model - F[0]).max(axis=0) / np.maximum(np.max(scale, axis=0), 1e-300)
+    return F[0].copy() if float(miss.max()) > tolerance else None
+
+
+def _first_points(surrogate: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+                  runs: Sequence[int], short: bool) -> tuple[Array, Array, Array]:
+    """Per run: the data's outputs at ``t₀``, their largest magnitudes over the run and the
+    surrogate's outputs at ``t₀`` (each ``(n_runs, k_out)``); runs shorter than two points
+    only when ``short``."""
     from fmu_surrogate.fmu.dataset import run_arrays
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.ph import simulate
 
     hold, k = hold_from_dataset(ds), len(inputs)
-    first, model, scale = [], [], []
+    first, scale, model = [], [], []
     for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=list(runs)):
-        if t.shape[0] < 2:
+        if t.shape[0] < 2 and not short:
             continue
+        model.append(simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0])
         first.append(X[0, k:])
         scale.append(np.abs(X[:, k:]).max(axis=0))
-        model.append(simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0])
-    if not first:
-        return None
-    F = np.array(first)
-    if np.any(F.view(np.uint64) != F[0].view(np.uint64)):
-        return None  # they differ from run to run: the model's
-    miss = np.abs(np.array(model) - F[0]).max(axis=0) / np.maximum(np.max(scale, axis=0),
-                                                                   1e-300)
-    return F[0].copy() if float(miss.max()) > tolerance else None
+    return np.array(first), np.array(scale), np.array(model)
 
 
 def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
@@ -97,14 +104,7 @@ def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
     -------
     PortedSystem
     """
-    from fmu_surrogate.ph import PortedSystem
-
-    if first is None:
-        return surrogate
-    return PortedSystem(surrogate.system, surrogate.ports, surrogate.x0,
-                        delayed_feedthrough=surrogate.delayed_feedthrough,
-                        inputs_before=surrogate.inputs_before,
-                        late_outputs=surrogate.late_outputs, first_outputs=first)
+    return surrogate if first is None else surrogate.replace(first_outputs=first)
 
 
 def _first_rows(ds: Any, outputs: Sequence[str], runs: Sequence[int]) -> tuple[Array, Array]:
@@ -190,13 +190,7 @@ def model_first_points(surrogate: Any, ds: Any, inputs: Sequence[str],
     -------
     ndarray
     """
-    from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
-    from fmu_surrogate.ph import simulate
-
-    hold, k = hold_from_dataset(ds), len(inputs)
-    return np.array([simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0]
-                     for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=list(runs))])
+    return _first_points(surrogate, ds, inputs, outputs, runs, short=True)[2]
 
 
 def first_point_repeated(ds: Any, outputs: Sequence[str], runs: Sequence[int]) -> bool:

@@ -102,8 +102,7 @@ class ModelChoice:
         if not isinstance(sur, PortedSystem):  # the FMU's variables are the core's ports
             sur = PortedSystem(sur, PortMap.identity(sur.n_inputs, sur.input_names,
                                                      sur.output_names))
-        late = with_first_outputs(PortedSystem(sur.system, sur.ports, sur.x0,
-                                               late_outputs=True), self.first_outputs)
+        late = with_first_outputs(sur.replace(late_outputs=True), self.first_outputs)
         if self.step is None:
             return late
         return as_delayed_feedthrough(late, self.step) or late

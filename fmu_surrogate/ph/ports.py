@@ -46,12 +46,12 @@ for a co-simulation importer); a surrogate has either a delayed feedthrough or l
 Interface notes (the drop-in surrogate interface, as implemented)
 -----------------------------------------------------------------
 * ``PortMap.identity(m, input_names=None, output_names=None, *, n_states=0, input_units=None,
-  output_units=None)``: three positional arguments, plus keywords.  A ``PortMap`` whose
-  ``Cx`` has no columns (``n_states=0``, the default of ``identity``) reads no state; a
-  :class:`PortedSystem` widens it to zeros of the system's ``n`` (its ``.ports`` is then a copy
-  with the full ``Cx``).
+  output_units=None)``: three positional arguments, plus keywords.  A ``PortMap`` whose ``Cx`` has
+  no columns (``n_states=0``, the default of ``identity``) reads no state; a :class:`PortedSystem`
+  widens it to zeros of the system's ``n`` (its ``.ports`` is then a copy with the full ``Cx``).
 * ``PortMap`` compares by value (``==`` on every field, arrays bit for bit); its arrays are
   read-only.
+* ``PortedSystem.replace(**changes)``: a copy with some constructor arguments changed.
 * ``PortedSystem.feedthrough``: the external feedthrough ``Ty D Tu + Du`` (k_out, k_in), the
   matrix whose nonzeros are an FMU's output→input dependencies.
 * ``fs.ph.simulate(ported, t, u_ext, x0=None, hold=None)``: ``hold=None`` means ``"zoh"`` for a
@@ -67,12 +67,15 @@ Interface notes (the drop-in surrogate interface, as implemented)
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fmu_surrogate.errors import InvalidTypeError
 from fmu_surrogate.ph.static_law import StaticLaw
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, _names, as_state_rows
@@ -86,8 +89,7 @@ _ARRAYS = ("Tu", "cu", "Ty", "Cx", "Du", "cy")
 
 def _frozen(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
     m = np.array(a, dtype=float)  # a copy: the caller's array stays theirs
-    if m.size == 0:
-        m = m.reshape(shape)
+    m = m.reshape(shape) if m.size == 0 else m
     if m.shape != shape:
         raise StructureError(f"PortMap.{name} must have shape {shape}, got {m.shape}.")
     if not np.all(np.isfinite(m)):
@@ -97,9 +99,8 @@ def _frozen(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
 
 
 def _units(units: Sequence[str | None] | None, count: int, what: str) -> tuple[str | None, ...]:
-    if units is None:
-        return (None,) * count
-    out = tuple(None if v is None else str(v) for v in units)
+    out = (None,) * count if units is None else tuple(None if v is None else str(v)
+                                                      for v in units)
     if len(out) != count:
         raise StructureError(f"{what} must give {count} units (None for none), got {len(out)}.")
     return out
@@ -147,26 +148,22 @@ class PortMap:
     law: StaticLaw | None = None
 
     def __post_init__(self) -> None:
-        Tu = np.asarray(self.Tu, dtype=float)
-        Cx = np.asarray(self.Cx, dtype=float)
+        Tu, Cx = np.asarray(self.Tu, dtype=float), np.asarray(self.Cx, dtype=float)
         if Tu.ndim != 2 or Cx.ndim != 2:
             raise StructureError(f"PortMap.Tu and PortMap.Cx must be 2-D, got shapes {Tu.shape} "
                                  f"and {Cx.shape}.")
         (m, k_in), n = Tu.shape, Cx.shape[1]
-        ins = _names(self.input_names, "u", k_in, "PortMap.input_names")
         k_out = len(tuple(self.output_names))
-        outs = _names(self.output_names, "y", k_out, "PortMap.output_names")
         shapes = {"Tu": (m, k_in), "cu": (m,), "Ty": (k_out, m), "Cx": (k_out, n),
                   "Du": (k_out, k_in), "cy": (k_out,)}
         set_ = object.__setattr__
-        set_(self, "input_names", ins)
-        set_(self, "output_names", outs)
+        set_(self, "input_names", _names(self.input_names, "u", k_in, "PortMap.input_names"))
+        set_(self, "output_names", _names(self.output_names, "y", k_out, "PortMap.output_names"))
         set_(self, "input_units", _units(self.input_units, k_in, "PortMap.input_units"))
         set_(self, "output_units", _units(self.output_units, k_out, "PortMap.output_units"))
         for name in _ARRAYS:
             set_(self, name, _frozen(getattr(self, name), shapes[name], name))
-        law = self.law
-        if law is not None and not isinstance(law, StaticLaw):
+        if (law := self.law) is not None and not isinstance(law, StaticLaw):
             raise StructureError(f"PortMap.law must be a StaticLaw or None, got a "
                                  f"{type(law).__name__}.")
         if law is not None and (law.n_inputs, law.n_outputs) != (k_in, k_out):
@@ -253,17 +250,14 @@ class PortMap:
         d : dict
             As written by :meth:`to_dict`.
         """
-        k_in, k_out = len(d["input_names"]), len(d["output_names"])
-        m = len(d["cu"])
-        n = int(d["n_states"])
+        k_in, k_out, m, n = (len(d["input_names"]), len(d["output_names"]), len(d["cu"]),
+                             int(d["n_states"]))
         arr = {"Tu": (m, k_in), "Ty": (k_out, m), "Cx": (k_out, n), "Du": (k_out, k_in)}
-        kw = {k: np.asarray(d[k], dtype=float) for k in arr}
         # JSON keeps no shape for an empty matrix; a filled one is checked as it is
-        kw = {k: a.reshape(arr[k]) if a.size == 0 else a for k, a in kw.items()}
+        kw = {k: np.reshape(d[k], s) if np.size(d[k]) == 0 else d[k] for k, s in arr.items()}
         law = StaticLaw.from_dict(d["law"]) if d.get("law") is not None else None
         return cls(tuple(d["input_names"]), tuple(d["output_names"]), tuple(d["input_units"]),
-                   tuple(d["output_units"]), cu=np.asarray(d["cu"], dtype=float),
-                   cy=np.asarray(d["cy"], dtype=float), law=law, **kw)
+                   tuple(d["output_units"]), cu=d["cu"], cy=d["cy"], law=law, **kw)
 
 
 def _vector(value: ArrayLike, names: Sequence[str], label: str, kind: str) -> Array:
@@ -304,10 +298,9 @@ class PortedSystem:
     Raises
     ------
     StructureError
-        The wiring does not fit the core (ports or states), ``x0`` is not ``n`` finite
-        numbers, ``inputs_before`` is not ``k_in`` finite numbers of a delayed feedthrough,
-        ``first_outputs`` not ``k_out`` finite numbers, or both a delayed feedthrough and late
-        outputs are asked for.
+        The wiring does not fit the core (ports or states); ``x0``, ``inputs_before`` or
+        ``first_outputs`` are not ``n``, ``k_in`` or ``k_out`` finite numbers; ``inputs_before``
+        without a delayed feedthrough, or both a delayed feedthrough and late outputs.
 
     Examples
     --------
@@ -327,9 +320,8 @@ class PortedSystem:
     """
 
     def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
-                 delayed_feedthrough: bool = False,
-                 inputs_before: ArrayLike | None = None, late_outputs: bool = False,
-                 first_outputs: ArrayLike | None = None) -> None:
+                 delayed_feedthrough: bool = False, inputs_before: ArrayLike | None = None,
+                 late_outputs: bool = False, first_outputs: ArrayLike | None = None) -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -344,25 +336,38 @@ class PortedSystem:
         if ports.n_states != n:
             raise StructureError(f"PortMap.Cx reads {ports.n_states} states but the system has "
                                  f"{n}; give Cx {n} columns.")
-        x = np.zeros(n) if x0 is None else np.array(x0, dtype=float).reshape(-1)
-        if x.shape != (n,) or not np.all(np.isfinite(x)):
-            raise StructureError(f"x0 must be {n} finite numbers (the operating point), got "
-                                 f"shape {np.shape(x0)}.")
-        x.flags.writeable = False
-        before = None
-        if inputs_before is not None:
-            if not delayed_feedthrough:
-                raise StructureError("inputs_before is what a delayed feedthrough sees before the "
-                                     "first point; pass delayed_feedthrough=True or leave it out.")
-            before = _vector(inputs_before, ports.input_names, "inputs_before", "input")
+        if inputs_before is not None and not delayed_feedthrough:
+            raise StructureError("inputs_before is what a delayed feedthrough sees before the "
+                                 "first point; pass delayed_feedthrough=True or leave it out.")
         if late_outputs and delayed_feedthrough:
             raise StructureError("late outputs already see the inputs of the point before; pass "
                                  "either delayed_feedthrough=True or late_outputs=True.")
-        self.system, self.ports, self.x0 = system, ports, x
-        self.delayed_feedthrough, self.inputs_before = bool(delayed_feedthrough), before
-        self.late_outputs = bool(late_outputs)
+        self.system, self.ports = system, ports
+        self.x0 = _vector(np.zeros(n) if x0 is None else x0, system.state_names, "x0", "state")
+        self.delayed_feedthrough, self.late_outputs = bool(delayed_feedthrough), bool(late_outputs)
+        self.inputs_before = None if inputs_before is None else _vector(
+            inputs_before, ports.input_names, "inputs_before", "input")
         self.first_outputs = None if first_outputs is None else _vector(
             first_outputs, ports.output_names, "first_outputs", "output")
+
+    def replace(self, **changes: Any) -> PortedSystem:
+        """A copy with some constructor arguments changed, by name, and all others kept.
+
+        Parameters
+        ----------
+        **changes
+            New values of constructor arguments (``system``, ``ports``, ``x0``, ...), checked as
+            by the constructor; another name is an :class:`~fmu_surrogate.errors.InvalidTypeError`.
+
+        Returns
+        -------
+        PortedSystem
+        """
+        names = tuple(inspect.signature(type(self)).parameters)
+        if unknown := sorted(set(changes) - set(names)):
+            raise InvalidTypeError(f"PortedSystem.replace got {unknown}, which are not its "
+                                   f"arguments; change any of {list(names)}.")
+        return type(self)(**{k: changes.get(k, getattr(self, k)) for k in names})
 
     # -- the external view -----------------------------------------------------------------
     @property
@@ -403,8 +408,7 @@ class PortedSystem:
     @property
     def feedthrough(self) -> Array:
         """External linear feedthrough ``Ty D Tu + Du`` (k_out, k_in)."""
-        p = self.ports
-        return p.Ty @ self.system.D @ p.Tu + p.Du
+        return self.ports.Ty @ self.system.D @ self.ports.Tu + self.ports.Du
 
     @property
     def output_dependencies(self) -> NDArray[np.bool_]:
@@ -413,8 +417,7 @@ class PortedSystem:
         The nonzeros of :attr:`feedthrough` and of the static law's dependencies: an FMU's
         output→input dependencies.
         """
-        deps = self.feedthrough != 0
-        law = self.ports.law
+        deps, law = self.feedthrough != 0, self.ports.law
         return deps if law is None else deps | law.dependencies
 
     def inputs_seen_by_outputs(self, u_ext: ArrayLike) -> Array:

@@ -64,6 +64,24 @@ def test_late_outputs_refused_by_the_user_are_fitted_at_their_point(tmp_path):
     assert "late_outputs" not in json.loads(sur.read_text())
 
 
+def test_late_outputs_set_by_the_user_on_the_linear_method_are_kept_by_the_surrogate(tmp_path):
+    from fmu_surrogate.ph import load
+
+    fmu = vendor(tmp_path)
+    data, sur = tmp_path / "data.nc", tmp_path / "vendor.json"
+    noise = "F=noise:f_high=5,duration=4,std=3,seed={}"
+    assert main(["harvest", str(fmu), "-o", str(data), "--stop", "4", "--step", "0.01",
+                 "--input", noise.format(1), "--input", noise.format(2), "-q"]) == 0
+    assert main(["identify", str(data), "-o", str(sur), "-q", "--method", "linear",
+                 "--outputs", "v,x", "--late-outputs", "yes"]) == 0
+    s = load(sur)
+    assert s.late_outputs and not s.delayed_feedthrough and s.output_names == ("v", "x")
+    # exact data of a linear system, one point late: the same bound as the default's fit
+    assert main(["validate", str(sur), str(fmu), "--input",
+                 "F=chirp:f0=0.2,f1=3,t1=4,amplitude=2", "--stop", "4", "--step", "0.01",
+                 "--rtol", "1e-5"]) == 0
+
+
 def test_a_linear_fmu_with_its_feedthrough_computed_in_do_step_gets_a_delayed_feedthrough(
         tmp_path, capsys):
     """Outputs ``y_k = C x_k + D u_{k−1}`` (feedthrough computed in ``doStep`` only) of a power

@@ -134,3 +134,54 @@ def test_late_outputs_are_those_of_the_point_before():
     np.testing.assert_array_equal(b.H, a.H)
     with pytest.raises(StructureError, match="either delayed_feedthrough=True or late_outputs"):
         PortedSystem(core(), wiring(), delayed_feedthrough=True, late_outputs=True)
+
+
+def _same(a, b):
+    """Two PortedSystems with equal fields, arrays bit for bit (None where unset)."""
+    assert a.system is b.system and a.ports == b.ports
+    assert (a.delayed_feedthrough, a.late_outputs) == (b.delayed_feedthrough, b.late_outputs)
+    for name in ("x0", "inputs_before", "first_outputs"):
+        va, vb = getattr(a, name), getattr(b, name)
+        assert (va is None) == (vb is None), name
+        if va is not None:
+            np.testing.assert_array_equal(va.view(np.uint64), vb.view(np.uint64))
+
+
+def test_replace_copies_every_field_bit_for_bit_and_applies_a_change():
+    import inspect
+
+    x0, first = [0.1 + 0.2, -1 / 3], [np.nextafter(0.5, 1.0), -0.0]
+    late = PortedSystem(core(), wiring(), x0=x0, late_outputs=True, first_outputs=first)
+    delayed = PortedSystem(core(), wiring(), x0=x0, delayed_feedthrough=True,
+                           inputs_before=[np.pi], first_outputs=first)
+    for sur in (late, delayed):
+        copy = sur.replace()
+        assert copy is not sur
+        _same(copy, sur)
+    # every constructor argument is a field the copy carries over
+    assert set(inspect.signature(PortedSystem).parameters) == {
+        "system", "ports", "x0", "delayed_feedthrough", "inputs_before", "late_outputs",
+        "first_outputs"}
+    # a change takes effect, the other fields stay
+    moved = late.replace(x0=[2.0, 3.0])
+    np.testing.assert_array_equal(moved.x0, [2.0, 3.0])
+    _same(moved, late.replace(x0=moved.x0))
+    assert moved.late_outputs and moved.first_outputs is not None
+    np.testing.assert_array_equal(moved.first_outputs.view(np.uint64),
+                                  np.array(first).view(np.uint64))
+    bare = delayed.replace(first_outputs=None, delayed_feedthrough=False, inputs_before=None)
+    assert bare.first_outputs is None and not bare.delayed_feedthrough
+    np.testing.assert_array_equal(bare.x0, delayed.x0)
+    # the changed fields are checked as by the constructor
+    with pytest.raises(StructureError, match="either delayed_feedthrough=True or late_outputs"):
+        late.replace(delayed_feedthrough=True)
+
+
+def test_replace_refuses_an_unknown_field_naming_the_valid_ones():
+    from fmu_surrogate.errors import InvalidTypeError
+
+    sur = PortedSystem(core(), wiring())
+    with pytest.raises(InvalidTypeError, match=r"\['late_output'\].*'late_outputs'"):
+        sur.replace(late_output=True)
+    with pytest.raises(TypeError, match="first_outputs"):
+        sur.replace(first_output=[0.0, 0.0])

@@ -195,7 +195,7 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
         if not isinstance(sur, PortedSystem):
             raise CLIError("--late-outputs yes needs a drop-in surrogate (a dataset with its "
                            "FMU's variables), not a bare pH system.")
-        sur = PortedSystem(sur.system, sur.ports, sur.x0, late_outputs=True)
+        sur = sur.replace(late_outputs=True)
     return est, sur, lines
 
 

@@ -180,8 +180,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "communication point are those of the point before), a co-simulation trait that "
             "model exchange, which has no steps, cannot show.  Export it for co-simulation only "
             "(model_exchange=None or False; command line --interfaces cs), or, for the "
-            "continuous-time model, a copy without late outputs (PortedSystem(s.system, "
-            "s.ports, s.x0)).")
+            "continuous-time model, a copy without late outputs (s.replace(late_outputs=False, "
+            "first_outputs=None)).")
     if w.first is not None and model_exchange:
         raise ExportError(
             "this surrogate shows fixed outputs before its first step (PortedSystem."

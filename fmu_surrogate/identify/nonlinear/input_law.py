@@ -55,7 +55,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.start import LinearStart, with_affine
-from fmu_surrogate.ph import PortedSystem, PortMap, StaticLaw, simulate
+from fmu_surrogate.ph import PortMap, StaticLaw, simulate
 
 Array = NDArray[np.float64]
 
@@ -319,7 +319,7 @@ def law_start_of(start: LinearStart, train: list[tuple], delayed: bool,
         return None, start, 0
     lin = start.surrogate
     if delayed:
-        lin = PortedSystem(lin.system, lin.ports, lin.x0, delayed_feedthrough=True)
+        lin = lin.replace(delayed_feedthrough=True)
     seen = np.vstack([np.concatenate([u[:1], u[:-1]]) if delayed else u
                       for _, u, _, _ in train])
     res = np.vstack([y - simulate(lin, t, u, hold=h).y for t, u, y, h in train])
