@@ -292,7 +292,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         theta = torch.as_tensor(sc * phi, dtype=torch.float64)
         with torch.no_grad():
             ry, xe, field, Xn = run(theta)
-        r = residuals(shoot, ry.numpy(), xe.numpy(), theta[n_model:].reshape(-1, n).numpy())
+        r = residuals(shoot, ry.numpy(), xe.numpy(),
+                      theta[n_model:].reshape(shoot.free_segments.size, n).numpy())
         # a step that makes the model faster than RK4 resolves fails (module doc)
         return r if np.all(np.isfinite(r)) and resolved(field, Xn) else np.full_like(r, 1e150)
 
