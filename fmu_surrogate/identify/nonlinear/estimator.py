@@ -415,14 +415,14 @@ class NonlinearPHIdentifier(PHEstimator):
             raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
                                     f"{self.delayed_feedthrough!r}.")
         if self.segment_length is not None and int(self.segment_length) < 1:
-            raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
-                                    f"{self.segment_length}.")
+            raise NonlinearFitError(f"segment_length must be >= 1 or None, got {self.segment_length}.")
 
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
         from fmu_surrogate.identify.nonlinear.optimise import optimise
+        from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
 
         t0 = time.perf_counter()
         train, val = self._split(exps)
@@ -444,9 +444,9 @@ class NonlinearPHIdentifier(PHEstimator):
         theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
             surrogate_of(out, start, th, delayed, before), train))
         fitted = surrogate_of(out, start, theta, delayed, before)
-        system, x0, self.inputs_before_ = fitted.system, fitted.x0, before
         b = out.layout.unpack(theta)
-        self.measured_maps_ = (np.array(b["Cm"]), np.array(b["Dm"]))
+        system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
+        self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]))
         self.law_ = fitted.ports.law
         self.linear_system_ = core
         self.system_ = system

@@ -9,7 +9,9 @@ per step there), for nothing the data can tell.  :func:`prune_terms` sets the ga
 to zero — :func:`~fmu_surrogate.identify.nonlinear.parametrisation.to_system` then leaves them
 out — as long as the training error stays within :data:`ERROR_GROWTH` of the fitted one: every
 term's removal is tried alone, the harmless ones are removed in order of the error they leave,
-each kept only when the error with all removals so far still holds.
+each kept only when the error with all removals so far still holds.  A core whose states all end
+idle (a static law fitted with the one state every nonlinear fit starts with) loses them
+(:func:`without_idle_states`): a static map, whose exported FMU solves no Newton step.
 """
 
 from __future__ import annotations
@@ -21,11 +23,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout, to_system
-from fmu_surrogate.ph import PortedSystem, simulate
+from fmu_surrogate.ph import (
+    ConvexEffort,
+    NonlinearPH,
+    PortedSystem,
+    PowerDissipation,
+    simulate,
+)
 
 Array = NDArray[np.float64]
 
-__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "relative_error", "surrogate_of"]
+__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "relative_error", "surrogate_of",
+           "without_idle_states"]
 
 #: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains,
 #: the static law's gains (each output's gain of each term).
@@ -132,3 +141,41 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
     return PortedSystem(to_system(out.layout, theta),
                         start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law), x0,
                         delayed_feedthrough=delayed, inputs_before=before if delayed else None)
+
+
+def without_idle_states(system: NonlinearPH, x0: Array,
+                        Cm: Array) -> tuple[NonlinearPH, Array, Array]:
+    """The fitted core without its states when none of them does anything: a static map.
+
+    A static linear start (order 0) is fitted with one state so that dynamics can appear; a
+    fit that leaves that state idle — ``J, R, G, P`` zero, no energy ridge, no dissipation term,
+    no measured output reading it — ends with the nonlinear feedthrough doing all the work
+    (a power-law damper).  The state then changes neither the outputs nor the power balance
+    (its energy stays constant), but an exported FMU would still solve a Newton step for it at
+    every step: it is removed.
+
+    Parameters
+    ----------
+    system : NonlinearPH
+        The fitted core.
+    x0 : ndarray, shape (n,)
+        Its initial state.
+    Cm : ndarray, shape (k, n)
+        The measured outputs' state maps.
+
+    Returns
+    -------
+    (NonlinearPH, ndarray, ndarray)
+        The core, initial state and ``Cm``: of order 0 when every state was idle, else as given.
+    """
+    n, m = system.n_states, system.n_inputs
+    zero = [system.J, system.R, system.B, system.P, Cm]
+    if n == 0 or any(np.any(np.asarray(a) != 0) for a in zero) or \
+            system.effort_function.kinds or system.dissipation.n_terms:
+        return system, x0, Cm
+    e = np.zeros((0, 0))
+    static = NonlinearPH(e, e, np.zeros((0, m)), ConvexEffort(np.eye(0), (), [], np.zeros((0, 0))),
+                         PowerDissipation.empty(0), port_dissipation=system.port_dissipation,
+                         P=np.zeros((0, m)), S=system.S, N=system.N,
+                         input_names=system.input_names, output_names=system.output_names)
+    return static, np.zeros(0), np.zeros((Cm.shape[0], 0))

@@ -80,3 +80,33 @@ def test_a_static_law_term_the_error_does_not_need_is_left_out_of_the_law():
     assert law.kinds == ("cubic",) and law.C.tolist() == [[b["lC"][0, 0]]]
     assert law.W.tolist() == [[b["la"][0], 0.0]] and law.b.tolist() == [b["lb"][0]]
     assert start.law(p["la"], p["lb"], np.zeros((1, 2))) is None
+
+
+def _damper_core(G):
+    """One state (idle when ``G`` is zero) and the law ``F = 0.2 v + 3 (v² + δ²)^(1/6) v``."""
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PowerDissipation
+
+    law = PowerDissipation([[1.0]], [3.0], [1.0 / 3.0], [1e-3])
+    return NonlinearPH([[0.0]], [[0.0]], [[G]], ConvexEffort(np.eye(1), (), [], np.zeros((0, 1))),
+                       port_dissipation=law, P=[[0.0]], S=[[0.2]], N=[[0.0]],
+                       input_names=["v"], output_names=["F"])
+
+
+def test_an_idle_state_is_removed_and_the_outputs_stay():
+    from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
+    from fmu_surrogate.ph import simulate
+
+    core = _damper_core(0.0)
+    static, x0, Cm = without_idle_states(core, np.array([0.7]), np.zeros((2, 1)))
+    assert static.n_states == 0 and x0.shape == (0,) and Cm.shape == (2, 0)
+    assert static.input_names == ("v",) and static.output_names == ("F",)
+    t = np.linspace(0.0, 2.0, 201)
+    v = np.sin(3.0 * t)[:, None] * np.linspace(0.1, 1.5, t.size)[:, None]
+    # the same law evaluated on the same inputs: the idle state's Newton step adds nothing
+    # (measured: bit for bit)
+    np.testing.assert_allclose(simulate(static, t, v).y, simulate(core, t, v, [0.7]).y,
+                               rtol=1e-14, atol=0)
+    # a state coupled to the port, or read by a measured output, stays
+    coupled = _damper_core(0.5)
+    assert without_idle_states(coupled, np.zeros(1), np.zeros((1, 1)))[0] is coupled
+    assert without_idle_states(core, np.zeros(1), np.ones((1, 1)))[0] is core
