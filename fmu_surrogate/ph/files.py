@@ -16,6 +16,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "delayed_feedthrough": {"inputs_before": [...] | null},  (version 3 on)
      "late_outputs": true,                                    (version 4 on)
      "first_outputs": [...],                                  (version 5 on)
+     "system": {..., "max_step": h},                          (version 6 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -29,7 +30,8 @@ wiring ``ports`` and operating point ``x0``; :func:`load` returns a ``PortedSyst
 file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, a
 :class:`~fmu_surrogate.ph.StaticLaw`) or whose outputs are those of the point before
 (``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one whose outputs
-before the first step are fixed values (``first_outputs``) as version 5, one
+before the first step are fixed values (``first_outputs``) as version 5, a NonlinearPH with a
+longest step of its scheme (``max_step``) as version 6, one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -75,7 +77,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 5
+VERSION = 6
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -205,6 +207,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             body["dissipation"] = system.dissipation.to_dict()
             if system.port_dissipation.n_terms:
                 body["port_dissipation"] = system.port_dissipation.to_dict()
+            if system.max_step is not None:
+                body["max_step"] = system.max_step
     names = {"inputs": list(system.input_names), "outputs": list(system.output_names),
              "states": list(system.state_names)}
     prov = {"package_version": fmu_surrogate.__version__,
@@ -215,7 +219,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
     first = obj.first_outputs if isinstance(obj, PortedSystem) else None
-    version = 5 if first is not None else 4 if law or late else 3 if delayed else 2
+    version = (6 if "max_step" in body else 5 if first is not None else 4 if law or late
+               else 3 if delayed else 2)
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:
@@ -450,5 +455,6 @@ def _nonlinear(s: dict, E: np.ndarray, J: np.ndarray, R: np.ndarray, B: np.ndarr
             raise SurrogateFileError(f"{path}: field 'system.{key}' is invalid: "
                                      f"{exc}") from None
     return NonlinearPH(J, R, B, effort, parts["dissipation"],
-                       port_dissipation=parts.get("port_dissipation"), **kw)
+                       port_dissipation=parts.get("port_dissipation"),
+                       max_step=s.get("max_step"), **kw)
 

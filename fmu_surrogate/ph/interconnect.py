@@ -42,7 +42,7 @@ from scipy.linalg import block_diag
 from fmu_surrogate.ph.closed_loop import close_loop
 from fmu_surrogate.ph.dissipation import PowerDissipation
 from fmu_surrogate.ph.efforts.convex import ConvexEffort
-from fmu_surrogate.ph.nonlinear import NonlinearPH
+from fmu_surrogate.ph.nonlinear import NonlinearPH, finest_step
 from fmu_surrogate.ph.port_laws import augmented, has_port_law, split_port_laws
 from fmu_surrogate.ph.structure import StructureError, check_psd
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -232,7 +232,8 @@ def _build(systems: list[PHDAE], J: Array, R: Array, B: Array, kw: dict[str, Any
     """The coupled system from its structure matrices: linear if every part is."""
     E = block_diag(*[s.E for s in systems])
     if any(isinstance(s, NonlinearPH) for s in systems):
-        return NonlinearPH(J, R, B, *_stacked_convex(systems), **kw)
+        return NonlinearPH(J, R, B, *_stacked_convex(systems), max_step=finest_step(systems),
+                           **kw)
     if all(isinstance(s, LinearPH) for s in systems):
         return LinearPH(J, R, block_diag(*[s.Q for s in systems]), B, E=E, **kw)
     effort = CompositeEffort([s.effort_function for s in systems],
@@ -266,7 +267,7 @@ def _with_port_laws(systems: list[PHDAE], C: Array, coupling_ports: Sequence[Seq
                                    (diss.smoothing, state.smoothing),
                                    (diss.asymmetry, state.asymmetry))))
     return NonlinearPH(J, R, G[:, :e], effort, diss, port_dissipation=port, P=P[:, :e],
-                       S=S[:e, :e], N=N[:e, :e], **kw)
+                       S=S[:e, :e], N=N[:e, :e], max_step=finest_step(systems), **kw)
 
 
 def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipation]:
@@ -423,7 +424,8 @@ def terminate(system: PHDAE, port: int | Sequence[int], resistance: ArrayLike) -
         if has_port_law(system):  # its terms closed as in interconnect (loops refused)
             c = interconnect([system, resistor], C, [ports, list(range(k))])
             return NonlinearPH(c.J, c.R, c.B, c.effort_function, c.dissipation,
-                               port_dissipation=c.port_dissipation, P=c.P, S=c.S, N=c.N, **kw)
+                               port_dissipation=c.port_dissipation, P=c.P, S=c.S, N=c.N,
+                               max_step=system.max_step, **kw)
         m = system.n_inputs
         J, R, G, P, S, N = close_loop([system, resistor], C, ports + list(range(m, m + k)), keep)
         return _same_kind(system, J, R, G, {"P": P, "S": S, "N": N, **kw})
@@ -439,6 +441,7 @@ def _same_kind(system: PHDAE, J: Array, R: Array, B: Array, kw: dict[str, Any]) 
     if isinstance(system, LinearPH):
         return LinearPH(J, R, system.Q, B, E=system.E, **kw)
     if isinstance(system, NonlinearPH):
-        return NonlinearPH(J, R, B, system.effort_function, system.dissipation, **kw)
+        return NonlinearPH(J, R, B, system.effort_function, system.dissipation,
+                           max_step=system.max_step, **kw)
     return PHDAE(system.E, J, R, B, effort=system.effort_function,
                  hamiltonian=system._hamiltonian, **kw)

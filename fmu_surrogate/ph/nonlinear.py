@@ -30,6 +30,7 @@ input, which enters the outputs only).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,7 +41,7 @@ from fmu_surrogate.ph.efforts.convex import ConvexEffort
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, Array, as_state_rows
 
-__all__ = ["NonlinearPH"]
+__all__ = ["NonlinearPH", "finest_step"]
 
 
 class NonlinearPH(PHDAE):
@@ -67,6 +68,10 @@ class NonlinearPH(PHDAE):
         Symmetric and skew parts of the feedthrough ``D = S − N`` (zero if not given).
     input_names, output_names, state_names : sequence of str, optional
         Names of the ports and states.
+    max_step : float, optional
+        The longest step [s] of the structure-preserving scheme that resolves the model's
+        dynamics: :func:`~fmu_surrogate.ph.simulate` and exported FMUs divide a longer step into
+        equal sub-steps (``None``: one step per grid interval or communication step).
 
     Raises
     ------
@@ -91,7 +96,9 @@ class NonlinearPH(PHDAE):
         input_names: Sequence[str] | None = None,
         output_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
+        max_step: float | None = None,
     ) -> None:
+        self.max_step = _checked_step(max_step)
         if not isinstance(effort, ConvexEffort):
             raise StructureError(f"NonlinearPH needs a ConvexEffort (its H is bounded below by "
                                  f"construction), got a {type(effort).__name__}.")
@@ -116,6 +123,18 @@ class NonlinearPH(PHDAE):
             raise StructureError(f"port_dissipation must be a PowerDissipation on the {m} port "
                                  f"inputs, got {pdiss!r}.")
         self.port_dissipation = pdiss
+
+    def with_max_step(self, max_step: float | None) -> NonlinearPH:
+        """This system with another :attr:`max_step` (the same matrices, energy and laws).
+
+        Parameters
+        ----------
+        max_step : float or None
+            The longest step of the scheme [s] (``None``: one step per grid interval).
+        """
+        out = copy.copy(self)
+        out.max_step = _checked_step(max_step)
+        return out
 
     @property
     def has_feedthrough(self) -> bool:
@@ -207,3 +226,17 @@ class NonlinearPH(PHDAE):
         z = np.atleast_2d(self.effort(x))
         extra = self.dissipation.force(z)
         return f - (extra[0] if np.ndim(f) == 1 else extra)
+
+
+def _checked_step(max_step: float | None) -> float | None:
+    if max_step is not None and not (np.isfinite(max_step) and max_step > 0):
+        raise StructureError(f"max_step must be a positive number of seconds or None, got "
+                             f"{max_step!r}.")
+    return None if max_step is None else float(max_step)
+
+
+def finest_step(systems: Sequence[PHDAE]) -> float | None:
+    """The smallest :attr:`NonlinearPH.max_step` among ``systems`` (``None`` when no part has
+    one): what a system built from them (coupled, closed, augmented) must step at."""
+    steps = [s.max_step for s in systems if getattr(s, "max_step", None) is not None]
+    return min(steps) if steps else None

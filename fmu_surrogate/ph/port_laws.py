@@ -88,7 +88,8 @@ def augmented(system: PHDAE) -> PHDAE:
     S[:m, :m] = system.S
     return NonlinearPH(system.J, system.R, np.hstack([system.B, np.zeros((n, k))]),
                        system.effort_function, system.dissipation,
-                       P=np.hstack([system.P, np.zeros((n, k))]), S=S, N=N)
+                       P=np.hstack([system.P, np.zeros((n, k))]), S=S, N=N,
+                       max_step=system.max_step)
 
 
 def split_port_laws(systems: Sequence[PHDAE], names: Sequence[str], n_ext: int, G: Array,

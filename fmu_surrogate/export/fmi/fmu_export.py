@@ -118,9 +118,10 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
         the surrogate's provenance, else ``surrogate``.
     step : float, optional
         Internal step of the nonlinear scheme [s]: a communication step ``H`` is done in
-        ``ceil(H / step)`` equal sub-steps (default: one step per communication step, as
-        ``ph.simulate`` on the communication grid).  Linear surrogates step exactly for any
-        communication step and ignore it.  Written as the default experiment's step size.
+        ``ceil(H / step)`` equal sub-steps (default: the surrogate's ``max_step`` when it has
+        one, else one step per communication step — both as ``ph.simulate`` on the
+        communication grid).  Linear surrogates step exactly for any communication step and
+        ignore it.  When given, written as the default experiment's step size.
     x0 : array_like, shape (n,), optional
         Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
         (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
@@ -173,7 +174,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             "PHDAE(E, J, R, B, LinearEffort(Q, E), hamiltonian=...) instead: that runs the AVF "
             "scheme with consistent algebraic states, in ph.simulate and in the FMU alike.")
     identifier = _identifier(system, model_name)
-    data = surrogate_data(w, step=step)
+    # the internal step: the one asked for, else the longest the surrogate's scheme allows
+    data = surrogate_data(w, step=step if step is not None else getattr(system, "max_step", None))
     if w.late and model_exchange:
         raise ExportError(
             "this surrogate has late outputs (PortedSystem.late_outputs: the outputs read at a "

@@ -421,6 +421,7 @@ class NonlinearPHIdentifier(PHEstimator):
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
+        from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
         from fmu_surrogate.identify.nonlinear.optimise import optimise
         from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
 
@@ -443,15 +444,12 @@ class NonlinearPHIdentifier(PHEstimator):
             before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
         theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
             surrogate_of(out, start, th, delayed, before), train))
-        fitted = surrogate_of(out, start, theta, delayed, before)
+        fitted = with_internal_step(surrogate_of(out, start, theta, delayed, before), train)
         b = out.layout.unpack(theta)
         system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
         self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]))
         self.law_ = fitted.ports.law
-        self.linear_system_ = core
-        self.system_ = system
-        self.x0_ = x0
-        self.hold_ = exps[0][3]
+        self.linear_system_, self.system_, self.x0_, self.hold_ = core, system, x0, exps[0][3]
         self.result_ = NonlinearPHFit(
             n_iter=out.n_iter, stopping_reason=out.reason, cost_history=out.costs,
             time=time.perf_counter() - t0 + lin_time,

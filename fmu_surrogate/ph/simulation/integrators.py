@@ -70,6 +70,7 @@ from fmu_surrogate.ph.simulation.ported_simulation import (
     port_inputs,
     ported_trajectory,
 )
+from fmu_surrogate.ph.simulation.substeps import at_nodes, fine_grid
 from fmu_surrogate.ph.simulation.time_steps import _exact_steps, _linear_steps, _newton_steps
 from fmu_surrogate.ph.simulation.trajectory import Trajectory, _trajectory
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -110,7 +111,9 @@ def simulate(
         The system.  A :class:`~fmu_surrogate.ph.PortedSystem` takes its external inputs as
         ``u``, starts from its operating point ``x0`` unless one is given, and returns a
         :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory` (external outputs, the
-        supplied energy split into external ports and internal constant sources).
+        supplied energy split into external ports and internal constant sources).  A
+        :class:`~fmu_surrogate.ph.NonlinearPH` with a ``max_step`` takes equal sub-steps of at
+        most that within each interval (:mod:`.substeps`), the result given at ``t``.
     t : array_like, shape (N,)
         Strictly increasing times [s].
     u : array_like, shape (N, m) or (N,) for one port, or None
@@ -197,6 +200,11 @@ def simulate(
     x0 = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
     if x0.shape != (n,) or not np.all(np.isfinite(x0)):
         raise InvalidInputError(f"x0 must be {n} finite numbers, got shape {x0.shape}.")
+    step = getattr(system, "max_step", None)
+    if step is not None and np.any(np.diff(t) > step * (1.0 + 1e-12)):  # sub-steps (substeps.py)
+        tf, Uf, nodes = fine_grid(t, U, hold, step)
+        fine = simulate(system, tf, Uf, x0, method, hold=hold, tol=tol, max_newton=max_newton)
+        return at_nodes(fine, t, U, nodes)
     linear = isinstance(system, LinearPH)
     if method == "auto":
         exact = linear and hold == "zoh" and np.array_equal(system.E, np.eye(n))
