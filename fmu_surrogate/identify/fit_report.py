@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["delay_line", "describe_fit", "law_line", "outputs_line", "percent"]
+__all__ = ["delay_line", "describe_fit", "law_line", "outputs_line", "percent", "step_line"]
 
 
 def percent(x: float) -> str:
@@ -147,3 +147,26 @@ def law_line(nl: Any, sur: Any) -> str:
     kinds = ", ".join(f"{law.kinds.count(k)} {k}" for k in dict.fromkeys(law.kinds))
     return (f"static law of the inputs {', '.join(ins)} in the outputs {', '.join(outs)}: "
             f"{law.n_terms} terms ({kinds}) of {n} candidates, fitted with the core")
+
+
+def step_line(sur: Any, step: float | None) -> str:
+    """The internal step of a nonlinear surrogate's scheme, one line (empty without one).
+
+    Parameters
+    ----------
+    sur : PortedSystem
+        The surrogate.
+    step : float or None
+        The data's sampling step [s].
+
+    Returns
+    -------
+    str
+    """
+    h = getattr(sur.system, "max_step", None)
+    if h is None:
+        return ""
+    per = f" ({step / h:.0f} per sample of {step:g} s)" if step else ""
+    return (f"the structure-preserving scheme steps at most {h:.4g} s{per}: one step per "
+            f"sample would add its own error to the fit's (internal step of simulations and "
+            f"exported FMUs)")

@@ -26,6 +26,7 @@ from fmu_surrogate.identify.fit_report import (
     law_line,
     outputs_line,
     percent,
+    step_line,
 )
 
 __all__ = ["ModelChoice", "ModelSelectionError", "heldout_errors",
@@ -463,8 +464,8 @@ def select_dataset(
                                                  outputs=list(outputs), runs=fit + held)
         sur = nl.to_surrogate()
         lines = "\n  " + delay_line(nl, list(sur.output_names))
-        law = law_line(nl, sur)
-        lines += "\n  " + law if law else ""
+        lines += "".join("\n  " + text for text in (law_line(nl, sur), step_line(sur, step))
+                         if text)
         return nl, max(heldout_errors(sur, nl.x0_, data, list(sur.input_names),
                                       list(sur.output_names), check)), lines
 
