@@ -69,7 +69,7 @@ RK4_REACH = 2.5
 #: more substeps than this per sample step: the linear start is too stiff for the fit
 MAX_SUBSTEPS = 20
 #: A Gauss–Newton fit stops when its cost (mean squared relative output error plus the weighted
-#: defects) is below this: an RMS error of 0.01 % of the outputs, below the tolerances of the
+#: defects) is below this: an RMS error of 0.001 % of the outputs, below the tolerances of the
 #: solvers inside the FMUs harvested, far below any error a user checks.
 TARGET_COST = 1e-10
 
