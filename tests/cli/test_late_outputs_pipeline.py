@@ -53,27 +53,28 @@ def test_late_outputs_of_a_vendor_fmu_are_found_and_reproduced(tmp_path, capsys)
     np.testing.assert_allclose(X[:, 1:], late, rtol=0, atol=1e-9 * np.abs(late).max())
 
 
-def test_late_outputs_refused_by_the_user_are_fitted_at_their_point(tmp_path):
+def _linear_with_late_outputs(tmp_path, late):
+    """The vendor FMU harvested (two noise runs of 4 s) and identified by the linear method
+    with ``--late-outputs late``: ``(fmu, surrogate file)``."""
     fmu = vendor(tmp_path)
     data, sur = tmp_path / "data.nc", tmp_path / "vendor.json"
     noise = "F=noise:f_high=5,duration=4,std=3,seed={}"
     assert main(["harvest", str(fmu), "-o", str(data), "--stop", "4", "--step", "0.01",
                  "--input", noise.format(1), "--input", noise.format(2), "-q"]) == 0
     assert main(["identify", str(data), "-o", str(sur), "-q", "--method", "linear",
-                 "--outputs", "v,x", "--late-outputs", "no"]) == 0
+                 "--outputs", "v,x", "--late-outputs", late]) == 0
+    return fmu, sur
+
+
+def test_late_outputs_refused_by_the_user_are_fitted_at_their_point(tmp_path):
+    _, sur = _linear_with_late_outputs(tmp_path, "no")
     assert "late_outputs" not in json.loads(sur.read_text())
 
 
 def test_late_outputs_set_by_the_user_on_the_linear_method_are_kept_by_the_surrogate(tmp_path):
     from fmu_surrogate.ph import load
 
-    fmu = vendor(tmp_path)
-    data, sur = tmp_path / "data.nc", tmp_path / "vendor.json"
-    noise = "F=noise:f_high=5,duration=4,std=3,seed={}"
-    assert main(["harvest", str(fmu), "-o", str(data), "--stop", "4", "--step", "0.01",
-                 "--input", noise.format(1), "--input", noise.format(2), "-q"]) == 0
-    assert main(["identify", str(data), "-o", str(sur), "-q", "--method", "linear",
-                 "--outputs", "v,x", "--late-outputs", "yes"]) == 0
+    fmu, sur = _linear_with_late_outputs(tmp_path, "yes")
     s = load(sur)
     assert s.late_outputs and not s.delayed_feedthrough and s.output_names == ("v", "x")
     # exact data of a linear system, one point late: the same bound as the default's fit
