@@ -415,7 +415,8 @@ class NonlinearPHIdentifier(PHEstimator):
             raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
                                     f"{self.delayed_feedthrough!r}.")
         if self.segment_length is not None and int(self.segment_length) < 1:
-            raise NonlinearFitError(f"segment_length must be >= 1 or None, got {self.segment_length}.")
+            raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
+                                    f"{self.segment_length}.")
 
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
@@ -444,7 +445,8 @@ class NonlinearPHIdentifier(PHEstimator):
             before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
         theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
             surrogate_of(out, start, th, delayed, before), train))
-        fitted = with_internal_step(surrogate_of(out, start, theta, delayed, before), train)
+        fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
+                                                 train)
         b = out.layout.unpack(theta)
         system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
         self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]))
@@ -455,7 +457,7 @@ class NonlinearPHIdentifier(PHEstimator):
             time=time.perf_counter() - t0 + lin_time,
             linear_train_error=relative_error(start.surrogate, train),
             linear_validation_error=relative_error(start.surrogate, val),
-            train_error=relative_error(fitted, train),
+            train_error=train_error,
             validation_error=relative_error(fitted, val),
             n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
             segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)

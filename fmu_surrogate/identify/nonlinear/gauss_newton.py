@@ -157,7 +157,7 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
         return model if model.size <= DENSE_LIMIT else sp.csr_matrix(model)
     dry_s, dxe_s = dry[Pm:], dxe[Pm:]  # (n, S, R), (n, S, n)
     seg = shoot.free_segments
-    col = Pm + np.arange(nf)[:, None] * n + np.arange(n)[None, :]  # (nf, n)
+    col = np.arange(nf)[:, None] * n + np.arange(n)[None, :]  # (nf, n), in the states' block
     rows, cols, vals = [], [], []
     # the segment's own outputs: rows s R + r, every component i
     r_out = seg[:, None] * R + np.arange(R)[None, :]  # (nf, R)
@@ -183,8 +183,8 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
         rows.append((base + c[:, None] * n + np.arange(n)[None, :]).ravel())
         cols.append(col[into].ravel())
         vals.append(np.broadcast_to(-scale, (int(into.sum()), n)).ravel())
-    states = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols)
-                                                   - Pm)), shape=(n_rows, nf * n))
+    states = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                           shape=(n_rows, nf * n))
     if n_rows * (Pm + nf * n) <= DENSE_LIMIT:
         return np.hstack([model, states.toarray()])
     return sp.hstack([sp.csr_matrix(model), states], format="csr")
@@ -227,12 +227,11 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         J = jac(x)
         g = J.T @ r
         A = J.T @ J
-        diag = np.asarray(A.diagonal()).ravel()
         # a variable at its bound whose descent direction leaves the box stays on the bound
         pinned = ((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))
-        level = max(float(diag.mean()), 1e-300)
+        level = max(float(np.mean(A.diagonal())), 1e-300)
         while True:
-            step = _step(A, g, np.full_like(diag, level * lam), pinned, x, lo, hi)
+            step = _step(A, g, level * lam, pinned, x, lo, hi)
             # the whole step shortened to the first bound it meets: the direction is kept and
             # the variable that meets its bound lands on it exactly
             x_new = _to_box(x, step, lo, hi)
@@ -260,7 +259,7 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
     return x, costs, f"max_iter = {int(max_iter)} reached"
 
 
-def _step(A: Any, g: Array, damping: Array, pinned: Array, x: Array, lo: Array,
+def _step(A: Any, g: Array, damping: float, pinned: Array, x: Array, lo: Array,
           hi: Array) -> Array:
     """The damped Gauss–Newton step with the pinned variables held, and with those at a bound
     that the step would leave held too (at most :data:`PIN_ROUNDS` rounds)."""
@@ -269,7 +268,7 @@ def _step(A: Any, g: Array, damping: Array, pinned: Array, x: Array, lo: Array,
         free = np.flatnonzero(~pinned)
         Af = A[free][:, free] if sp.issparse(A) else A[np.ix_(free, free)]
         step = np.zeros_like(g)
-        step[free] = _solve(Af, damping[free], -g[free])
+        step[free] = _solve(Af, damping, -g[free])
         out = ~pinned & (((x <= lo) & (step < 0)) | ((x >= hi) & (step > 0)))
         if not out.any():
             break
@@ -290,13 +289,14 @@ def _to_box(x: Array, step: Array, lo: Array, hi: Array) -> Array:
     return np.clip(x_new, lo, hi)
 
 
-def _solve(A: Any, damping: Array, b: Array) -> Array:
-    """``(A + diag(damping)) s = b`` for the symmetric positive semidefinite ``A``."""
+def _solve(A: Any, damping: float, b: Array) -> Array:
+    """``(A + damping I) s = b`` for the symmetric positive semidefinite ``A``."""
     if sp.issparse(A):
         from scipy.sparse.linalg import spsolve
 
-        return np.asarray(spsolve((A + sp.diags(damping)).tocsc(), b), dtype=float)
-    M = A + np.diag(damping)
+        return np.asarray(spsolve((A + damping * sp.identity(A.shape[0])).tocsc(), b),
+                          dtype=float)
+    M = A + damping * np.eye(A.shape[0])
     try:
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(M), b)
     except np.linalg.LinAlgError:

@@ -37,7 +37,7 @@ MAX_HALVINGS = 4
 SCHEME_FLOOR = 1e-3
 
 
-def with_internal_step(surrogate: Any, train: list[tuple]) -> Any:
+def with_internal_step(surrogate: Any, train: list[tuple]) -> tuple[Any, float]:
     """``surrogate`` with the longest internal step that the training data tell apart.
 
     Parameters
@@ -49,13 +49,14 @@ def with_internal_step(surrogate: Any, train: list[tuple]) -> Any:
 
     Returns
     -------
-    PortedSystem
+    (PortedSystem, float)
         Itself when one step per sample is as good (or the core has no state), else a copy
-        whose core has ``max_step`` = the sampling step / 2^k.
+        whose core has ``max_step`` = the sampling step / 2^k; and its training error
+        (:func:`~.pruning.relative_error`).
     """
     core = surrogate.system
     if not isinstance(core, NonlinearPH) or core.n_states == 0 or not train:
-        return surrogate
+        return surrogate, relative_error(surrogate, train)
     h = max(float(np.max(np.diff(t))) for t, *_ in train)
     best, err = surrogate, relative_error(surrogate, train)
     for k in range(1, MAX_HALVINGS + 1):
@@ -66,4 +67,4 @@ def with_internal_step(surrogate: Any, train: list[tuple]) -> Any:
         if not e * STEP_GAIN <= err:
             break
         best, err = cand, e
-    return best
+    return best, err
