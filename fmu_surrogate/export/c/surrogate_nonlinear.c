@@ -25,7 +25,7 @@
  * dis_rate in surrogate_data.h): x' = T z - R_nl(z) z + B u with T = J - R0; the step adds
  * h R_nl(zbar) zbar to the residual and h dF/dz(zbar) dzbar/dx to its Jacobian, and the
  * dissipated power z'R_nl(z)z to [z; u]'W[z; u], as fmu_surrogate.ph.simulate does.
- * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_f, pdis_df, pdis_rate: the same
+ * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_fr, pdis_df: the same
  * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
  * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
  * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
@@ -164,9 +164,11 @@ static double dissipation_rate(ModelInstance *c, const double *z)
 static double port_dissipation(ModelInstance *c, const double *u, double *fu)
 {
     if (!(c->sur_memo_u) || !same(u, c->sur_mu, NU)) {
+        double fr[NUA + 1]; /* S_nl(u) u and the rate from one evaluation of their terms */
         memcpy(c->sur_mu, u, sizeof(double) * (size_t)NU);
-        pdis_f(u, c->sur_mfu);
-        c->sur_mur = pdis_rate(u);
+        pdis_fr(u, fr);
+        memcpy(c->sur_mfu, fr, sizeof(double) * (size_t)NU);
+        c->sur_mur = fr[NU];
         c->sur_memo_u = 1;
     }
     memcpy(fu, c->sur_mfu, sizeof(double) * (size_t)NU);
@@ -420,7 +422,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
 {
     double xn[NXA], F[NXA], zb[NXA], dx[NXA], b[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA];
     double *Jac = c->sur_jac, best = INFINITY, prev = INFINITY;
-    int it, i, converged = 0, have_jac = 0;
+    int it, i, converged = NX == 0, have_jac = 0; /* no states: a static map, nothing to solve */
     bu(u, b);
     for (i = 0; i < NX; i++)
         xn[i] = c->d.sur_started
@@ -428,7 +430,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
                     : xk[i];
     memcpy(best_x, xn, XBYTES);
     memcpy(best_zb, xn, XBYTES);
-    for (it = 1; it <= SUR_MAX_NEWTON; it++) {
+    for (it = 1; !converged && it <= SUR_MAX_NEWTON; it++) {
         const int fresh = !have_jac || it <= 2;
         double fn, scale, step;
         residual(c, xk, xn, b, h, F, fresh ? Jac : NULL, zb);

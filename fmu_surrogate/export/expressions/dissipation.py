@@ -10,6 +10,8 @@ effort ``z`` (the programs' argument, written ``x`` like a state):
 * ``dforce``: ``∂F/∂z = Σ_k β_k [q_k^(p_k/2 − 1) (q_k + p_k s_k²) g_k
   + a_k s_k δ_k² q_k^(p_k/2 − 3/2)] m_k m_kᵀ``, shape ``(n, n)``;
 * ``rate``: ``zᵀR_nl(z)z = Σ_k β_k q_k^(p_k/2) g_k s_k²``, shape ``()``;
+* ``force_rate``: ``F(z)`` and the rate from one evaluation of their common terms, shape
+  ``(n + 1,)`` (the rate last; bit for bit the two programs' values, with half the powers);
 
 formula for formula as the Python class evaluates them (``q^(p/2)`` as ``pow``, the same call
 numpy's power makes), the directions, gains, exponents and smoothing values as constant arrays.
@@ -57,9 +59,9 @@ class DissipationExpressions:
         Dimension of the effort ``z``.
     params : dict of str to ndarray
         Constant arrays, names valid C and Modelica identifiers (prefixed ``diss_``).
-    force, dforce, rate : Program
-        ``F(z)`` (shape (n,)), ``∂F/∂z`` (shape (n, n), ``[i, j] = ∂F_i/∂z_j``) and
-        ``zᵀR_nl(z)z`` (shape ()).
+    force, dforce, rate, force_rate : Program
+        ``F(z)`` (shape (n,)), ``∂F/∂z`` (shape (n, n), ``[i, j] = ∂F_i/∂z_j``),
+        ``zᵀR_nl(z)z`` (shape ()) and ``F(z)`` followed by the rate (shape (n + 1,)).
     kind : str
         Description (for comments in generated code).
     """
@@ -69,6 +71,7 @@ class DissipationExpressions:
     force: Program
     dforce: Program
     rate: Program
+    force_rate: Program
     kind: str
 
     def evaluate(self, which: str, z: ArrayLike) -> Array:
@@ -76,7 +79,7 @@ class DissipationExpressions:
 
         Parameters
         ----------
-        which : {"force", "dforce", "rate"}
+        which : {"force", "dforce", "rate", "force_rate"}
             The program.
         z : array_like, shape (M, n) or (n,)
             Efforts.
@@ -86,7 +89,8 @@ class DissipationExpressions:
         ndarray
             Shape ``(M, *shape)``, or ``shape`` for a single point.
         """
-        prog = {"force": self.force, "dforce": self.dforce, "rate": self.rate}[which]
+        prog = {"force": self.force, "dforce": self.dforce, "rate": self.rate,
+                "force_rate": self.force_rate}[which]
         a = np.asarray(z, dtype=float)
         out = evaluate(prog, self.params, np.atleast_2d(a))
         return out[0] if a.ndim == 1 else out
@@ -125,11 +129,13 @@ def _programs(d: PowerDissipation, which: str, P: _Params) -> Program:
                 if gate[k] is None else
                 mul(mul(Par(g, (k,)), power(q[k], mul(Num(0.5), Par(p, (k,))))), gate[k], s[k]))
           for k in range(K)]
+    rate = as_expr(add(*(mul(cs[k], s[k]) for k in range(K))))
     if which == "rate":
-        return Program(tuple(b.statements), (as_expr(add(*(mul(cs[k], s[k]) for k in range(K)))),),
-                       ())
-    out = [add(*(mul(cs[k], Par(M, (k, i))) for k in range(K))) for i in range(n)]
-    return Program(tuple(b.statements), tuple(map(as_expr, out)), (n,))
+        return Program(tuple(b.statements), (rate,), ())
+    out = [as_expr(add(*(mul(cs[k], Par(M, (k, i))) for k in range(K)))) for i in range(n)]
+    if which == "force_rate":
+        return Program(tuple(b.statements), (*out, rate), (n + 1,))
+    return Program(tuple(b.statements), tuple(out), (n,))
 
 
 def dissipation_expressions(dissipation: Any) -> DissipationExpressions:
@@ -156,6 +162,7 @@ def dissipation_expressions(dissipation: Any) -> DissipationExpressions:
         raise ExportError("the dissipation has no terms: there is nothing to export (export the "
                           "system without it).")
     P = _Params()
-    progs = {w: _programs(dissipation, w, P) for w in ("force", "dforce", "rate")}
+    progs = {w: _programs(dissipation, w, P) for w in ("force", "dforce", "rate", "force_rate")}
     return DissipationExpressions(dissipation.n_states, dict(P), progs["force"],
-                                  progs["dforce"], progs["rate"], repr(dissipation))
+                                  progs["dforce"], progs["rate"], progs["force_rate"],
+                                  repr(dissipation))

@@ -323,10 +323,13 @@ def effort_c_source(system: Any, prefix: str = "eff") -> str:
 def dissipation_c_source(dissipation: Any, prefix: str = "dis") -> str:
     """C99 source of a power-law dissipation's force, its Jacobian and its rate.
 
-    ``static void P_f(const double *x, double *f)`` (``F(z) = R_nl(z) z`` at the effort ``x``),
-    ``static void P_df(const double *x, double *df)`` (``df[i*n + j] = ∂F_i/∂z_j``), ``static
-    double P_rate(const double *x)`` (``zᵀR_nl(z)z``) and the macro ``P_K`` (the number of
-    terms), ``P`` being ``prefix`` (:mod:`fmu_surrogate.export.expressions.dissipation`).
+    ``static inline`` functions ``void P_f(const double *x, double *f)`` (``F(z) = R_nl(z) z``
+    at the effort ``x``), ``void P_df(const double *x, double *df)`` (``df[i*n + j] =
+    ∂F_i/∂z_j``), ``double P_rate(const double *x)`` (``zᵀR_nl(z)z``), ``void P_fr(const
+    double *x, double *fr)`` (``F(z)`` in ``fr[0 … n−1]`` and the rate in ``fr[n]``, bit for bit ``P_f``'s
+    and ``P_rate``'s from one evaluation of their common terms) and the macro ``P_K`` (the
+    number of terms), ``P`` being ``prefix``
+    (:mod:`fmu_surrogate.export.expressions.dissipation`).
 
     Parameters
     ----------
@@ -354,11 +357,15 @@ def dissipation_c_source(dissipation: Any, prefix: str = "dis") -> str:
             "fmu_surrogate.export */"), "#include <math.h>", "",
            f"#define {p}_K {dissipation.n_terms}", ""]
     out += [_c_array(f"{p}_{name}", a) for name, a in ex.params.items()]
-    out += ["", f"static void {p}_f(const double *x, double *f)", "{"]
+    # static inline: a user of the functions calls those it needs, no compiler warns of the rest
+    out += ["", f"static inline void {p}_f(const double *x, double *f)", "{"]
     out += _c_body(ex.force, leaf, "f") + ["}", ""]
     out += [f"/* df[i*{ex.n} + j] = dF_i/dz_j */",
-            f"static void {p}_df(const double *x, double *df)", "{"]
+            f"static inline void {p}_df(const double *x, double *df)", "{"]
     out += _c_body(ex.dforce, leaf, "df") + ["}", ""]
-    out += [f"static double {p}_rate(const double *x)", "{"]
+    out += [f"static inline double {p}_rate(const double *x)", "{"]
     out += _c_body(ex.rate, leaf, "rate") + ["}", ""]
+    out += [f"/* fr[0 .. {ex.n - 1}] = F(z), fr[{ex.n}] = z'R_nl(z)z */",
+            f"static inline void {p}_fr(const double *x, double *fr)", "{"]
+    out += _c_body(ex.force_rate, leaf, "fr") + ["}", ""]
     return "\n".join(out)

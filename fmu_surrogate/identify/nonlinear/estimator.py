@@ -192,7 +192,7 @@ class NonlinearPHIdentifier(PHEstimator):
     delay_evidence_ : DelayEvidence or None
         The data's test (``None`` when the setting decided).
     pruned_terms_ : list of (str, int)
-        Terms the fit left but did not need, set to zero
+        Terms (and power-law asymmetries) the fit did not need, set to zero
         (:func:`~fmu_surrogate.identify.nonlinear.pruning.prune_terms`).
     law_ : StaticLaw or None
         The fitted static law of the modulating inputs (in ``ports_``).

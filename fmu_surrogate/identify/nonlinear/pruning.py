@@ -9,7 +9,10 @@ per step there), for nothing the data can tell.  :func:`prune_terms` sets the ga
 to zero — :func:`~fmu_surrogate.identify.nonlinear.parametrisation.to_system` then leaves them
 out — as long as the training error stays within :data:`ERROR_GROWTH` of the fitted one: every
 term's removal is tried alone, the harmless ones are removed in order of the error they leave,
-each kept only when the error with all removals so far still holds.  A core whose states all end
+each kept only when the error with all removals so far still holds.  The asymmetries of the
+power laws are tried the same way (:data:`SHAPE_BLOCKS`): a symmetric law is written without
+its gate, one power fewer per evaluation (a power-law damper's fit ends with an asymmetry of
+2e-7, and its exported FMU stepped in 58 instead of 48 ns).  A core whose states all end
 idle (a static law fitted with the one state every nonlinear fit starts with) loses them
 (:func:`without_idle_states`): a static map, whose exported FMU solves no Newton step.
 """
@@ -33,12 +36,15 @@ from fmu_surrogate.ph import (
 
 Array = NDArray[np.float64]
 
-__all__ = ["ERROR_GROWTH", "TERM_BLOCKS", "prune_terms", "relative_error", "surrogate_of",
-           "without_idle_states"]
+__all__ = ["ERROR_GROWTH", "SHAPE_BLOCKS", "TERM_BLOCKS", "prune_terms", "relative_error",
+           "surrogate_of", "without_idle_states"]
 
 #: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains,
 #: the static law's gains (each output's gain of each term).
 TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
+#: Parameters whose value zero makes a term cheaper to evaluate: the asymmetries of the
+#: dissipation and feedthrough power laws (zero: no gate).
+SHAPE_BLOCKS = ("asym", "pasym")
 #: A term is dropped when the training error without it stays within this factor of the fitted
 #: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
 ERROR_GROWTH = 1.02
@@ -60,7 +66,7 @@ def prune_terms(layout: Layout, theta: Array,
     Returns
     -------
     (ndarray, list of (str, int))
-        The pruned parameters and the dropped terms as ``(block, index)``.
+        The pruned parameters and the dropped terms (and asymmetries) as ``(block, index)``.
     """
     theta = np.array(theta, dtype=float)
     base = float(error(theta))
@@ -68,7 +74,7 @@ def prune_terms(layout: Layout, theta: Array,
         return theta, []
     limit = base * ERROR_GROWTH + 1e-300
     sl = layout.slices()
-    terms = [(name, i) for name in TERM_BLOCKS
+    terms = [(name, i) for name in TERM_BLOCKS + SHAPE_BLOCKS
              for i in range(sl[name][0].stop - sl[name][0].start)
              if theta[sl[name][0].start + i] != 0.0]
 

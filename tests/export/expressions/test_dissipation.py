@@ -48,6 +48,9 @@ def test_numpy_rendering_equals_the_dissipation(asymmetry):
     assert _rel(ex.evaluate("force", z), d.force(z)) < RTOL
     assert _rel(ex.evaluate("dforce", z), d.force_jacobian(z)) < RTOL
     assert _rel(ex.evaluate("rate", z), d.rate(z)) < RTOL
+    fr = ex.evaluate("force_rate", z)
+    assert np.array_equal(fr[:, :3], ex.evaluate("force", z))
+    assert np.array_equal(fr[:, 3], ex.evaluate("rate", z))
     assert ex.evaluate("force", z[1]).shape == (3,) and ex.evaluate("rate", z[1]).shape == ()
     # the asymmetries only where there are some (symmetric laws export as before)
     assert set(ex.params) == {"diss_directions", "diss_gains", "diss_exponents",
@@ -63,6 +66,7 @@ def test_c_rendering_compiles_and_equals_the_dissipation(tmp_path, asymmetry):
         "\nvoid api_f(const double *x, double *f) { dd_f(x, f); }\n"
         "void api_df(const double *x, double *df) { dd_df(x, df); }\n"
         "double api_rate(const double *x) { return dd_rate(x); }\n"
+        "void api_fr(const double *x, double *fr) { dd_fr(x, fr); }\n"
         "int api_k(void) { return dd_K; }\n")
     (tmp_path / "d.c").write_text(src)
     lib_path = tmp_path / "libd.so"
@@ -74,12 +78,15 @@ def test_c_rendering_compiles_and_equals_the_dissipation(tmp_path, asymmetry):
     lib.api_rate.restype = ctypes.c_double
     P = ctypes.POINTER(ctypes.c_double)
     z = _efforts(4, seed=2)
-    f, df, rate = np.zeros((6, 4)), np.zeros((6, 16)), np.zeros(6)
+    f, df, rate, fr = np.zeros((6, 4)), np.zeros((6, 16)), np.zeros(6), np.zeros((6, 5))
     for k, zk in enumerate(np.ascontiguousarray(z)):
         lib.api_f(zk.ctypes.data_as(P), f[k].ctypes.data_as(P))
         lib.api_df(zk.ctypes.data_as(P), df[k].ctypes.data_as(P))
         rate[k] = lib.api_rate(zk.ctypes.data_as(P))
+        lib.api_fr(zk.ctypes.data_as(P), fr[k].ctypes.data_as(P))
     assert lib.api_k() == 3
+    # the force and the rate from one evaluation: bit for bit the separate functions' values
+    assert np.array_equal(fr[:, :4], f) and np.array_equal(fr[:, 4], rate)
     assert _rel(f, d.force(z)) < RTOL
     assert _rel(df.reshape(6, 4, 4), d.force_jacobian(z)) < RTOL
     assert _rel(rate, d.rate(z)) < RTOL

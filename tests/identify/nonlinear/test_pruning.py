@@ -29,7 +29,9 @@ def test_terms_the_error_does_not_need_are_dropped_the_others_kept():
         return e + (0.01 if _gain(th, "beta", 1) == 0.0 else 0.0)
 
     pruned, dropped = prune_terms(LAYOUT, theta, error)
-    assert sorted(dropped) == [("alpha", 1), ("beta", 0), ("beta", 1), ("pbeta", 0)]
+    # the asymmetries the error does not see either go too
+    assert sorted(dropped) == [("alpha", 1), ("asym", 0), ("asym", 1), ("beta", 0), ("beta", 1),
+                               ("pasym", 0), ("pasym", 1), ("pbeta", 0)]
     assert _gain(pruned, "alpha", 0) == _gain(theta, "alpha", 0)
     assert _gain(pruned, "pbeta", 1) == _gain(theta, "pbeta", 1)
     assert error(pruned) <= ERROR_GROWTH * error(theta)
@@ -53,10 +55,27 @@ def test_removals_that_are_harmless_alone_but_not_together_stop_at_the_bound():
 def test_dropped_terms_are_left_out_of_the_system():
     theta = _theta(np.random.default_rng(2))
     pruned, dropped = prune_terms(LAYOUT, theta, lambda th: 1.0)  # nothing needed
-    assert len(dropped) == 6
+    assert len(dropped) == 6 + 4  # the gains and the asymmetries
     sys_ = to_system(LAYOUT, pruned)
     assert sys_.effort_function.kinds == () and sys_.effort_function.weights.size == 0
     assert sys_.dissipation.n_terms == 0 and sys_.port_dissipation.n_terms == 0
+
+
+def test_an_asymmetry_the_error_does_not_need_is_dropped_the_needed_one_kept():
+    theta = _theta(np.random.default_rng(3))
+    # both feedthrough terms and the second one's asymmetry carry the error; the other
+    # asymmetries are negligible
+    def error(th):
+        return 1.0 + 10.0 * sum(abs(_gain(th, b, i) - _gain(theta, b, i))
+                                for b, i in (("pbeta", 0), ("pbeta", 1), ("pasym", 1)))
+
+    pruned, dropped = prune_terms(LAYOUT, theta, error)
+    assert ("pasym", 1) not in dropped and ("pasym", 0) in dropped
+    assert ("asym", 0) in dropped and ("asym", 1) in dropped
+    law = to_system(LAYOUT, pruned).port_dissipation
+    # terms kept in order: the first term symmetric (exported without its gate), the second not
+    assert law.asymmetry[0] == 0.0 and law.asymmetry[1] == _gain(theta, "pasym", 1)
+    assert not to_system(LAYOUT, pruned).dissipation.asymmetry.any()
 
 
 def test_a_static_law_term_the_error_does_not_need_is_left_out_of_the_law():
