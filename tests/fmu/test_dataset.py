@@ -386,7 +386,9 @@ def test_chunks_deflated_ahead_are_the_chunks_save_dataset_makes(info, tmp_path)
     ahead.submit(x, 43)  # handed over again (a run stored twice): the latest counts
     ahead.submit(x.copy(), 0)  # another array: never taken for ds["x"]
     ahead.take(x, 0).result()
-    ahead._thread is not None and ahead._thread.join()
+    thread = ahead._thread
+    if thread is not None:
+        thread.join()
     # idle: its thread has ended (a process without other threads may fork a worker again)
     assert ahead._thread is None
     assert not any(t.name == "fmu-surrogate-deflate" for t in threading.enumerate())
@@ -404,6 +406,81 @@ def test_chunks_deflated_ahead_are_the_chunks_save_dataset_makes(info, tmp_path)
     r = save_dataset(ds, tmp_path / "stale.nc", deflated=stale)
     xr.testing.assert_identical(load_dataset(r).drop_attrs(), ds.drop_attrs())
     stale.close()
+    ahead.close()
+
+
+def _chunks(path, name="x"):
+    import h5py
+
+    with h5py.File(path) as f:
+        dsid = f[name].id
+        return [dsid.read_direct_chunk((r0, 0)) for r0 in range(0, f[name].shape[0], 43)]
+
+
+def test_chunks_stored_ahead_make_the_file_save_dataset_makes(info, tmp_path):
+    from fmu_surrogate.fmu.dataset import ChunkDeflater, part_path
+    from fmu_surrogate.fmu.dataset.write import WRITTEN
+
+    ds = _big(info)
+    out = tmp_path / "ahead.nc"
+    ahead = ChunkDeflater(100, 3000, 1)
+    made = []
+    ahead.stream_into(part_path(out), lambda: made.append(1) or ds)
+    assert not made and not part_path(out).exists()  # made by the thread, before a chunk
+    x, u = np.asarray(ds["x"].values), np.asarray(ds["u"].values)
+    for r0 in (0, 43):
+        ahead.submit(x, r0)
+    ahead.submit(u, 0)
+    futures = [ahead._ahead[k] for k in list(ahead._ahead)]
+    assert all(f.result() is WRITTEN for f in futures)  # stored, not kept in memory
+    assert made == [1] and part_path(out).exists()
+    p = save_dataset(ds, out, deflated=ahead)
+    q = save_dataset(ds, tmp_path / "plain.nc")
+    assert not part_path(out).exists()
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+    assert _chunks(p) == _chunks(q) and _chunks(p, "u") == _chunks(q, "u")  # the same bytes
+    ahead.close()
+    assert p.exists()  # closing after the save leaves the dataset alone
+
+
+def test_a_stream_the_save_does_not_take_over_is_removed(info, tmp_path):
+    from fmu_surrogate.fmu.dataset import ChunkDeflater, part_path
+
+    ds = _big(info)
+    x = np.asarray(ds["x"].values)
+    # the campaign stops before its save: close removes the file
+    ahead = ChunkDeflater(100, 3000, 1)
+    ahead.stream_into(part_path(tmp_path / "a.nc"), lambda: ds)
+    ahead.submit(x, 0)
+    ahead.take(x, 0).result()
+    assert part_path(tmp_path / "a.nc").exists()
+    ahead.close()
+    assert not part_path(tmp_path / "a.nc").exists()
+    # saved under another name: that file is made anew, the stream's removed, nothing lost
+    ahead = ChunkDeflater(100, 3000, 1)
+    ahead.stream_into(part_path(tmp_path / "b.nc"), lambda: ds)
+    ahead.submit(x, 0)
+    ahead._ahead[next(iter(ahead._ahead))].result()
+    p = save_dataset(ds, tmp_path / "c.nc", deflated=ahead)
+    assert not part_path(tmp_path / "b.nc").exists()
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+    ahead.close()
+
+
+def test_a_stream_that_cannot_be_written_leaves_the_chunks_to_the_save(info, tmp_path):
+    from fmu_surrogate.fmu.dataset import ChunkDeflater, part_path
+
+    ds = _big(info)
+    out = tmp_path / "out.nc"
+    part_path(out).mkdir()  # the file cannot be created: no stream, nothing stored
+    ahead = ChunkDeflater(100, 3000, 1)
+    ahead.stream_into(part_path(out), lambda: ds)
+    x = np.asarray(ds["x"].values)
+    ahead.submit(x, 0)
+    assert isinstance(ahead._ahead[next(iter(ahead._ahead))].result(), bytes)
+    part_path(out).rmdir()
+    p = save_dataset(ds, out, deflated=ahead)
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
     ahead.close()
 
 

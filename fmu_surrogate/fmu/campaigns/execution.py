@@ -64,7 +64,7 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
     """Simulate every run of ``camp`` not yet on disk and return the dataset
     (:meth:`Campaign.run <fmu_surrogate.fmu.campaigns.campaign.Campaign.run>` documents the options)."""
     from fmu_surrogate.fmu.backends.native_loop import native_library
-    from fmu_surrogate.fmu.dataset import RERUN_KINDS, ChunkDeflater, save_dataset
+    from fmu_surrogate.fmu.dataset import RERUN_KINDS, ChunkDeflater, part_path, save_dataset
 
     _check_options(backend, workers, timeout, complevel, start_method)
     t_begin = _time.perf_counter()
@@ -143,8 +143,11 @@ def run_campaign(camp: CampaignPlan, out: str | os.PathLike | None = None, *,
                 # as soon as it is complete (measured on msd_chain, 1 worker on 2 cores: 5.6 -> 4.9 to
                 # 5.2 ms per run).  With a worker on every core it would only take their time
                 # and the parent's answers (6.2 instead of 4.9 ms with 2 workers).  Started
-                # after the workers are forked: the deflater runs a thread.
+                # after the workers are forked: the deflater runs a thread.  It also stores
+                # the chunks in the file save_dataset completes at the end (msd_chain, 1200
+                # runs of 1.6 MB: writing them had cost 0.5 to 3 ms per run after the last)
                 deflater = ChunkDeflater(camp.n_runs, camp.time.shape[0], complevel)
+                deflater.stream_into(part_path(out), lambda: camp._collected_dataset(col, cfg))
                 col.deflate_with(deflater)
         bar = _progress_bar(progress, camp.n_runs, int(col.have.sum()), camp.info.name,
                             counts)

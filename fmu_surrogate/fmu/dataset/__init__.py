@@ -95,6 +95,7 @@ versions are refused (upgrade fmu-surrogate).  Any change of this layout bumps
 from __future__ import annotations
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset, dataset_to_records, records_to_dataset
+from fmu_surrogate.fmu.dataset.deflater import ChunkDeflater
 from fmu_surrogate.fmu.dataset.read import (
     data_var_name,
     failed_runs,
@@ -119,7 +120,7 @@ from fmu_surrogate.fmu.dataset.schema import (
     signal_table,
     unescape_name,
 )
-from fmu_surrogate.fmu.dataset.write import ChunkDeflater, save_dataset
+from fmu_surrogate.fmu.dataset.write import part_path, save_dataset
 
 __all__ = [
     "FAILURE_KINDS",
@@ -141,6 +142,7 @@ __all__ = [
     "load_dataset",
     "operating_parameters",
     "parameter_names",
+    "part_path",
     "records_to_dataset",
     "run_arrays",
     "runs_table",

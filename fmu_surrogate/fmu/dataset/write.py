@@ -1,6 +1,7 @@
 """Writing datasets: NetCDF-4 files written atomically, the (run, time) variables in chunks of
 whole runs, gzip-compressed with the shuffle filter — in parallel threads for datasets of the
-format's own layout, through xarray otherwise."""
+format's own layout, through xarray otherwise; chunks a campaign compressed (and possibly
+stored) ahead come from :class:`~fmu_surrogate.fmu.dataset.deflater.ChunkDeflater`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,24 @@ from fmu_surrogate.fmu.dataset.schema import _SIGNAL_DIM, signal_table
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-__all__ = ["ChunkDeflater", "save_dataset"]
+    from fmu_surrogate.fmu.dataset.deflater import ChunkDeflater
+
+__all__ = ["WRITTEN", "part_path", "save_dataset"]
+
+class _Written:
+    def __repr__(self) -> str:
+        return "WRITTEN"
+
+
+#: What a chunk compressed ahead holds when it is already stored in the file being written
+#: (:meth:`ChunkDeflater.stream_into <fmu_surrogate.fmu.dataset.deflater.ChunkDeflater.stream_into>`).
+WRITTEN = _Written()
+
+
+def part_path(path: str | os.PathLike) -> Path:
+    """Where :func:`save_dataset` writes ``path`` before it replaces it: ``path + ".part"``."""
+    path = Path(path)
+    return path.with_name(path.name + ".part")
 
 
 def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
@@ -48,7 +66,9 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
     deflated : ChunkDeflater, optional
         Chunks of the (run, time) variables compressed ahead (by a campaign while it ran):
         those whose array, rows, level and chunk size match are written as they are, the
-        others are compressed here.
+        others are compressed here.  When it stored chunks in ``path + ".part"`` already
+        (:meth:`~fmu_surrogate.fmu.dataset.deflater.ChunkDeflater.stream_into`), the file
+        is completed instead of written anew.
 
     Returns
     -------
@@ -62,7 +82,7 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
         raise InvalidInputError(f"threads must be a positive integer or None, got {threads!r}.")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
+    part = part_path(path)
     if "signal" in ds.data_vars and ds["signal"].dims == ("run",):
         table, index = signal_table(ds["signal"].values)
         ds = ds.drop_vars("signal").assign(
@@ -176,35 +196,56 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
     tasks = [(k, r0) for k in big for r0 in range(0, R, rows)]
     n_threads = threads or min(len(tasks), os.cpu_count() or 1)
     ahead = deflated if deflated is not None and deflated.matches(rows, level) else None
+    # "stored": part holds the structure of ds's (run, time) variables and the chunks stored so
+    # far; "dropped": it held another structure and was removed (nothing ahead counts then)
+    stream = ahead.end_stream(part, ds, big) if ahead is not None else "none"
+    if stream == "dropped":
+        ahead = None
     with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
         futures = []
         for k, r0 in tasks:
             arr = np.asarray(ds[k].values)
             fut = ahead.take(arr, r0) if ahead is not None else None
+            if fut is not None and fut.cancel():  # still queued: the pool's threads take it
+                fut = None
             futures.append(fut or pool.submit(_shuffle_deflate, arr, r0, rows, level))
         try:
-            with h5netcdf.File(part, "w") as f:
-                f.dimensions = {d: n for d, n in ds.sizes.items()}
-                for name in ("run", "time"):
-                    _plain_variable(f, name, ds[name].variable)
+            with h5netcdf.File(part, "a" if stream == "stored" else "w") as f:
+                if stream != "stored":
+                    _create_structure(f, ds, big, rows, level)
+                for d, n in ds.sizes.items():
+                    if d not in f.dimensions:
+                        f.dimensions[d] = n
                 for name, v in ds.data_vars.items():
-                    if name in big:
-                        var = f.create_variable(name, v.dims, "f8", chunks=(rows, T),
-                                                compression="gzip", compression_opts=level,
-                                                shuffle=True, fillvalue=np.nan)
-                        for a, val in v.attrs.items():
-                            var.attrs[a] = val
-                    else:
+                    if name not in big:
                         _plain_variable(f, name, v.variable)
                 for a, val in ds.attrs.items():
                     f.attrs[a] = val
             with h5py.File(part, "r+") as h:
                 ids = {k: h[k].id for k in big}  # a lookup by name per chunk cost as much as
                 for (k, r0), fut in zip(tasks, futures):  # writing the chunk
-                    ids[k].write_direct_chunk((r0, 0), fut.result())
+                    data = fut.result()
+                    if data is not WRITTEN:
+                        ids[k].write_direct_chunk((r0, 0), data)
         finally:
             for fut in futures:
                 fut.cancel()
+
+
+def _create_structure(f: Any, ds: xr.Dataset, big: list[str], rows: int, level: int) -> None:
+    """The dimensions ``run`` and ``time``, their coordinates and the (run, time) variables
+    ``big`` of ``ds`` (chunks of ``rows`` runs, shuffle and gzip at ``level``, no data) in the
+    open h5netcdf file ``f``."""
+    f.dimensions["run"] = ds.sizes["run"]
+    f.dimensions["time"] = T = ds.sizes["time"]
+    for name in ("run", "time"):
+        _plain_variable(f, name, ds[name].variable)
+    for name in big:
+        v = ds[name]
+        var = f.create_variable(name, v.dims, "f8", chunks=(rows, T), compression="gzip",
+                                compression_opts=level, shuffle=True, fillvalue=np.nan)
+        for a, val in v.attrs.items():
+            var.attrs[a] = val
 
 
 def _plain_variable(f: Any, name: str, v: Any) -> None:
@@ -223,92 +264,3 @@ def _plain_variable(f: Any, name: str, v: Any) -> None:
             var[...] = values
     for a, val in v.attrs.items():
         var.attrs[a] = val
-
-
-class ChunkDeflater:
-    """Chunks of (run, time) arrays compressed ahead of :func:`save_dataset`, in the background.
-
-    A campaign hands over each block of runs of its output arrays as soon as those runs are all
-    in (:meth:`submit`); where a core is free while the workers simulate, the compression, the
-    largest part of writing the dataset, then overlaps the simulation and the write only stores
-    the bytes.  A chunk is identified by the memory of its array and its first run: handing the
-    same block over again (a run stored twice) replaces the earlier result, and an array that is
-    not the one handed over (a copy) is compressed anew by :func:`save_dataset`.
-
-    One thread compresses, and only while there is work: an idle deflater leaves its process
-    single-threaded, so that the worker pool can still fork a replacement worker.
-
-    Parameters
-    ----------
-    n_runs, n_time : int
-        Shape of the (run, time) arrays, which fixes the chunk size (whole runs, about 1 MB).
-    level : int
-        gzip level 1 ... 9 (:func:`save_dataset`'s ``complevel``).
-    """
-
-    def __init__(self, n_runs: int, n_time: int, level: int) -> None:
-        import threading
-        from collections import deque
-
-        self.rows = _chunk_rows(n_runs, n_time)
-        self.level = int(level)
-        self._ahead: dict[tuple, Any] = {}
-        self._queue: deque = deque()
-        self._lock = threading.Lock()
-        self._thread: Any = None
-
-    def submit(self, arr: np.ndarray, r0: int) -> None:
-        """Compress the chunk of ``arr`` (n_runs, n_time) that starts at run ``r0``."""
-        import threading
-        from concurrent.futures import Future
-
-        key = _chunk_key(arr, r0)
-        old = self._ahead.pop(key, None)
-        if old is not None:
-            old.cancel()
-        fut: Future = Future()
-        self._ahead[key] = fut
-        with self._lock:
-            self._queue.append((fut, arr, int(r0)))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._drain, daemon=True,
-                                                name="fmu-surrogate-deflate")
-                self._thread.start()
-
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                if not self._queue:
-                    self._thread = None
-                    return
-                fut, arr, r0 = self._queue.popleft()
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(_shuffle_deflate(arr, r0, self.rows, self.level))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the chunk
-                fut.set_exception(exc)
-
-    def take(self, arr: np.ndarray, r0: int) -> Any:
-        """The future of the chunk of ``arr`` at ``r0`` handed over before (``None`` if not)."""
-        return self._ahead.pop(_chunk_key(arr, r0), None)
-
-    def matches(self, rows: int, level: int) -> bool:
-        """Whether chunks of ``rows`` runs at gzip ``level`` are the ones made here."""
-        return rows == self.rows and level == self.level
-
-    def close(self) -> None:
-        """Drop every result and wait for the thread (the chunk it compresses finishes)."""
-        with self._lock:
-            self._queue.clear()
-            thread = self._thread
-        for fut in self._ahead.values():
-            fut.cancel()
-        self._ahead.clear()
-        if thread is not None:
-            thread.join()
-
-
-def _chunk_key(arr: np.ndarray, r0: int) -> tuple:
-    """What identifies a chunk: the memory of its array (address, shape, strides) and ``r0``."""
-    return (arr.__array_interface__["data"][0], arr.shape, arr.strides, arr.dtype.str, int(r0))
