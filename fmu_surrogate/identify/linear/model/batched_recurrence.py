@@ -112,8 +112,10 @@ def scan_constant_batch(PhiT: Array, Y: Array, K: int, powers: Array | None = No
     PhiT : ndarray, shape (n, n)
         ``Φᵀ``.
     Y : ndarray, shape (L, K_p, n), C-contiguous float64
-        From :func:`batch_buffer`: ``Y[:, 0]`` the initial values, ``Y[:, 1:K]`` the forcing
-        terms.  Overwritten: ``Y[:, :K]`` is the solution, the padding rows are scratch.
+        ``K_p`` from :func:`batch_layout`; ``Y[:, 0]`` the initial values, ``Y[:, 1:K]`` the
+        forcing terms.  Overwritten: ``Y[:, :K]`` is the solution.  The padding rows are
+        scratch whatever they hold: every row receives only from rows before it in its own
+        sequence, and the one row read across sequences is set to zero first.
     K : int
         Length of the sequences.
     powers : ndarray, shape (D, n, n), optional

@@ -129,6 +129,7 @@ class _Problem:
         self.ev = obj.ev
         self.names = coords.names
         self.sqrt_w = [np.sqrt(d.w)[:, None] for d in self.ev.prepared.data]
+        self.work: dict[Any, Array] = {}  # the sensitivities' scratch arrays, kept between steps
 
     def state(self, point: list[Array]) -> Any:
         return self.obj.state(point)
@@ -141,12 +142,20 @@ class _Problem:
 
     def jacobian(self, point: list[Array], st: Any) -> Array:
         d = self.coords.tangent(self.coords.identity())
-        dys = output_sensitivities(self.ev, st, d, self.factor(point))
+        dys = output_sensitivities(self.ev, st, d, self.factor(point), self.work)
         # rows (k, a) in the order of the residual vector, columns the P directions; built
-        # direction-major (as the sensitivities are stored), so 𝒥 is Fortran-ordered (LAPACK's)
-        cols = [(np.swapaxes(dy, 0, 1) * s[None]).reshape(dy.shape[1], -1)
-                for dy, s in zip(dys, self.sqrt_w)]
-        return np.concatenate(cols, axis=1).T
+        # transposed in a kept array, so 𝒥 is Fortran-ordered (LAPACK's) and no fresh memory
+        P = dys[0].shape[1]
+        rows = sum(dy.shape[0] * dy.shape[2] for dy in dys)
+        Jt = self.work.get("jacobian")
+        if Jt is None or Jt.shape != (P, rows):
+            Jt = self.work["jacobian"] = np.empty((P, rows))
+        off = 0
+        for dy, s in zip(dys, self.sqrt_w):
+            K, _, m = dy.shape
+            np.multiply(np.swapaxes(dy, 0, 1), s[None], out=Jt[:, off : off + K * m].reshape(P, K, m))
+            off += K * m
+        return Jt.T
 
     def gn_product(self, point: list[Array], st: Any, v: Array) -> Array:
         d = self.coords.tangent(v[None])
