@@ -251,7 +251,7 @@ def output_sensitivities(
                 sel = dat.idx == g
                 F[sel] = XV[sel] @ dTop[:, g].reshape(L * n, -1).T
         D = solve_time_major(f.Phi, D, None if f.uniform else f.idx)
-        dy = D @ C.T  # (K, L, m)
-        dy += np.swapaxes(X @ dCT, 0, 1)  # δC x_k
+        dy = (D.reshape(-1, n) @ C.T).reshape(K, L, -1)  # (K, L, m), one product each
+        dy += (X @ dC.reshape(-1, n).T).reshape(K, L, -1)  # δC x_k
         out.append(dy)
     return out
