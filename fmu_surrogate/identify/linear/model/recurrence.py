@@ -275,6 +275,28 @@ def _scan_hillis_steele(
     return Y
 
 
+def _accumulator(
+    Y: Array, P: Array, transpose_powers: bool
+) -> Callable[[int, int, int, int, int], None]:
+    """``acc(c0, a0, step, cnt, d)``: rows ``c0 + step·j`` of ``Y`` (shape (K, n)) ``+=`` rows
+    ``a0 + step·j`` times ``P[d]`` (``P[d]ᵀ`` if ``transpose_powers``), j < cnt: one fused BLAS
+    call (:meth:`_Dgemm.rows_acc`) when available and the arrays allow it, numpy otherwise."""
+    if (
+        _DGEMM is not None
+        and Y.dtype == np.float64
+        and Y.flags.c_contiguous
+        and P.dtype == np.float64
+        and P.flags.c_contiguous
+    ):
+        return _DGEMM.rows_acc(Y, P, transpose_powers)
+
+    def acc(c0: int, a0: int, step: int, cnt: int, d: int) -> None:
+        Pd = P[d].T if transpose_powers else P[d]
+        Y[c0 : c0 + step * cnt : step] += Y[a0 : a0 + step * cnt : step] @ Pd
+
+    return acc
+
+
 def _scan_brent_kung(
     PhiT: Array,
     Y: Array,
@@ -294,21 +316,7 @@ def _scan_brent_kung(
     """
     K = Y.shape[0]
     P = _powers_hs(PhiT, K) if powers is None else powers  # P[d] = (Φ^{2^d})ᵀ
-    g = _DGEMM
-    if (
-        g is not None
-        and Y.dtype == np.float64
-        and Y.flags.c_contiguous
-        and P.dtype == np.float64
-        and P.flags.c_contiguous
-    ):
-        acc = g.rows_acc(Y, P, transpose_powers)
-    else:
-
-        def acc(c0: int, a0: int, step: int, cnt: int, d: int) -> None:
-            Pd = P[d].T if transpose_powers else P[d]
-            Y[c0 : c0 + step * cnt : step] += Y[a0 : a0 + step * cnt : step] @ Pd
-
+    acc = _accumulator(Y, P, transpose_powers)
     s, d = 1, 0
     while 2 * s <= K:
         cnt = (K - 2 * s) // (2 * s) + 1

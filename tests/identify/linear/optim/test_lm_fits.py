@@ -15,6 +15,7 @@ from fmu_surrogate.identify.linear.model.adjoint import Evaluator
 from fmu_surrogate.identify.linear.model.discretisation import simulate
 from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
 from fmu_surrogate.identify.linear.model.sensitivities import Coordinates, output_sensitivities
+from fmu_surrogate.identify.linear.optim.lm import r_factor
 
 
 def random_ph(seed: int, n: int, m: int) -> dict[str, np.ndarray]:
@@ -262,3 +263,20 @@ def test_slow_mode_in_a_short_record_single_experiment():
     assert_structure(est)
     assert est.errors(*experiment(p, 99)).relative_max <= 1e-9  # measured 1.3e-13
     assert est.result_.init_time_s + est.result_.time <= 5.0  # measured 0.1 s
+
+
+@pytest.mark.parametrize(("rows", "P"), [(600, 30), (600, 120), (40, 90), (40, 30)])
+def test_r_factor_is_numpys_qr_up_to_row_signs(rows, P):
+    # Both LAPACK routes (dgeqrf below QR_RECURSIVE_MIN_COLUMNS, dgeqrt from it on) and fewer
+    # rows than columns (zero rows below): Householder QR is unique up to the signs of R's
+    # rows; graded columns (1 … 1e-10) as a Jacobian's; backward-stable routines agree to a few
+    # ulps of the largest entry (measured ≤ 7e-16).
+    rng = np.random.default_rng(rows + P)
+    A = rng.standard_normal((rows, P)) * np.logspace(0, -10, P)
+    R = r_factor(np.asfortranarray(A))
+    ref = np.zeros((P, P))
+    k = min(rows, P)
+    ref[:k] = np.linalg.qr(A, mode="r")
+    signs = np.where(np.sign(np.diag(R)) == np.sign(np.diag(ref)), 1.0, -1.0)
+    assert np.abs(signs[:, None] * R - ref).max() <= 1e-13 * np.abs(ref).max()
+    assert not R[k:].any()
