@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import os
 import shutil
 import statistics
@@ -331,15 +332,29 @@ def cli_campaign(path: Path, param: str, u_name: str, runs: int, workers: int,
             "cpu": usage.ru_utime + usage.ru_stime}
 
 
-def cli_study(model: str, n1: int, n2: int, repeat: int, workdir: Path,
+def cli_runs(native: float) -> tuple[int, int]:
+    """The run counts N1, N2 of the ``--cli`` campaigns of a model whose runs take ``native``
+    seconds in the C driver: N1 simulates for about a second (at half the native speed), so
+    that what a campaign does once while its workers run (imports, creating the output file)
+    is hidden in both campaigns alike, and N2 = 4 N1 makes the difference of their wall times
+    (several seconds) large against the noise of either."""
+    n1 = max(300, 100 * math.ceil(1.0 / (2.0 * native) / 100))
+    return n1, 4 * n1
+
+
+def cli_study(model: str, n1: int | None, n2: int | None, repeat: int, workdir: Path,
               me_runs: tuple[int, int] | None = None, complevel: int = 1) -> dict:
     """Marginal cost per run and start-up of the CLI, 1 and 2 workers, against the C driver;
     with ``me_runs``, also the model-exchange interface with 1 worker (``me_runs`` runs: ME
-    runs cost tens of times more, and the native driver is co-simulation)."""
+    runs cost tens of times more, and the native driver is co-simulation).  ``n1``, ``n2``
+    ``None``: :func:`cli_runs`."""
     path, param, u_name, record = get_fmu(model, workdir)
-    bench = Bench(path, param, u_name, record, 1.0 + np.arange(n2) / n2, _signal(), workdir, 1,
-                  "auto")
-    native = statistics.median(bench.native()["wall"] for _ in range(repeat)) / n2
+    n_native = 1000
+    bench = Bench(path, param, u_name, record, 1.0 + np.arange(n_native) / n_native, _signal(),
+                  workdir, 1, "auto")
+    native = statistics.median(bench.native()["wall"] for _ in range(repeat)) / n_native
+    if n1 is None or n2 is None:
+        n1, n2 = cli_runs(native)
     res: dict = {"native_ms_per_run": 1e3 * native, "runs": [n1, n2], "workers": {},
                  "complevel": complevel, "load_average": [os.getloadavg()[0]]}
 
@@ -423,8 +438,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--cli", action="store_true",
                     help="measure the CLI's marginal cost per run and start-up instead "
                          "(models rc_network and msd_chain unless --model names others)")
-    ap.add_argument("--cli-runs", default="200,1200",
-                    help="N1,N2 runs of the --cli campaigns (default 200,1200)")
+    ap.add_argument("--cli-runs", default="auto",
+                    help="N1,N2 runs of the --cli campaigns (default auto: about a second of "
+                         "simulation and four times as many runs, see cli_runs)")
     ap.add_argument("--me-runs", default="20,120",
                     help="N1,N2 runs of the --cli model-exchange campaigns, 1 worker "
                          "(default 20,120; 0 skips them)")
@@ -531,12 +547,14 @@ def main(argv=None) -> dict:
 
 def cli_main(args) -> dict:
     """The ``--cli`` study: marginal cost per run and start-up on each model."""
-    n1, n2 = (int(x) for x in args.cli_runs.split(","))
+    n1 = n2 = None
+    if args.cli_runs != "auto":
+        n1, n2 = (int(x) for x in args.cli_runs.split(","))
     me = tuple(int(x) for x in args.me_runs.split(",")) if args.me_runs != "0" else None
     models = ["rc_network", "msd_chain"] if args.model == "faulty" else args.model.split(",")
     result: dict = {"steps_per_run": round(STOP / STEP), "cpu_count": os.cpu_count(),
                     "load_average_start": list(os.getloadavg()), "models": {}}
-    print(f"CLI campaigns of {n1} and {n2} runs x {round(STOP / STEP)} steps, "
+    print(f"CLI campaigns of {args.cli_runs} runs x {round(STOP / STEP)} steps, "
           f"median of {args.repeat}, --complevel {args.complevel}; load average "
           f"{os.getloadavg()[0]:.2f}")
     print(f"{'model':12s} {'native':>10s} {'workers':>7s} {'marginal':>10s} {'speed':>9s} "
@@ -553,6 +571,7 @@ def cli_main(args) -> dict:
             m = r["me_1_worker"]
             print(f"{model:12s} {'':10s} {'1 (ME)':>7s} {m['marginal_ms_per_run']:7.3f} ms "
                   f"{m['speed_vs_native_cs']:8.3f}x")
+        print(f"{model:12s} campaigns of {r['runs'][0]} and {r['runs'][1]} runs")
         cpu2 = r["workers"][2]["marginal_cpu_ms_per_run"]
         print(f"{model:12s} 2 workers / 1 worker: {r['two_over_one']:.2f}x; 2 workers on 2 cores "
               f"need at least {cpu2 / 2:.3f} ms per run (half their CPU time per run)")
