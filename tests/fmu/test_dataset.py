@@ -465,6 +465,16 @@ def test_a_stream_the_save_does_not_take_over_is_removed(info, tmp_path):
     assert not part_path(tmp_path / "b.nc").exists()
     xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
     ahead.close()
+    # saved through xarray (one thread): the stream's file is closed and written anew
+    ahead = ChunkDeflater(100, 3000, 1)
+    ahead.stream_into(part_path(tmp_path / "d.nc"), lambda: ds)
+    ahead.submit(x, 0)
+    ahead._ahead[next(iter(ahead._ahead))].result()
+    p = save_dataset(ds, tmp_path / "d.nc", deflated=ahead, threads=1)
+    assert not part_path(p).exists()
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+    ahead.close()
+    assert p.exists()
 
 
 def test_a_stream_that_cannot_be_written_leaves_the_chunks_to_the_save(info, tmp_path):

@@ -99,6 +99,8 @@ def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
             except (TypeError, ValueError):  # something the plain writer cannot store
                 part.unlink(missing_ok=True)
         if not done:
+            if deflated is not None:  # a file of chunks stored ahead is no use here
+                deflated.end_stream(part, ds, [])
             encoding = {}
             for k, v in ds.data_vars.items():
                 if v.dtype.kind == "f" and v.ndim == 2 and v.size:
