@@ -44,7 +44,6 @@ from numpy.typing import NDArray
 from scipy.linalg import expm
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
-from fmu_surrogate.identify.linear.model.batched_recurrence import solve_batched_recurrence
 from fmu_surrogate.identify.linear.model.discretisation import foh_block_matrix, quadrature_weights
 from fmu_surrogate.identify.linear.model.recurrence import solve_linear_recurrence
 from fmu_surrogate.identify.linear.model.sensitivities import _disc_directions
@@ -315,7 +314,12 @@ class PortedModel:
                 dTop = np.concatenate([dPhi[:, 0], dGam[:, 0]], axis=-1)  # (Lb, n, n + 2m)
                 XV = np.concatenate([X[:-1], V], axis=1)
                 F = (XV @ dTop.reshape(Lb * n, -1).T).reshape(K - 1, Lb, n)
-                Dx = solve_batched_recurrence(Phi, F, dx0)
+                Dx = np.empty((K, Lb, n))
+                Dx[0] = dx0
+                PhiT = np.ascontiguousarray(Phi.T)
+                for k in range(K - 1):
+                    np.matmul(Dx[k], PhiT, out=Dx[k + 1])
+                    Dx[k + 1] += F[k]
                 dy = Dx @ C.T + np.einsum("kn,lan->kla", X, dC, optimize=True)
             else:
                 X = np.zeros((K, 0))

@@ -3,7 +3,7 @@
 The drop-in model (:mod:`~fmu_surrogate.identify.linear.model.ported`) keeps its structure by
 its parametrisation (``J = U − Uᵀ``, ``W = LLᵀ``, ``N = V − Vᵀ``), so its parameters live in a
 flat space and the step is the plain damped Gauss–Newton step ``(𝒥ᵀ𝒥 + μI) ξ = −𝒥ᵀρ`` from the
-SVD of the triangular factor of 𝒥's QR (every damping at the cost of one QR), with Nielsen's damping rule as in the
+thin SVD of 𝒥 (every damping at the cost of one SVD), with Nielsen's damping rule as in the
 Riemannian solver (:mod:`~fmu_surrogate.identify.linear.optim.lm`: accept when the gain ratio
 is positive, ``μ ← μ · max(MU_DECREASE, 1 − (2ρ̂ − 1)³)``, else ``μ ← μν``, ``ν ← 2ν``).  Stops
 at ``max_iter``, a gradient below ``tol``, a relative cost decrease below ``ftol`` over
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fmu_surrogate.identify.linear.optim.lm import TAU, _svd, damping_update, r_factor
+from fmu_surrogate.identify.linear.optim.lm import TAU, damping_update
 
 Array = NDArray[np.float64]
 
@@ -83,8 +83,7 @@ def levenberg_marquardt(
         while True:
             g = Jm.T @ r
             gn = float(np.linalg.norm(g))
-            Ra = r_factor(Jm)  # overwrites Jm; 𝒥 = Q R: R has the singular values and V of 𝒥
-            _, sv, Vt = _svd(Ra)
+            _, sv, Vt = np.linalg.svd(Jm, full_matrices=False)
             if not math.isfinite(f):
                 reason = "the cost is not finite at the initial point"
                 break
@@ -94,7 +93,7 @@ def levenberg_marquardt(
             if it >= max_iter:
                 break
             if mu is None:
-                mu, nu = TAU * max(float(np.max(np.sum(Ra * Ra, axis=0))), 1e-300), 2.0
+                mu, nu = TAU * max(float(np.max(np.sum(Jm * Jm, axis=0))), 1e-300), 2.0
             accepted = False
             for _ in range(60):
                 xi = -Vt.T @ ((Vt @ g) / (sv**2 + mu))
