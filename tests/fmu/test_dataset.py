@@ -475,6 +475,18 @@ def test_a_stream_the_save_does_not_take_over_is_removed(info, tmp_path):
     xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
     ahead.close()
     assert p.exists()
+    # chunks of another gzip level stored ahead: the file is made anew at the save's level
+    import h5py
+
+    ahead = ChunkDeflater(100, 3000, 3)
+    ahead.stream_into(part_path(tmp_path / "e.nc"), lambda: ds)
+    ahead.submit(x, 0)
+    ahead._ahead[next(iter(ahead._ahead))].result()
+    p = save_dataset(ds, tmp_path / "e.nc", deflated=ahead)
+    xr.testing.assert_identical(load_dataset(p).drop_attrs(), ds.drop_attrs())
+    with h5py.File(p) as f:
+        assert f["x"].compression_opts == 1
+    ahead.close()
 
 
 def test_a_stream_that_cannot_be_written_leaves_the_chunks_to_the_save(info, tmp_path):

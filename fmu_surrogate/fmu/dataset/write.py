@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["WRITTEN", "part_path", "save_dataset"]
 
+
 class _Written:
     def __repr__(self) -> str:
         return "WRITTEN"
@@ -197,12 +198,11 @@ def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
     rows = _chunk_rows(R, T)
     tasks = [(k, r0) for k in big for r0 in range(0, R, rows)]
     n_threads = threads or min(len(tasks), os.cpu_count() or 1)
-    ahead = deflated if deflated is not None and deflated.matches(rows, level) else None
+    same = deflated is not None and deflated.matches(rows, level)
     # "stored": part holds the structure of ds's (run, time) variables and the chunks stored so
     # far; "dropped": it held another structure and was removed (nothing ahead counts then)
-    stream = ahead.end_stream(part, ds, big) if ahead is not None else "none"
-    if stream == "dropped":
-        ahead = None
+    stream = "none" if deflated is None else deflated.end_stream(part, ds, big if same else [])
+    ahead = deflated if same and stream != "dropped" else None
     with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
         futures = []
         for k, r0 in tasks:
