@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -18,7 +18,16 @@ from fmu_surrogate.fmu.dataset.schema import _SIGNAL_DIM, signal_table
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-    from fmu_surrogate.fmu.dataset.deflater import ChunkDeflater
+
+class _Ahead(Protocol):
+    """What the save asks of chunks compressed ahead (a
+    :class:`~fmu_surrogate.fmu.dataset.deflater.ChunkDeflater`, which imports this module)."""
+
+    def matches(self, rows: int, level: int) -> bool: ...
+
+    def end_stream(self, part: Path, ds: xr.Dataset, big: list[str]) -> str: ...
+
+    def take(self, arr: np.ndarray, r0: int) -> Any: ...
 
 __all__ = ["WRITTEN", "part_path", "save_dataset"]
 
@@ -42,7 +51,7 @@ def part_path(path: str | os.PathLike) -> Path:
 def save_dataset(ds: xr.Dataset, path: str | os.PathLike, *, complevel: int = 1,
                  threads: int | None = None,
                  before_replace: Callable[[], None] | None = None,
-                 deflated: ChunkDeflater | None = None) -> Path:
+                 deflated: _Ahead | None = None) -> Path:
     """Write ``ds`` to ``path`` atomically (``path + ".part"``, then ``os.replace``).
 
     The (run, time) float variables are stored in chunks of whole runs (about 1 MB) and, unless
@@ -181,7 +190,7 @@ def _shuffle_deflate(arr: np.ndarray, r0: int, rows: int, level: int) -> bytes:
 
 
 def _write_parallel(ds: xr.Dataset, part: Path, big: list[str], level: int,
-                    threads: int | None, deflated: ChunkDeflater | None = None) -> None:
+                    threads: int | None, deflated: _Ahead | None = None) -> None:
     """Write ``ds`` as NetCDF-4 compressing the chunks of ``big`` in parallel threads.
 
     HDF5 compresses chunk after chunk in the calling thread, which made the compression the
