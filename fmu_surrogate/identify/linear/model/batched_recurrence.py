@@ -93,17 +93,6 @@ def batch_layout(K: int) -> tuple[int, int]:
     return -(-(K + 1) // B) * B, j
 
 
-def batch_buffer(L: int, K: int, n: int) -> Array:
-    """A buffer ``Y`` of shape (L, K_p, n) for :func:`scan_constant_batch`, padding rows zero.
-
-    The caller fills ``Y[:, 0]`` (initial values) and ``Y[:, 1:K]`` (forcing terms).
-    """
-    Kp, _ = batch_layout(K)
-    Y = np.empty((L, Kp, n))
-    Y[:, K:] = 0.0
-    return Y
-
-
 def scan_constant_batch(PhiT: Array, Y: Array, K: int, powers: Array | None = None) -> Array:
     """In place, per direction l: ``x_0 = y_0``, ``x_k = x_{k−1} Φᵀ + y_k`` for k < K (row form).
 
@@ -207,45 +196,3 @@ def solve_time_major(Phi: Array, Y: Array, index: NDArray[np.intp] | None = None
             Y[hi] += np.matmul(Y[lo], MT[hi])
         s //= 2
     return Y
-
-
-def solve_batched_recurrence(
-    Phi: Array, b: Array, x0: Array, index: NDArray[np.intp] | None = None
-) -> Array:
-    """Solve ``x_{k+1} = Φ_k x_k + b_k`` for L right-hand sides at once.
-
-    Parameters
-    ----------
-    Phi : ndarray, shape (n, n), (K−1, n, n), or (G, n, n) with ``index``
-        Constant transition matrix, one per step, or a table of G matrices.
-    b : ndarray, shape (K−1, L, n)
-        Forcing terms, time-major.
-    x0 : ndarray, shape (L, n)
-        Initial values.
-    index : ndarray of int, shape (K−1,), optional
-        Table form: ``Φ_k = Phi[index[k]]``.
-
-    Returns
-    -------
-    ndarray, shape (K, L, n)
-        ``x_0, …, x_{K−1}`` per direction (a view of direction-major storage when the scan of
-        :func:`scan_constant_batch` is used).
-
-    Notes
-    -----
-    Constant Φ: :func:`scan_constant_batch` when :func:`scan_pays`, else
-    :func:`solve_time_major`, as for a non-uniform grid.  No input validation (inner-loop
-    function).
-    """
-    K = b.shape[0] + 1
-    L, n = x0.shape
-    if Phi.ndim == 2 and scan_pays(L, n):
-        Y = batch_buffer(L, K, n)
-        Y[:, 0] = x0
-        Y[:, 1:K] = np.swapaxes(b, 0, 1)
-        scan_constant_batch(np.ascontiguousarray(Phi.T), Y, K)
-        return np.swapaxes(Y[:, :K], 0, 1)
-    Y = np.empty((K, L, n))
-    Y[0] = x0
-    Y[1:] = b
-    return solve_time_major(Phi, Y, index)
