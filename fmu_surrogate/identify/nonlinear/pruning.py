@@ -43,8 +43,8 @@ __all__ = ["ERROR_GROWTH", "SHAPE_BLOCKS", "TERM_BLOCKS", "prune_terms", "relati
 #: the static law's gains (each output's gain of each term).
 TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
 #: Parameters whose value zero makes a term cheaper to evaluate: the asymmetries of the
-#: dissipation and feedthrough power laws (zero: no gate).
-SHAPE_BLOCKS = ("asym", "pasym")
+#: dissipation and feedthrough power laws (zero: no gate), with the gains of their terms.
+SHAPE_BLOCKS = {"asym": "beta", "pasym": "pbeta"}
 #: A term is dropped when the training error without it stays within this factor of the fitted
 #: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
 ERROR_GROWTH = 1.02
@@ -74,9 +74,11 @@ def prune_terms(layout: Layout, theta: Array,
         return theta, []
     limit = base * ERROR_GROWTH + 1e-300
     sl = layout.slices()
-    terms = [(name, i) for name in TERM_BLOCKS + SHAPE_BLOCKS
+    terms = [(name, i) for name in (*TERM_BLOCKS, *SHAPE_BLOCKS)
              for i in range(sl[name][0].stop - sl[name][0].start)
-             if theta[sl[name][0].start + i] != 0.0]
+             if theta[sl[name][0].start + i] != 0.0
+             # the asymmetry of a term the fit left without gain is not written anyway
+             and (name not in SHAPE_BLOCKS or theta[sl[SHAPE_BLOCKS[name]][0].start + i] != 0.0)]
 
     def without(th: Array, name: str, i: int) -> Array:
         out = th.copy()
