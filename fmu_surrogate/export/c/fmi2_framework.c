@@ -997,7 +997,19 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
                  reason);
         return failed(c, "fmi2DoStep");
     }
-    return update(c, "fmi2DoStep");
+    /* the new state is checked here; the outputs are evaluated when they are read (a master
+       that sets the next inputs first would discard an evaluation made now) */
+    {
+        int k;
+        for (k = 0; k < N_STATES; k++)
+            if (!isfinite(c->d.r[STATE_VR[k]])) {
+                model_fail(c, "state '%s' is not finite (%g) at t = %.17g",
+                           REAL_NAMES[STATE_VR[k]], c->d.r[STATE_VR[k]], t0 + H);
+                return failed(c, "fmi2DoStep");
+            }
+    }
+    c->d.dirty = 1;
+    return fmi2OK;
 }
 
 fmi2Status fmi2CancelStep(fmi2Component comp)

@@ -12,9 +12,10 @@
  *
  *   E (x1 - x0) = h [T zbar + B u],   zbar = sum_q w_q z(x0 + s_q (x1 - x0)),
  *
- * solved by Newton's method with the analytic Jacobian (fresh for the first two iterations,
- * then kept), the same predictor, stopping rules (STALL below) and minimum-norm steps on a
- * numerically singular matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
+ * solved by Newton's method with the analytic Jacobian (fresh for the first iteration and, unless
+ * its correction was below CHORD, the second; then kept), the same predictor (quadratic
+ * extrapolation), stopping rules (STALL below) and minimum-norm steps on a numerically singular
+ * matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
  * Algebraic states (zero columns of E, index 1) are in the same Newton system and are made
  * consistent with the input at the start and after every step.  The energy terms are the
  * scheme's own: dissipated += h zbar' R zbar, supplied += h (B' zbar)' u.
@@ -39,7 +40,7 @@
 #include "surrogate_data.h"
 #include "wiring.h"
 
-/* The stopping rules of fmu_surrogate.ph.newton (TOL, FLOOR_, RCOND as there).  STALL is
+/* The stopping rules of fmu_surrogate.ph.newton (TOL, FLOOR_, RCOND, CHORD as there).  STALL is
    10x looser than the Python 1e-8: an identified kernel expansion is ill-conditioned (weights of
    1e4 ... 1e7 cancelling to efforts of order 1), its value carries round-off of ~4e-8 relative
    in any summation order (fmu_surrogate.export.expressions), and a residual stalled at that level
@@ -48,6 +49,7 @@
 #define FLOOR_ 1e-11
 #define STALL 1e-7
 #define RCOND 1e-9
+#define CHORD 1e-4
 /* bytes of a state vector (its arrays hold NXA >= 1 elements: C has no empty arrays) */
 #define XBYTES (sizeof(double) * (size_t)NX)
 
@@ -62,23 +64,28 @@ static double amax(const double *v, int n)
 
 /*
  * x = pinv(A) b with singular values <= RCOND * max treated as zero (numpy.linalg.lstsq); on a
- * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n.
+ * regular, well-conditioned A this is the solution of A x = b.  One-sided Jacobi SVD, A is n x n:
+ * svd_factor writes U s, V and s into W (2 n^2 + n doubles) and returns the largest singular
+ * value, svd_apply solves with them (a chord step of Newton's method reuses the factors).
  */
-static int svd_solve(int n, const double *A, const double *b, double *x)
+static double svd_factor(int n, const double *A, double *W)
 {
-    double small[2 * 8 * 8 + 8]; /* small systems: no allocation in the Newton loop */
-    double *U = n <= 8 ? small : (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
-    double *V, *s, smax;
-    int i, j;
     if (n == 1) { /* one state: the singular value is |A|, the pseudo-inverse 1/A or 0 */
-        x[0] = A[0] != 0.0 ? b[0] / A[0] : 0.0;
-        return 0;
+        W[0] = A[0];
+        return fabs(A[0]);
     }
-    if (!U) return 1;
-    V = U + n * n;
-    s = V + n * n;
-    memcpy(U, A, sizeof(double) * (size_t)(n * n));
-    smax = dn_jacobi_columns(n, U, V, s);
+    memcpy(W, A, sizeof(double) * (size_t)(n * n));
+    return dn_jacobi_columns(n, W, W + n * n, W + 2 * n * n);
+}
+
+static void svd_apply(int n, const double *W, double smax, const double *b, double *x)
+{
+    const double *U = W, *V = W + n * n, *s = W + 2 * n * n;
+    int i, j;
+    if (n == 1) {
+        x[0] = W[0] != 0.0 ? b[0] / W[0] : 0.0;
+        return;
+    }
     for (i = 0; i < n; i++) x[i] = 0.0;
     for (j = 0; j < n; j++) {
         double c = 0.0;
@@ -87,9 +94,19 @@ static int svd_solve(int n, const double *A, const double *b, double *x)
         c /= s[j] * s[j];
         for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
     }
-    if (U != small) free(U);
+}
+
+#if SUR_NA > 0
+static int svd_solve(int n, const double *A, const double *b, double *x)
+{
+    double small[2 * 8 * 8 + 8]; /* small systems: no allocation in the Newton loop */
+    double *W = n <= 8 ? small : (double *)malloc(sizeof(double) * (size_t)(2 * n * n + n));
+    if (!W) return 1;
+    svd_apply(n, W, svd_factor(n, A, W), b, x);
+    if (W != small) free(W);
     return 0;
 }
+#endif
 
 /* Numerical rank as numpy.linalg.matrix_rank (tolerance smax * n * eps); k x k matrix. */
 static int rank_of(int k, const double *A)
@@ -417,24 +434,43 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
 #endif
 }
 
-/* One step of the scheme from xk (in place) over h with the input u held. */
+/* The start of Newton's method: the state at t + h extrapolated from the last nodes, quadratic
+   through three (linear with algebraic states, which jump with the input), linear through two
+   after the first step, x before it (fmu_surrogate.ph.simulation.time_steps._predictor). */
+static void predictor(const ModelInstance *c, const double *x2, double a, double *xn)
+{
+    const double b = c->d.sur_hprev, cc = c->d.sur_hprev2;
+    double al = 0.0, be = 0.0;
+    int i;
+    if (c->d.sur_started == 1 || (SUR_NA > 0 && c->d.sur_started)) {
+        al = a / b;
+    } else if (c->d.sur_started == 2) {
+        const double g = a * (a + b) / (b + cc);
+        al = (a + g) / b;
+        be = g / cc;
+    }
+    for (i = 0; i < NX; i++)
+        xn[i] = x2[i] + al * (x2[i] - c->d.sur_xprev[i]) - be * (c->d.sur_xprev[i] - c->d.sur_xprev2[i]);
+}
+
+/* One step of the scheme from xk (in place) over h with the input u held.  Newton's method as
+   fmu_surrogate.ph.simulate runs it: a fresh Jacobian in the first iteration, and in the second
+   unless the first correction was below CHORD; then kept (chord steps, its SVD reused);
+   converged on a correction below TOL, with the mean effort moved to the new state to first
+   order (the rest is O(TOL^2)). */
 static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
 {
     double xn[NXA], F[NXA], zb[NXA], dx[NXA], b[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA];
-    double *Jac = c->sur_jac, best = INFINITY, prev = INFINITY;
-    int it, i, converged = NX == 0, have_jac = 0; /* no states: a static map, nothing to solve */
+    double *Jac = c->sur_jac, *W = c->sur_svd, best = INFINITY, prev = INFINITY;
+    double smax = 0.0;
+    int it, i, j, converged = NX == 0, fresh = 1; /* no states: a static map, nothing to solve */
     bu(u, b);
-    for (i = 0; i < NX; i++)
-        xn[i] = c->d.sur_started
-                    ? xk[i] + (xk[i] - c->d.sur_xprev[i]) * (h / c->d.sur_hprev)
-                    : xk[i];
+    predictor(c, xk, h, xn);
     memcpy(best_x, xn, XBYTES);
     memcpy(best_zb, xn, XBYTES);
     for (it = 1; !converged && it <= SUR_MAX_NEWTON; it++) {
-        const int fresh = !have_jac || it <= 2;
         double fn, scale, step;
         residual(c, xk, xn, b, h, F, fresh ? Jac : NULL, zb);
-        have_jac = 1;
         fn = amax(F, NX);
         if (fn < best) {
             best = fn;
@@ -456,15 +492,23 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         }
         prev = fn;
         for (i = 0; i < NX; i++) F[i] = -F[i];
-        if (svd_solve(NX, Jac, F, dx)) return model_fail(c, "out of memory");
+        if (fresh) smax = svd_factor(NX, Jac, W);
+        svd_apply(NX, W, smax, F, dx);
         for (i = 0; i < NX; i++) xn[i] += dx[i];
         step = amax(dx, NX);
         if (!isfinite(step)) break;
         if (step <= TOL * (1.0 + amax(xn, NX))) {
+            const double *dzb = c->sur_dzb; /* of the last fresh Jacobian */
             converged = 1;
-            residual(c, xk, xn, b, h, F, NULL, zb);
+            for (i = 0; i < NX; i++) {
+                double acc = 0.0;
+                for (j = 0; j < NX; j++) acc += dzb[i * NX + j] * dx[j];
+                zb[i] += acc;
+            }
             break;
         }
+        /* a small first correction leaves the Jacobian good for the whole step (chord) */
+        fresh = it < 2 && step > CHORD * (1.0 + amax(xn, NX));
     }
     if (!converged)
         return model_fail(c, "Newton did not converge in the step from t = %.17g over %g s "
@@ -488,9 +532,13 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     if (consistent(c, xn, u))
         return model_fail(c, "the algebraic equations have no solution at t = %.17g", t + h);
 #endif
+    if (c->d.sur_started) { /* the last two steps before the new node, for the predictor */
+        memcpy(c->d.sur_xprev2, c->d.sur_xprev, XBYTES);
+        c->d.sur_hprev2 = c->d.sur_hprev;
+    }
     memcpy(c->d.sur_xprev, xk, XBYTES);
     c->d.sur_hprev = h;
-    c->d.sur_started = 1;
+    c->d.sur_started = c->d.sur_started ? 2 : 1;
     memcpy(xk, xn, XBYTES);
     return fmi2OK;
 }

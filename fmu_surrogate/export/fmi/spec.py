@@ -241,10 +241,11 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     else:
         # FMU_ALLOC_SIZE: one unused element for a surrogate without states (C has no empty
         # arrays)
-        data = ("double sur_h0; int sur_started; double sur_hprev; "
-                "double sur_xprev[FMU_ALLOC_SIZE(NX)];")
+        data = ("double sur_h0; int sur_started; double sur_hprev; double sur_hprev2; "
+                "double sur_xprev[FMU_ALLOC_SIZE(NX)]; double sur_xprev2[FMU_ALLOC_SIZE(NX)];")
         work = " ".join(f"double sur_{a}[FMU_ALLOC_SIZE(NX * NX)];"
                         for a in ("jz", "dzb", "jac", "jf"))
+        work += " double sur_svd[FMU_ALLOC_SIZE(2 * NX * NX + NX)];"  # the Newton matrix's SVD
         # memos of z(x), H(x), the dissipation rate (by z) and the port law (by u); not state
         work += (" int sur_memo; double sur_mx[FMU_ALLOC_SIZE(NX)]; double sur_mz[FMU_ALLOC_SIZE(NX)];"
                  " double sur_mh; int sur_memo_z; double sur_mrz[FMU_ALLOC_SIZE(NX)]; double sur_mr;"

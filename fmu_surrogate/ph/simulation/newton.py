@@ -22,6 +22,8 @@ class ConvergenceError(FmuSurrogateError, RuntimeError):
 
 #: singular values below this, relative to the largest, count as zero in a Newton solve
 RCOND = 1e-9
+#: a first Newton correction below this fraction of the state keeps the Jacobian for the step
+CHORD = 1e-4
 #: a Newton residual below this fraction of the step's terms is converged (after 3 iterations)
 _FLOOR = 1e-11
 #: a Newton residual that stalls below this fraction of the step's terms is at round-off level

@@ -13,7 +13,14 @@ from scipy.linalg import expm, lu_factor, lu_solve
 
 from fmu_surrogate.errors import InvalidInputError
 from fmu_surrogate.ph.simulation.algebraic_states import _algebraic, _consistent, _HiddenConstraint
-from fmu_surrogate.ph.simulation.newton import _FLOOR, _STALL, ConvergenceError, _Effort, _solve
+from fmu_surrogate.ph.simulation.newton import (
+    _FLOOR,
+    _STALL,
+    CHORD,
+    ConvergenceError,
+    _Effort,
+    _solve,
+)
 from fmu_surrogate.ph.system import PHDAE, LinearPH
 
 Array = NDArray[np.float64]
@@ -90,25 +97,27 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     X[0] = x0
     Zbar = np.empty((N - 1, n))
     its = np.zeros(N - 1, dtype=np.int64)
-    x_prev = x0
     for k in range(N - 1):
         h = t[k + 1] - t[k]
         xk = X[k]
         ubar = Ubar[k]
         u_end = U[k] if zoh else U[k + 1]  # the input in force just before t_{k+1}
-        # predictor: linear extrapolation of the last step
-        xn = xk + (xk - x_prev) * (h / (t[k] - t[k - 1])) if k else xk.copy()
+        # algebraic states jump with a held input: extrapolated linearly, as the FMUs do
+        xn = _predictor(xk, X[k - 1] if k else xk, X[k - 2] if k > 1 else xk, h,
+                        t[k] - t[k - 1] if k else 0.0,
+                        t[k - 1] - t[k - 2] if k > 1 and not rows_a.size else 0.0)
         converged = False
-        Jac = None
+        Jac = dzb = None
+        fresh = True
         best = (np.inf, xn, None)
         prev = np.inf
         for it in range(1, max_newton + 1):
-            # Newton; after the first two iterations of a step the Jacobian is kept (chord
+            # Newton; after the first iteration (or two) of a step the Jacobian is kept (chord
             # steps, each one residual evaluation) — it changes by O(h·|δx|) within a step
-            fresh = Jac is None or it <= 2
-            F, Jnew, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                    mask_a, rows_a, jacobian=fresh, nl=nl)
-            Jac = Jnew if fresh else Jac
+            F, Jnew, zb, dnew = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
+                                          mask_a, rows_a, jacobian=fresh, nl=nl)
+            if fresh:
+                Jac, dzb = Jnew, dnew
             fn = np.abs(F).max()
             if fn < best[0]:
                 best = (fn, xn, zb)
@@ -133,10 +142,13 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             if not np.isfinite(step):
                 break
             if step <= tol * (1.0 + np.abs(xn).max()):
+                # the mean effort at the new state to first order (the rest is O(tol²))
                 converged = True
-                _, _, zb = _residual(eff, T, E, B, xk, xn, ubar, u_end, h, nodes, weights,
-                                     mask_a, rows_a, jacobian=False, nl=nl)
+                zb = zb + dzb @ dx
                 break
+            # a first correction below CHORD leaves the Jacobian good for the whole step: its
+            # change times the last correction is below CHORD·tol of the state, round-off
+            fresh = it < 2 and step > CHORD * (1.0 + np.abs(xn).max())
         if not converged:
             raise ConvergenceError(
                 f"Newton did not converge at step {k} (t = {t[k]:.6g} s → {t[k + 1]:.6g} s) "
@@ -147,18 +159,33 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             xn = _consistent(system, eff, xn, U[k + 1], rows_a, cols_a, tol, max_newton)
         X[k + 1] = xn
         Zbar[k] = zb
-        x_prev = xk
     if high_index:
         hidden = _HiddenConstraint(eff, T, E, B, rows_a, cols_a, X[0])
         X = hidden.node_states(X, U, tol, max_newton)
     return X, Zbar, its
 
 
+def _predictor(x2: Array, x1: Array, x0: Array, a: float, b: float, c: float) -> Array:
+    """The start of Newton's method: the state at ``t₂ + a`` extrapolated from the last nodes.
+
+    ``x0, x1, x2`` at ``t₂ − b − c, t₂ − b, t₂``: quadratic through the three, linear through
+    the last two when ``c = 0``, ``x2`` when ``b = 0`` too; written as
+    ``x2 + α (x2 − x1) − β (x1 − x0)``, with the weights computed once per step as the exported
+    FMUs do (``export/c/surrogate_nonlinear.c``).
+    """
+    if b == 0.0:
+        return x2.copy()
+    if c == 0.0:
+        return x2 + (a / b) * (x2 - x1)
+    g = a * (a + b) / (b + c)
+    return x2 + ((a + g) / b) * (x2 - x1) - (g / c) * (x1 - x0)
+
+
 def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, ubar: Array,
               u_next: Array, h: float, nodes: Array, weights: Array, mask_a: Array | None,
               rows_a: Array, jacobian: bool = True,
-              nl: Any = None) -> tuple[Array, Array | None, Array]:
-    """Residual, Jacobian and path-averaged effort of one step (see the module docs).
+              nl: Any = None) -> tuple[Array, Array | None, Array, Array | None]:
+    """Residual, Jacobian, path-averaged effort ``z̄`` and ``∂z̄/∂x_{k+1}`` of one step (module docs).
 
     ``mask_a`` marks the multipliers of a higher-index system (constant over the step), or is
     ``None`` (index ≤ 1: the whole state moves linearly along the path).  ``nl`` is a
@@ -181,7 +208,7 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
     if mask_a is not None:  # higher index: the algebraic rows hold at the new node
         F[rows_a] = (T @ zs[-1] + B @ u_next)[rows_a]
     if not jacobian:
-        return F, None, zb
+        return F, None, zb, None
     Jall = eff.jacobian(pts)
     Jz = Jall[: xi.shape[0]]                    # (q, n, n)
     if mask_a is None:
@@ -194,7 +221,7 @@ def _residual(eff: _Effort, T: Array, E: Array, B: Array, xk: Array, xn: Array, 
         Jac = Jac + h * (nl.force_jacobian(zb[None, :])[0] @ dzb)
     if mask_a is not None:
         Jac[rows_a] = (T @ Jall[-1])[rows_a]
-    return F, Jac, zb
+    return F, Jac, zb, dzb
 
 
 def _van_loan(M: Array, P: Array, h: float) -> Array:
