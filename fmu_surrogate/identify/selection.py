@@ -319,7 +319,7 @@ def select_dataset(
         A harvested dataset.
     inputs, outputs : sequence of str, optional
         Default: the dataset's inputs and Real outputs (Boolean and Integer outputs are not
-        fitted; :func:`~fmu_surrogate.identify.linear.pairing.dataset_interface`).
+        fitted; :func:`~fmu_surrogate.identify.linear.interface.pairing.dataset_interface`).
     runs : sequence of int, optional
         Training runs (default :func:`split_runs`: all successful runs but the last).
     tolerance : float
@@ -347,7 +347,7 @@ def select_dataset(
         A tolerance that is not a positive number, or no successful run.
     """
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
-    from fmu_surrogate.identify.linear.pairing import dataset_interface
+    from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
 
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise ModelSelectionError(f"tolerance must be a positive relative error, got "

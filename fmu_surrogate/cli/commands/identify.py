@@ -171,7 +171,7 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
     inputs, outputs = _names(args)
     late = args.late_outputs == "yes"
     if late:  # fitted one sample earlier (the decision from the data needs --method auto)
-        from fmu_surrogate.identify.linear.pairing import dataset_interface
+        from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
         from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier
 
         ds = outputs_one_sample_earlier(ds, outputs or dataset_interface(ds).outputs)

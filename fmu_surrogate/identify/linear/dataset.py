@@ -19,12 +19,16 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     ds : xarray.Dataset
     inputs, outputs : sequence of str or None
         None: the dataset's inputs and Real outputs
-        (:func:`~fmu_surrogate.identify.linear.pairing.dataset_interface`).
+        (:func:`~fmu_surrogate.identify.linear.interface.pairing.dataset_interface`).
     runs : iterable of int or None
     """
     from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
+    from fmu_surrogate.identify.linear.interface.pairing import (
+        REAL_TYPES,
+        dataset_interface,
+        detect_pairs,
+    )
     from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
-    from fmu_surrogate.identify.linear.pairing import REAL_TYPES, dataset_interface, detect_pairs
     from fmu_surrogate.identify.linear.ports import parse_pairs
 
     if inputs is None or outputs is None:

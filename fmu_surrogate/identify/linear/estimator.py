@@ -375,7 +375,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         ds : xarray.Dataset
         inputs, outputs : sequence of str, optional
             FMU variable names (default: the dataset's inputs and Real outputs).  Pairs from
-            ``ports`` or the units (:mod:`~fmu_surrogate.identify.linear.pairing`): inputs in
+            ``ports`` or the units (:mod:`~fmu_surrogate.identify.linear.interface.pairing`): inputs in
             no pair are modulating, outputs in no pair measured.  Without: paired in order.
         runs : iterable of int, optional
             Run labels to use (default: all runs with status ``"ok"``).

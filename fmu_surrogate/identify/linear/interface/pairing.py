@@ -56,11 +56,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
 
 Array = NDArray[np.float64]
 
 __all__ = ["Interface", "Pairing", "PortPair", "bond_graph_pairs", "dataset_interface",
-           "detect_pairs", "passivity_scores", "unit_candidates"]
+           "detect_pairs", "passivity_pairs", "unit_candidates"]
 
 #: A bond-graph port's effort or flow: ``port.e``, ``port.f[3]`` (20-sim's names).
 _BOND = re.compile(r"^(?P<port>.+)\.(?P<var>[ef])(?P<index>\[[^\]]*\])?$")
@@ -69,13 +70,10 @@ _BOND = re.compile(r"^(?P<port>.+)\.(?P<var>[ef])(?P<index>\[[^\]]*\])?$")
 REAL_TYPES = ("Real", "Float32", "Float64")
 #: Matchings tried before the data decide (beyond: the declared order among candidates).
 MAX_MATCHINGS = 4096
-#: Frequencies of the passivity score.
-N_FREQUENCIES = 400
-#: Poles below this fraction of the lowest frequency of the data count as at the origin.
-INTEGRATOR_RTOL = 1e-3
-#: The passivity score looks at frequencies where a channel's gain is within this factor of its
-#: largest (the unstructured model is not trusted further down).
-GAIN_RANGE = 1e-3
+#: Without units a pair needs at least this passivity score (a collocated pair scores about 0
+#: or above: +5e-6 for a driving-point mobility; a transfer mobility −0.099, a quarter car's
+#: force with its wheel's velocity −0.999).
+SCORE_FLOOR = -0.02
 
 
 @dataclass(frozen=True)
@@ -259,93 +257,6 @@ def _matchings(cand: dict[str, dict[str, float]]) -> list[tuple[tuple[str, str],
     return [m for m in best if len(m) == size]
 
 
-def passivity_scores(records: Sequence[Any], inputs: Sequence[str], outputs: Sequence[str],
-                     pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
-    """The passivity score of each candidate pair (module docstring), NaN when the data cannot
-    give one (a constant input, non-uniform sampling, too short records).
-
-    Parameters
-    ----------
-    records : sequence of (t, u, y, hold)
-        Records with the columns of ``inputs`` and ``outputs``.
-    inputs, outputs : sequence of str
-        Column names.
-    pairs : iterable of (input, output)
-
-    Returns
-    -------
-    dict
-        ``(u, y)`` → score in [−1, 1].
-    """
-    from fmu_surrogate.identify.linear.init.order import Record, select_order
-
-    pairs = list(pairs)
-    nan = {p: float("nan") for p in pairs}
-    u_all = np.concatenate([np.asarray(r[1]) for r in records])
-    varying = [j for j in range(u_all.shape[1])
-               if np.ptp(u_all[:, j]) > 1e-12 * max(float(np.abs(u_all[:, j]).max()), 1e-300)]
-    cols = [list(outputs).index(y) for y in dict.fromkeys(y for _, y in pairs)]
-    recs = [Record(t, np.column_stack([np.asarray(u)[:, varying], np.ones(len(t))]),
-                   np.asarray(y)[:, cols], h) for t, u, y, h in records]
-    try:
-        _sel, sm = select_order(recs, feedthrough=True)
-    except (LinearIdentificationError, ValueError, np.linalg.LinAlgError):
-        return nan
-    if sm is None:  # a static map: least squares
-        D = np.linalg.lstsq(np.concatenate([r.u for r in recs]),
-                            np.concatenate([r.y for r in recs]), rcond=None)[0].T
-        A, B, C = np.zeros((0, 0)), np.zeros((0, D.shape[1])), np.zeros((D.shape[0], 0))
-        h, T = 1.0, 1.0
-    else:
-        A, B, C, D = sm.A, sm.B, sm.C, sm.D
-        h = float(sm.h)
-        T = max(float(r.t[-1] - r.t[0]) for r in recs)
-    w = np.geomspace(2 * np.pi / T, np.pi / h, N_FREQUENCIES)
-    n = A.shape[0]
-    residue = _integrator_residues(A, B, C, w[0])
-    # frequency response of every kept channel: C (jωI − A)⁻¹ B + D
-    G = np.array([C @ np.linalg.solve(1j * wk * np.eye(n) - A, B) if n else
-                  np.zeros((C.shape[0], B.shape[1]), complex) for wk in w]) + D[None]
-    out = {}
-    for u, y in pairs:
-        i = list(inputs).index(u)
-        if i not in varying:
-            out[(u, y)] = float("nan")
-            continue
-        g = G[:, cols.index(list(outputs).index(y)), varying.index(i)]
-        mag = np.abs(g)
-        # Re G relative to the gain at and above each frequency (an integrator's gain at low
-        # frequencies would hide the phase lag of a transfer mobility above its resonance)
-        local = np.maximum.accumulate(mag[::-1])[::-1]
-        keep = mag >= GAIN_RANGE * mag.max()
-        if not keep.any() or mag.max() == 0:
-            out[(u, y)] = float("nan")
-            continue
-        r = g.real[keep] / local[keep]
-        res = residue[cols.index(list(outputs).index(y)), varying.index(i)] / mag.max() * w[0]
-        out[(u, y)] = float(max(min(r.min(), res, 0.0) if res < 0 else r.min(),
-                                min(-r.max(), -res, 0.0) if res > 0 else -r.max()))
-    return out
-
-
-def _integrator_residues(A: Array, B: Array, C: Array, w_min: float) -> Array:
-    """Residues ``lim_{s→0} s G(s)`` of the model's poles at the origin (free masses, charges:
-    poles far below the lowest frequency ``w_min`` of the data), one per channel.
-
-    A positive-real channel has a positive residue there; the phase alone does not show it (a
-    free two-mass chain's transfer mobility has ``Re G ≤ 0`` at every frequency, its negative
-    is not passive because of the rigid-body mode's residue).
-    """
-    if A.shape[0] == 0:
-        return np.zeros((C.shape[0], B.shape[1]))
-    lam, V = np.linalg.eig(A)
-    zero = np.abs(lam) <= INTEGRATOR_RTOL * w_min
-    if not zero.any():
-        return np.zeros((C.shape[0], B.shape[1]))
-    W = np.linalg.inv(V)
-    return np.real((C @ V[:, zero]) @ (W[zero] @ B))
-
-
 def detect_pairs(inputs: Sequence[str], outputs: Sequence[str],
                  input_units: Sequence[str | None], output_units: Sequence[str | None],
                  records: Sequence[Any] = (), discrete: Iterable[str] = ()) -> Pairing | None:
@@ -375,7 +286,10 @@ def detect_pairs(inputs: Sequence[str], outputs: Sequence[str],
         undeclared = [v for v, un in zip(inputs + outputs, list(input_units) + list(output_units))
                       if not un and v not in discrete]
         if undeclared:
-            return bond_graph_pairs(inputs, outputs, discrete)
+            named = bond_graph_pairs(inputs, outputs, discrete)
+            if named is None and len(inputs) != len(outputs) and records:
+                return passivity_pairs(inputs, outputs, records, discrete)
+            return named
         return Pairing((), tuple(inputs), tuple(outputs), cands)
     scores: dict[tuple[str, str], float] = {}
     in_order = (len(inputs) == len(outputs)
@@ -432,6 +346,63 @@ def bond_graph_pairs(inputs: Sequence[str], outputs: Sequence[str],
     used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
     return Pairing(tuple(pairs), tuple(u for u in inputs if u not in used_u),
                    tuple(y for y in outputs if y not in used_y))
+
+
+def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequence[Any],
+                    discrete: Iterable[str] = ()) -> Pairing | None:
+    """Power pairs of an interface without units whose inputs and outputs are not as many (no
+    declared order to pair them in), by the data alone (module docstring).
+
+    Every Real input with every output is a candidate; of the matchings with the most pairs the
+    one with the most pairs scoring at least :data:`SCORE_FLOOR` wins (then the larger sum of
+    their scores, then the declared order), and of its pairs only those the data single out are
+    kept (the input's other outputs and the output's other inputs score below the floor): the
+    other inputs are modulating, the other outputs measured.  A vendor component with two force inputs and the
+    two velocities plus a spring force as outputs pairs each force with its own velocity.
+
+    Parameters
+    ----------
+    inputs, outputs : sequence of str
+    records : sequence of (t, u, y, hold)
+        Data with the columns of ``inputs`` and ``outputs``.
+    discrete : iterable of str
+        Inputs not of type Real (never paired).
+
+    Returns
+    -------
+    Pairing or None
+        Pairs with 1 W per unit product (SI, no units declared); None when no pair is kept.
+    """
+    skip = set(discrete)
+    cand = {u: dict.fromkeys(outputs, 1.0) for u in inputs if u not in skip}
+    matchings = _matchings(cand) if cand and outputs else []
+    if not matchings or len(matchings) > MAX_MATCHINGS:
+        return None
+    scores = passivity_scores(records, inputs, outputs, sorted({p for m in matchings for p in m}))
+
+    def key(m: tuple[tuple[str, str], ...]) -> tuple[Any, ...]:
+        good = [scores[p] for p in m if scores[p] >= SCORE_FLOOR]  # NaN is never good
+        return (-len(good), -sum(good),
+                tuple(sorted(outputs.index(y) - inputs.index(u) for u, y in m)))
+
+    # a pair is kept only where the data single it out: its input's other candidates score
+    # below the floor (a linear model that misses a strongly nonlinear part scores every
+    # channel alike, ±1 for a static fit: nothing to go by)
+    def alone(u: str, y: str) -> bool:
+        return (scores[(u, y)] >= SCORE_FLOOR
+                and not any(scores.get((u, o), -1.0) >= SCORE_FLOOR for o in outputs if o != y)
+                and not any(scores.get((i, y), -1.0) >= SCORE_FLOOR for i in cand if i != u))
+
+    chosen = [p for p in min(matchings, key=key) if alone(*p)]
+    if not chosen:
+        return None
+    pairs = tuple(PortPair(u, y, 1.0, f"no units declared; passivity score {scores[(u, y)]:+.3f} "
+                           f"(min Re G / |G| of the unstructured model, ≥ 0 when passive; the "
+                           f"best of its candidates)") for u, y in
+                  sorted(chosen, key=lambda p: inputs.index(p[0])))
+    used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
+    return Pairing(pairs, tuple(u for u in inputs if u not in used_u),
+                   tuple(y for y in outputs if y not in used_y), {}, scores)
 
 
 def _by_passivity(matchings: list[tuple[tuple[str, str], ...]],

@@ -1,5 +1,5 @@
 """Power pairs from declared units, the data deciding between candidates
-(identify/linear/pairing.py)."""
+(identify/linear/interface/pairing.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from scipy.signal import lsim
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
-from fmu_surrogate.identify.linear.pairing import (
+from fmu_surrogate.identify.linear.interface.pairing import (
     dataset_interface,
     detect_pairs,
-    passivity_scores,
     unit_candidates,
 )
+from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
 
 T = np.linspace(0.0, 20.0, 2001)
 F = np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4) + 0.3 * np.sin(7.7 * T + 1.0)
@@ -24,9 +24,11 @@ A = [[0, 1, 0, 0], [-K / M1, -C / M1, K / M1, C / M1], [0, 0, 0, 1],
      [K / M2, C / M2, -K / M2, -C / M2]]
 
 
-def two_masses(F: np.ndarray) -> np.ndarray:
-    """Outputs (v1, v2) from rest, zero-order hold (scipy)."""
-    _, y, _ = lsim((A, [[0], [1 / M1], [0], [0]], [[0, 1, 0, 0], [0, 0, 0, 1]], [[0], [0]]),
+def two_masses(F: np.ndarray, spring: bool = False) -> np.ndarray:
+    """Outputs (v1, v2) from rest, zero-order hold (scipy); with ``spring`` the spring's force
+    ``K (x1 − x2)`` too."""
+    C_out = [[0, 1, 0, 0], [0, 0, 0, 1]] + ([[K, 0, -K, 0]] if spring else [])
+    _, y, _ = lsim((A, [[0], [1 / M1], [0], [0]], C_out, np.zeros((len(C_out), 1))),
                    F, T, interp=False)
     return y
 
@@ -91,6 +93,26 @@ def test_the_collocated_velocity_wins_by_passivity():
                                                                     "zoh")])
     assert [(q.u, q.y) for q in p.pairs] == [("F", "v1")] and p.measured == ("v2",)
     assert "passivity score" in p.pairs[0].reason and "v2" in p.pairs[0].reason
+
+
+def test_without_units_the_data_pair_inputs_and_outputs_that_are_not_as_many():
+    # a vendor component without units: the force in, the spring's force and both velocities
+    # out (no declared order can pair one input with three outputs); the driving-point mobility
+    # is the only candidate at SCORE_FLOOR or above (v2 −0.099, the spring force lags too)
+    y = two_masses(F, spring=True)
+    rec = [(T, F[:, None], y[:, [2, 1, 0]], "zoh")]
+    p = detect_pairs(["F"], ["Fs", "v2", "v1"], [None], [None] * 3, rec)
+    assert [(q.u, q.y) for q in p.pairs] == [("F", "v1")]
+    assert p.measured == ("Fs", "v2") and p.modulating == ()
+    assert p.pairs[0].watts == 1.0 and "no units declared" in p.pairs[0].reason
+    assert p.scores[("F", "v1")] > -1e-3 and p.scores[("F", "v2")] < -0.02
+    # the data must single a pair out: two static resistances of the one input score alike
+    # (+1 each), so nothing is detected
+    stat = [(T, F[:, None], np.column_stack([2.0 * F, 3.0 * F]), "zoh")]
+    assert detect_pairs(["F"], ["a", "b"], [None], [None, None], stat) is None
+    # as many inputs as outputs: the declared order stays the convention (nothing detected)
+    assert detect_pairs(["F"], ["v2"], [None], [None], [(T, F[:, None], y[:, [1]], "zoh")]) \
+        is None
 
 
 def test_the_dataset_interface_from_causality_and_type():
