@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -149,9 +150,12 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         est.roles_ = PortRoles(tuple((i, i) for i in range(m)), tuple(signs), (), (), source,
                                bool(ft))
     elif n is None:
+        from sklearn.base import clone
+
         from fmu_surrogate.identify.linear.init.order import select_order
 
-        sel, _ = select_order(exps, fit=lambda train, r: _candidate(est, train, r))
+        # a partial of a module-level function: it can go to worker processes
+        sel, _ = select_order(exps, fit=functools.partial(_candidate, clone(est)))
         n = sel.order
     est.order_selection_ = sel
     return (raw if ported else exps), int(n), names

@@ -27,6 +27,7 @@ orders above the true one predict equally well (exact data: all at round-off, he
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -209,17 +210,21 @@ def select_order(
     cands = []
     if feedthrough:
         cands.append(OrderCandidate(0, float("nan"), _static_error(train, held)))
-    for r in range(1, max(r_max, 1) + 1):
-        try:
-            if fit is None:
+    orders = list(range(1, max(r_max, 1) + 1))
+    if fit is None:
+        errs = {}
+        for r in orders:
+            try:
                 m_r = subspace_identify(train, r, horizon=horizon, with_x0=True,
                                         with_d=feedthrough, rank=r,
                                         observability=sm.observability)
-                err = heldout_error(m_r.A, m_r.B, m_r.C, m_r.D, held)
-            else:
-                err = heldout_error(*fit(train_exps, r), held)
-        except (ValueError, np.linalg.LinAlgError):
-            err = float("inf")
+                errs[r] = heldout_error(m_r.A, m_r.B, m_r.C, m_r.D, held)
+            except (ValueError, np.linalg.LinAlgError):
+                errs[r] = float("inf")
+    else:
+        errs = _refined_errors(fit, train_exps, held, orders)
+    for r in orders:
+        err = errs[r]
         cands.append(OrderCandidate(r, float(s[r - 1] / s[0]), err if np.isfinite(err) else
                                     float("inf")))
     best = min(c.heldout_error for c in cands)
@@ -237,6 +242,30 @@ def select_order(
     data = [(e.t, e.u, e.y, e.hold) for e in exps]
     full = subspace_identify(data, chosen, with_x0=True, with_d=feedthrough, rank=chosen)
     return sel, full
+
+
+def _refined_errors(fit: Callable[[list[Any], int], tuple], train: list[Any],
+                    held: list[tuple], orders: list[int]) -> dict[int, float]:
+    """Held-out errors of the refined models of ``orders``: the first here, the others in worker
+    processes when at its pace they would take long (:mod:`.order_processes`), else here."""
+    from fmu_surrogate.identify.linear.init.order_processes import (
+        PARALLEL_SECONDS,
+        heldout_in_processes,
+        heldout_of,
+        usable_cores,
+    )
+
+    t0 = time.perf_counter()
+    errs = {orders[0]: heldout_of(heldout_error, fit, train, held, orders[0])}
+    rest = orders[1:]
+    if (len(rest) > 1 and usable_cores() > 1
+            and (time.perf_counter() - t0) * sum((r / orders[0]) ** 2 for r in rest)
+            > PARALLEL_SECONDS):
+        pooled = heldout_in_processes(heldout_error, fit, train, held, rest)
+        if pooled is not None:
+            return {**errs, **pooled}
+    errs.update({r: heldout_of(heldout_error, fit, train, held, r) for r in rest})
+    return errs
 
 
 def _static_error(train: list[tuple], held: list[tuple]) -> float:
