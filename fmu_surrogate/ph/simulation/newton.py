@@ -38,6 +38,8 @@ def _solve(A: Array, b: Array) -> Array:
     the RC network's second row): there the state keeps its value instead of jumping on
     round-off.
     """
+    if A.shape == (1, 1):  # one state: LAPACK's b / a, and the pseudo-inverse 0 of a zero
+        return b / A[0, 0] if A[0, 0] != 0.0 else np.zeros_like(b)
     try:
         x = np.linalg.solve(A, b)
         if np.linalg.cond(A) < 1.0 / RCOND:
