@@ -56,7 +56,7 @@ from fmu_surrogate.identify.nonlinear.delay import (
     unresolved_mode,
 )
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
-from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, sensor_rows
 from fmu_surrogate.identify.nonlinear.pruning import prune_terms, relative_error, surrogate_of
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
@@ -359,7 +359,7 @@ class NonlinearPHIdentifier(PHEstimator):
                     f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
                     "it with fit_dataset on the same variables (or pass linear=None).")
             self._fit(exps, start, lin_time, starts)
-        self.ports_ = start.ports_for(self.measured_maps_[0], self.measured_maps_[1], self.law_)
+        self.ports_ = start.ports_for(*self.measured_maps_[:2], self.law_, self.measured_maps_[2])
         return self
 
     def _decide_delay(self, train: list[tuple]) -> None:
@@ -440,16 +440,16 @@ class NonlinearPHIdentifier(PHEstimator):
         out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
                        feed, n_port, delayed, law, [u for _, u, _, _ in train])
 
-        before = None
-        if delayed:  # what the delayed feedthrough sees before the first point, then pruning
+        before = None  # what a delayed feedthrough sees before the first point, then pruning
+        if delayed:
             before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
         theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
             surrogate_of(out, start, th, delayed, before), train))
-        fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
-                                                 train)
+        fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed,
+                                                              before), train)
         b = out.layout.unpack(theta)
         system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
-        self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]))
+        self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]), sensor_rows(b))
         self.law_ = fitted.ports.law
         self.linear_system_, self.system_, self.x0_, self.hold_ = core, system, x0, exps[0][3]
         self.result_ = NonlinearPHFit(

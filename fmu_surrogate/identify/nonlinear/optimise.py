@@ -72,6 +72,10 @@ MAX_SUBSTEPS = 20
 #: defects) is below this: an RMS error of 0.001 % of the outputs, below the tolerances of the
 #: solvers inside the FMUs harvested, far below any error a user checks.
 TARGET_COST = 1e-10
+#: A fit with measured outputs whose cost stays above this (an RMS error above 1 % of the
+#: outputs) is tried again with them reading the effort, ``K_m z(x)``, and the better one kept
+#: (measured outputs read the state first: a position, a flux; a spring's force is an effort).
+EFFORT_COST = 1e-4
 
 
 @dataclass(frozen=True)
@@ -217,7 +221,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
 
     families = [(float(est.exponent), float(est.smoothing)), SATURATING_START]
 
-    def theta_start(law: tuple[float, float]) -> Array:
+    def theta_start(law: tuple[float, float], read_effort: bool = False) -> Array:
         # the feedthrough's terms: with two per power port, one of each family; δ_j relative
         # to the spread of the term's argument (directions scaled to unit spread)
         other = families[1] if law == families[0] else families[0]
@@ -228,7 +232,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         return initial_vector(layout, lin, ridge_dirs, diss_dirs, np.full(D, law[0]),
                               starts[free], _port_directions(n_port, n_power, U), p_port,
                               (start.Cm, start.Dm), np.concatenate([np.full(D, law[1]), d_port]),
-                              static_law)
+                              static_law, read_effort)
 
     # a second start only where it changes a term's law: state terms, or fewer feedthrough
     # terms than one of each family per power port (else both families are in the one start)
@@ -281,7 +285,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Yph, Xn = rollout(field, forward_states(field), seg, substeps)
         Y = Yph @ Ty.T
         if k_meas:
-            Y = Y + (Xn @ b["Cm"].mT.unsqueeze(-3)
+            Zn = field.effort(Xn.flatten(-3, -2)).reshape(Xn.shape)  # (..., S, L, n)
+            Y = Y + (Xn @ b["Cm"].mT.unsqueeze(-3) + Zn @ b["Km"].mT.unsqueeze(-3)
                      + seg.unode @ b["Dm"].mT.unsqueeze(-3)) @ Emeas.T
         if n_law:
             Y = Y + field.law(lnode, ldirs, static_law.kinds)
@@ -329,9 +334,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     best = None
+    tries = [(law, False) for law in laws]
     try:
-        for law in laws:
-            theta0 = theta_start(law)
+        for law, effort in tries:  # the list grows by the starts reading the effort (below)
+            theta0 = theta_start(law, effort)
             c0 = float(np.sum(fun(theta0 / sc) ** 2))
             if not c0 < 1e300:
                 raise NonlinearFitError("the linear start's simulation over the shooting "
@@ -341,14 +347,22 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                 return Optimised(layout, theta0, np.asarray([c0]), 0,
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
                                  static_law)
-            phi, costs, reason = projected_lm(fun, jac, theta0 / sc, lo, hi, int(est.max_iter),
-                                              float(est.tol), TARGET_COST)
+            # the measured outputs read the state or the effort: the other map stays zero
+            fixed = layout.slices()["Cm" if effort else "Km"][0]
+            lo_, hi_ = lo.copy(), hi.copy()
+            lo_[fixed] = hi_[fixed] = 0.0
+            phi, costs, reason = projected_lm(fun, jac, theta0 / sc, lo_, hi_,
+                                              int(est.max_iter), float(est.tol), TARGET_COST)
             if best is None or costs[-1] < best[0]:
                 best = (costs[-1], Optimised(
                     layout, sc * phi, np.asarray(costs),
                     len(costs) - 1, reason, len(seg.first), L, substeps, static_law))
             if best[0] <= TARGET_COST:  # the second start cannot do better
                 break
+            if (law, effort) == tries[-1] and k_meas and not effort and best[0] > EFFORT_COST:
+                # the measured outputs read the state and the fit stays poor: they may read an
+                # effort (a spring's force): the same starts with K_m z(x) instead of C_m x
+                tries += [(law_, True) for law_ in laws]
     finally:
         torch.set_num_threads(threads)
     return best[1]

@@ -19,7 +19,8 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
-* the measured outputs' ``y = C_m x + D_m u`` (outputs that are not conjugate to a port);
+* the measured outputs' ``y = C_m x + K_m z(x) + D_m u`` (outputs that are not conjugate to
+  a port: a position reads the state, a spring's force its effort);
 * per term of the static law of the modulating inputs (:mod:`.input_law`) its scale ``a_k`` and
   offset ``b_k``, then the law's gains ``C`` (one row per external output);
 * the free initial states of the shooting segments.
@@ -75,7 +76,7 @@ class Layout:
     learn_x0 : bool
         Whether the experiments' common initial state is a parameter.
     n_measured : int
-        Number of measured outputs ``C_m x + D_m u``.
+        Number of measured outputs ``C_m x + K_m z(x) + D_m u``.
     n_law : int
         Number of terms of the static law of the modulating inputs.
     n_outputs : int
@@ -107,6 +108,7 @@ class Layout:
                 ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
+                ("Km", (k, n)),
                 ("la", (self.n_law,)), ("lb", (self.n_law,)),
                 ("lC", (self.n_outputs if self.n_law else 0, self.n_law)),
                 ("x", (self.n_shoot, n))]
@@ -177,7 +179,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
                    diss_dirs: Array, exponents: Array, shoot: Array,
                    port_dirs: Array | None = None, port_exponents: Array | None = None,
                    measured: tuple[Array, Array] | None = None,
-                   smoothing: Array | None = None, law: Any = None) -> Array:
+                   smoothing: Array | None = None, law: Any = None,
+                   read_effort: bool = False) -> Array:
     """``θ`` of the linear model: ridge weights and dissipation gains exactly zero.
 
     Parameters
@@ -204,6 +207,9 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         Initial ``δ`` of the dissipation terms, then of the feedthrough's (default ``1e-3``).
     law : LawStart, optional
         The start of the static law's scales, offsets and gains (:mod:`.input_law`).
+    read_effort : bool
+        Whether the measured outputs start as ``K_m z(x)`` (``K_m = C_m``) instead of
+        ``C_m x``.
 
     ``x0`` (when learned) starts at ``lin["x0"]``.
     """
@@ -230,8 +236,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         b["pld"][:] = np.log(delta[D:])
     if layout.learn_x0:
         b["x0"][:] = lin["x0"]
-    if layout.n_measured:
-        b["Cm"][:], b["Dm"][:] = measured
+    if layout.n_measured:  # from the state, or from the effort (the same at the start: z = x)
+        b["Km" if read_effort else "Cm"][:], b["Dm"][:] = measured
     if layout.n_law:
         b["la"][:], b["lb"][:], b["lC"][:] = law.scale, law.offset, law.C
     b["x"][:] = shoot
@@ -280,9 +286,18 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     b = layout.unpack(np.asarray(theta, dtype=float))
     st = structure(layout, b, np)
     W = st["W"]
+    # sensor ports: a measured output K_m z(x) is the output of a port whose input is held at
+    # zero (:func:`sensor_rows`): a column of G, no feedthrough, no power exchanged
+    K = np.asarray(b["Km"])[sensor_rows(b)]
+    s = K.shape[0]
+    G = np.hstack([st["G"], K.T])
     fw = {}
     if layout.feedthrough:
-        fw = {"P": W[:n, n:], "S": W[n:, n:], "N": st["N"]}
+        m = layout.m
+        P = np.hstack([W[:n, n:], np.zeros((n, s))])
+        S, N = np.zeros((m + s, m + s)), np.zeros((m + s, m + s))
+        S[:m, :m], N[:m, :m] = W[n:, n:], st["N"]
+        fw = {"P": P, "S": S, "N": N}
     # terms at a gain of exactly zero (on their bound, or dropped by pruning.prune_terms) add
     # nothing: left out, so that simulations and exported FMUs do not evaluate them
     ron = b["alpha"] != 0
@@ -291,7 +306,15 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     on, pon = b["beta"] != 0, b["pbeta"] != 0
     diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
                             b["asym"][on])
-    port = PowerDissipation(b["pdir"][pon], b["pbeta"][pon], b["pp"][pon],
-                            np.exp(b["pld"][pon]), b["pasym"][pon])
-    return NonlinearPH(st["J"], W[:n, :n], st["G"], effort, diss, port_dissipation=port, **fw,
+    pdir = np.hstack([b["pdir"][pon], np.zeros((int(np.count_nonzero(pon)), s))])
+    port = PowerDissipation(pdir, b["pbeta"][pon], b["pp"][pon], np.exp(b["pld"][pon]),
+                            b["pasym"][pon])
+    return NonlinearPH(st["J"], W[:n, :n], G, effort, diss, port_dissipation=port, **fw,
                        **(names or {}))
+
+
+def sensor_rows(b: dict) -> Array:
+    """The measured outputs that read the effort (a row of ``K_m`` not all zero): each becomes a
+    sensor port of the fitted core, in this order (:func:`to_system`,
+    :meth:`.start.LinearStart.ports_for`)."""
+    return np.flatnonzero(np.any(np.asarray(b["Km"]) != 0, axis=1))

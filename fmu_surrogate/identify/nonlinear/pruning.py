@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fmu_surrogate.identify.nonlinear.parametrisation import Layout, to_system
+from fmu_surrogate.identify.nonlinear.parametrisation import Layout, sensor_rows, to_system
 from fmu_surrogate.ph import (
     ConvexEffort,
     NonlinearPH,
@@ -146,8 +146,15 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
     b = out.layout.unpack(np.asarray(theta, dtype=float))
     x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
     law = None if out.law is None else out.law.law(b["la"], b["lb"], b["lC"])
-    return PortedSystem(to_system(out.layout, theta),
-                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law), x0,
+    sensors = sensor_rows(b)
+    names = None
+    if sensors.size:  # a sensor port is named after the output it serves
+        read = [start.ports.output_names[start.measured[j]] for j in sensors]
+        m = out.layout.m
+        names = {"input_names": [f"u{i + 1}" for i in range(m)] + [f"{y}_sensor" for y in read],
+                 "output_names": [f"y{i + 1}" for i in range(m)] + [f"{y}_read" for y in read]}
+    return PortedSystem(to_system(out.layout, theta, names),
+                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law, sensors), x0,
                         delayed_feedthrough=delayed, inputs_before=before if delayed else None)
 
 

@@ -68,7 +68,8 @@ class LinearStart:
         """``u_ph = Tu u_ext + cu``; ``(K, k_in) -> (K, m)``."""
         return u_ext @ self.ports.Tu.T + self.ports.cu
 
-    def ports_for(self, Cm: Array, Dm: Array, law: StaticLaw | None = None) -> PortMap:
+    def ports_for(self, Cm: Array, Dm: Array, law: StaticLaw | None = None,
+                  sensors: NDArray[np.int64] | None = None) -> PortMap:
         """The wiring with the measured outputs ``C_m x + D_m u_ph`` of a fitted core.
 
         Parameters
@@ -76,6 +77,10 @@ class LinearStart:
         Cm, Dm : ndarray, shape (k, n), (k, m)
         law : StaticLaw, optional
             The fitted static law of the modulating inputs (:mod:`.input_law`).
+        sensors : ndarray of int, optional
+            Measured outputs that also read the effort, ``K_m z(x)``: the core's sensor ports
+            (:func:`.parametrisation.sensor_rows`), one after the other behind its ports, with
+            their inputs held at zero and their outputs added to these measured outputs.
         """
         p = self.ports
         Cx = np.zeros((len(p.output_names), Cm.shape[1]))
@@ -83,7 +88,15 @@ class LinearStart:
         Cx[self.measured] = Cm
         Du[self.measured] = Dm @ p.Tu
         cy[self.measured] = Dm @ p.cu
-        return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy, law=law)
+        rows = np.zeros(0, dtype=np.int64) if sensors is None else np.asarray(sensors)
+        if not rows.size:
+            return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy, law=law)
+        s = rows.size
+        Ty = np.hstack([p.Ty, np.zeros((p.Ty.shape[0], s))])
+        Ty[self.measured[rows], p.Ty.shape[1] + np.arange(s)] = 1.0
+        return dataclasses.replace(p, Tu=np.vstack([p.Tu, np.zeros((s, p.Tu.shape[1]))]),
+                                   cu=np.concatenate([p.cu, np.zeros(s)]), Ty=Ty, Cx=Cx, Du=Du,
+                                   cy=cy, law=law)
 
 
 def _pad(lin: dict[str, Array], n: int) -> dict[str, Array]:
