@@ -278,6 +278,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         size)."""
         return run(theta)[:2]
 
+    reading = [False]  # whether the measured outputs read the effort (the start being fitted)
+
     def run(theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, VectorField, torch.Tensor]:
         """:func:`forward`, and the vector field and the states at the nodes."""
         field = VectorField(layout, theta)
@@ -285,9 +287,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         Yph, Xn = rollout(field, forward_states(field), seg, substeps)
         Y = Yph @ Ty.T
         if k_meas:
-            Zn = field.effort(Xn.flatten(-3, -2)).reshape(Xn.shape)  # (..., S, L, n)
-            Y = Y + (Xn @ b["Cm"].mT.unsqueeze(-3) + Zn @ b["Km"].mT.unsqueeze(-3)
-                     + seg.unode @ b["Dm"].mT.unsqueeze(-3)) @ Emeas.T
+            Ym = Xn @ b["Cm"].mT.unsqueeze(-3) + seg.unode @ b["Dm"].mT.unsqueeze(-3)
+            if reading[0]:  # K_m is held at zero while the outputs read the state
+                Zn = field.effort(Xn.flatten(-3, -2)).reshape(Xn.shape)  # (..., S, L, n)
+                Ym = Ym + Zn @ b["Km"].mT.unsqueeze(-3)
+            Y = Y + Ym @ Emeas.T
         if n_law:
             Y = Y + field.law(lnode, ldirs, static_law.kinds)
         ry = (((Y - seg.y) / y_scale) * wsqrt).reshape(Y.shape[:-3] + (len(seg.first), -1))
@@ -337,6 +341,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     tries = [(law, False) for law in laws]
     try:
         for law, effort in tries:  # the list grows by the starts reading the effort (below)
+            reading[0] = effort
             theta0 = theta_start(law, effort)
             c0 = float(np.sum(fun(theta0 / sc) ** 2))
             if not c0 < 1e300:

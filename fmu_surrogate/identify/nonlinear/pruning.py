@@ -32,6 +32,7 @@ from fmu_surrogate.ph import (
     PortedSystem,
     PowerDissipation,
     simulate,
+    with_names,
 )
 
 Array = NDArray[np.float64]
@@ -147,13 +148,13 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
     x0 = np.array(b["x0"] if out.layout.learn_x0 else start.lin["x0"], dtype=float)
     law = None if out.law is None else out.law.law(b["la"], b["lb"], b["lC"])
     sensors = sensor_rows(b)
-    names = None
+    core = to_system(out.layout, theta)
     if sensors.size:  # a sensor port is named after the output it serves
         read = [start.ports.output_names[start.measured[j]] for j in sensors]
         m = out.layout.m
-        names = {"input_names": [f"u{i + 1}" for i in range(m)] + [f"{y}_sensor" for y in read],
-                 "output_names": [f"y{i + 1}" for i in range(m)] + [f"{y}_read" for y in read]}
-    return PortedSystem(to_system(out.layout, theta, names),
+        core = with_names(core, inputs=[*core.input_names[:m], *(f"{y}_sensor" for y in read)],
+                          outputs=[*core.output_names[:m], *(f"{y}_read" for y in read)])
+    return PortedSystem(core,
                         start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law, sensors), x0,
                         delayed_feedthrough=delayed, inputs_before=before if delayed else None)
 

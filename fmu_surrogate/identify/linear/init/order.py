@@ -248,17 +248,18 @@ def _refined_errors(fit: Callable[[list[Any], int], tuple], train: list[Any],
                     held: list[tuple], orders: list[int]) -> dict[int, float]:
     """Held-out errors of the refined models of ``orders``: the first here, the others in worker
     processes when at its pace they would take long (:mod:`.order_processes`), else here."""
+    from joblib import cpu_count
+
     from fmu_surrogate.identify.linear.init.order_processes import (
         PARALLEL_SECONDS,
         heldout_in_processes,
         heldout_of,
-        usable_cores,
     )
 
     t0 = time.perf_counter()
     errs = {orders[0]: heldout_of(heldout_error, fit, train, held, orders[0])}
     rest = orders[1:]
-    if (len(rest) > 1 and usable_cores() > 1
+    if (len(rest) > 1 and cpu_count() > 1
             and (time.perf_counter() - t0) * sum((r / orders[0]) ** 2 for r in rest)
             > PARALLEL_SECONDS):
         pooled = heldout_in_processes(heldout_error, fit, train, held, rest)

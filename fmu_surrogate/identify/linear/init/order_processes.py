@@ -11,26 +11,18 @@ worker the pool is given up and the loop runs in this process.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PARALLEL_SECONDS", "heldout_in_processes", "heldout_of", "usable_cores"]
+__all__ = ["PARALLEL_SECONDS", "heldout_in_processes", "heldout_of"]
 
 #: The remaining candidates go to worker processes when they would take longer than this in a
 #: row, estimated from the first one's time with the cost growing as the square of the order
 #: (measured on the saturating motor: order 1 0.04 s, 6 1.2 s, 12 7.5 s; the pool's first start
 #: costs about a second, later scans reuse its workers).
 PARALLEL_SECONDS = 8.0
-
-
-def usable_cores() -> int:
-    """Cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def heldout_of(error: Callable[..., float], fit: Callable[[list[Any], int], tuple],
@@ -88,10 +80,10 @@ def heldout_in_processes(error: Callable[..., float], fit: Callable[[list[Any], 
     dict or None
         Order → held-out error; None when no pool could run them (the caller fits them here).
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel, cpu_count, delayed
     from threadpoolctl import threadpool_info
 
-    workers = min(len(orders), usable_cores())
+    workers = min(len(orders), cpu_count())  # the cores this process may use
     if workers < 2:
         return None
     # the workers fit with the BLAS threads of this caller (the same numbers)
