@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.identify.fit_report import (
     delay_line,
     describe_fit,
@@ -28,16 +27,17 @@ from fmu_surrogate.identify.fit_report import (
     percent,
     step_line,
 )
+from fmu_surrogate.identify.heldout import (
+    ModelSelectionError,
+    heldout_errors,
+    output_errors,
+    split_runs,
+)
 
-__all__ = ["ModelChoice", "ModelSelectionError", "heldout_errors",
-           "output_errors", "select_dataset", "select_model", "split_runs"]
+__all__ = ["ModelChoice", "ModelSelectionError", "select_dataset", "select_model"]
 
 #: Default held-out relative error a linear model must reach to be kept (worst output).
 TOLERANCE = 0.01
-
-
-class ModelSelectionError(FmuSurrogateError, ValueError):
-    """Bad arguments of :func:`select_model`; the message says the fix."""
 
 
 @dataclass(frozen=True)
@@ -210,95 +210,6 @@ def select_model(
                        f"({percent(e_nl)})", **on)
 
 
-def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
-    """Training and held-out runs of a dataset.
-
-    Default: every successful run but the last trains, the last is held out (one run: it
-    trains and nothing is held out).  A harvest's runs are alternative excitations or
-    parameter points: the fit gains from all of them but one, and one run the fit never saw
-    is what the held-out error needs (the order selection and
-    :class:`~fmu_surrogate.identify.NonlinearPHIdentifier` hold out the last as well).
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-    runs : sequence of int, optional
-        Training runs (labels); the other successful runs are held out.
-
-    Returns
-    -------
-    (list of int, list of int)
-
-    Raises
-    ------
-    ModelSelectionError
-        No successful run, or a requested run that did not succeed.
-    """
-    ok = [int(r) for r, st in zip(ds["run"].values, ds["status"].values) if str(st) == "ok"]
-    if not ok:
-        raise ModelSelectionError("the dataset has no successful run to identify from; "
-                                  "harvest again (fmu-surrogate harvest) and check the failures.")
-    fit = [int(r) for r in runs] if runs is not None else (ok[:-1] or ok)
-    bad = [r for r in fit if r not in ok]
-    if bad:
-        raise ModelSelectionError(f"runs {bad} did not succeed or do not exist; successful "
-                                  f"runs: {ok[:20]}.")
-    return fit, [r for r in ok if r not in fit]
-
-
-def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
-                   outputs: Sequence[str], runs: Sequence[int]) -> list[float]:
-    """Worst relative output error ``max_j max_t |ŷ_j − y_j| / max_t |y_j|`` of each run
-    (what :func:`fmu_surrogate.validate` calls an output's relative error), the surrogate
-    simulated by :func:`fmu_surrogate.ph.simulate` with the dataset's input hold from its
-    operating point (``x0`` for a bare system).
-
-    Parameters
-    ----------
-    system : PortedSystem or pH system
-    x0 : array_like or None
-    ds : xarray.Dataset
-    inputs, outputs : sequence of str
-        The surrogate's external variables, in its order.
-    runs : sequence of int
-
-    Returns
-    -------
-    list of float
-    """
-    return [float(e.max()) for e in output_errors(system, x0, ds, inputs, outputs, runs)]
-
-
-def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
-                  outputs: Sequence[str], runs: Sequence[int]) -> list[np.ndarray]:
-    """Per run, each output's relative error ``max_t |ŷ_j − y_j| / max_t |y_j|``
-    (:func:`heldout_errors` takes the worst).
-
-    Parameters
-    ----------
-    system, x0, ds, inputs, outputs, runs
-        As for :func:`heldout_errors`.
-
-    Returns
-    -------
-    list of ndarray, shape (k_out,)
-    """
-    from fmu_surrogate.fmu.dataset import run_arrays
-    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
-    from fmu_surrogate.ph import PortedSystem, simulate
-
-    hold, k, out = hold_from_dataset(ds), len(inputs), []
-    for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=runs):
-        u, y = X[:, :k], X[:, k:]
-        if isinstance(system, PortedSystem):
-            y_hat = simulate(system, t, u, hold=hold).y
-        else:
-            y_hat = simulate(system, t, u, x0, hold=hold).y
-        scale = np.maximum(np.abs(y).max(axis=0), 1e-300)
-        out.append(np.abs(y_hat - y).max(axis=0) / scale)
-    return out
-
-
 def select_dataset(
     ds: Any,
     *,
@@ -364,6 +275,7 @@ def select_dataset(
     from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
+    from fmu_surrogate.identify.power_order import lowest_order_first
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
@@ -453,6 +365,10 @@ def select_dataset(
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
     def nonlinear_fit(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
+        return lowest_order_first(start, data, list(inputs), list(outputs), fit, tolerance,
+                                  lambda lin_start: nonlinear_at(data, lin_start, is_late))
+
+    def nonlinear_at(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough)
         settings = dict(nonlinear or {})

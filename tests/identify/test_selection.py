@@ -70,7 +70,8 @@ def _mass_dataset():
 
 
 def test_select_dataset_defaults_give_the_drop_in_linear_model():
-    from fmu_surrogate.identify.selection import select_dataset, split_runs
+    from fmu_surrogate.identify.heldout import split_runs
+    from fmu_surrogate.identify.selection import select_dataset
     from fmu_surrogate.ph import PortedSystem, simulate
     from tests.identify.linear.test_dataset import T
 

@@ -121,7 +121,7 @@ def _structure(spec: str | None) -> dict[str, np.ndarray]:
 
 
 def _split_runs(ds: Any, runs: str | None) -> tuple[list[int], list[int]]:
-    from fmu_surrogate.identify.selection import split_runs
+    from fmu_surrogate.identify.heldout import split_runs
 
     return split_runs(ds, [int(r) for r in comma_list(runs)] if runs else None)
 

@@ -90,9 +90,9 @@ def test_outputs_in_different_units_count_alike():
     """A position of 1e-4 m beside an acceleration of 10³ m/s²: weighted by their magnitudes
     (output_weights) the position is fitted; unweighted it was lost (measured: 92 % of its
     range; weighted 4.8 %, the dense LM stalling before the exact fit)."""
+    from fmu_surrogate.identify.heldout import output_errors
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.identify.linear.model.ported import output_weights
-    from fmu_surrogate.identify.selection import output_errors
     from tests.identify.test_selection import _mass_dataset
 
     ds, _, _ = _mass_dataset()
