@@ -275,7 +275,7 @@ def select_dataset(
     from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
-    from fmu_surrogate.identify.power_order import lowest_order_first
+    from fmu_surrogate.identify.order_search import search_order
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
@@ -365,7 +365,7 @@ def select_dataset(
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
     def nonlinear_fit(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
-        return lowest_order_first(start, data, list(inputs), list(outputs), fit, tolerance,
+        return search_order(start, data, list(inputs), list(outputs), fit, tolerance,
                                   lambda lin_start: nonlinear_at(data, lin_start, is_late))
 
     def nonlinear_at(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
