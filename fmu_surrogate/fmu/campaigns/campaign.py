@@ -144,8 +144,10 @@ class Campaign:
                                   f"{explode_threshold!r}.")
         self.info = info
         self.fmu_path = str(info.path)
+        # co-simulation steps from one communication point to the next as a master does
         self.start_time, self.stop_time, self.step, self.time = experiment_grid(
-            info, start_time, stop_time, step)
+            info, start_time, stop_time, step,
+            accumulated=interface == "cs" or (interface == "auto" and info.supports_cs))
 
         self.signal_sets = _normalise_signals(signals)
         for s in self.signal_sets:

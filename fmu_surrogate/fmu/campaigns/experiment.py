@@ -30,9 +30,19 @@ def _finite_number(name: str, value: Any) -> float:
 
 
 def experiment_grid(info: FMUInfo | None, start_time: float | None = None,
-                    stop_time: float | None = None, step: float | None = None
-                    ) -> tuple[float, float, float, np.ndarray]:
+                    stop_time: float | None = None, step: float | None = None, *,
+                    accumulated: bool = False) -> tuple[float, float, float, np.ndarray]:
     """Resolve and check the experiment; return ``(start, stop, step, time grid)``.
+
+    The grid is ``start + i step`` (its last point ``stop``), or with ``accumulated`` a
+    co-simulation master's communication points: each the one before plus ``step`` in
+    floating point, so that every step is exactly ``step`` and the last point is ``stop`` up to
+    the round-off of the sum.  An FMU with a fixed internal step that counts its time so
+    (``time += h``, compared with the communication point without a tolerance: 20-sim's) stays
+    on its own grid only then; on ``start + i step`` it takes two internal steps at one
+    communication point and none at a later one (a 10 ms harvest of such an FMU: outputs one
+    step ahead from 0.09 s, stalled at 0.14 s, a 5.7 % held-out error of its surrogate that was
+    0.36 % on the accumulated points).
 
     Missing values come from the FMU's default experiment (start 0, stop start + 1, step
     (stop - start) / 500 when it has none).
@@ -76,6 +86,8 @@ def experiment_grid(info: FMUInfo | None, start_time: float | None = None,
             f"the experiment {start:g}..{stop:g} is not a whole number of steps of {step:g} "
             f"({n_exact:.6g} steps); use e.g. step = {span / max(1, n):.6g} or stop = "
             f"{start + max(1, n) * step:.6g}.")
+    if accumulated:
+        return start, stop, step, np.cumsum(np.concatenate(([start], np.full(n, step))))
     t = start + step * np.arange(n + 1, dtype=np.float64)
     t[-1] = stop
     return start, stop, step, t
