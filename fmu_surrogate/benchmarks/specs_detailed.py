@@ -1,7 +1,8 @@
 """Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components), of
-the saturating motor (:func:`saturating_motor_spec`, lumped) and of the progressive spring with
+the saturating motor (:func:`saturating_motor_spec`, lumped), of the progressive spring with
 a displacement input (:func:`progressive_spring_displacement_spec`,
-:func:`progressive_spring_damper_spec`); :mod:`.specs` has no room left.
+:func:`progressive_spring_damper_spec`) and of the coupled mass that counts its own time as
+20-sim's FMUs do (:func:`coupled_mass_clock_spec`); :mod:`.specs` has no room left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
 :mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
@@ -22,11 +23,13 @@ from fmu_surrogate.benchmarks.vendor import progressive_spring as _lumped_spring
 from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
 from fmu_surrogate.benchmarks.vendor import saturating_inductor_detailed as _coil
 from fmu_surrogate.benchmarks.vendor import saturating_motor as _motor
+from fmu_surrogate.benchmarks.vendor.stepping import coupled_mass_clock as _clock
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
-__all__ = ["power_damper_detailed_spec", "progressive_spring_damper_spec",
-           "progressive_spring_detailed_spec", "progressive_spring_displacement_spec",
-           "saturating_inductor_detailed_spec", "saturating_motor_spec"]
+__all__ = ["coupled_mass_clock_spec", "power_damper_detailed_spec",
+           "progressive_spring_damper_spec", "progressive_spring_detailed_spec",
+           "progressive_spring_displacement_spec", "saturating_inductor_detailed_spec",
+           "saturating_motor_spec"]
 
 
 def _with_cvode(spec: ModelSpec) -> ModelSpec:
@@ -224,3 +227,41 @@ def progressive_spring_displacement_spec(damper: bool = False) -> ModelSpec:
 def progressive_spring_damper_spec() -> ModelSpec:
     """The progressive spring and a power-law damper in the adaptor convention."""
     return progressive_spring_displacement_spec(damper=True)
+
+
+def coupled_mass_clock_spec() -> ModelSpec:
+    """Mass coupled to a driven end, stepped with a clock of its own as 20-sim's exported FMUs
+    step (:mod:`fmu_surrogate.benchmarks.vendor.stepping.coupled_mass_clock`): co-simulation
+    only, the state internal, no units (a unitless export)."""
+    p = _clock.PARAMS
+    par = [("m2", "mass in kg (> 0)"),
+           ("c2", "stiffness of the spring from the mass to ground in N/m (>= 0)"),
+           ("d2", "damping of the damper from the mass to ground in N.s/m (>= 0)"),
+           ("cc", "stiffness of the coupling spring in N/m (>= 0)"),
+           ("dc", "damping of the coupling damper in N.s/m (>= 0)")]
+    v = (
+        Var("x1", "input", start=0.0, description="position of the driven end in m"),
+        Var("v1", "input", start=0.0, description="velocity of the driven end in m/s (flow)"),
+        *(Var(k, "parameter", "tunable", p[k], description=d) for k, d in par),
+        Var("solver_step", "parameter", "fixed", p["solver_step"],
+            description="fixed step in s of the FMU's Runge-Kutta 4 integrator (> 0); its "
+            "clock, from the start time, advances by it"),
+        Var("fk", "output", dependencies=(),
+            description="coupling force in N at the driven end, cc (x1 - x2) + dc (v1 - v2), "
+            "positive when it pushes the driven end back (fk v1: power into the component); "
+            "computed at the end of the step with the inputs it held"),
+        Var("x2", "output", dependencies=(), description="position of the mass in m"),
+        Var("v2", "output", dependencies=(), description="velocity of the mass in m/s"),
+    )
+    return ModelSpec(
+        "coupled_mass_clock",
+        "Mass on a spring and damper to ground coupled to a driven end, fixed-step RK4 with a "
+        "clock of its own compared with the communication points without a tolerance, as "
+        "20-sim exports (fmu-surrogate vendor-style, co-simulation only, state internal, "
+        "unitless)",
+        "coupled_mass_clock.c",
+        v,
+        Experiment(0.0, 3.0, 0.01),
+        defines={"MODEL_DO_STEP": 1, "MODEL_EXTRA_DATA": "double clock; double s[2];"},
+        model_exchange=False,
+    )

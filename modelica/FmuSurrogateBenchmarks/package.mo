@@ -21,6 +21,7 @@ and <a href=\"modelica://FmuSurrogateBenchmarks.PendulumDAE\">PendulumDAE</a>: t
 <li><a href=\"modelica://FmuSurrogateBenchmarks.DCMotor\">DCMotor</a>: DC motor with electrical and mechanical ports, field command and discrete direction (vendor-style)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.PowerDamper\">PowerDamper</a>, <a href=\"modelica://FmuSurrogateBenchmarks.ProgressiveSpring\">ProgressiveSpring</a>, <a href=\"modelica://FmuSurrogateBenchmarks.SaturatingInductor\">SaturatingInductor</a>, <a href=\"modelica://FmuSurrogateBenchmarks.SaturatingMotor\">SaturatingMotor</a>: nonlinear components (vendor-style, co-simulation only with internal states)</li>
 <li><a href=\"modelica://FmuSurrogateBenchmarks.ProgressiveSpringDisplacement\">ProgressiveSpringDisplacement</a>, <a href=\"modelica://FmuSurrogateBenchmarks.ProgressiveSpringDamper\">ProgressiveSpringDamper</a>: the progressive spring with its displacement as input, alone and in parallel with the power-law damper in the adaptor convention (vendor-style, no state)</li>
+<li><a href=\"modelica://FmuSurrogateBenchmarks.CoupledMassClock\">CoupledMassClock</a>: mass coupled to a driven end, whose FMU steps on a clock of its own as 20-sim's exported FMUs do (vendor-style, co-simulation only, unitless)</li>
 </ul>
 <p>Self-contained: no library is used (only the Modelica language).</p>
 </html>"));

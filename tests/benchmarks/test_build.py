@@ -69,6 +69,7 @@ INTERFACE = {
     "saturating_motor": (["V", "w"], ["i", "tau"], [], ["R", "L0", "k", "psi_sat", "psi0"]),
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
+    "coupled_mass_clock": (["x1", "v1"], ["fk", "x2", "v2"], [], ["m2", "c2", "d2", "cc", "dc"]),
 }
 # the variants with their own CVODE solver, and the damper computing its outputs in doStep only:
 # the interface of their originals
@@ -83,7 +84,8 @@ INTERFACE.update({
     "saturating_inductor_detailed": (["V"], ["i"], [], ["L0", "psi_sat", "R", "R_core", "psi0"]),
 })
 #: solver parameters of the FMUs that do not use the adaptive integrator's SOLVER: the
-#: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or none (MODEL_DO_STEP of a stateless model)
+#: framework's fixed-step Runge-Kutta 4 (MODEL_RK4), or the model's own stepper (MODEL_DO_STEP:
+#: none for a stateless model, the fixed step of coupled_mass_clock's Runge-Kutta 4)
 OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring": {"n_substeps"}, "progressive_spring_me": {"n_substeps"},
               "saturating_inductor": {"n_substeps"}, "saturating_motor": {"n_substeps"},
@@ -91,11 +93,13 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring_displacement": set(), "progressive_spring_damper": set(),
               "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
+              "coupled_mass_clock": {"solver_step"},
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed"))}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
            "saturating_motor", "progressive_spring_displacement", "progressive_spring_damper",
+           "coupled_mass_clock",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -105,7 +109,7 @@ def test_registry():
                                "power_damper", "power_damper_stepped", "progressive_spring",
                                "progressive_spring_me", "progressive_spring_displacement",
                                "progressive_spring_damper", "saturating_inductor", "saturating_motor",
-                               "hydraulic_accumulator", "hydraulic_orifice",
+                               "hydraulic_accumulator", "hydraulic_orifice", "coupled_mass_clock",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",
                                "power_damper_detailed", "saturating_inductor_detailed"}
