@@ -264,4 +264,7 @@ def coupled_mass_clock_spec() -> ModelSpec:
         Experiment(0.0, 3.0, 0.01),
         defines={"MODEL_DO_STEP": 1, "MODEL_EXTRA_DATA": "double clock; double s[2];"},
         model_exchange=False,
+        # the tool it imitates, as its FMUs name it (a harvest steps them through the points
+        # of a master that adds the step: fmu.campaigns.experiment.communication_points)
+        generation_tool="20-sim (imitated by fmu_surrogate.benchmarks)",
     )

@@ -55,6 +55,7 @@ from fmu_surrogate.fmu.campaigns.experiment import (
     _parameter_elements,
     check_record,
     check_signals,
+    communication_points,
     default_record,
     experiment_grid,
     not_recorded,
@@ -144,10 +145,12 @@ class Campaign:
                                   f"{explode_threshold!r}.")
         self.info = info
         self.fmu_path = str(info.path)
-        # co-simulation steps from one communication point to the next as a master does
         self.start_time, self.stop_time, self.step, self.time = experiment_grid(
-            info, start_time, stop_time, step,
-            accumulated=interface == "cs" or (interface == "auto" and info.supports_cs))
+            info, start_time, stop_time, step)
+        # the points a co-simulation steps through, where a tool's FMUs need others
+        self.points = communication_points(info, self.start_time, self.stop_time, self.step) \
+            if self.target is None and (interface == "cs" or (interface == "auto"
+                                                               and info.supports_cs)) else None
 
         self.signal_sets = _normalise_signals(signals)
         for s in self.signal_sets:
@@ -222,7 +225,7 @@ class Campaign:
         return RunnerConfig(self.fmu_path, self.info, self.time, tuple(self.record),
                             tuple(self.signal_sets), backend, opts,
                             self.explode_threshold, campaign=self.campaign_hash,
-                            backend_module=module).with_input_arrays()
+                            backend_module=module, points=self.points).with_input_arrays()
 
     def _manifest(self, cfg: RunnerConfig) -> dict[str, Any]:
         d = self._definition()

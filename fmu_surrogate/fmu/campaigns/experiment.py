@@ -15,7 +15,13 @@ from fmu_surrogate.fmu.model.elements import check_values, element_name, find_el
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model.loading import FMUInfo
 
-__all__ = ["check_record", "check_signals", "default_record", "experiment_grid", "not_recorded"]
+__all__ = ["ACCUMULATING_TOOLS", "check_record", "check_signals", "communication_points",
+           "default_record", "experiment_grid", "not_recorded"]
+
+#: Tools whose co-simulation FMUs count their time by adding their fixed internal step and step
+#: while it is below the communication point without a tolerance (:func:`communication_points`),
+#: as ``generationTool`` names them.
+ACCUMULATING_TOOLS = ("20-sim",)
 
 
 def _finite_number(name: str, value: Any) -> float:
@@ -34,15 +40,11 @@ def experiment_grid(info: FMUInfo | None, start_time: float | None = None,
                     accumulated: bool = False) -> tuple[float, float, float, np.ndarray]:
     """Resolve and check the experiment; return ``(start, stop, step, time grid)``.
 
-    The grid is ``start + i step`` (its last point ``stop``), or with ``accumulated`` a
-    co-simulation master's communication points: each the one before plus ``step`` in
+    The grid is ``start + i step`` (its last point ``stop``), or with ``accumulated`` the
+    communication points of a master that adds the step: each the one before plus ``step`` in
     floating point, so that every step is exactly ``step`` and the last point is ``stop`` up to
-    the round-off of the sum.  An FMU with a fixed internal step that counts its time so
-    (``time += h``, compared with the communication point without a tolerance: 20-sim's) stays
-    on its own grid only then; on ``start + i step`` it takes two internal steps at one
-    communication point and none at a later one (a 10 ms harvest of such an FMU: outputs one
-    step ahead from 0.09 s, stalled at 0.14 s, a 5.7 % held-out error of its surrogate that was
-    0.36 % on the accumulated points).
+    the round-off of the sum (:func:`communication_points` says which a co-simulation steps
+    through).
 
     Missing values come from the FMU's default experiment (start 0, stop start + 1, step
     (stop - start) / 500 when it has none).
@@ -91,6 +93,39 @@ def experiment_grid(info: FMUInfo | None, start_time: float | None = None,
     t = start + step * np.arange(n + 1, dtype=np.float64)
     t[-1] = stop
     return start, stop, step, t
+
+
+def communication_points(info: FMUInfo, start: float, stop: float, step: float
+                         ) -> np.ndarray | None:
+    """The communication points a co-simulation harvest of ``info`` steps through, when they
+    are not the grid ``start + i step`` (``None``).
+
+    fmpy and libcosim pass ``start + i step``, and tools that place time events and samples
+    on multiples of a period meet them there exactly (a fault at ``t ≥ 0.5`` after ten steps of
+    0.05: the sum of the steps is 0.49999999999999994).  20-sim's FMUs count their own time by
+    ``time += h`` and step while it is below ``t_i + h_i``, without a tolerance: on
+    ``start + i step`` the two part by round-off, and such an FMU takes two internal steps at
+    one communication point and none at a later one (a 10 ms harvest of ``MassSpringDamper2``:
+    outputs one step ahead from 0.09 s, stalled at 0.14 s, a 5.7 % held-out error of its
+    surrogate that was 0.36 % when stepped as a master that adds the step does).  For the
+    tools of :data:`ACCUMULATING_TOOLS` the points are those sums
+    (:func:`experiment_grid` with ``accumulated``); the inputs are sampled and the outputs
+    recorded on the grid all the same.
+
+    Parameters
+    ----------
+    info : FMUInfo
+    start, stop, step : float
+        The experiment (:func:`experiment_grid`).
+
+    Returns
+    -------
+    ndarray, shape (T,), or None
+    """
+    tool = (getattr(info, "generation_tool", "") or "").strip().lower()
+    if not any(tool.startswith(t.lower()) for t in ACCUMULATING_TOOLS):
+        return None
+    return experiment_grid(info, start, stop, step, accumulated=True)[3]
 
 
 def _settable(v) -> bool:

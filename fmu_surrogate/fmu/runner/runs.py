@@ -43,6 +43,11 @@ class RunnerConfig:
         Dotted name of a module the worker imports before making the backend: the module that
         registers ``backend`` (:func:`fmu_surrogate.fmu.backends.registry.register_backend`) for a
         target that is not an FMU file (:mod:`fmu_surrogate.fmu.campaigns.targets`); ``""`` for FMUs.
+    points : ndarray, shape (T,), optional
+        The communication points a co-simulation steps through (``None``: ``time``): a master's,
+        each the one before plus the step in floating point
+        (:func:`~fmu_surrogate.fmu.campaigns.experiment.experiment_grid`); the inputs are
+        sampled and the outputs recorded on ``time`` all the same.
     """
 
     fmu_path: str
@@ -56,6 +61,7 @@ class RunnerConfig:
     input_arrays: tuple[dict, ...] | None = None
     campaign: str = ""
     backend_module: str = ""
+    points: np.ndarray | None = None
 
     def with_input_arrays(self, max_bytes: float = 2**28) -> RunnerConfig:
         """A copy carrying every signal set sampled on the grid (``input_arrays``).

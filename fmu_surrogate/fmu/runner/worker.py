@@ -266,7 +266,8 @@ def _serve(conn: Connection, cfg: RunnerConfig, scratch_path: str,
     echo = _BoundedEcho(err_fd)
     start_log_keeper(err_fd)  # what the FMU prints itself: head and tail of each run stay
 
-    time = np.ascontiguousarray(cfg.time, dtype=np.float64)
+    # the backend steps through the communication points; inputs come sampled on cfg.time
+    time = np.ascontiguousarray(cfg.time if cfg.points is None else cfg.points, dtype=np.float64)
     ncol = cfg.n_columns
     try:
         if cfg.backend_module:  # registers a backend of a target that is not an FMU file

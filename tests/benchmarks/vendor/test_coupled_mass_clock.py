@@ -149,21 +149,23 @@ def test_on_accumulated_points_one_step_each(benchmark_fmus, t0):
 
 
 def test_harvest_steps_on_accumulated_points(benchmark_fmus):
-    """The harvest passes a master's accumulated points: its data is the reference's there,
-    with the default parameters and others set at the start."""
+    """The harvest steps an FMU of 20-sim (its ``generationTool``) through a master's
+    accumulated points: its data is the reference's there, with the default parameters and
+    others set at the start; the dataset's times and inputs stay those of the grid t_0 + k h."""
     sig = {"x1": fs.signals.Chirp(f0=F, f1=F, t1=T, amplitude=A),
            "v1": fs.signals.Chirp(f0=F, f1=F, t1=T, amplitude=2 * np.pi * F * A, phi=90.0)}
     params = [{}, {"m2": 2.0, "cc": 50.0}]
     ds = fs.harvest(benchmark_fmus[NAME], None, signals=[sig], parameters=params,
                     stop_time=T, step=H, progress=False, workers=1)
-    t = ds["time"].values
-    assert np.array_equal(t, _accumulated(0.0, H, round(T / H)))
-    assert np.array_equal(cm.internal_steps(t), np.ones(len(t) - 1, dtype=int))
+    t, pts = ds["time"].values, _accumulated(0.0, H, round(T / H))
+    assert np.array_equal(t[:-1], H * np.arange(t.size - 1)) and t[-1] == T
+    assert not np.array_equal(t, pts)  # the two grids part by round-off
+    assert np.array_equal(cm.internal_steps(pts), np.ones(len(t) - 1, dtype=int))
     for run, p in enumerate(params):
         x1, v1 = ds["x1"].values[run], ds["v1"].values[run]
         np.testing.assert_allclose(x1, _drive(t)[0], rtol=0, atol=1e-15)  # the chirp is a cosine
         y = np.column_stack([ds[k].values[run] for k in OUTPUTS])
-        _assert_same(y, cm.simulate(t, x1, v1, p))
+        _assert_same(y, cm.simulate(pts, x1, v1, p))
         assert _stalls(y).size == 0
 
 

@@ -103,3 +103,21 @@ def test_an_fmu_without_co_simulation_and_model_exchange(arrays3_fmu, tmp_path):
             dst.writestr(item, body)
     with pytest.raises(ExperimentError, match="neither a co-simulation nor a model-exchange"):
         Campaign(bad)
+
+
+def test_communication_points_of_tools_that_add_their_step(typed_fmu):
+    """A 20-sim FMU is stepped through the sums of the step (its own clock's values), any
+    other through the grid t_0 + k h that fmpy and libcosim pass (``None``)."""
+    from dataclasses import replace
+
+    from fmu_surrogate.fmu.campaigns.experiment import communication_points, experiment_grid
+
+    info = open_fmu(typed_fmu)
+    assert communication_points(info, 0.0, 3.0, 0.01) is None
+    sim = replace(info, generation_tool="20-sim 4.8 (build 8.4.2)")
+    pts = communication_points(sim, 0.0, 3.0, 0.01)
+    grid = experiment_grid(sim, 0.0, 3.0, 0.01)[3]
+    # every step exactly 0.01 in floating point, as the FMU's clock += 0.01
+    assert pts.shape == grid.shape and np.all(pts[1:] == pts[:-1] + 0.01)
+    # ... which parts from k h: 0.01 added ten times falls short of 0.1
+    assert pts[10] < 0.1 == grid[10] and np.abs(pts - grid).max() < 1e-12
