@@ -444,7 +444,7 @@ class NonlinearPHIdentifier(PHEstimator):
         if delayed:
             before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
         theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
-            surrogate_of(out, start, th, delayed, before), train))
+            surrogate_of(out, start, th, delayed, before), train), start.constant_ports)
         fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed,
                                                               before), train)
         b = out.layout.unpack(theta)

@@ -12,14 +12,21 @@ term's removal is tried alone, the harmless ones are removed in order of the err
 each kept only when the error with all removals so far still holds.  The asymmetries of the
 power laws are tried the same way (:data:`SHAPE_BLOCKS`): a symmetric law is written without
 its gate, one power fewer per evaluation (a power-law damper's fit ends with an asymmetry of
-2e-7, and its exported FMU stepped in 58 instead of 48 ns).  A core whose states all end
+2e-7, and its exported FMU stepped in 58 instead of 48 ns).  Two parts of the structure are
+tried as well (:data:`STRUCTURE_BLOCKS`): all dissipation of the states (``R = 0, P = 0``, the
+rows of the state in ``W``'s factor: a lossless core — with ``J`` zero too its step is
+explicit, no Newton iteration) and each offset (a column of ``G`` fed by a constant source).
+They can compensate each other: a progressive spring's fit ends with a dissipation of 1e-5
+balanced by an offset of 5e-7, each alone worth a third of its error of 3e-5, both gone
+1e-6 — so those not dropped in the first round are tried once more against the result.
+A core whose states all end
 idle (a static law fitted with the one state every nonlinear fit starts with) loses them
 (:func:`without_idle_states`): a static map, whose exported FMU solves no Newton step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,8 +44,8 @@ from fmu_surrogate.ph import (
 
 Array = NDArray[np.float64]
 
-__all__ = ["ERROR_GROWTH", "SHAPE_BLOCKS", "TERM_BLOCKS", "prune_terms", "relative_error",
-           "surrogate_of", "without_idle_states"]
+__all__ = ["ERROR_GROWTH", "SHAPE_BLOCKS", "STRUCTURE_BLOCKS", "TERM_BLOCKS", "prune_terms",
+           "relative_error", "surrogate_of", "without_idle_states"]
 
 #: The gains of the terms that may be dropped: ridge weights, dissipation and feedthrough gains,
 #: the static law's gains (each output's gain of each term).
@@ -46,13 +53,17 @@ TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
 #: Parameters whose value zero makes a term cheaper to evaluate: the asymmetries of the
 #: dissipation and feedthrough power laws (zero: no gate), with the gains of their terms.
 SHAPE_BLOCKS = {"asym": "beta", "pasym": "pbeta"}
+#: Parts of the structure that may be dropped as a whole: ``"R"`` all dissipation of the states
+#: (the first ``n`` rows of ``W``'s factor ``L``: ``R`` and ``P``; ``S`` stays), ``"G"`` the
+#: column of a constant source (index: its port).
+STRUCTURE_BLOCKS = ("R", "G")
 #: A term is dropped when the training error without it stays within this factor of the fitted
 #: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
 ERROR_GROWTH = 1.02
 
 
-def prune_terms(layout: Layout, theta: Array,
-                error: Callable[[Array], float]) -> tuple[Array, list[tuple[str, int]]]:
+def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
+                constant_ports: Sequence[int] = ()) -> tuple[Array, list[tuple[str, int]]]:
     """The parameters with the terms the fit does not need at a gain of zero (module doc).
 
     Parameters
@@ -63,11 +74,14 @@ def prune_terms(layout: Layout, theta: Array,
         The fitted parameters.
     error : callable
         ``error(θ) -> float``: the training error of a parameter vector.
+    constant_ports : sequence of int
+        The ports fed by a constant source (their columns of ``G`` are offsets).
 
     Returns
     -------
     (ndarray, list of (str, int))
-        The pruned parameters and the dropped terms (and asymmetries) as ``(block, index)``.
+        The pruned parameters and the dropped terms, asymmetries and parts of the structure
+        (:data:`STRUCTURE_BLOCKS`) as ``(block, index)``.
     """
     theta = np.array(theta, dtype=float)
     base = float(error(theta))
@@ -80,13 +94,15 @@ def prune_terms(layout: Layout, theta: Array,
              if theta[sl[name][0].start + i] != 0.0
              # the asymmetry of a term the fit left without gain is not written anyway
              and (name not in SHAPE_BLOCKS or theta[sl[SHAPE_BLOCKS[name]][0].start + i] != 0.0)]
+    parts = [t for t in [("R", 0), *(("G", int(j)) for j in constant_ports)]
+             if np.any(theta[_entries(layout, *t)] != 0.0)]
 
     def without(th: Array, name: str, i: int) -> Array:
         out = th.copy()
-        out[sl[name][0].start + i] = 0.0
+        out[_entries(layout, name, i)] = 0.0
         return out
 
-    alone = sorted((float(error(without(theta, *t))), t) for t in terms)
+    alone = sorted((float(error(without(theta, *t))), t) for t in terms + parts)
     current, dropped = theta, []
     for e, t in alone:
         if not e <= limit:
@@ -96,7 +112,30 @@ def prune_terms(layout: Layout, theta: Array,
             continue
         current = trial
         dropped.append(t)
+    # parts that compensate each other go together (module doc): all that are left at once,
+    # then each against what has gone
+    rest = [t for t in parts if t not in dropped]
+    for group in ([rest] if len(rest) > 1 else []) + [[t] for t in rest] * bool(dropped):
+        if any(t in dropped for t in group):
+            continue
+        trial = current
+        for t in group:
+            trial = without(trial, *t)
+        if float(error(trial)) <= limit:
+            current = trial
+            dropped.extend(group)
     return current, dropped
+
+
+def _entries(layout: Layout, name: str, i: int) -> Array | slice:
+    """The entries of ``θ`` a candidate of :func:`prune_terms` sets to zero."""
+    sl, _ = layout.slices()[name if name != "R" else "L"]
+    if name == "R":  # the states' rows of W's factor (w × w, row-major)
+        w = layout.n + layout.m if layout.feedthrough else layout.n
+        return slice(sl.start, sl.start + layout.n * w)
+    if name == "G":  # a column of G (n × m, row-major)
+        return sl.start + i + layout.m * np.arange(layout.n)
+    return slice(sl.start + i, sl.start + i + 1)
 
 
 def relative_error(system: PortedSystem, exps: list[tuple]) -> float:

@@ -64,6 +64,11 @@ class LinearStart:
         """Order of the (padded) start."""
         return self.lin["J"].shape[0]
 
+    @property
+    def constant_ports(self) -> NDArray[np.int64]:
+        """The ports fed by a constant source (``Tu`` row zero, ``cu`` not): the offsets."""
+        return np.flatnonzero(~np.any(self.ports.Tu != 0, axis=1) & (self.ports.cu != 0))
+
     def port_inputs(self, u_ext: Array) -> Array:
         """``u_ph = Tu u_ext + cu``; ``(K, k_in) -> (K, m)``."""
         return u_ext @ self.ports.Tu.T + self.ports.cu

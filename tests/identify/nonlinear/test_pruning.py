@@ -29,16 +29,20 @@ def test_terms_the_error_does_not_need_are_dropped_the_others_kept():
         return e + (0.01 if _gain(th, "beta", 1) == 0.0 else 0.0)
 
     pruned, dropped = prune_terms(LAYOUT, theta, error)
-    # the asymmetries the error does not see either go too
-    assert sorted(dropped) == [("alpha", 1), ("asym", 0), ("asym", 1), ("beta", 0), ("beta", 1),
-                               ("pasym", 0), ("pasym", 1), ("pbeta", 0)]
+    # the asymmetries and the states' dissipation the error does not see either go too
+    assert sorted(dropped) == [("R", 0), ("alpha", 1), ("asym", 0), ("asym", 1), ("beta", 0),
+                               ("beta", 1), ("pasym", 0), ("pasym", 1), ("pbeta", 0)]
     assert _gain(pruned, "alpha", 0) == _gain(theta, "alpha", 0)
     assert _gain(pruned, "pbeta", 1) == _gain(theta, "pbeta", 1)
     assert error(pruned) <= ERROR_GROWTH * error(theta)
     # nothing else moved
     others = np.ones(LAYOUT.size, bool)
     for name, i in dropped:
-        others[LAYOUT.slices()[name][0].start + i] = False
+        if name == "R":  # the states' rows of W's factor (w = n + m with the feedthrough)
+            start = LAYOUT.slices()["L"][0].start
+            others[start:start + LAYOUT.n * (LAYOUT.n + LAYOUT.m)] = False
+        else:
+            others[LAYOUT.slices()[name][0].start + i] = False
     assert np.array_equal(pruned[others], theta[others])
 
 
@@ -55,7 +59,7 @@ def test_removals_that_are_harmless_alone_but_not_together_stop_at_the_bound():
 def test_dropped_terms_are_left_out_of_the_system():
     theta = _theta(np.random.default_rng(2))
     pruned, dropped = prune_terms(LAYOUT, theta, lambda th: 1.0)  # nothing needed
-    assert len(dropped) == 6 + 4  # the gains and the asymmetries
+    assert len(dropped) == 6 + 4 + 1  # the gains, the asymmetries, the states' dissipation
     sys_ = to_system(LAYOUT, pruned)
     assert sys_.effort_function.kinds == () and sys_.effort_function.weights.size == 0
     assert sys_.dissipation.n_terms == 0 and sys_.port_dissipation.n_terms == 0
@@ -129,3 +133,43 @@ def test_an_idle_state_is_removed_and_the_outputs_stay():
     coupled = _damper_core(0.5)
     assert without_idle_states(coupled, np.zeros(1), np.zeros((1, 1)))[0] is coupled
     assert without_idle_states(core, np.zeros(1), np.ones((1, 1)))[0] is core
+
+
+def test_dissipation_and_an_offset_that_compensate_each_other_go_together():
+    """A fit may balance a small dissipation against a small offset (a lossless spring's fit
+    did, 1e-5 against 5e-7): each removal alone raises the error, both together lower it —
+    both go, and the core is lossless (``R = 0, P = 0``; with ``J = 0`` its step is explicit)."""
+    layout = Layout(2, 2, ("quartic",), 1, True, 0)
+    theta = _theta(np.random.default_rng(6))[: layout.size]
+    sl = layout.slices()
+
+    def present(th):
+        b = layout.unpack(th)
+        return bool(np.any(b["L"][:2] != 0)), bool(np.any(b["G"][:, 1] != 0))
+
+    def error(th):
+        r, g = present(th)
+        return 1.0 if r and g else 1.5 if r or g else 0.5
+
+    pruned, dropped = prune_terms(layout, theta, error, constant_ports=[1])
+    assert ("R", 0) in dropped and ("G", 1) in dropped
+    b, b0 = layout.unpack(pruned), layout.unpack(theta)
+    # the states' rows of W's factor and the source's column of G are zero; the ports' rows
+    # of the factor (S) and the driven port's column stay
+    assert not b["L"][:2].any() and np.array_equal(b["L"][2:], b0["L"][2:])
+    assert not b["G"][:, 1].any() and np.array_equal(b["G"][:, 0], b0["G"][:, 0])
+    core = to_system(layout, pruned)
+    assert not core.R.any() and not core.P.any() and core.S.any()
+    assert error(pruned) == 0.5 and sl["L"][0].stop - sl["L"][0].start == 16
+
+
+def test_a_dissipation_the_error_needs_stays():
+    layout = Layout(2, 2, ("quartic",), 1, False, 0)
+    theta = _theta(np.random.default_rng(7))[: layout.size]
+
+    def error(th):  # the states' dissipation carries the fit, the offset does not matter
+        return 1.0 + 10.0 * float(not np.any(layout.unpack(th)["L"] != 0))
+
+    pruned, dropped = prune_terms(layout, theta, error, constant_ports=[1])
+    assert ("R", 0) not in dropped and ("G", 1) in dropped
+    assert np.array_equal(layout.unpack(pruned)["L"], layout.unpack(theta)["L"])
