@@ -29,6 +29,8 @@
  * With SUR_PNL the feedthrough has a nonlinear part S_nl(u) (pdis_fr, pdis_df: the same
  * programs with the port inputs as argument): y = BO' z + D u + S_nl(u) u, and u'S_nl(u)u joins
  * the dissipated power.  A surrogate without states (NX = 0) is that static map alone.
+ * With SUR_EXPLICIT (E = I, T = 0, no SUR_NL: a lossless core of integrators, a spring) the
+ * step is x1 = x0 + h B u, no Newton iteration.
  * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
  * SUR_LATE they are those of the state and inputs the last step started from (wiring.h); with
  * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h).
@@ -125,7 +127,7 @@ static int rank_of(int k, const double *A)
 static const double *xs(const ModelInstance *c) { return &c->d.r[SUR_VR_X0]; }
 
 /* B u (length NX) */
-static void bu(const double *u, double *out) { dn_matvec(NX, NU, SUR_BS, SUR_B, u, out); }
+static void bu(const double *u, double *out) { mv_SUR_B(u, out); }
 
 /*
  * Memos of the functions that a co-simulation step evaluates again with the same argument: the
@@ -199,10 +201,10 @@ static void port_power(ModelInstance *c, const double *z, const double *u, doubl
 {
     double rz[NXA], pu[NXA], su[NUA], du[NUA], d = 0.0, s = 0.0;
     int i, j;
-    dn_matvec(NX, NX, NX, SUR_R, z, rz);
-    dn_matvec(NX, NU, SUR_BS, SUR_P, u, pu);
-    dn_matvec(NU, NU, NU, SUR_S, u, su);
-    dn_matvec(NU, NU, NU, SUR_D, u, du);
+    mv_SUR_R(z, rz);
+    mv_SUR_P(u, pu);
+    mv_SUR_S(u, su);
+    mv_SUR_D(u, du);
     for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
 #if SUR_NL
     d += dissipation_rate(c, z);
@@ -216,12 +218,11 @@ static void port_power(ModelInstance *c, const double *z, const double *u, doubl
 #else
     (void)c;
 #endif
+    mvta_SUR_BO(z, du); /* y = D u + BO' z */
     for (j = 0; j < NU; j++) {
-        double acc = du[j];
-        for (i = 0; i < NX; i++) acc += SUR_BO[i * SUR_BS + j] * z[i];
-        y[j] = acc;
+        y[j] = du[j];
         d += u[j] * su[j];
-        s += acc * u[j];
+        s += du[j] * u[j];
     }
     *diss = d;
     *supp = s;
@@ -327,7 +328,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
 #endif
     effort(c, x, z);
-    dn_matvec(NX, NX, NX, SUR_T, z, f);
+    mv_SUR_T(z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
 #if SUR_NL
@@ -385,7 +386,7 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
 static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
                      double h, double *F, double *Jac, double *zb)
 {
-    double delta[NXA], xi[NXA], zq[NXA], tzb[NXA];
+    double delta[NXA], xi[NXA], zq[NXA], tzb[NXA], ed[NXA];
     double *Jz = c->sur_jz, *dzb = c->sur_dzb;
     int q, i, j, k;
     for (i = 0; i < NX; i++) {
@@ -403,12 +404,9 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
             for (i = 0; i < NX * NX; i++) dzb[i] += SUR_WEIGHTS[q] * SUR_NODES[q] * Jz[i];
         }
     }
-    dn_matvec(NX, NX, NX, SUR_T, zb, tzb);
-    for (i = 0; i < NX; i++) {
-        double acc = 0.0;
-        for (j = 0; j < NX; j++) acc += SUR_E[i * NX + j] * delta[j];
-        F[i] = acc - h * (tzb[i] + b_u[i]);
-    }
+    mv_SUR_T(zb, tzb);
+    mv_SUR_E(delta, ed);
+    for (i = 0; i < NX; i++) F[i] = ed[i] - h * (tzb[i] + b_u[i]);
 #if SUR_NL
     dis_f(zb, tzb); /* the state-dependent dissipation at the step's mean effort */
     for (i = 0; i < NX; i++) F[i] = F[i] + h * tzb[i];
@@ -433,6 +431,21 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
     }
 #endif
 }
+
+#if SUR_EXPLICIT
+/* The path-averaged effort zb of the step from xk to xn (the quadrature of residual()). */
+static void mean_effort(const double *xk, const double *xn, double *zb)
+{
+    double xi[NXA], zq[NXA];
+    int q, i;
+    for (i = 0; i < NX; i++) zb[i] = 0.0;
+    for (q = 0; q < SUR_NQ; q++) {
+        for (i = 0; i < NX; i++) xi[i] = xk[i] + SUR_NODES[q] * (xn[i] - xk[i]);
+        eff_z(xi, zq);
+        for (i = 0; i < NX; i++) zb[i] += SUR_WEIGHTS[q] * zq[i];
+    }
+}
+#endif
 
 /* The start of Newton's method: the state at t + h extrapolated from the last nodes, quadratic
    through three (linear with algebraic states, which jump with the input), linear through two
@@ -465,6 +478,15 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     double smax = 0.0;
     int it, i, j, converged = NX == 0, fresh = 1; /* no states: a static map, nothing to solve */
     bu(u, b);
+#if SUR_EXPLICIT
+    /* E = I, J - R = 0, no state-dependent dissipation: x1 = x0 + h B u, nothing to solve; the
+       mean effort of the step for the energy balance (fmu_surrogate.ph.simulate does the same) */
+    for (i = 0; i < NX; i++) xn[i] = xk[i] + h * b[i];
+    mean_effort(xk, xn, zb);
+    converged = 1;
+    (void)it, (void)j, (void)fresh, (void)dx, (void)best_x, (void)best_zb, (void)ed, (void)tz,
+        (void)Jac, (void)W, (void)best, (void)prev, (void)smax;
+#else
     predictor(c, xk, h, xn);
     memcpy(best_x, xn, XBYTES);
     memcpy(best_zb, xn, XBYTES);
@@ -479,8 +501,8 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         }
         if (it > 3) { /* the stall test (its scale is needed from the fourth iteration on) */
             for (i = 0; i < NX; i++) dx[i] = xn[i] - xk[i];
-            dn_matvec(NX, NX, NX, SUR_E, dx, ed);
-            dn_matvec(NX, NX, NX, SUR_T, zb, tz);
+            mv_SUR_E(dx, ed);
+            mv_SUR_T(zb, tz);
             scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
             if ((fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
                 best <= STALL * (scale + 1e-300)) {
@@ -510,6 +532,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         /* a small first correction leaves the Jacobian good for the whole step (chord) */
         fresh = it < 2 && step > CHORD * (1.0 + amax(xn, NX));
     }
+#endif
     if (!converged)
         return model_fail(c, "Newton did not converge in the step from t = %.17g over %g s "
                              "after %d iterations (residual %.2e); use a smaller step, or check "

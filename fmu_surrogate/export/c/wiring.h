@@ -63,7 +63,7 @@ static void ports_of(const ModelInstance *c, const double *ue, double *u)
     double cv[NUA];
     int i;
     constant_inputs(c, cv);
-    dn_matvec(NU, NUE, NUE, SUR_TU, ue, u);
+    mv_SUR_TU(ue, u);
     for (i = 0; i < NU; i++) u[i] += cv[i];
 }
 
@@ -184,10 +184,10 @@ static void external_outputs(ModelInstance *c, const double *y, const double *x,
 {
     double a[NYEA], b[NYEA];
     int i;
-    dn_matvec(NYE, NU, NU, SUR_TY, y, a);
-    dn_matvec(NYE, NX, NX, SUR_CX, x, b);
+    mv_SUR_TY(y, a);
+    mv_SUR_CX(x, b);
     for (i = 0; i < NYE; i++) a[i] += b[i] + SUR_CY[i];
-    dn_matvec(NYE, NUE, NUE, SUR_DU, ue, b);
+    mv_SUR_DU(ue, b);
     for (i = 0; i < NYE; i++) a[i] += b[i];
 #ifdef SUR_LAW_K
     {

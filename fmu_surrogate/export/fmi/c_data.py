@@ -78,6 +78,35 @@ def _c_array(name: str, a: Any) -> str:
     return f"static const double {name}[{flat.size}] = {{{body}}};"
 
 
+def _c_matvec(name: str, a: Any, transposed: bool = False) -> str:
+    """C of ``mv_NAME(v, out)``, ``out = a v`` (or with ``transposed`` ``mvta_NAME(v, acc)``,
+    ``acc += aᵀ v``) with the matrix's entries written in: its zeros left out, ±1 an addition or
+    a subtraction.
+
+    The same sums in the same order as ``dn_matvec`` over the array (``c/dense.h``) — only
+    ``0 · v`` and ``1 · v`` are not computed, which C may not simplify itself (``0 · ∞`` is not
+    0) — so the hot paths of a surrogate with sparse wiring and structure (identity wiring,
+    no feedthrough, ``J − R = 0``) do no work for the absent terms.
+    """
+    a = np.asarray(a, dtype=float)
+    a = a.T if transposed else a
+    lines = []
+    for i, row in enumerate(a):
+        terms = [(j, x) for j, x in enumerate(row) if x != 0.0]
+        body = "".join(
+            (" + " if x == 1.0 else " - ") + f"v[{j}]" if abs(x) == 1.0 else f" + {float(x)!r} * v[{j}]"
+            for j, x in terms)
+        if transposed:
+            lines.append(f"    acc[{i}] = acc[{i}]{body};" if terms else "")
+        else:
+            first = body[3:] if body.startswith(" + ") else f"-{body[3:]}" if body else "0.0"
+            lines.append(f"    out[{i}] = {first};")
+    head = (f"static void mvta_{name}(const double *v, double *acc)" if transposed
+            else f"static void mv_{name}(const double *v, double *out)")
+    unused = "    (void)v; (void)acc;" if transposed else "    (void)v; (void)out;"
+    return "\n".join([head, "{", unused, *[ln for ln in lines if ln], "}"])
+
+
 def _c_ints(name: str, a: Any) -> str:
     flat = [int(v) for v in np.asarray(a).reshape(-1)] or [0]
     return f"static const int {name}[{len(flat)}] = {{{', '.join(map(str, flat))}}};"
@@ -122,7 +151,9 @@ def _wiring_data(w: Wiring) -> list[str]:
     return ["/* u = SUR_TU u_ext + SUR_CU; y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY */",
             _c_array("SUR_TU", w.Tu), _c_array("SUR_CU", w.cu), _c_array("SUR_TY", w.Ty),
             _c_array("SUR_CX", w.Cx), _c_array("SUR_DU", w.Du), _c_array("SUR_CY", w.cy),
-            f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources), *_law_data(w)]
+            f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources), *_law_data(w),
+            _c_matvec("SUR_TU", w.Tu), _c_matvec("SUR_TY", w.Ty), _c_matvec("SUR_CX", w.Cx),
+            _c_matvec("SUR_DU", w.Du)]
 
 
 #: the codes of a static law's term kinds in ``c/wiring.h`` (``SUR_LAW_KIND``)
@@ -202,7 +233,11 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
     if Edd.size and np.linalg.cond(Edd) > 1.0 / _E_RCOND:
         raise ExportError("the differential block of E is singular: write E = diag(E_dd, 0) with "
                           "an invertible E_dd (algebraic states are zero columns of E).")
+    # ẋ = B u (fmu_surrogate.ph.simulation.time_steps._explicit_steps): no Newton iteration
+    explicit = not rows_a.size and getattr(system, "nonlinear_dissipation", None) is None and \
+        not np.any(system.J - system.R) and np.array_equal(E, np.eye(n))
     return [
+        f"#define SUR_EXPLICIT {int(explicit)}",
         f"#define SUR_NA {rows_a.size}", f"#define SUR_NA_ALLOC {max(rows_a.size, 1)}",
         f"#define SUR_ND {cols_d.size}", f"#define SUR_BS {max(m, 1)}",
         f"#define SUR_NQ {nodes.size}", f"#define SUR_STEP {float(step or 0.0)!r}",
@@ -216,6 +251,11 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
         _c_ints("SUR_ROWS_A", rows_a), _c_ints("SUR_COLS_A", cols_a),
         _c_array("SUR_NODES", nodes), _c_array("SUR_WEIGHTS", weights),
         effort_c_source(system, "eff"), "#define SUR_HAS_H eff_HAS_H", *_dissipation(system),
+        *(_c_matvec(name, a) for name, a in (
+            ("SUR_E", E), ("SUR_T", system.J - system.R), ("SUR_R", system.R),
+            ("SUR_B", system.input_matrix), ("SUR_P", system.P), ("SUR_S", system.S),
+            ("SUR_D", system.D))),
+        _c_matvec("SUR_BO", system.output_matrix, transposed=True),
     ]
 
 

@@ -31,7 +31,10 @@ size, turned into the one-step map ``x_{k+1} = Φ x_k + Γ ū_k``.  Otherwise Ne
 the analytic Jacobian of the effort where it has one (``effort.jacobian``, e.g.
 :class:`~fmu_surrogate.ph.KernelEffort`), else central differences; it stops when the update is
 below ``tol`` relative to the state (default 1e-12) and fails after ``max_newton`` iterations with
-a :class:`ConvergenceError` naming the step and time.
+a :class:`ConvergenceError` naming the step and time.  A core with ``E = I``, ``J − R = 0`` and no
+state-dependent dissipation (a lossless set of integrators: a spring whose elongation integrates
+its velocity) has the explicit step ``x_{k+1} = x_k + h B ū_k`` whatever its energy: no Newton
+iteration, and the mean efforts of all steps from one call of the effort.
 
 Algebraic states (zero columns of ``E``):
 

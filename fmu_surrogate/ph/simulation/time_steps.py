@@ -71,9 +71,13 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         return np.zeros((t.size, 0)), np.zeros((t.size - 1, 0)), np.zeros(t.size - 1, np.int64)
     T = system.J - system.R
     E, B = system.E, system.input_matrix
-    rows_a, cols_a = _algebraic(system)
     eff = _Effort(system)
     nl = getattr(system, "nonlinear_dissipation", None)  # R(x) = R + R_nl(z): NonlinearPH
+    nodes, weights = (np.array([0.5]), np.array([1.0])) if method == "midpoint" else \
+        (GL_NODES, GL_WEIGHTS)
+    if nl is None and not np.any(T) and np.array_equal(E, np.eye(n)):
+        return _explicit_steps(eff, t, B, Ubar, x0, nodes, weights)
+    rows_a, cols_a = _algebraic(system)
     high_index = False
     if rows_a.size:
         if rows_a.size != cols_a.size:
@@ -86,8 +90,6 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         high_index = np.linalg.matrix_rank(block) < rows_a.size
         if not high_index:
             x0 = _consistent(system, eff, x0, U[0], rows_a, cols_a, tol, max_newton)
-    nodes, weights = (np.array([0.5]), np.array([1.0])) if method == "midpoint" else \
-        (GL_NODES, GL_WEIGHTS)
     mask_a = None
     if high_index:
         mask_a = np.zeros(n, dtype=bool)
@@ -163,6 +165,19 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         hidden = _HiddenConstraint(eff, T, E, B, rows_a, cols_a, X[0])
         X = hidden.node_states(X, U, tol, max_newton)
     return X, Zbar, its
+
+
+def _explicit_steps(eff: _Effort, t: Array, B: Array, Ubar: Array, x0: Array, nodes: Array,
+                    weights: Array) -> tuple[Array, Array, NDArray[np.int64]]:
+    """The steps of ``ẋ = B u`` (``E = I``, ``J − R = 0``, no state-dependent dissipation: a
+    lossless core of integrators, a spring): ``x_{k+1} = x_k + h B ū``, nothing to solve; the
+    mean efforts of all steps from one call of the effort."""
+    inc = np.diff(t)[:, None] * (Ubar @ B.T) if B.size else np.zeros((t.size - 1, x0.size))
+    X = np.cumsum(np.vstack([x0[None, :], inc]), axis=0)  # x_{k+1} = x_k + inc_k, in order
+    xk, delta = X[:-1], X[1:] - X[:-1]
+    pts = (xk[:, None, :] + nodes[None, :, None] * delta[:, None, :]).reshape(-1, x0.size)
+    zbar = np.einsum("q,kqi->ki", weights, eff(pts).reshape(xk.shape[0], nodes.size, x0.size))
+    return X, zbar, np.zeros(t.size - 1, dtype=np.int64)
 
 
 def _predictor(x2: Array, x1: Array, x0: Array, a: float, b: float, c: float) -> Array:

@@ -37,7 +37,8 @@ class Trajectory:
     stored, dissipated, supplied : ndarray, shape (N,)
         Cumulative ``H(x_k) − H(x_0)``, ``Σ h z̄ᵀRz̄`` and ``Σ h ȳᵀū`` of the scheme.
     newton_iterations : ndarray of int, shape (N − 1,)
-        Newton iterations per step (0 for the linear direct solve).
+        Newton iterations per step (0 for the linear direct solve and for a core whose step
+        is explicit, ``ẋ = B u``).
     method : str
         ``"midpoint"`` or ``"avf"``.
     state_names, output_names : tuple of str
