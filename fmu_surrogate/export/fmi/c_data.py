@@ -218,6 +218,8 @@ def _quadrature(system: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
+    from fmu_surrogate.ph.simulation.time_steps import explicit_step
+
     system = w.system
     nodes, weights = _quadrature(system)
     n, m = system.n_states, system.n_inputs
@@ -233,11 +235,8 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
     if Edd.size and np.linalg.cond(Edd) > 1.0 / _E_RCOND:
         raise ExportError("the differential block of E is singular: write E = diag(E_dd, 0) with "
                           "an invertible E_dd (algebraic states are zero columns of E).")
-    # ẋ = B u (fmu_surrogate.ph.simulation.time_steps._explicit_steps): no Newton iteration
-    explicit = not rows_a.size and getattr(system, "nonlinear_dissipation", None) is None and \
-        not np.any(system.J - system.R) and np.array_equal(E, np.eye(n))
     return [
-        f"#define SUR_EXPLICIT {int(explicit)}",
+        f"#define SUR_EXPLICIT {int(explicit_step(system))}",  # ẋ = B u: no Newton
         f"#define SUR_NA {rows_a.size}", f"#define SUR_NA_ALLOC {max(rows_a.size, 1)}",
         f"#define SUR_ND {cols_d.size}", f"#define SUR_BS {max(m, 1)}",
         f"#define SUR_NQ {nodes.size}", f"#define SUR_STEP {float(step or 0.0)!r}",

@@ -18,10 +18,10 @@ rows of the state in ``W``'s factor: a lossless core — with ``J`` zero too its
 explicit, no Newton iteration) and each offset (a column of ``G`` fed by a constant source).
 They can compensate each other: a progressive spring's fit ends with a dissipation of 1e-5
 balanced by an offset of 5e-7, each alone worth a third of its error of 3e-5, both gone
-1e-6 — so those not dropped in the first round are tried once more against the result.
-A core whose states all end
-idle (a static law fitted with the one state every nonlinear fit starts with) loses them
-(:func:`without_idle_states`): a static map, whose exported FMU solves no Newton step.
+1e-6 — so those not dropped in the first round are tried once more against the result.  A
+core whose states all end idle (a static law fitted with the one state every nonlinear fit
+starts with) loses them (:func:`without_idle_states`): a static map, whose exported FMU solves
+no Newton step.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     nl = getattr(system, "nonlinear_dissipation", None)  # R(x) = R + R_nl(z): NonlinearPH
     nodes, weights = (np.array([0.5]), np.array([1.0])) if method == "midpoint" else \
         (GL_NODES, GL_WEIGHTS)
-    if nl is None and not np.any(T) and np.array_equal(E, np.eye(n)):
+    if explicit_step(system):
         return _explicit_steps(eff, t, B, Ubar, x0, nodes, weights)
     rows_a, cols_a = _algebraic(system)
     high_index = False
@@ -165,6 +165,21 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         hidden = _HiddenConstraint(eff, T, E, B, rows_a, cols_a, X[0])
         X = hidden.node_states(X, U, tol, max_newton)
     return X, Zbar, its
+
+
+def explicit_step(system: PHDAE) -> bool:
+    """Whether the AVF step of ``system`` is explicit: ``E = I``, ``J − R = 0`` and no
+    state-dependent dissipation (a lossless core of integrators, ``ẋ = B u``), so that
+    ``x_{k+1} = x_k + h B ū`` whatever the energy (:func:`fmu_surrogate.ph.simulate` and the
+    exported FMUs take that step).
+
+    Parameters
+    ----------
+    system : PHDAE
+    """
+    n = system.n_states
+    return (getattr(system, "nonlinear_dissipation", None) is None
+            and not np.any(system.J - system.R) and np.array_equal(system.E, np.eye(n)))
 
 
 def _explicit_steps(eff: _Effort, t: Array, B: Array, Ubar: Array, x0: Array, nodes: Array,
