@@ -14,7 +14,8 @@
  *
  * solved by Newton's method with the analytic Jacobian (fresh for the first iteration and, unless
  * its correction was below CHORD, the second; then kept), the same predictor (quadratic
- * extrapolation), stopping rules (STALL below) and minimum-norm steps on a numerically singular
+ * extrapolation), stopping rules (STALL below; a first correction whose error, bounded with the
+ * last step's Jacobian, is below ACCEPT TOL ends the step) and minimum-norm steps on a singular
  * matrix, in SUR_STEP-sized sub-steps (one per communication step when SUR_STEP = 0).
  * Algebraic states (zero columns of E, index 1) are in the same Newton system and are made
  * consistent with the input at the start and after every step.  The energy terms are the
@@ -52,6 +53,7 @@
 #define STALL 1e-7
 #define RCOND 1e-9
 #define CHORD 1e-4
+#define ACCEPT 1e-3
 /* bytes of a state vector (its arrays hold NXA >= 1 elements: C has no empty arrays) */
 #define XBYTES (sizeof(double) * (size_t)NX)
 
@@ -97,6 +99,42 @@ static void svd_apply(int n, const double *W, double smax, const double *b, doub
         for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
     }
 }
+
+#if !SUR_EXPLICIT
+/* Whether the first correction of a step (largest entry step, the new state's scale 1 + |x1|)
+   leaves an error below ACCEPT TOL scale, estimated from the change of the Jacobian since the
+   last step: |A^-1| L/2 |dx|^2 with L = |A - Jp| / delta and |A^-1| <= sqrt(n) / smin
+   (fmu_surrogate.ph.simulation.newton._one_correction, which explains it). */
+static int one_correction(const ModelInstance *c, const double *A, const double *W, double smax,
+                          const double *x0, const double *xk, double step, double scale)
+{
+    double delta = 0.0, smin, norm = 0.0, kappa;
+    int i, j;
+    for (i = 0; i < NX; i++) {
+        const double a = fabs(x0[i] - c->d.sur_x0prev[i]), b = fabs(xk[i] - c->d.sur_xprev[i]);
+        if (a > delta) delta = a;
+        if (b > delta) delta = b;
+    }
+    if (!(0.0 < step && step <= delta && step <= CHORD * scale)) return 0;
+    if (NX == 1) {
+        smin = fabs(W[0]);
+    } else {
+        const double *s = W + 2 * NX * NX;
+        smin = s[0];
+        for (j = 1; j < NX; j++)
+            if (s[j] < smin) smin = s[j];
+        if (!(smin > RCOND * smax)) smin = 0.0;
+    }
+    if (smin == 0.0) return 0;
+    for (i = 0; i < NX; i++) {
+        double r = 0.0;
+        for (j = 0; j < NX; j++) r += fabs(A[i * NX + j] - c->d.sur_jprev[i * NX + j]);
+        if (r > norm) norm = r;
+    }
+    kappa = sqrt((double)NX) * norm / (smin * delta);
+    return 0.5 * kappa * step * step <= ACCEPT * TOL * scale;
+}
+#endif
 
 #if SUR_NA > 0
 static int svd_solve(int n, const double *A, const double *b, double *x)
@@ -469,14 +507,14 @@ static void predictor(const ModelInstance *c, const double *x2, double a, double
 /* One step of the scheme from xk (in place) over h with the input u held.  Newton's method as
    fmu_surrogate.ph.simulate runs it: a fresh Jacobian in the first iteration, and in the second
    unless the first correction was below CHORD; then kept (chord steps, its SVD reused);
-   converged on a correction below TOL, with the mean effort moved to the new state to first
-   order (the rest is O(TOL^2)). */
+   converged on a correction below TOL, or on a first one that one_correction accepts, with the
+   mean effort moved to the new state to first order (the rest is O(TOL^2)). */
 static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
 {
     double xn[NXA], F[NXA], zb[NXA], dx[NXA], b[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA];
-    double *Jac = c->sur_jac, *W = c->sur_svd, best = INFINITY, prev = INFINITY;
+    double x0[NXA], *Jac = c->sur_jac, *W = c->sur_svd, best = INFINITY, prev = INFINITY;
     double smax = 0.0;
-    int it, i, j, converged = NX == 0, fresh = 1; /* no states: a static map, nothing to solve */
+    int it, i, j, converged = NX == 0, fresh = 1, known; /* NX = 0: a static map, no solve */
     bu(u, b);
 #if SUR_EXPLICIT
     /* E = I, J - R = 0, no state-dependent dissipation: x1 = x0 + h B u, nothing to solve; the
@@ -485,13 +523,17 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
     mean_effort(xk, xn, zb);
     converged = 1;
     (void)it, (void)j, (void)fresh, (void)dx, (void)best_x, (void)best_zb, (void)ed, (void)tz,
-        (void)Jac, (void)W, (void)best, (void)prev, (void)smax;
+        (void)Jac, (void)W, (void)best, (void)prev, (void)smax, (void)x0, (void)known;
 #else
     predictor(c, xk, h, xn);
+    memcpy(x0, xn, XBYTES);
     memcpy(best_x, xn, XBYTES);
     memcpy(best_zb, xn, XBYTES);
+    /* the last step's Jacobian bounds the error of a first correction (ODEs, the same h) */
+    known = SUR_NA == 0 && c->d.sur_started && fabs(h - c->d.sur_hprev) <= 1e-9 * h;
     for (it = 1; !converged && it <= SUR_MAX_NEWTON; it++) {
-        double fn, scale, step;
+        double fn, scale, step, xscale;
+        int accept = 0;
         residual(c, xk, xn, b, h, F, fresh ? Jac : NULL, zb);
         fn = amax(F, NX);
         if (fn < best) {
@@ -519,7 +561,13 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         for (i = 0; i < NX; i++) xn[i] += dx[i];
         step = amax(dx, NX);
         if (!isfinite(step)) break;
-        if (step <= TOL * (1.0 + amax(xn, NX))) {
+        xscale = 1.0 + amax(xn, NX);
+        if (it == 1) { /* then this Jacobian is the last step's for the next */
+            accept = known && one_correction(c, Jac, W, smax, x0, xk, step, xscale);
+            memcpy(c->d.sur_jprev, Jac, sizeof(double) * (size_t)(NX * NX));
+            memcpy(c->d.sur_x0prev, x0, XBYTES);
+        }
+        if (step <= TOL * xscale || accept) {
             const double *dzb = c->sur_dzb; /* of the last fresh Jacobian */
             converged = 1;
             for (i = 0; i < NX; i++) {
@@ -530,7 +578,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             break;
         }
         /* a small first correction leaves the Jacobian good for the whole step (chord) */
-        fresh = it < 2 && step > CHORD * (1.0 + amax(xn, NX));
+        fresh = it < 2 && step > CHORD * xscale;
     }
 #endif
     if (!converged)

@@ -241,8 +241,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     else:
         # FMU_ALLOC_SIZE: one unused element for a surrogate without states (C has no empty
         # arrays)
+        # the last step's first Newton Jacobian and Newton's start there are state: they decide
+        # whether a first correction is accepted (c/surrogate_nonlinear.c, one_correction)
         data = ("double sur_h0; int sur_started; double sur_hprev; double sur_hprev2; "
-                "double sur_xprev[FMU_ALLOC_SIZE(NX)]; double sur_xprev2[FMU_ALLOC_SIZE(NX)];")
+                "double sur_xprev[FMU_ALLOC_SIZE(NX)]; double sur_xprev2[FMU_ALLOC_SIZE(NX)]; "
+                "double sur_x0prev[FMU_ALLOC_SIZE(NX)]; "
+                "double sur_jprev[FMU_ALLOC_SIZE(NX * NX)];")
         work = " ".join(f"double sur_{a}[FMU_ALLOC_SIZE(NX * NX)];"
                         for a in ("jz", "dzb", "jac", "jf"))
         work += " double sur_svd[FMU_ALLOC_SIZE(2 * NX * NX + NX)];"  # the Newton matrix's SVD

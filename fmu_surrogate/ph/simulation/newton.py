@@ -28,6 +28,9 @@ CHORD = 1e-4
 _FLOOR = 1e-11
 #: a Newton residual that stalls below this fraction of the step's terms is at round-off level
 _STALL = 1e-8
+#: a first correction is accepted when the error it leaves, estimated from the change of the
+#: Jacobian since the last step, is below this fraction of the tolerance (:func:`_one_correction`)
+ACCEPT = 1e-3
 
 
 def _solve(A: Array, b: Array) -> Array:
@@ -47,6 +50,37 @@ def _solve(A: Array, b: Array) -> Array:
     except np.linalg.LinAlgError:
         pass
     return np.linalg.lstsq(A, b, rcond=RCOND)[0]
+
+
+def _one_correction(Jac: Array, Jp: Array, x0: Array, x0p: Array, xk: Array, xkp: Array,
+                    step: float, scale: float, tol: float) -> bool:
+    """Whether the first Newton correction of a step (largest entry ``step``, the new state's
+    largest entry ``scale − 1``) leaves an error below ``ACCEPT · tol · scale``, so that the
+    iteration that would confirm it can be skipped.
+
+    After a correction ``δ`` with the Jacobian ``A`` at the start ``x0``, the residual is the
+    second-order term, at most ``½ L |δ|²`` for a Lipschitz constant ``L`` of the Jacobian, and
+    the next correction at most ``‖A⁻¹‖ ½ L |δ|²`` (Kantorovich).  ``L`` is estimated from the
+    Jacobian ``Jp`` of the last step, taken at ``(xkp, x0p)``: ``‖A − Jp‖ / Δ``, ``Δ`` the larger
+    move of the step's start and of Newton's start (the mean effort's points move by at most
+    ``Δ``; the change along them overestimates the change with the new state alone by 3/2), and
+    ``‖A⁻¹‖∞ ≤ √n / σ_min``.  Only corrections within the distance the estimate spans
+    (``|δ| ≤ Δ``) and below ``CHORD`` of the state are accepted.  ``ph.simulate`` and the
+    exported FMUs (``export/c/surrogate_nonlinear.c``) decide alike.
+    """
+    delta = max(np.abs(x0 - x0p).max(), np.abs(xk - xkp).max())
+    if not (0.0 < step <= delta and step <= CHORD * scale):
+        return False
+    n = Jac.shape[0]
+    if n == 1:
+        smin = abs(Jac[0, 0])
+    else:
+        s = np.linalg.svd(Jac, compute_uv=False)
+        smin = s[-1] if s[-1] > RCOND * s[0] else 0.0
+    if smin == 0.0:
+        return False
+    kappa = np.sqrt(n) * np.abs(Jac - Jp).sum(axis=1).max() / (smin * delta)
+    return 0.5 * kappa * step * step <= ACCEPT * tol * scale
 
 
 class _Effort:

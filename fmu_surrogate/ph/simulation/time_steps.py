@@ -19,6 +19,7 @@ from fmu_surrogate.ph.simulation.newton import (
     CHORD,
     ConvergenceError,
     _Effort,
+    _one_correction,
     _solve,
 )
 from fmu_surrogate.ph.system import PHDAE, LinearPH
@@ -99,6 +100,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
     X[0] = x0
     Zbar = np.empty((N - 1, n))
     its = np.zeros(N - 1, dtype=np.int64)
+    last = None  # the last step's first Jacobian, its start, Newton's start there and its h
     for k in range(N - 1):
         h = t[k + 1] - t[k]
         xk = X[k]
@@ -108,6 +110,9 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         xn = _predictor(xk, X[k - 1] if k else xk, X[k - 2] if k > 1 else xk, h,
                         t[k] - t[k - 1] if k else 0.0,
                         t[k - 1] - t[k - 2] if k > 1 and not rows_a.size else 0.0)
+        x0 = xn
+        # the last step's Jacobian bounds the error of a first correction (ODEs, the same h)
+        known = last is not None and not rows_a.size and abs(h - last[3]) <= 1e-9 * h
         converged = False
         Jac = dzb = None
         fresh = True
@@ -120,17 +125,20 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
                                           mask_a, rows_a, jacobian=fresh, nl=nl)
             if fresh:
                 Jac, dzb = Jnew, dnew
+                if it == 1:
+                    J1 = Jnew
             fn = np.abs(F).max()
             if fn < best[0]:
                 best = (fn, xn, zb)
-            # the residual stopped shrinking at the level of round-off in the effort: done
-            scale = np.abs(E @ (xn - xk)).max() + h * (np.abs(T @ zb).max() + np.abs(B @ ubar).max()
-                                                       if B.size else np.abs(T @ zb).max())
-            if it > 3 and (fn > 0.5 * prev or fn <= _FLOOR * (scale + 1e-300)) \
-                    and best[0] <= _STALL * (scale + 1e-300):
-                converged = True
-                _, xn, zb = best
-                break
+            if it > 3:  # the residual stopped shrinking at the round-off of the effort: done
+                scale = np.abs(E @ (xn - xk)).max() + h * (
+                    np.abs(T @ zb).max() + np.abs(B @ ubar).max() if B.size
+                    else np.abs(T @ zb).max())
+                if (fn > 0.5 * prev or fn <= _FLOOR * (scale + 1e-300)) \
+                        and best[0] <= _STALL * (scale + 1e-300):
+                    converged = True
+                    _, xn, zb = best
+                    break
             prev = fn
             try:
                 dx = _solve(Jac, -F)
@@ -143,20 +151,23 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
             step = np.abs(dx).max()
             if not np.isfinite(step):
                 break
-            if step <= tol * (1.0 + np.abs(xn).max()):
+            xscale = 1.0 + np.abs(xn).max()
+            if step <= tol * xscale or (it == 1 and known and _one_correction(
+                    Jac, last[0], x0, last[2], xk, last[1], step, xscale, tol)):
                 # the mean effort at the new state to first order (the rest is O(tol²))
                 converged = True
                 zb = zb + dzb @ dx
                 break
             # a first correction below CHORD leaves the Jacobian good for the whole step: its
             # change times the last correction is below CHORD·tol of the state, round-off
-            fresh = it < 2 and step > CHORD * (1.0 + np.abs(xn).max())
+            fresh = it < 2 and step > CHORD * xscale
         if not converged:
             raise ConvergenceError(
                 f"Newton did not converge at step {k} (t = {t[k]:.6g} s → {t[k + 1]:.6g} s) "
                 f"after {max_newton} iterations (residual {best[0]:.2e}); reduce the step, or "
                 f"check the input and the initial state.")
         its[k] = it
+        last = (J1, xk, x0, h)
         if zoh and rows_a.size and not high_index:  # the new input: algebraic states jump
             xn = _consistent(system, eff, xn, U[k + 1], rows_a, cols_a, tol, max_newton)
         X[k + 1] = xn
