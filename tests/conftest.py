@@ -15,6 +15,16 @@ from fmu_surrogate.testing.fmus import build_faulty, build_faulty3, make_broken
 from fmu_surrogate.testing.typed import build_arrays3, build_typed
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """With pytest-xdist's workers (``-n``, on by default: one per core), each worker's BLAS and
+    PyTorch run on one thread: a worker's two threads on a machine whose cores all run workers
+    spin against each other (the GP tests took minutes).  The workers inherit the variables; an
+    explicit setting wins."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+
+
 @pytest.fixture(scope="session")
 def benchmark_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """All benchmark FMUs, ``name -> Path`` of the ``.fmu`` (every key of
