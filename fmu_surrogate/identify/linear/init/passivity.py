@@ -72,6 +72,8 @@ PAD_DAMPING = 1.0
 #: measured on a free mass and an undamped oscillator from exact data, the initial model is then
 #: within ~1e-6 of the data and the refinement reaches round-off.
 MARGINAL_SHIFT = 1e-6
+#: Negative eigenvalues of a Riccati storage down to this fraction of its largest are round-off.
+PSD_ROUNDOFF = 1e-12
 #: Relative passivity violation (δ₀/‖G‖) above which the model counts as not passive.
 VIOLATION_LIMIT = 0.05
 
@@ -152,7 +154,13 @@ def _riccati_storage(
     except (np.linalg.LinAlgError, ValueError):
         return None
     X = 0.5 * (X + X.T)  # the Riccati solution is symmetric up to rounding (not an iterate)
-    if not np.all(np.isfinite(X)) or np.linalg.eigvalsh(X)[0] <= 0:
+    if not np.all(np.isfinite(X)):
+        return None
+    # semidefinite within round-off is a storage: the smallest storage of a part that stores no
+    # energy in some direction (a mass's position) has an eigenvalue 0, computed as ±1e-17 of
+    # the largest, its sign the BLAS kernels' choice (the mean with X_max is then definite)
+    lam = np.linalg.eigvalsh(X)
+    if not lam[-1] > 0 or lam[0] < -PSD_ROUNDOFF * lam[-1]:
         return None
     return X
 
@@ -217,10 +225,11 @@ def storage_matrix(
         X_min = _riccati_storage(A, B, C, delta, D)
         Y_min = _riccati_storage(A.T, C.T, B.T, delta, Dt)  # dual system: X_max = Y_min⁻¹
         if X_min is not None and Y_min is not None:
-            X = 0.5 * (X_min + np.linalg.inv(Y_min))
-            if not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest storage
-                X = X_min
-            break
+            X = 0.5 * (X_min + np.linalg.inv(Y_min)) if _is_spd(Y_min) else None
+            if X is None or not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest
+                X = X_min if _is_spd(X_min) else None
+            if X is not None:
+                break
         delta *= 10.0
     return X, delta0, gain, delta
 

@@ -3,6 +3,8 @@ acceleration of the Levenberg–Marquardt tail (identify/lm.py)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import scipy.signal as scs
 
@@ -28,9 +30,11 @@ def test_msd_chain_from_its_fmu_data_at_full_order_reaches_1e_8(benchmark_fmus, 
     est = LinearPHIdentifier(100, learn=("J", "R", "B"), Q=np.eye(100)).fit_dataset(
         ds, inputs=names[:2], outputs=names[2:])
     assert est.subspace_.subspace.rank == 7
-    assert "8 states" in est.result_.stopping_reason
+    # states below round-off are kept while they lower the cost: measured one (8 states, 2.6e-9)
+    # with OpenBLAS's Haswell kernels, two (9 states, 2.2e-9) with its Zen kernels
+    assert re.search(r"\((8|9) states: 7 above round-off", est.result_.stopping_reason)
     assert "geodesic acceleration" in est.result_.stopping_reason
-    assert est.errors(tt, X[:, :2], X[:, 2:]).relative_max <= 1e-8  # measured 2.5e-9 (7: 1.5e-8)
+    assert est.errors(tt, X[:, :2], X[:, 2:]).relative_max <= 1e-8  # 7 states: 1.5e-8
     assert_structure(est)
 
 
