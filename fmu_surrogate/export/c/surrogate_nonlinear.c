@@ -421,27 +421,34 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
 }
 
 /* Residual F, optionally the Jacobian, and the path-averaged effort zb of one step. */
-static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
-                     double h, double *F, double *Jac, double *zb)
+/* The path-averaged effort zb of the step from xk to xn (SUR_NQ-point Gauss-Legendre) and, when
+   dzb is given, its derivative by xn (Jz: a workspace for dz/dx at a node). */
+static void mean_effort(const double *xk, const double *xn, double *zb, double *dzb, double *Jz)
 {
-    double delta[NXA], xi[NXA], zq[NXA], tzb[NXA], ed[NXA];
-    double *Jz = c->sur_jz, *dzb = c->sur_dzb;
-    int q, i, j, k;
-    for (i = 0; i < NX; i++) {
-        delta[i] = xn[i] - xk[i];
-        zb[i] = 0.0;
-    }
-    if (Jac)
+    double xi[NXA], zq[NXA];
+    int q, i;
+    for (i = 0; i < NX; i++) zb[i] = 0.0;
+    if (dzb)
         for (i = 0; i < NX * NX; i++) dzb[i] = 0.0;
     for (q = 0; q < SUR_NQ; q++) {
-        for (i = 0; i < NX; i++) xi[i] = xk[i] + SUR_NODES[q] * delta[i];
+        for (i = 0; i < NX; i++) xi[i] = xk[i] + SUR_NODES[q] * (xn[i] - xk[i]);
         eff_z(xi, zq);
         for (i = 0; i < NX; i++) zb[i] += SUR_WEIGHTS[q] * zq[i];
-        if (Jac) {
+        if (dzb) {
             eff_dz(xi, Jz);
             for (i = 0; i < NX * NX; i++) dzb[i] += SUR_WEIGHTS[q] * SUR_NODES[q] * Jz[i];
         }
     }
+}
+
+static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
+                     double h, double *F, double *Jac, double *zb)
+{
+    double delta[NXA], tzb[NXA], ed[NXA];
+    double *dzb = c->sur_dzb;
+    int i, j, k;
+    for (i = 0; i < NX; i++) delta[i] = xn[i] - xk[i];
+    mean_effort(xk, xn, zb, Jac ? dzb : NULL, c->sur_jz);
     mv_SUR_T(zb, tzb);
     mv_SUR_E(delta, ed);
     for (i = 0; i < NX; i++) F[i] = ed[i] - h * (tzb[i] + b_u[i]);
@@ -470,21 +477,6 @@ static void residual(ModelInstance *c, const double *xk, const double *xn, const
 #endif
 }
 
-#if SUR_EXPLICIT
-/* The path-averaged effort zb of the step from xk to xn (the quadrature of residual()). */
-static void mean_effort(const double *xk, const double *xn, double *zb)
-{
-    double xi[NXA], zq[NXA];
-    int q, i;
-    for (i = 0; i < NX; i++) zb[i] = 0.0;
-    for (q = 0; q < SUR_NQ; q++) {
-        for (i = 0; i < NX; i++) xi[i] = xk[i] + SUR_NODES[q] * (xn[i] - xk[i]);
-        eff_z(xi, zq);
-        for (i = 0; i < NX; i++) zb[i] += SUR_WEIGHTS[q] * zq[i];
-    }
-}
-#endif
-
 /* The start of Newton's method: the state at t + h extrapolated from the last nodes, quadratic
    through three (linear with algebraic states, which jump with the input), linear through two
    after the first step, x before it (fmu_surrogate.ph.simulation.time_steps._predictor). */
@@ -504,40 +496,47 @@ static void predictor(const ModelInstance *c, const double *x2, double a, double
         xn[i] = x2[i] + al * (x2[i] - c->d.sur_xprev[i]) - be * (c->d.sur_xprev[i] - c->d.sur_xprev2[i]);
 }
 
-/* One step of the scheme from xk (in place) over h with the input u held.  Newton's method as
-   fmu_surrogate.ph.simulate runs it: a fresh Jacobian in the first iteration, and in the second
-   unless the first correction was below CHORD; then kept (chord steps, its SVD reused);
-   converged on a correction below TOL, or on a first one that one_correction accepts, with the
-   mean effort moved to the new state to first order (the rest is O(TOL^2)). */
-static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
-{
-    double xn[NXA], F[NXA], zb[NXA], dx[NXA], b[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA];
-    double x0[NXA], *Jac = c->sur_jac, *W = c->sur_svd, best = INFINITY, prev = INFINITY;
-    double smax = 0.0;
-    int it, i, j, converged = NX == 0, fresh = 1, known; /* NX = 0: a static map, no solve */
-    bu(u, b);
 #if SUR_EXPLICIT
-    /* E = I, J - R = 0, no state-dependent dissipation: x1 = x0 + h B u, nothing to solve; the
-       mean effort of the step for the energy balance (fmu_surrogate.ph.simulate does the same) */
+/* The new state xn and the step's mean effort zb from xk over h with B u = b held, when E = I,
+   J - R = 0 and no state-dependent dissipation: x1 = x0 + h B u, nothing to solve (as in
+   fmu_surrogate.ph.simulate).  Returns 1 (solved). */
+static int solve_step(ModelInstance *c, const double *xk, const double *b, double h, double *xn,
+                      double *zb, double *best)
+{
+    int i;
+    (void)best;
     for (i = 0; i < NX; i++) xn[i] = xk[i] + h * b[i];
-    mean_effort(xk, xn, zb);
-    converged = 1;
-    (void)it, (void)j, (void)fresh, (void)dx, (void)best_x, (void)best_zb, (void)ed, (void)tz,
-        (void)Jac, (void)W, (void)best, (void)prev, (void)smax, (void)x0, (void)known;
+    mean_effort(xk, xn, zb, NULL, c->sur_jz);
+    return 1;
+}
 #else
+/* The new state xn and the step's mean effort zb from xk over h with B u = b held, by Newton's
+   method as fmu_surrogate.ph.simulate runs it: a fresh Jacobian in the first iteration, and in
+   the second unless the first correction was below CHORD; then kept (chord steps, its SVD
+   reused); converged on a correction below TOL, or on a first one that one_correction accepts,
+   with the mean effort moved to the new state to first order (the rest is O(TOL^2)), or on a
+   residual stalled at round-off (STALL).  Returns 1 when solved, else 0 with the smallest
+   residual in *best. */
+static int solve_step(ModelInstance *c, const double *xk, const double *b, double h, double *xn,
+                      double *zb, double *best)
+{
+    double F[NXA], dx[NXA], best_x[NXA], best_zb[NXA], ed[NXA], tz[NXA], x0[NXA];
+    double *Jac = c->sur_jac, *W = c->sur_svd, prev = INFINITY, smax = 0.0;
+    int it, i, j, fresh = 1, known;
+    if (NX == 0) return 1; /* a static map: nothing to solve */
     predictor(c, xk, h, xn);
     memcpy(x0, xn, XBYTES);
     memcpy(best_x, xn, XBYTES);
     memcpy(best_zb, xn, XBYTES);
     /* the last step's Jacobian bounds the error of a first correction (ODEs, the same h) */
     known = SUR_NA == 0 && c->d.sur_started && fabs(h - c->d.sur_hprev) <= 1e-9 * h;
-    for (it = 1; !converged && it <= SUR_MAX_NEWTON; it++) {
+    for (it = 1; it <= SUR_MAX_NEWTON; it++) {
         double fn, scale, step, xscale;
         int accept = 0;
         residual(c, xk, xn, b, h, F, fresh ? Jac : NULL, zb);
         fn = amax(F, NX);
-        if (fn < best) {
-            best = fn;
+        if (fn < *best) {
+            *best = fn;
             memcpy(best_x, xn, XBYTES);
             memcpy(best_zb, zb, XBYTES);
         }
@@ -547,11 +546,10 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
             mv_SUR_T(zb, tz);
             scale = amax(ed, NX) + h * (NU > 0 ? amax(tz, NX) + amax(b, NX) : amax(tz, NX));
             if ((fn > 0.5 * prev || fn <= FLOOR_ * (scale + 1e-300)) &&
-                best <= STALL * (scale + 1e-300)) {
-                converged = 1;
+                *best <= STALL * (scale + 1e-300)) {
                 memcpy(xn, best_x, XBYTES);
                 memcpy(zb, best_zb, XBYTES);
-                break;
+                return 1;
             }
         }
         prev = fn;
@@ -560,7 +558,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         svd_apply(NX, W, smax, F, dx);
         for (i = 0; i < NX; i++) xn[i] += dx[i];
         step = amax(dx, NX);
-        if (!isfinite(step)) break;
+        if (!isfinite(step)) return 0;
         xscale = 1.0 + amax(xn, NX);
         if (it == 1) { /* then this Jacobian is the last step's for the next */
             accept = known && one_correction(c, Jac, W, smax, x0, xk, step, xscale);
@@ -569,19 +567,27 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
         }
         if (step <= TOL * xscale || accept) {
             const double *dzb = c->sur_dzb; /* of the last fresh Jacobian */
-            converged = 1;
             for (i = 0; i < NX; i++) {
                 double acc = 0.0;
                 for (j = 0; j < NX; j++) acc += dzb[i * NX + j] * dx[j];
                 zb[i] += acc;
             }
-            break;
+            return 1;
         }
         /* a small first correction leaves the Jacobian good for the whole step (chord) */
         fresh = it < 2 && step > CHORD * xscale;
     }
+    return 0;
+}
 #endif
-    if (!converged)
+
+/* One step of the scheme from xk (in place) over h with the input u held (solve_step), its
+   energy terms, and the history of the predictor. */
+static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, double h, double t)
+{
+    double xn[NXA], zb[NXA], b[NXA], best = INFINITY;
+    bu(u, b);
+    if (!solve_step(c, xk, b, h, xn, zb, &best))
         return model_fail(c, "Newton did not converge in the step from t = %.17g over %g s "
                              "after %d iterations (residual %.2e); use a smaller step, or check "
                              "the input and the initial state", t, h, SUR_MAX_NEWTON, best);
@@ -591,6 +597,7 @@ static fmi2Status scheme_step(ModelInstance *c, double *xk, const double *u, dou
 #if SUR_HAS_SRC
         {
             double cv[NUA], p = 0.0;
+            int i;
             constant_inputs(c, cv);
             for (i = 0; i < NU; i++) p += cv[i] * y[i];
             V(energy_supplied_sources) += h * p;
