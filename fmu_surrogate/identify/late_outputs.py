@@ -13,7 +13,9 @@ The test.  When the linear model misses :data:`CHECKED` of the tolerance and no 
 inputs set at its own point (:func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` — true
 of late outputs, and of outputs without feedthrough), the linear model is fitted again to the
 outputs one sample earlier (``y_k`` ← ``y_{k+1}``, the last point dropped, the first point's
-outputs, which carry no information, with it).  The outputs are late when that fit's error is at
+outputs, which carry no information, with it), at the order chosen at their own point (late
+outputs need no more states one sample earlier: at their own point the delay costs states), and
+with its order chosen anew where that passes.  The outputs are late when that fit's error is at
 most :data:`GAIN` times the first one's, or no larger and within the tolerance with fewer
 states: for late outputs it
 falls to the fit's own accuracy
@@ -95,7 +97,8 @@ def fit_late_outputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],
     runs : sequence of int
         Training runs (the test's data).
     linear_fit : callable
-        ``linear_fit(dataset) -> (fitted estimator, held-out error)``.
+        ``linear_fit(dataset, order=None) -> (fitted estimator, held-out error)``, the order
+        chosen from the data unless given.
     tolerance : float
         The linear model's tolerance: within it nothing is tested.
     late_outputs : bool, optional
@@ -117,7 +120,11 @@ def fit_late_outputs(ds: Any, inputs: Sequence[str], outputs: Sequence[str],
             ds, inputs, outputs, runs):
         return LateOutputs(False, ds, est, err)
     shifted = outputs_one_sample_earlier(ds, outputs)
-    est_late, err_late = linear_fit(shifted)
+    # tested at the order chosen at their own point: late outputs need no more states one sample
+    # earlier (at their own point a delay costs states); the order chosen anew where it passes
+    est_late, err_late = linear_fit(shifted, order=est.system_.n_states)
+    if err_late <= GAIN * err or err_late <= min(err, tolerance):
+        est_late, err_late = linear_fit(shifted)
     simpler = (err_late <= min(err, tolerance)
                and est_late.system_.n_states < est.system_.n_states)
     if err_late <= GAIN * err or simpler:

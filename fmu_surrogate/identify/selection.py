@@ -291,9 +291,12 @@ def select_dataset(
         return fo.fixed_first_outputs(sur, original, list(sur.input_names),
                                       list(sur.output_names), fit + held, tolerance)
 
-    def linear_fit(data: Any, delayed: bool = False) -> tuple[Any, float]:
-        est = clone(estimator).set_params(delayed_feedthrough=delayed).fit_dataset(
-            data, inputs=list(inputs), outputs=list(outputs), runs=fit)
+    def linear_fit(data: Any, delayed: bool = False, order: int | None = None
+                   ) -> tuple[Any, float]:
+        est = clone(estimator).set_params(delayed_feedthrough=delayed)
+        if order is not None:
+            est.set_params(order=order)
+        est = est.fit_dataset(data, inputs=list(inputs), outputs=list(outputs), runs=fit)
         sur = est.to_surrogate()
         if data is original:  # at their own points the first outputs may be fixed values
             sur = fo.with_first_outputs(sur, first_outputs(sur))
