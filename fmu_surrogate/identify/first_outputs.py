@@ -86,7 +86,10 @@ def _first_points(surrogate: Any, ds: Any, inputs: Sequence[str], outputs: Seque
     for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=list(runs)):
         if t.shape[0] < 2 and not short:
             continue
-        model.append(simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0])
+        # only the outputs at t₀ are used: the energy integrals of the step, which a wild
+        # candidate (fitted with fixed values taken as data) overflows, are not
+        with np.errstate(over="ignore", invalid="ignore"):
+            model.append(simulate(surrogate, t[:2], X[:2, :k], hold=hold).y[0])
         first.append(X[0, k:])
         scale.append(np.abs(X[:, k:]).max(axis=0))
     return np.array(first), np.array(scale), np.array(model)

@@ -85,7 +85,7 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
 def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
                   outputs: Sequence[str], runs: Sequence[int]) -> list[np.ndarray]:
     """Per run, each output's relative error ``max_t |ŷ_j − y_j| / max_t |y_j|``
-    (:func:`heldout_errors` takes the worst).
+    (:func:`heldout_errors` takes the worst); ``inf`` where the surrogate diverges.
 
     Parameters
     ----------
@@ -103,10 +103,12 @@ def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     hold, k, out = hold_from_dataset(ds), len(inputs), []
     for t, X in run_arrays(ds, list(inputs) + list(outputs), runs=runs):
         u, y = X[:, :k], X[:, k:]
-        if isinstance(system, PortedSystem):
-            y_hat = simulate(system, t, u, hold=hold).y
-        else:
-            y_hat = simulate(system, t, u, x0, hold=hold).y
+        # a candidate that diverges (fitted to data it cannot explain) has an infinite error,
+        # without warnings of the overflow
+        with np.errstate(over="ignore", invalid="ignore"):
+            y_hat = simulate(system, t, u, *(() if isinstance(system, PortedSystem) else (x0,)),
+                             hold=hold).y
         scale = np.maximum(np.abs(y).max(axis=0), 1e-300)
-        out.append(np.abs(y_hat - y).max(axis=0) / scale)
+        err = np.abs(y_hat - y).max(axis=0) / scale
+        out.append(np.where(np.isnan(err), np.inf, err))  # NaN would pass through max() unseen
     return out
