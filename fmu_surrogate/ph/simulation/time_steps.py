@@ -110,7 +110,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
         xn = _predictor(xk, X[k - 1] if k else xk, X[k - 2] if k > 1 else xk, h,
                         t[k] - t[k - 1] if k else 0.0,
                         t[k - 1] - t[k - 2] if k > 1 and not rows_a.size else 0.0)
-        x0 = xn
+        start = xn  # Newton's start
         # the last step's Jacobian bounds the error of a first correction (ODEs, the same h)
         known = last is not None and not rows_a.size and abs(h - last[3]) <= 1e-9 * h
         converged = False
@@ -153,7 +153,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
                 break
             xscale = 1.0 + np.abs(xn).max()
             if step <= tol * xscale or (it == 1 and known and _one_correction(
-                    Jac, last[0], x0, last[2], xk, last[1], step, xscale, tol)):
+                    Jac, last[0], start, last[2], xk, last[1], step, xscale, tol)):
                 # the mean effort at the new state to first order (the rest is O(tol²))
                 converged = True
                 zb = zb + dzb @ dx
@@ -167,7 +167,7 @@ def _newton_steps(system: PHDAE, t: Array, U: Array, Ubar: Array, x0: Array, met
                 f"after {max_newton} iterations (residual {best[0]:.2e}); reduce the step, or "
                 f"check the input and the initial state.")
         its[k] = it
-        last = (J1, xk, x0, h)
+        last = (J1, xk, start, h)
         if zoh and rows_a.size and not high_index:  # the new input: algebraic states jump
             xn = _consistent(system, eff, xn, U[k + 1], rows_a, cols_a, tol, max_newton)
         X[k + 1] = xn
