@@ -420,7 +420,6 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     return fmi2OK;
 }
 
-/* Residual F, optionally the Jacobian, and the path-averaged effort zb of one step. */
 /* The path-averaged effort zb of the step from xk to xn (SUR_NQ-point Gauss-Legendre) and, when
    dzb is given, its derivative by xn (Jz: a workspace for dz/dx at a node). */
 static void mean_effort(const double *xk, const double *xn, double *zb, double *dzb, double *Jz)
@@ -441,6 +440,7 @@ static void mean_effort(const double *xk, const double *xn, double *zb, double *
     }
 }
 
+/* Residual F, optionally the Jacobian, and the path-averaged effort zb of one step. */
 static void residual(ModelInstance *c, const double *xk, const double *xn, const double *b_u,
                      double h, double *F, double *Jac, double *zb)
 {
