@@ -25,6 +25,29 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ.setdefault(var, "1")
 
 
+#: Test files that share an expensive session fixture, run on the worker of another file:
+#: file -> the file whose worker it joins (``--dist loadfile`` keeps each file on one worker)
+SHARED_WORKER = {"tests/identify/nonlinear/test_sensor_ports.py":
+                 "tests/identify/test_order_search.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadfile`` with the files of :data:`SHARED_WORKER` on one worker: the mass on a
+    cubic spring is identified once (``spring_force_choice``, 150 s on this project's 2-core
+    machine) instead of once per worker."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_WORKER.get(scope, scope)
+
+    return SharedFiles(config, log)
+
+
 @pytest.fixture(scope="session")
 def benchmark_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """All benchmark FMUs, ``name -> Path`` of the ``.fmu`` (every key of
