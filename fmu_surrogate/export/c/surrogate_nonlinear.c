@@ -108,7 +108,7 @@ static void svd_apply(int n, const double *W, double smax, const double *b, doub
 static int one_correction(const ModelInstance *c, const double *A, const double *W, double smax,
                           const double *x0, const double *xk, double step, double scale)
 {
-    double delta = 0.0, smin, norm = 0.0, kappa;
+    double delta = 0.0, smin, norm = 0.0;
     int i, j;
     for (i = 0; i < NX; i++) {
         const double a = fabs(x0[i] - c->d.sur_x0prev[i]), b = fabs(xk[i] - c->d.sur_xprev[i]);
@@ -131,8 +131,8 @@ static int one_correction(const ModelInstance *c, const double *A, const double 
         for (j = 0; j < NX; j++) r += fabs(A[i * NX + j] - c->d.sur_jprev[i * NX + j]);
         if (r > norm) norm = r;
     }
-    kappa = sqrt((double)NX) * norm / (smin * delta);
-    return 0.5 * kappa * step * step <= ACCEPT * TOL * scale;
+    /* (multiplied out: no division in the step) */
+    return 0.5 * sqrt((double)NX) * norm * step * step <= ACCEPT * TOL * scale * smin * delta;
 }
 #endif
 
@@ -237,13 +237,19 @@ static double port_dissipation(ModelInstance *c, const double *u, double *fu)
 static void port_power(ModelInstance *c, const double *z, const double *u, double *y,
                        double *diss, double *supp)
 {
-    double rz[NXA], pu[NXA], su[NUA], du[NUA], d = 0.0, s = 0.0;
+    double rz[NXA], du[NUA], d = 0.0, s = 0.0;
     int i, j;
     mv_SUR_R(z, rz);
-    mv_SUR_P(u, pu);
-    mv_SUR_S(u, su);
     mv_SUR_D(u, du);
-    for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
+#if SUR_HAS_P
+    {
+        double pu[NXA];
+        mv_SUR_P(u, pu);
+        for (i = 0; i < NX; i++) d += z[i] * (rz[i] + 2.0 * pu[i]);
+    }
+#else
+    for (i = 0; i < NX; i++) d += z[i] * rz[i];
+#endif
 #if SUR_NL
     d += dissipation_rate(c, z);
 #endif
@@ -257,9 +263,15 @@ static void port_power(ModelInstance *c, const double *z, const double *u, doubl
     (void)c;
 #endif
     mvta_SUR_BO(z, du); /* y = D u + BO' z */
+#if SUR_HAS_S
+    {
+        double su[NUA];
+        mv_SUR_S(u, su);
+        for (j = 0; j < NU; j++) d += u[j] * su[j];
+    }
+#endif
     for (j = 0; j < NU; j++) {
         y[j] = du[j];
-        d += u[j] * su[j];
         s += du[j] * u[j];
     }
     *diss = d;

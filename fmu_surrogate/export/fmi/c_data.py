@@ -245,6 +245,9 @@ def _scheme_data(w: Wiring, step: float | None, max_newton: int) -> list[str]:
         "/* E x' = SUR_T z + SUR_B u, y = SUR_BO' z + SUR_D u; W = [[R, SUR_P], [P', SUR_S]] */",
         ports("SUR_B", system.input_matrix), ports("SUR_BO", system.output_matrix),
         ports("SUR_P", system.P), _c_array("SUR_S", system.S), _c_array("SUR_D", system.D),
+        # whether W's cross and port blocks have terms (their powers are not computed for none)
+        f"#define SUR_HAS_P {int(np.any(system.P != 0))}",
+        f"#define SUR_HAS_S {int(np.any(system.S != 0))}",
         *_wiring_data(w),
         _c_array("SUR_EINV", np.linalg.inv(Edd)), _c_ints("SUR_ROWS_D", rows_d),
         _c_ints("SUR_ROWS_A", rows_a), _c_ints("SUR_COLS_A", cols_a),

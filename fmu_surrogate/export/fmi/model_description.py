@@ -204,13 +204,7 @@ class ModelSpec:
 
     def value_references(self) -> dict[str, int]:
         """``name -> valueReference`` (Reals first, then Integers, then Booleans)."""
-        vr: dict[str, int] = {}
-        k = 0
-        for t in TYPES:
-            for v in self.by_type(t):
-                vr[v.name] = k
-                k += 1
-        return vr
+        return {v.name: k for k, v in enumerate(u for t in TYPES for u in self.by_type(t))}
 
     def states(self) -> list[tuple[Var, Var]]:
         """``(state, derivative)`` pairs, in the order of the derivative declarations."""
@@ -372,6 +366,11 @@ class ModelSpec:
             lines.append(f"static const char *const {tname}_NAMES[] = {{{', '.join(names)}}};")
         table("unsigned int", "STATE_VR", [str(vr[s.name]) for s, _ in states])
         table("unsigned int", "DER_VR", [str(vr[d.name]) for _, d in states])
+        # what only the model writes (check_finite): the calculated variables and the states
+        state_names = {s.name for s, _ in states}
+        calc = [str(vr[v.name]) for v in reals if _access(v) == _NEVER or v.name in state_names]
+        lines.append(f"#define N_CALC {len(calc)}")
+        table("unsigned int", "CALC_VR", calc)
         lines += ["#endif /* FMI2_FRAMEWORK_IMPL */", "", f"#endif /* {guard} */", ""]
         return "\n".join(lines)
 

@@ -79,8 +79,9 @@ def _one_correction(Jac: Array, Jp: Array, x0: Array, x0p: Array, xk: Array, xkp
         smin = s[-1] if s[-1] > RCOND * s[0] else 0.0
     if smin == 0.0:
         return False
-    kappa = np.sqrt(n) * np.abs(Jac - Jp).sum(axis=1).max() / (smin * delta)
-    return 0.5 * kappa * step * step <= ACCEPT * tol * scale
+    # ‖A⁻¹‖ L / 2 |δ|² ≤ ACCEPT tol scale, multiplied out (the exported step divides nowhere)
+    norm = np.abs(Jac - Jp).sum(axis=1).max()
+    return 0.5 * np.sqrt(n) * norm * step * step <= ACCEPT * tol * scale * smin * delta
 
 
 class _Effort:
