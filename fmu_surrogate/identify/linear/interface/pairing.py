@@ -39,9 +39,14 @@ Choice among candidates
 When units are missing (no pair can be formed and some variable declares no unit), the names
 may still say it: bond-graph tools (20-sim) name a power port's effort and flow ``p.e`` and
 ``p.f`` (``p.e[2]``, ``p.f[2]`` for a multi-bond), and an input effort with the output flow of
-the same port (or the reverse) is a power pair (:func:`bond_graph_pairs`).  Otherwise nothing is
-detected: :func:`detect_pairs` returns None and the caller keeps its previous convention
-(inputs and outputs paired in order) or names the fix (``ports=[…]``, CLI ``--port``).
+the same port (or the reverse) is a power pair (:func:`bond_graph_pairs`).  Without such names
+and with as many inputs as outputs they pair in the declared order; otherwise the data decide
+(:func:`passivity_pairs`): the passivity scores above, and where the linear model singles out
+no pair (a strongly nonlinear part scores every channel alike) the energy the data supply
+(:mod:`~fmu_surrogate.identify.linear.interface.supplied_energy`: from rest, the energy
+supplied through the true pairs never drops below its start).  Otherwise nothing is detected:
+:func:`detect_pairs` returns None and the caller keeps its previous convention (inputs and
+outputs paired in order) or names the fix (``ports=[…]``, CLI ``--port``).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
+from fmu_surrogate.identify.linear.interface.supplied_energy import energy_matching
 
 Array = NDArray[np.float64]
 
@@ -357,8 +363,10 @@ def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
     one with the most pairs scoring at least :data:`SCORE_FLOOR` wins (then the larger sum of
     their scores, then the declared order), and of its pairs only those the data single out are
     kept (the input's other outputs and the output's other inputs score below the floor): the
-    other inputs are modulating, the other outputs measured.  A vendor component with two force inputs and the
-    two velocities plus a spring force as outputs pairs each force with its own velocity.
+    other inputs are modulating, the other outputs measured.  A vendor component with two force
+    inputs and the two velocities plus a spring force as outputs pairs each force with its own
+    velocity.  Where no pair is singled out, the energy the data supply may single out a
+    pairing of all the inputs (:mod:`~fmu_surrogate.identify.linear.interface.supplied_energy`).
 
     Parameters
     ----------
@@ -394,8 +402,8 @@ def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
                 and not any(scores.get((i, y), -1.0) >= SCORE_FLOOR for i in cand if i != u))
 
     chosen = [p for p in min(matchings, key=key) if alone(*p)]
-    if not chosen:
-        return None
+    if not chosen:  # the linear model singles out nothing: the energy the data supply may
+        return _by_energy(inputs, outputs, records, skip, scores)
     pairs = tuple(PortPair(u, y, 1.0, f"no units declared; passivity score {scores[(u, y)]:+.3f} "
                            f"(min Re G / |G| of the unstructured model, ≥ 0 when passive; the "
                            f"best of its candidates)") for u, y in
@@ -403,6 +411,20 @@ def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
     used_u, used_y = {p.u for p in pairs}, {p.y for p in pairs}
     return Pairing(pairs, tuple(u for u in inputs if u not in used_u),
                    tuple(y for y in outputs if y not in used_y), {}, scores)
+
+
+def _by_energy(inputs: Sequence[str], outputs: Sequence[str], records: Sequence[Any],
+               discrete: set[str], scores: dict) -> Pairing | None:
+    """The pairing the supplied energy singles out (:mod:`.supplied_energy`), or None."""
+    found = energy_matching(inputs, outputs, records, sorted(discrete))
+    if found is None:
+        return None
+    chosen, score, other = found
+    pairs = tuple(PortPair(u, y, 1.0, f"no units declared; the energy supplied through these "
+                           f"pairs never drops below its start (score {score:+.4f}; the best "
+                           f"other pairing {other:+.4f})") for u, y in chosen)
+    used_y = {p.y for p in pairs}
+    return Pairing(pairs, (), tuple(y for y in outputs if y not in used_y), {}, scores)
 
 
 def _by_passivity(matchings: list[tuple[tuple[str, str], ...]],
