@@ -252,7 +252,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
                 "double sur_jprev[FMU_ALLOC_SIZE(NX * NX)];")
         work = " ".join(f"double sur_{a}[FMU_ALLOC_SIZE(NX * NX)];"
                         for a in ("jz", "dzb", "jac", "jf"))
-        work += " double sur_svd[FMU_ALLOC_SIZE(2 * NX * NX + NX)];"  # the Newton matrix's SVD
+        # the Newton matrix's LU and inverse, or its SVD (c/surrogate_nonlinear.c)
+        work += (" double sur_svd[FMU_ALLOC_SIZE(2 * NX * NX + NX)];"
+                 " int sur_piv[FMU_ALLOC_SIZE(NX)];")
         # memos of z(x), H(x), the dissipation rate (by z) and the port law (by u); not state
         work += (" int sur_memo; double sur_mx[FMU_ALLOC_SIZE(NX)]; double sur_mz[FMU_ALLOC_SIZE(NX)];"
                  " double sur_mh; int sur_memo_z; double sur_mrz[FMU_ALLOC_SIZE(NX)]; double sur_mr;"

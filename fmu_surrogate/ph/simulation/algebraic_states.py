@@ -102,8 +102,10 @@ def _consistent(system: PHDAE, eff: _Effort, x0: Array, u0: Array, rows_a: Array
             best = (rn, x.copy())
         Bu = system.input_matrix @ u0
         scale = np.abs(T @ z).max() + np.abs(Bu).max() if Bu.size else 1.0
-        if it > 1 and rn > 0.5 * prev and rn <= _STALL * (scale + 1e-300):
-            return best[1]  # stalled at round-off
+        # stalled at round-off: the residual no longer shrinks, the best iterate at its floor
+        # (a learned effort's round-off scatters the residual around it)
+        if it > 1 and rn > 0.5 * prev and best[0] <= _STALL * (scale + 1e-300):
+            return best[1]
         prev = rn
         Jaa = (T @ eff.jacobian(x[None, :])[0])[np.ix_(rows_a, cols_a)]
         dx = _solve(Jaa, -r)
