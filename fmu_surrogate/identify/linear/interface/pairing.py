@@ -62,7 +62,11 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
-from fmu_surrogate.identify.linear.interface.supplied_energy import energy_matching
+from fmu_surrogate.identify.linear.interface.supplied_energy import (
+    ENERGY_MARGIN,
+    energy_matching,
+    energy_score,
+)
 
 Array = NDArray[np.float64]
 
@@ -402,8 +406,17 @@ def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
                 and not any(scores.get((i, y), -1.0) >= SCORE_FLOOR for i in cand if i != u))
 
     chosen = [p for p in min(matchings, key=key) if alone(*p)]
-    if not chosen:  # the linear model singles out nothing: the energy the data supply may
-        return _by_energy(inputs, outputs, records, skip, scores)
+    if len(chosen) < len(cand):
+        # inputs left unpaired are power inputs too where the chosen pairs alone give out more
+        # energy than they took (the others supplied it): the energy the data supply may pair
+        # them (a position input next to its velocity supplies none: left modulating)
+        own = energy_score(inputs, outputs, records, chosen) if chosen else None
+        if not chosen or (own is not None and own < -ENERGY_MARGIN):
+            whole = _by_energy(inputs, outputs, records, skip, scores, chosen)
+            if whole is not None:
+                return whole
+    if not chosen:
+        return None
     pairs = tuple(PortPair(u, y, 1.0, f"no units declared; passivity score {scores[(u, y)]:+.3f} "
                            f"(min Re G / |G| of the unstructured model, ≥ 0 when passive; the "
                            f"best of its candidates)") for u, y in
@@ -414,15 +427,20 @@ def passivity_pairs(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
 
 
 def _by_energy(inputs: Sequence[str], outputs: Sequence[str], records: Sequence[Any],
-               discrete: set[str], scores: dict) -> Pairing | None:
-    """The pairing the supplied energy singles out (:mod:`.supplied_energy`), or None."""
-    found = energy_matching(inputs, outputs, records, sorted(discrete))
+               discrete: set[str], scores: dict,
+               given: Sequence[tuple[str, str]] = ()) -> Pairing | None:
+    """The pairing the supplied energy singles out (:mod:`.supplied_energy`), with the pairs
+    ``given`` by the passivity scores, or None."""
+    found = energy_matching(inputs, outputs, records, sorted(discrete), given)
     if found is None:
         return None
     chosen, score, other = found
-    pairs = tuple(PortPair(u, y, 1.0, f"no units declared; the energy supplied through these "
-                           f"pairs never drops below its start (score {score:+.4f}; the best "
-                           f"other pairing {other:+.4f})") for u, y in chosen)
+    energy = (f"the energy supplied through these pairs never drops below its start (score "
+              f"{score:+.4f}; the best other pairing {other:+.4f})")
+    pairs = tuple(PortPair(u, y, 1.0, f"no units declared; passivity score "
+                           f"{scores[(u, y)]:+.3f}; with the other pairs, {energy}"
+                           if (u, y) in given else f"no units declared; {energy}")
+                  for u, y in chosen)
     used_y = {p.y for p in pairs}
     return Pairing(pairs, (), tuple(y for y in outputs if y not in used_y), {}, scores)
 

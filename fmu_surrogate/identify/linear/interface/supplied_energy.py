@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-__all__ = ["ENERGY_FLOOR", "ENERGY_MARGIN", "MAX_COMBINATIONS", "energy_matching"]
+__all__ = ["ENERGY_FLOOR", "ENERGY_MARGIN", "MAX_COMBINATIONS", "energy_matching", "energy_score"]
 
 #: A matching passes when its score is at least −ENERGY_FLOOR (from rest the true pairing scores
 #: exactly 0: the supplied energy starts at 0 and never drops below; the floor leaves room for
@@ -69,9 +69,69 @@ def _supplied(t: Array, u: Array, y: Array, hold: str) -> tuple[Array, Array]:
     return np.concatenate([[0.0], np.cumsum(w)]), w
 
 
+def _from_rest(records: Sequence[Any]) -> bool:
+    """Whether every output starts at 0 in every run (module docstring)."""
+    for _t, _u, y, _h in records:
+        y = np.asarray(y, float)
+        if y.shape[0] and np.any(np.abs(y[0]) > REST * np.abs(y).max(axis=0)):
+            return False
+    return bool(records)
+
+
+def _curves(records: Sequence[Any], n_in: int, n_out: int) -> list[dict]:
+    """Per run and (input, output) column: the supplied energy and each step's work."""
+    curves = []
+    for t, u, y, hold in records:
+        t, u, y = np.asarray(t, float), np.asarray(u, float), np.asarray(y, float)
+        if t.size >= 3:
+            curves.append({(i, j): _supplied(t, u[:, i], y[:, j], str(hold))
+                           for i in range(n_in) for j in range(n_out)})
+    return curves
+
+
+def _score(curves: list[dict], pairs: Sequence[tuple[int, int]]) -> float:
+    """The score of the pairs (column indices) in their best orientations (module docstring);
+    inf when no run supplies any work through them."""
+    best = -np.inf
+    for signs in itertools.product((1.0, -1.0), repeat=len(pairs)):
+        worst = np.inf
+        for c in curves:
+            E = sum(s * c[p][0] for p, s in zip(pairs, signs))
+            total = float(np.abs(sum(s * c[p][1] for p, s in zip(pairs, signs))).sum())
+            if total > 0.0 and np.isfinite(total):
+                worst = min(worst, float(E.min()) / total)
+        best = max(best, worst)
+    return best
+
+
+def energy_score(inputs: Sequence[str], outputs: Sequence[str], records: Sequence[Any],
+                 pairs: Sequence[tuple[str, str]]) -> float | None:
+    """The score of some pairs in their best orientations (module docstring): at least
+    −:data:`ENERGY_FLOOR` when the other inputs supply no energy the pairs must account for.
+
+    Parameters
+    ----------
+    inputs, outputs : sequence of str
+    records : sequence of (t, u, y, hold)
+    pairs : sequence of (input, output)
+
+    Returns
+    -------
+    float or None
+        None when the data do not start at rest or supply no work through the pairs.
+    """
+    if not pairs or not _from_rest(records):
+        return None
+    ins, outs = list(inputs), list(outputs)
+    score = _score(_curves(records, len(ins), len(outs)),
+                   [(ins.index(u), outs.index(y)) for u, y in pairs])
+    return score if np.isfinite(score) else None
+
+
 def energy_matching(inputs: Sequence[str], outputs: Sequence[str], records: Sequence[Any],
-                    discrete: Sequence[str] = ()) -> tuple[tuple[tuple[str, str], ...], float,
-                                                           float] | None:
+                    discrete: Sequence[str] = (),
+                    given: Sequence[tuple[str, str]] = ()) -> tuple[tuple[tuple[str, str], ...],
+                                                                    float, float] | None:
     """The one matching of every Real input to an output that the supplied energy singles out
     (module docstring), or None.
 
@@ -83,48 +143,30 @@ def energy_matching(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
         ``"linear"``.
     discrete : sequence of str
         Inputs not of type Real (never paired).
+    given : sequence of (input, output)
+        Pairs every candidate matching contains (known already).
 
     Returns
     -------
     (pairs, score, runner_up) or None
         The pairs ``(u, y)``, the matching's score and the best score of the others; None when
-        some input is not Real, there are fewer outputs than inputs, too many candidates
-        (:data:`MAX_COMBINATIONS`), data without excitation, or no matching singled out.
+        some input is not Real, there are fewer outputs than inputs, the data do not start at
+        rest, too many candidates (:data:`MAX_COMBINATIONS`), data without excitation, or no
+        matching singled out.
     """
     ins, outs = list(inputs), list(outputs)
-    if not ins or set(discrete) & set(ins) or len(outs) < len(ins) or not records:
+    if not ins or set(discrete) & set(ins) or len(outs) < len(ins) or not _from_rest(records):
         return None
-    for _t, _u, y, _h in records:  # from rest: the outputs start at 0 (module docstring)
-        y = np.asarray(y, float)
-        if y.shape[0] and np.any(np.abs(y[0]) > REST * np.abs(y).max(axis=0)):
-            return None
     k = len(ins)
-    matchings = list(itertools.permutations(range(len(outs)), k))
-    if len(matchings) * 2 ** k > MAX_COMBINATIONS:
+    fixed = {ins.index(u): outs.index(y) for u, y in given}
+    matchings = [m for m in itertools.permutations(range(len(outs)), k)
+                 if all(m[i] == j for i, j in fixed.items())]
+    if not matchings or len(matchings) * 2 ** k > MAX_COMBINATIONS:
         return None
-    # per run and (input, output): the supplied energy at every sample and each step's work
-    curves = []
-    for t, u, y, hold in records:
-        t, u, y = np.asarray(t, float), np.asarray(u, float), np.asarray(y, float)
-        if t.size < 3:
-            continue
-        curves.append({(i, j): _supplied(t, u[:, i], y[:, j], str(hold))
-                       for i in range(k) for j in range(len(outs))})
+    curves = _curves(records, k, len(outs))
     if not curves:
         return None
-    scores: dict[tuple[int, ...], float] = {}
-    for m in matchings:
-        best = -np.inf
-        for signs in itertools.product((1.0, -1.0), repeat=k):
-            worst = np.inf
-            for c in curves:
-                E = sum(s * c[(i, j)][0] for i, (j, s) in enumerate(zip(m, signs)))
-                work = np.abs(sum(s * c[(i, j)][1] for i, (j, s) in enumerate(zip(m, signs))))
-                total = float(work.sum())
-                if total > 0.0 and np.isfinite(total):
-                    worst = min(worst, float(E.min()) / total)
-            best = max(best, worst)
-        scores[m] = best
+    scores = {m: _score(curves, list(enumerate(m))) for m in matchings}
     ranked = sorted(scores.items(), key=lambda item: -item[1])
     (m, score), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else -1.0)
     if not np.isfinite(score) or score < -ENERGY_FLOOR or runner_up >= -ENERGY_MARGIN:

@@ -14,6 +14,7 @@ from fmu_surrogate.identify.linear.interface.supplied_energy import (
     ENERGY_FLOOR,
     ENERGY_MARGIN,
     energy_matching,
+    energy_score,
 )
 
 INS, OUTS = ["F1", "F2"], ["v1", "v2", "Fs"]
@@ -90,3 +91,31 @@ def test_inputs_that_cannot_all_pair_give_nothing(stiff):
     assert energy_matching(INS, OUTS, stiff, discrete=["F2"]) is None
     two_outputs = [(t, u, y[:, :1], h) for t, u, y, h in stiff]
     assert energy_matching(INS, OUTS[:1], two_outputs) is None
+
+
+def test_a_pair_known_already_is_completed_where_the_others_supply_energy(stiff):
+    # the force on mass 1 with its velocity alone gives out what the force on mass 2 supplied
+    # (measured -0.19): the other force is a power input as well, and pairs with v2
+    assert energy_score(INS, OUTS, stiff, [("F1", "v1")]) < -ENERGY_MARGIN
+    pairs, score, _ = energy_matching(INS, OUTS, stiff, given=[("F1", "v1")])
+    assert pairs == (("F1", "v1"), ("F2", "v2")) and score >= -ENERGY_FLOOR
+
+
+def test_a_position_input_supplies_no_energy_and_is_not_paired():
+    # 20-sim's coupled mass: the driven end's position x1 and velocity v1 in, the coupling
+    # force fk and the mass's position and velocity out; only v1 fk is a power
+    from fmu_surrogate.benchmarks.vendor.stepping.coupled_mass_clock import PARAMS, simulate
+
+    h = PARAMS["solver_step"]
+    t = np.arange(0.0, 10.0 + h / 2, h)
+    recs = []
+    for seed in (1, 2, 3):
+        v1 = _noise(seed, t, 0.5)
+        v1[0] = 0.0  # from rest
+        x1 = np.concatenate([[0.0], np.cumsum(v1[:-1] * h)])
+        recs.append((t, np.column_stack([x1, v1]), simulate(t, x1, v1), "zoh"))
+    ins, outs = ["x1", "v1"], ["fk", "x2", "v2"]
+    # v1 fk alone never gives out more than it took (measured 0): x1 needs no pair, and no
+    # pairing of both inputs is singled out
+    assert energy_score(ins, outs, recs, [("v1", "fk")]) >= -ENERGY_FLOOR
+    assert energy_matching(ins, outs, recs) is None
