@@ -32,6 +32,7 @@ Limits (the caller falls back to naming the pairs):
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,26 +79,30 @@ def _from_rest(records: Sequence[Any]) -> bool:
     return bool(records)
 
 
-def _curves(records: Sequence[Any], n_in: int, n_out: int) -> list[dict]:
-    """Per run and (input, output) column: the supplied energy and each step's work."""
-    curves = []
+def _runs(records: Sequence[Any]) -> list[tuple[Array, Array, Array, str]]:
+    """The records as float arrays (runs of fewer than three samples left out)."""
+    out = []
     for t, u, y, hold in records:
-        t, u, y = np.asarray(t, float), np.asarray(u, float), np.asarray(y, float)
+        t = np.asarray(t, float)
         if t.size >= 3:
-            curves.append({(i, j): _supplied(t, u[:, i], y[:, j], str(hold))
-                           for i in range(n_in) for j in range(n_out)})
-    return curves
+            out.append((t, np.asarray(u, float), np.asarray(y, float), str(hold)))
+    return out
 
 
-def _score(curves: list[dict], pairs: Sequence[tuple[int, int]]) -> float:
+def _score(runs: list[tuple[Array, Array, Array, str]],
+           pairs: Sequence[tuple[int, int]]) -> float:
     """The score of the pairs (column indices) in their best orientations (module docstring);
     inf when no run supplies any work through them."""
+    # per run and pair: the supplied energy at every sample and each step's work (only these
+    # pairs': an FMU with many outputs would not hold them all)
+    curves = [[_supplied(t, u[:, i], y[:, j], hold) for i, j in pairs]
+              for t, u, y, hold in runs]
     best = -np.inf
     for signs in itertools.product((1.0, -1.0), repeat=len(pairs)):
         worst = np.inf
         for c in curves:
-            E = sum(s * c[p][0] for p, s in zip(pairs, signs))
-            total = float(np.abs(sum(s * c[p][1] for p, s in zip(pairs, signs))).sum())
+            E = sum(s * e for (e, _w), s in zip(c, signs))
+            total = float(np.abs(sum(s * w for (_e, w), s in zip(c, signs))).sum())
             if total > 0.0 and np.isfinite(total):
                 worst = min(worst, float(E.min()) / total)
         best = max(best, worst)
@@ -118,13 +123,13 @@ def energy_score(inputs: Sequence[str], outputs: Sequence[str], records: Sequenc
     Returns
     -------
     float or None
-        None when the data do not start at rest or supply no work through the pairs.
+        None when the data do not start at rest or supply no work through the pairs, or the
+        pairs have too many orientations (:data:`MAX_COMBINATIONS`).
     """
-    if not pairs or not _from_rest(records):
+    if not pairs or 2 ** len(pairs) > MAX_COMBINATIONS or not _from_rest(records):
         return None
     ins, outs = list(inputs), list(outputs)
-    score = _score(_curves(records, len(ins), len(outs)),
-                   [(ins.index(u), outs.index(y)) for u, y in pairs])
+    score = _score(_runs(records), [(ins.index(u), outs.index(y)) for u, y in pairs])
     return score if np.isfinite(score) else None
 
 
@@ -159,14 +164,22 @@ def energy_matching(inputs: Sequence[str], outputs: Sequence[str], records: Sequ
         return None
     k = len(ins)
     fixed = {ins.index(u): outs.index(y) for u, y in given}
-    matchings = [m for m in itertools.permutations(range(len(outs)), k)
-                 if all(m[i] == j for i, j in fixed.items())]
-    if not matchings or len(matchings) * 2 ** k > MAX_COMBINATIONS:
+    free = [i for i in range(k) if i not in fixed]
+    rest = [j for j in range(len(outs)) if j not in fixed.values()]
+    # counted before they are listed: an FMU with many inputs and outputs has astronomically many
+    if math.perm(len(rest), len(free)) * 2 ** k > MAX_COMBINATIONS:
         return None
-    curves = _curves(records, k, len(outs))
-    if not curves:
+    matchings = []
+    for ys in itertools.permutations(rest, len(free)):
+        m = dict(fixed)
+        m.update(zip(free, ys))
+        matchings.append(tuple(m[i] for i in range(k)))
+    if not matchings:
         return None
-    scores = {m: _score(curves, list(enumerate(m))) for m in matchings}
+    runs = _runs(records)
+    if not runs:
+        return None
+    scores = {m: _score(runs, list(enumerate(m))) for m in matchings}
     ranked = sorted(scores.items(), key=lambda item: -item[1])
     (m, score), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else -1.0)
     if not np.isfinite(score) or score < -ENERGY_FLOOR or runner_up >= -ENERGY_MARGIN:
