@@ -1,7 +1,8 @@
 """Test FMUs whose interfaces look like vendor FMUs' beyond Real scalars.
 
 * :func:`build_typed` compiles ``c/typed.c``: FMI 2.0, co-simulation and model exchange, no
-  states; a Real feedthrough ``y = gain u`` beside Integer (``m = 2 n + offset``), Enumeration
+  states; a Real feedthrough ``y = gain u`` (``gain`` of a declared type with ``min="0"``,
+  ``max="100"``) beside Integer (``m = 2 n + offset``, ``n`` declared in ``[-5, 5]``), Enumeration
   (``e_next = e mod 3 + 1``), Boolean (``not_b = !b``) and String (``s_out = s``,
   ``s_length = strlen(s)``) inputs and outputs.
 * :func:`build_arrays3` compiles ``c/arrays3.c``: FMI 3.0, co-simulation and model exchange; the
@@ -34,9 +35,10 @@ def _scalar(name: str, vr: int, causality: str, variability: str, element: str,
 _TYPED_VARIABLES = "\n".join([  # 1-based positions in the comments: <ModelStructure> uses them
     _scalar("u", 0, "input", "continuous", '<Real start="0"/>'),                       # 1
     _scalar("y", 1, "output", "continuous", "<Real/>", "calculated"),                  # 2
-    _scalar("gain", 2, "parameter", "tunable", '<Real start="1"/>', "exact"),          # 3
+    _scalar("gain", 2, "parameter", "tunable", '<Real declaredType="Gain" start="1"/>',
+            "exact"),                                                                  # 3
     _scalar("s_length", 3, "output", "discrete", "<Real/>", "calculated"),             # 4
-    _scalar("n", 0, "input", "discrete", '<Integer start="0"/>'),                      # 5
+    _scalar("n", 0, "input", "discrete", '<Integer start="0" min="-5" max="5"/>'),     # 5
     _scalar("m", 1, "output", "discrete", "<Integer/>", "calculated"),                 # 6
     _scalar("offset", 2, "parameter", "fixed", '<Integer start="1"/>', "exact"),       # 7
     _scalar("e", 3, "input", "discrete", '<Enumeration declaredType="Level" start="1"/>'),
@@ -57,6 +59,7 @@ TYPED_XML = f"""<?xml version="1.0" encoding="UTF-8"?>
   <CoSimulation modelIdentifier="typed" canHandleVariableCommunicationStepSize="true"/>
   <ModelExchange modelIdentifier="typed"/>
   <TypeDefinitions>
+    <SimpleType name="Gain"><Real min="0" max="100"/></SimpleType>
     <SimpleType name="Level"><Enumeration><Item name="low" value="1"/><Item name="mid" value="2"/>
       <Item name="high" value="3"/></Enumeration></SimpleType>
   </TypeDefinitions>

@@ -253,13 +253,17 @@ def _note_unexcited_inputs(info: Any, duration: float) -> None:
              if n in by_name and by_name[n].type in ("Real", "Float64", "Float32")
              and by_name[n].variability == "continuous"]
     if names:
+        from fmu_surrogate.fmu.model.elements import range_hint
+
         example = names[0]
         stay = ("stays at its start value" if len(names) == 1 else
                 "stay at their start values")
+        hint = range_hint(by_name[example])  # inside its declared min/max
+        level = "std=1" if hint is None else f"std={hint[1]:.3g},offset={hint[0]:.6g}"
         print(f"note: no --input given, so {', '.join(names)} {stay}; a "
               f"surrogate is identified from how the outputs answer excited inputs, e.g. "
-              f"--input {example}=noise:f_high=5,std=1,duration={duration:g},seed=1 (std in the "
-              f"input's unit; repeat with other seeds for more runs)")
+              f"--input {example}=noise:f_high=5,{level},duration={duration:g},seed=1 (std in "
+              f"the input's unit; repeat with other seeds for more runs)")
 
 
 def harvest_command(args: argparse.Namespace) -> int:

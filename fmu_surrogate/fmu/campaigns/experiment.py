@@ -322,7 +322,8 @@ def check_record(info: FMUInfo, record: list[str]) -> None:
 
 def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> None:
     """Refuse signals on inputs they cannot drive: a String (or Binary, Clock) input, a whole
-    array input, values an integer or Boolean input cannot take.
+    array input, values an integer or Boolean input cannot take, values outside an input's
+    declared ``min``/``max``.
 
     Parameters
     ----------
@@ -338,7 +339,8 @@ def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> N
         Not an input of the FMU or an element of one.
     SignalError
         The input is not numeric, is an array (name an element), or the signal's values do not
-        fit its type (:func:`~fmu_surrogate.fmu.model.elements.check_values`).
+        fit its type or its declared ``min``/``max``
+        (:func:`~fmu_surrogate.fmu.model.elements.check_values`).
     """
     fmi3 = str(info.fmi_version).startswith("3")
     for s in signal_sets:
@@ -356,8 +358,7 @@ def check_signals(info: FMUInfo, signal_sets: list[dict], time: np.ndarray) -> N
                     f"input {name!r} is an array of shape {'x'.join(map(str, v.shape))}: design "
                     f"a signal per element, e.g. --input '{first}=step:t0=1' (the elements "
                     f"without a signal keep their start values).")
-            if v.type not in ("Real", "Float32", "Float64"):
-                try:
-                    check_values(v, sig(time), f"input {name!r}", fmi3)
-                except ExperimentError as exc:
-                    raise SignalError(str(exc)) from None
+            try:
+                check_values(v, sig(time), f"input {name!r}", fmi3)
+            except ExperimentError as exc:
+                raise SignalError(str(exc)) from None

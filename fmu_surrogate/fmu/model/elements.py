@@ -9,7 +9,11 @@ row-major (:func:`split_array`).
 
 Values are set through the FMI API of the variable's type: an integer type (``Integer``,
 ``Int8`` ... ``UInt64``, ``Enumeration``) takes whole numbers in its range, a ``Boolean`` takes
-0 or 1; :func:`check_values` refuses others before any run, naming the variable.
+0 or 1; :func:`check_values` refuses others before any run, naming the variable.  It also
+refuses values outside a variable's declared ``min``/``max``: the exporting tool declares there
+the region the FMU is designed to operate in, and an FMU may answer a value outside it with an
+error (FMI 3 allows it, Dymola's FMUs check it) — or worse, take it, so that a surrogate learns a
+behaviour of the FMU outside its validity.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from fmu_surrogate.fmu.model.info import INTEGER_RANGES
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model.info import FMUInfo, Variable
 
-__all__ = ["check_values", "element_name", "find_element", "gather_elements", "split_array"]
+__all__ = ["check_values", "element_name", "find_element", "gather_elements", "range_hint", "split_array"]
 
 #: the causalities of the variables :func:`find_element` accepts for ``what``
 _CAUSALITIES = {"input": ("input",), "output": ("output",),
@@ -169,8 +173,50 @@ def gather_elements(info: FMUInfo, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def range_hint(v: Variable) -> tuple[float, float] | None:
+    """An offset and a standard deviation for noise on ``v`` that keep it (about 4σ) inside its
+    declared ``min``/``max``; ``None`` when it declares neither."""
+    lo, hi = v.minimum, v.maximum
+    if lo is None and hi is None:
+        return None
+    if lo is not None and hi is not None:
+        return 0.5 * (lo + hi), (hi - lo) / 8.0
+    start = v.start_value
+    bound = lo if lo is not None else hi
+    side = 1.0 if lo is not None else -1.0  # the side of the bound that is allowed
+    if start is not None and side * (start - bound) > 0:
+        return start, side * (start - bound) / 4.0
+    width = max(abs(bound), 1.0)
+    return bound + side * width, width / 4.0
+
+
+def _check_range(v: Variable, values: Any, where: str) -> None:
+    lo, hi = v.minimum, v.maximum
+    if lo is None and hi is None:
+        return
+    a = np.asarray(values, dtype=float)
+    if not a.size:
+        return
+    low = float(np.min(a)) if lo is not None else None
+    high = float(np.max(a)) if hi is not None else None
+    if (low is None or low >= lo) and (high is None or high <= hi):
+        return
+    bounds = (f"[{lo:g}, {hi:g}]" if lo is not None and hi is not None
+              else f">= {lo:g}" if lo is not None else f"<= {hi:g}")
+    unit = f" {v.unit}" if v.unit else ""
+    got = float(np.min(a)) if low is not None and low < lo else float(np.max(a))
+    hint = range_hint(v)
+    assert hint is not None
+    raise ExperimentError(
+        f"{where} is declared {bounds}{unit} (min/max of the model description: the region "
+        f"the FMU is designed for; it may refuse other values), got {got:g}; keep the values "
+        f"inside, e.g. a signal with offset={hint[0]:g} and std (or amplitude) {hint[1]:g}, "
+        f"or values within the range.")
+
+
 def check_values(v: Variable, values: Any, where: str, fmi3: bool) -> None:
-    """Refuse values an integer-typed or Boolean variable cannot take.
+    """Refuse values an integer-typed or Boolean variable cannot take, and values outside a
+    variable's declared ``min``/``max`` (module doc).
 
     Parameters
     ----------
@@ -187,8 +233,10 @@ def check_values(v: Variable, values: Any, where: str, fmi3: bool) -> None:
     ------
     ExperimentError
         A value that is not 0/1 for a ``Boolean``, not a whole number in range for an integer
-        type; the message names the variable, the value and the fix.
+        type, or outside the declared ``min``/``max``; the message names the variable, the value
+        and the fix.
     """
+    _check_range(v, values, where)
     if v.type == "Boolean":
         a = np.asarray(values, dtype=float)
         bad = a[(a != 0) & (a != 1)]

@@ -50,6 +50,9 @@ class Variable:
     shape : tuple of int
         ``()`` for scalars; the array shape for FMI 3 array variables.
     initial : str or None
+    minimum, maximum : float or None
+        The declared ``min`` and ``max`` (the variable's own, else its ``declaredType``'s):
+        the region the FMU is designed to operate in; ``None`` where none is declared.
     """
 
     name: str
@@ -62,6 +65,8 @@ class Variable:
     description: str | None = None
     shape: tuple[int, ...] = ()
     initial: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
 
     @property
     def is_real(self) -> bool:

@@ -33,6 +33,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from fmu_surrogate.fmu.errors import ModelDescriptionError, NotAnFMUError
 from fmu_surrogate.fmu.model.archive import check_archive, verify_members
@@ -69,6 +70,14 @@ def _float_or_none(x) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
+
+
+def _declared_float(v: Any, attribute: str) -> float | None:
+    """A numeric attribute of a variable (``min``, ``max``), else of its ``declaredType``."""
+    own = _float_or_none(getattr(v, attribute, None))
+    if own is not None or v.declaredType is None:
+        return own
+    return _float_or_none(getattr(v.declaredType, attribute, None))
 
 
 def _platforms(names: Iterable[str]) -> tuple[str, ...]:
@@ -161,6 +170,8 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
                 description=v.description,
                 shape=tuple(int(s) for s in (v.shape or ())),
                 initial=v.initial,
+                minimum=_declared_float(v, "min"),
+                maximum=_declared_float(v, "max"),
             )
         )
     states, derivs = [], {}

@@ -50,6 +50,21 @@ def test_signals_that_fit_the_type(typed_fmu):
     assert camp.n_runs == 1
 
 
+def test_values_outside_the_declared_range_are_refused_with_a_signal_inside(typed_fmu):
+    # n declares min="-5" max="5"; gain's declared type Gain declares min="0" max="100"
+    with pytest.raises(SignalError, match=r"input 'n' is declared \[-5, 5\] \(min/max of the "
+                                          r"model description.*got -8; .* offset=0 and std "
+                                          r"\(or amplitude\) 1\.25"):
+        Campaign(typed_fmu, signals={"n": PRBS(bit_period=0.1, levels=(-8.0, 2.0))})
+    with pytest.raises(ExperimentError, match=r"parameter 'gain' is declared \[0, 100\].* got "
+                                              r"-0\.5"):
+        Campaign(typed_fmu, parameters=[{"gain": 2.0}, {"gain": -0.5}])
+    # the bounds themselves are inside
+    camp = Campaign(typed_fmu, signals={"n": PRBS(bit_period=0.1, levels=(-5.0, 5.0))},
+                    parameters=[{"gain": 0.0}, {"gain": 100.0}])
+    assert camp.n_runs == 2
+
+
 def test_integer_parameters_take_whole_values(typed_fmu):
     with pytest.raises(ExperimentError, match=r"parameter 'offset' has type Integer.* got 1\.5"):
         Campaign(typed_fmu, parameters={"offset": 1.5})

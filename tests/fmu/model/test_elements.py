@@ -12,6 +12,7 @@ from fmu_surrogate.fmu.model.elements import (
     element_name,
     find_element,
     gather_elements,
+    range_hint,
     split_array,
 )
 from fmu_surrogate.fmu.model.loading import open_fmu
@@ -90,3 +91,26 @@ def test_values_of_integer_and_boolean_variables(typed, arrays):
         check_values(arrays.variable("n"), [3e9], "input 'n'", fmi3=True)
     with pytest.raises(ExperimentError, match=r"is a Boolean: its values must be 0 or 1, got -1"):
         check_values(typed.variable("b"), [-1.0, 1.0], "input 'b'", fmi3=False)
+
+
+def test_declared_ranges_and_a_signal_level_inside_them(typed):
+    from fmu_surrogate.fmu.model.info import Variable
+
+    n, gain = typed.variable("n"), typed.variable("gain")
+    assert (n.minimum, n.maximum) == (-5.0, 5.0)  # its own attributes
+    assert (gain.minimum, gain.maximum) == (0.0, 100.0)  # from its declaredType
+    assert typed.variable("u").minimum is None and typed.variable("u").maximum is None
+    assert range_hint(typed.variable("u")) is None
+    assert range_hint(gain) == (50.0, 12.5)  # the middle, 4 standard deviations to each bound
+
+    def real(start, lo=None, hi=None):
+        return Variable("p", 0, "input", "continuous", "Real", start, minimum=lo, maximum=hi)
+
+    assert range_hint(real("2", lo=0.0)) == (2.0, 0.5)  # from its start, 4 std above min
+    assert range_hint(real("-1", lo=0.0)) == (1.0, 0.25)  # a start outside: above the bound
+    assert range_hint(real(None, hi=-300.0)) == (-600.0, 75.0)
+    with pytest.raises(ExperimentError, match=r"input 'p' is declared >= 0 .*got -0\.1"):
+        check_values(real("2", lo=0.0), [1.0, -0.1, 3.0], "input 'p'", fmi3=False)
+    with pytest.raises(ExperimentError, match=r"input 'p' is declared <= -300 .*got 7"):
+        check_values(real(None, hi=-300.0), [-400.0, 7.0], "input 'p'", fmi3=False)
+    check_values(real("2", lo=0.0), [0.0, 5.0], "input 'p'", fmi3=False)
