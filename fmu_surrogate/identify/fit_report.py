@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["delay_line", "describe_fit", "law_line", "outputs_line", "percent", "step_line"]
+__all__ = ["delay_line", "describe_fit", "law_line", "miss_line", "outputs_line", "percent",
+           "step_line"]
 
 
 def percent(x: float) -> str:
@@ -170,3 +171,57 @@ def step_line(sur: Any, step: float | None) -> str:
     return (f"the structure-preserving scheme steps at most {h:.4g} s{per}: one step per "
             f"sample would add its own error to the fit's (internal step of simulations and "
             f"exported FMUs)")
+
+
+#: a held-out run leaves the training range where a variable's largest deviation from the
+#: training mean exceeds the training runs' largest by this factor
+RANGE_FACTOR = 1.1
+
+
+def range_ratio(train: Sequence[np.ndarray], held: Sequence[np.ndarray]) -> np.ndarray:
+    """Per variable, the held-out runs' largest deviation from the training mean over the
+    training runs' largest (``> 1``: outside the range the fit saw).
+
+    Parameters
+    ----------
+    train, held : sequence of ndarray, shape (T_r, k)
+        The runs' samples of the same ``k`` variables.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+    """
+    T = np.concatenate(list(train))
+    mid = T.mean(axis=0)
+    seen = np.maximum(np.abs(T - mid).max(axis=0), 1e-300)
+    return np.abs(np.concatenate(list(held)) - mid).max(axis=0) / seen
+
+
+def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) -> str:
+    """Why a kept model misses the tolerance on the held-out runs, and what to do, one line.
+
+    Parameters
+    ----------
+    train_error : float
+        The kept model's worst relative output error on the training runs.
+    ratio : mapping of str to float
+        Per input and output, :func:`range_ratio`.
+    tolerance : float
+
+    Returns
+    -------
+    str
+    """
+    out = sorted(((r, n) for n, r in ratio.items() if r > RANGE_FACTOR), reverse=True)
+    leaves = ("; the held-out run leaves the training range (" + ", ".join(
+        f"{n} {r:.2g}×" for r, n in out[:3]) + " the training runs' largest deviation)"
+        if out else "")
+    if train_error <= tolerance:
+        return (f"the kept model meets the training runs ({percent(train_error)}), not the "
+                f"held-out one{leaves or ' within their range'}: harvest training runs that "
+                "cover what the surrogate will see (inputs as large and as varied, more seeds)")
+    return (f"the kept model misses the training runs too ({percent(train_error)}): neither "
+            "model class explains this component as harvested (a linear pH model; a convex "
+            "energy with power-law losses: not a pendulum going over the top, hysteresis, "
+            f"events){leaves} — inputs that stay in the range the surrogate will see, more "
+            "runs, --order or --port may help")

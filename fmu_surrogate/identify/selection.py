@@ -23,8 +23,10 @@ from fmu_surrogate.identify.fit_report import (
     delay_line,
     describe_fit,
     law_line,
+    miss_line,
     outputs_line,
     percent,
+    range_ratio,
     step_line,
 )
 from fmu_surrogate.identify.heldout import (
@@ -357,8 +359,21 @@ def select_dataset(
                            axis=0)
             text += "\n  " + outputs_line(sur.output_names, worst,
                                             "held-out" if held else "training")
+        if kept > tolerance and held:  # why it misses, and what to do
+            text += "\n  " + why_missed(est, data, first if not late_kept else None)
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
                            "held-out" if held else "training", late_kept, first, rewrite)
+
+    def why_missed(est: Any, data: Any, first: Any) -> str:
+        from fmu_surrogate.fmu.dataset import run_arrays
+
+        sur = fo.with_first_outputs(est.to_surrogate(), first)
+        names = list(sur.input_names) + list(sur.output_names)
+        e_fit = max(heldout_errors(sur, getattr(est, "x0_", None), data,
+                                   list(sur.input_names), list(sur.output_names), fit))
+        ratio = range_ratio([X for _, X in run_arrays(data, names, runs=fit)],
+                            [X for _, X in run_arrays(data, names, runs=held)])
+        return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),
