@@ -220,8 +220,10 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) 
         return (f"the kept model meets the training runs ({percent(train_error)}), not the "
                 f"held-out one{leaves or ' within their range'}: harvest training runs that "
                 "cover what the surrogate will see (inputs as large and as varied, more seeds)")
-    return (f"the kept model misses the training runs too ({percent(train_error)}): neither "
-            "model class explains this component as harvested (a linear pH model; a convex "
-            "energy with power-law losses: not a pendulum going over the top, hysteresis, "
-            f"events){leaves} — inputs that stay in the range the surrogate will see, more "
-            "runs, --order or --port may help")
+    return (f"the kept model misses the training runs too ({percent(train_error)}): the fits "
+            "found nothing closer in their classes (a linear pH model; a convex energy with "
+            "power-law losses) — the component is outside them (a pendulum going over the "
+            "top, hysteresis, events), or the fit stopped short of a model in them (strongly "
+            f"nonlinear parts with several states){leaves}; inputs that stay in the range the "
+            "surrogate will see, more runs, --order (the component's number of states) or "
+            "--port may help")
