@@ -253,13 +253,14 @@ def _note_unexcited_inputs(info: Any, duration: float) -> None:
              if n in by_name and by_name[n].type in ("Real", "Float64", "Float32")
              and by_name[n].variability == "continuous"]
     if names:
-        from fmu_surrogate.fmu.model.elements import range_hint
+        from fmu_surrogate.fmu.model.elements import excitation_level
 
         example = names[0]
         stay = ("stays at its start value" if len(names) == 1 else
                 "stay at their start values")
-        hint = range_hint(by_name[example])  # inside its declared min/max
-        level = "std=1" if hint is None else f"std={hint[1]:.3g},offset={hint[0]:.6g}"
+        # inside its declared min/max, about its start value
+        offset, std = excitation_level(by_name[example])
+        level = f"std={std:.3g}" + (f",offset={offset:.6g}" if offset else "")
         print(f"note: no --input given, so {', '.join(names)} {stay}; a "
               f"surrogate is identified from how the outputs answer excited inputs, e.g. "
               f"--input {example}=noise:f_high=5,{level},duration={duration:g},seed=1 (std in "

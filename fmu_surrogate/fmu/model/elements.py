@@ -30,7 +30,8 @@ from fmu_surrogate.fmu.model.info import INTEGER_RANGES
 if TYPE_CHECKING:  # pragma: no cover
     from fmu_surrogate.fmu.model.info import FMUInfo, Variable
 
-__all__ = ["check_values", "element_name", "find_element", "gather_elements", "range_hint", "split_array"]
+__all__ = ["check_values", "element_name", "excitation_level", "find_element", "gather_elements",
+           "split_array"]
 
 #: the causalities of the variables :func:`find_element` accepts for ``what``
 _CAUSALITIES = {"input": ("input",), "output": ("output",),
@@ -173,15 +174,27 @@ def gather_elements(info: FMUInfo, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def range_hint(v: Variable) -> tuple[float, float] | None:
-    """An offset and a standard deviation for noise on ``v`` that keep it (about 4σ) inside its
-    declared ``min``/``max``; ``None`` when it declares neither."""
+def excitation_level(v: Variable) -> tuple[float, float]:
+    """An offset and a standard deviation for noise on the input ``v``.
+
+    Inside its declared ``min``/``max`` (about 4σ from each bound); without one, about its
+    start value (a supply voltage, a temperature in K: σ a tenth of it), else ``(0, 1)``.
+
+    Parameters
+    ----------
+    v : Variable
+
+    Returns
+    -------
+    (float, float)
+        The offset and the standard deviation, in the variable's unit.
+    """
     lo, hi = v.minimum, v.maximum
+    start = v.start_value
     if lo is None and hi is None:
-        return None
+        return (start, abs(start) / 10.0) if start else (0.0, 1.0)
     if lo is not None and hi is not None:
         return 0.5 * (lo + hi), (hi - lo) / 8.0
-    start = v.start_value
     bound = lo if lo is not None else hi
     side = 1.0 if lo is not None else -1.0  # the side of the bound that is allowed
     if start is not None and side * (start - bound) > 0:
@@ -205,8 +218,7 @@ def _check_range(v: Variable, values: Any, where: str) -> None:
               else f">= {lo:g}" if lo is not None else f"<= {hi:g}")
     unit = f" {v.unit}" if v.unit else ""
     got = float(np.min(a)) if low is not None and low < lo else float(np.max(a))
-    hint = range_hint(v)
-    assert hint is not None
+    hint = excitation_level(v)
     raise ExperimentError(
         f"{where} is declared {bounds}{unit} (min/max of the model description: the region "
         f"the FMU is designed for; it may refuse other values), got {got:g}; keep the values "

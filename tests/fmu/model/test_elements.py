@@ -10,9 +10,9 @@ from fmu_surrogate.fmu.errors import ExperimentError, UnknownVariableError
 from fmu_surrogate.fmu.model.elements import (
     check_values,
     element_name,
+    excitation_level,
     find_element,
     gather_elements,
-    range_hint,
     split_array,
 )
 from fmu_surrogate.fmu.model.loading import open_fmu
@@ -100,15 +100,17 @@ def test_declared_ranges_and_a_signal_level_inside_them(typed):
     assert (n.minimum, n.maximum) == (-5.0, 5.0)  # its own attributes
     assert (gain.minimum, gain.maximum) == (0.0, 100.0)  # from its declaredType
     assert typed.variable("u").minimum is None and typed.variable("u").maximum is None
-    assert range_hint(typed.variable("u")) is None
-    assert range_hint(gain) == (50.0, 12.5)  # the middle, 4 standard deviations to each bound
+    assert excitation_level(typed.variable("u")) == (0.0, 1.0)  # no range, starts at 0
+    assert excitation_level(gain) == (50.0, 12.5)  # the middle, 4 standard deviations to bounds
 
     def real(start, lo=None, hi=None):
         return Variable("p", 0, "input", "continuous", "Real", start, minimum=lo, maximum=hi)
 
-    assert range_hint(real("2", lo=0.0)) == (2.0, 0.5)  # from its start, 4 std above min
-    assert range_hint(real("-1", lo=0.0)) == (1.0, 0.25)  # a start outside: above the bound
-    assert range_hint(real(None, hi=-300.0)) == (-600.0, 75.0)
+    assert excitation_level(real("2", lo=0.0)) == (2.0, 0.5)  # from its start, 4 std above min
+    assert excitation_level(real("-1", lo=0.0)) == (1.0, 0.25)  # a start outside: above the bound
+    assert excitation_level(real(None, hi=-300.0)) == (-600.0, 75.0)
+    # no range: about its start (a tenth of it, to round-off)
+    assert excitation_level(real("293.15")) == pytest.approx((293.15, 29.315), rel=1e-15)
     with pytest.raises(ExperimentError, match=r"input 'p' is declared >= 0 .*got -0\.1"):
         check_values(real("2", lo=0.0), [1.0, -0.1, 3.0], "input 'p'", fmi3=False)
     with pytest.raises(ExperimentError, match=r"input 'p' is declared <= -300 .*got 7"):
