@@ -268,8 +268,8 @@ def test_c_source_defines_the_interface():
     src = effort_c_source(linear(n=3), prefix="my_eff")
     assert src.count("#include") == 1 and "#include <math.h>" in src
     for decl in ("#define my_eff_N 3", "#define my_eff_HAS_H 1",
-                 "static void my_eff_z(const double *x, double *z)",
-                 "static void my_eff_dz(const double *x, double *dz)",
+                 "static inline void my_eff_z(const double *x, double *z)",
+                 "static inline void my_eff_dz(const double *x, double *dz)",
                  "static double my_eff_H(const double *x)"):
         assert decl in src
     assert "#define eff_HAS_H 0" in effort_c_source(kernel())
