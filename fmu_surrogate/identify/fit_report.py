@@ -214,9 +214,10 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) 
     """
     out = sorted(((r, n) for n, r in ratio.items() if r > RANGE_FACTOR), reverse=True)
     # a variable the training runs held constant has no deviation to compare with
-    leaves = ("; the held-out run leaves the training range (" + ", ".join(
-        f"{n} {r:.2g}×" if r < 1e6 else f"{n} varied, constant in training"
-        for r, n in out[:3]) + " the training runs' largest deviation)" if out else "")
+    leaves = ("; the held-out run leaves the training range (deviation from the training "
+              "mean over the training runs' largest: " + ", ".join(
+                  f"{n} {r:.2g}×" if r < 1e6 else f"{n} varied, constant in training"
+                  for r, n in out[:3]) + ")" if out else "")
     if train_error <= tolerance:
         return (f"the kept model meets the training runs ({percent(train_error)}), not the "
                 f"held-out one{leaves or ' within their range'}: harvest training runs that "

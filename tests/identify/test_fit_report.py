@@ -21,10 +21,10 @@ def test_the_miss_line_tells_extrapolation_from_a_model_class_that_does_not_fit(
     ratio = {"F": 1.0, "v": 1.6, "a": 1.05}
     text = miss_line(1e-3, ratio, 1e-2)
     assert text.startswith("the kept model meets the training runs (0.1 %), not the held-out")
-    assert "leaves the training range (v 1.6×" in text and "a 1.05" not in text  # ≤ RANGE_FACTOR
+    assert "largest: v 1.6×)" in text and "a 1.05" not in text  # ≤ RANGE_FACTOR
     assert RANGE_FACTOR < 1.6 and "inputs as large and as varied" in text
     flat = miss_line(1e-3, {"F": 1e300}, 1e-2)
-    assert "leaves the training range (F varied, constant in training" in flat
+    assert "largest: F varied, constant in training)" in flat
     inside = miss_line(1e-3, {"F": 1.0}, 1e-2)
     assert "not the held-out one within their range" in inside
     worse = miss_line(0.5, {"F": 1.0}, 1e-2)
