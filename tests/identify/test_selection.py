@@ -150,3 +150,36 @@ def test_the_report_names_the_outputs_a_kept_model_misses():
     assert "--outputs" in line and all(f"{n} " in line for n in ("x", "v", "a"))
     # r is round-off on the training run as well: the report says the model class misses it
     assert "the kept model misses the training runs too" in choice.report()
+
+
+def test_an_unclear_timing_test_is_settled_by_the_fits():
+    """A spring driven by its displacement, ``F = k x (1 + (x/x_ref)²)``, ``x = x₀ + s``, the
+    force stiffening up to 13× over the record, ``s`` noise up to 2 Hz sampled every 2 ms: the
+    past inputs nearly predict the present one, the timing test's ratio is 2.75 (outputs that do
+    not see the current inputs: 1.0 to 1.3) and calls the outputs delayed, which misses them by
+    1.5 %.  The model at their own point is then fitted too and kept: the law is a cubic of the
+    class, found to round-off."""
+    from fmu_surrogate.fmu.dataset.build import assemble_dataset
+    from fmu_surrogate.fmu.signals.excitation import BandLimitedNoise
+    from fmu_surrogate.identify.selection import AMBIGUOUS_RATIO, select_dataset
+
+    t = np.arange(0.0, 4.001, 0.002)
+    S = np.stack([BandLimitedNoise(f_high=2.0, duration=4.0, std=0.01, seed=s)(t)
+                  for s in (1, 2, 3)])
+    x = 0.004 + S
+    F = 2e4 * x * (1.0 + (x / 0.02) ** 2)
+    ds = assemble_dataset(t, None, ["s", "F"], [("s", "", S), ("F", "", F)],
+                          runs=np.arange(3), failure_kind=[""] * 3, message=[""] * 3,
+                          n_samples=np.array([t.size] * 3), wall_time=np.zeros(3), params={},
+                          signal_table=["{}"], signal_index=np.zeros(3, dtype=np.int64),
+                          attrs={"input_interpolation": "zero-order hold over each step"})
+    ds["s"].attrs.update(causality="input", units="m", type="Real")
+    ds["F"].attrs.update(causality="output", units="N", type="Real")
+    choice = select_dataset(ds)
+    text = choice.report()
+    assert "the timing test was not clear" in text and "step before" in text
+    assert choice.method == "nonlinear" and not choice.estimator.delayed_feedthrough_
+    # measured 1.7e-9 (held out; 1.5e-2 with the delayed form): 1e-6 leaves the optimiser's
+    # path room on any BLAS
+    assert choice.nonlinear_error < 1e-6
+    assert AMBIGUOUS_RATIO < 2.75
