@@ -173,13 +173,20 @@ def test_vendor_surrogates_are_passive_on_random_inputs(vendor_fit):
         assert np.all(np.diff(tr.stored) <= np.diff(tr.supplied) + 1e-9 * scale), name
 
 
+def _static_law_choice(run):
+    """``select_model`` of a static law (order 0, with feedthrough) on the runs ``run(1)``,
+    ``run(2)``, held out ``run(3)``."""
+    from fmu_surrogate.identify.selection import select_model
+
+    return select_model([run(1), run(2)], [run(3)], order=0, linear={"feedthrough": True},
+                        nonlinear={"feedthrough": True})
+
+
 def test_a_friction_damper_is_found_from_its_saturating_start():
     """Viscous plus smoothed dry friction, ``F = 0.5 v + 1.2 v / √(v² + 0.05²)``, a static law
     (order 0) of the class (a p = −1 term with δ = 0.05 and a linear one): the fit reaches it
     from the second family's start with δ learned.  With δ fixed at its start and p ≥ −0.9 the
     fit stayed at the linear model's 34 % held-out error."""
-    from fmu_surrogate.identify.selection import select_model
-
     t = np.arange(0.0, 10.0, 0.01)
 
     def run(seed):
@@ -188,8 +195,7 @@ def test_a_friction_damper_is_found_from_its_saturating_start():
         v = 1.5 * (w - w.mean()) / np.abs(w - w.mean()).max()
         return t, v[:, None], (0.5 * v + 1.2 * v / np.sqrt(v**2 + 0.05**2))[:, None]
 
-    choice = select_model([run(1), run(2)], [run(3)], order=0, linear={"feedthrough": True},
-                          nonlinear={"feedthrough": True})
+    choice = _static_law_choice(run)
     # measured 2.4e-7 (relative RMS on the held-out run); 1e-4 leaves the optimiser's path
     # room on any BLAS, and is 3000 times below the linear model's 0.336
     assert choice.method == "nonlinear" and choice.nonlinear_error < 1e-4
@@ -205,8 +211,6 @@ def test_an_asymmetric_damper_is_found():
     """Rebound harder than compression: ``F = 0.3 v + 2 (v² + δ²)^(1/6) v (1 + 0.5 σ)``,
     ``σ = v/√(v² + δ²)`` (1.5 times the power-law force in rebound, 0.5 times in compression),
     a static law of the class: the asymmetry a = 0.5 is learned from its start at 0."""
-    from fmu_surrogate.identify.selection import select_model
-
     t = np.arange(0.0, 10.0, 0.01)
 
     def run(seed):
@@ -216,8 +220,7 @@ def test_an_asymmetric_damper_is_found():
         q = v**2 + 1e-6
         return t, v[:, None], (0.3 * v + 2.0 * q ** (1 / 6) * v * (1 + 0.5 * v / np.sqrt(q)))[:, None]
 
-    choice = select_model([run(1), run(2)], [run(3)], order=0, linear={"feedthrough": True},
-                          nonlinear={"feedthrough": True})
+    choice = _static_law_choice(run)
     # measured 1.2e-7 (relative RMS, held out) against the linear model's 0.415
     assert choice.method == "nonlinear" and choice.nonlinear_error < 1e-4
     law = choice.estimator.system_.port_dissipation
@@ -308,7 +311,6 @@ def test_a_damper_recorded_in_mm_per_s_and_kn_is_found():
     Levenberg's damping, set by the curvature of the tiny feedthrough's factor, left the first
     step no gain and the fit stopped at the linear model's 14.5 %."""
     from fmu_surrogate.fmu.signals.excitation import BandLimitedNoise
-    from fmu_surrogate.identify.selection import select_model
 
     t = np.arange(0.0, 2.0005, 0.001)
 
@@ -317,8 +319,7 @@ def test_a_damper_recorded_in_mm_per_s_and_kn_is_found():
         F = 3000.0 * np.sign(v) * np.abs(v) ** (4 / 3)  # N
         return t, (1e3 * v)[:, None], (1e-3 * F)[:, None]  # mm/s, kN
 
-    choice = select_model([run(1), run(2)], [run(3)], order=0, linear={"feedthrough": True},
-                          nonlinear={"feedthrough": True})
+    choice = _static_law_choice(run)
     # measured 9.0e-6 (relative RMS, held out) against the linear model's 0.145 (1e-4 leaves
     # the optimiser's path room on any BLAS)
     assert choice.method == "nonlinear" and choice.nonlinear_error < 1e-4
