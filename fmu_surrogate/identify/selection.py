@@ -358,25 +358,25 @@ def select_dataset(
                      "before (delayed feedthrough: the first point is not repeated, or fixed): "
                      "the late model rewritten so, the same at the harvest's step, the FMU's "
                      "behaviour at every other step")
-        if kept > tolerance and len(outputs) > 1:  # which outputs it misses
+        if kept > tolerance:
             sur = fo.with_first_outputs(est.to_surrogate(), first if not late_kept else None)
-            worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
-                                         list(sur.input_names), list(sur.output_names), check),
-                           axis=0)
-            text += "\n  " + outputs_line(sur.output_names, worst,
-                                            "held-out" if held else "training")
-        if kept > tolerance and held:  # why it misses, and what to do
-            text += "\n  " + why_missed(est, data, first if not late_kept else None)
+            if len(outputs) > 1:  # which outputs it misses
+                worst = np.max(output_errors(sur, getattr(est, "x0_", None), data,
+                                             list(sur.input_names), list(sur.output_names),
+                                             check), axis=0)
+                text += "\n  " + outputs_line(sur.output_names, worst,
+                                                "held-out" if held else "training")
+            if held:  # why it misses, and what to do
+                text += "\n  " + why_missed(sur, getattr(est, "x0_", None), data)
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
                            "held-out" if held else "training", late_kept, first, rewrite)
 
-    def why_missed(est: Any, data: Any, first: Any) -> str:
+    def why_missed(sur: Any, x0: Any, data: Any) -> str:
         from fmu_surrogate.fmu.dataset import run_arrays
 
-        sur = fo.with_first_outputs(est.to_surrogate(), first)
         names = list(sur.input_names) + list(sur.output_names)
-        e_fit = max(heldout_errors(sur, getattr(est, "x0_", None), data,
-                                   list(sur.input_names), list(sur.output_names), fit))
+        e_fit = max(heldout_errors(sur, x0, data, list(sur.input_names), list(sur.output_names),
+                                   fit))
         ratio = range_ratio([X for _, X in run_arrays(data, names, runs=fit)],
                             [X for _, X in run_arrays(data, names, runs=held)])
         return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance)
@@ -388,15 +388,16 @@ def select_dataset(
                       "no nonlinear model needed")
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
-    def nonlinear_fit(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
+    def nonlinear_fit(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
         return search_order(start, data, list(inputs), list(outputs), fit, tolerance,
-                                  lambda lin_start: nonlinear_at(data, lin_start, is_late))
+                                  lambda lin_start: nonlinear_at(data, lin_start, direct))
 
-    def nonlinear_at(data: Any, start: Any, is_late: bool) -> tuple[Any, float, str]:
+    def nonlinear_at(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
-        # nonlinear feedthrough)
+        # nonlinear feedthrough); direct: the outputs see the inputs of their own point (late
+        # outputs taken one sample earlier, or a delay the timing test left unclear)
         settings = dict(nonlinear or {})
-        if is_late:  # the outputs one sample earlier see the inputs of their own point
+        if direct:
             settings["delayed_feedthrough"] = False
         nl = NonlinearPHIdentifier(n_states=None, linear=start,
                                    validation_runs=len(held), **settings

@@ -298,8 +298,8 @@ def effort_c_source(system: Any, prefix: str = "eff") -> str:
     """C99 source (only ``<math.h>``) of ``z(x)``, ``∂z/∂x`` and ``H(x)`` as static functions.
 
     ``static inline void P_z(const double *x, double *z)``, ``static inline void P_dz(const
-    double *x, double *dz)`` (``dz[i*n + j] = ∂z_i/∂x_j``), ``static double P_H(const double *x)`` (``NAN``
-    without a Hamiltonian) and the macros ``P_N`` (the state dimension) and ``P_HAS_H`` (0 or 1),
+    double *x, double *dz)`` (``dz[i*n + j] = ∂z_i/∂x_j``), ``static double P_H(const double
+    *x)`` (``NAN`` without a Hamiltonian) and the macros ``P_N`` (the state dimension) and ``P_HAS_H`` (0 or 1),
     ``P`` being ``prefix``.  Constant arrays are embedded with round-trip precision and kernel
     sums are C loops over them.
 
