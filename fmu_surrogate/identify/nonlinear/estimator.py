@@ -13,7 +13,8 @@ feedthrough) to the recorded ports of a component (no states needed):
 2. the nonlinear terms are added with weights and gains exactly zero, so the fit starts from the
    linear model's error;
 3. all parameters are refined by Levenberg–Marquardt steps (:mod:`.gauss_newton`) on the output
-   error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch;
+   error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch (level
+   by level where one fit misses and the runs have several excitation levels, :mod:`.levels`);
 4. the result is validated on held-out experiments with the structure-preserving simulation
    :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
    ``result_``.
@@ -408,22 +409,20 @@ class NonlinearPHIdentifier(PHEstimator):
                                     "max_iter >= 0.")
         npd = self.n_port_dissipation
         if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
-            raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0, got "
-                                    f"{npd!r}.")
+            raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0: {npd!r}.")
         if not (self.delayed_feedthrough == "auto" or isinstance(self.delayed_feedthrough,
                                                                     (bool, np.bool_))):
             raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
                                     f"{self.delayed_feedthrough!r}.")
         if self.segment_length is not None and int(self.segment_length) < 1:
-            raise NonlinearFitError(f"segment_length must be >= 1 or None, got "
-                                    f"{self.segment_length}.")
+            raise NonlinearFitError(f"segment_length must be >= 1 or None: {self.segment_length}.")
 
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
         from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
-        from fmu_surrogate.identify.nonlinear.optimise import optimise
+        from fmu_surrogate.identify.nonlinear.levels import optimise_by_levels
         from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
 
         t0 = time.perf_counter()
@@ -437,8 +436,9 @@ class NonlinearPHIdentifier(PHEstimator):
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         law, start, self.law_candidates_ = law_start_of(start, train, delayed, feed) \
             if self.static_law else (None, start, 0)
-        out = optimise(self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train],
-                       feed, n_port, delayed, law, [u for _, u, _, _ in train])
+        out = optimise_by_levels(
+            self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
+            n_port, delayed, law, [u for _, u, _, _ in train])
 
         before = None  # what a delayed feedthrough sees before the first point, then pruning
         if delayed:

@@ -38,6 +38,7 @@ of order 0 (a static map) has no energy ridges or state dissipation to fit.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,7 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     Layout,
     NonlinearFitError,
     initial_vector,
+    to_system,
 )
 from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
 from fmu_surrogate.identify.nonlinear.start import LinearStart
@@ -81,8 +83,9 @@ EFFORT_COST = 1e-4
 @dataclass(frozen=True)
 class Optimised:
     """Result of :func:`optimise`: the layout and final ``θ`` (the dissipation terms' ``δ``
-    included), the cost per iteration, iterations, the optimiser's message, the segments, and
-    the static law's terms (:class:`~.input_law.LawStart`, or ``None``)."""
+    included), the cost per iteration, iterations, the optimiser's message, the segments, the
+    static law's terms (:class:`~.input_law.LawStart`, or ``None``), and whether the measured
+    outputs read the effort."""
 
     layout: Layout
     theta: Array
@@ -93,6 +96,7 @@ class Optimised:
     segment_length: int
     substeps: int
     law: Any = None
+    reading: bool = False
 
 
 def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
@@ -120,6 +124,29 @@ def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
     fw = {"P": lin["P"], "S": lin["S"], "N": lin["N"]}
     sys = LinearPH(lin["J"], lin["R"], np.eye(n), lin["G"], **fw)
     return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
+
+
+def _model_states(warm: Optimised, lin: dict[str, Array], train: list[tuple]) -> list[Array]:
+    """The states of the fitted model ``warm`` along the experiments ``train`` (its sensor
+    ports' inputs held at zero), from its learned initial state or the linear start's."""
+    layout = dataclasses.replace(warm.layout, n_shoot=0)
+    theta = warm.theta[:layout.size]
+    system = to_system(layout, theta)
+    x0 = np.asarray(layout.unpack(theta)["x0"]) if layout.learn_x0 else lin["x0"]
+    pad = system.n_inputs - lin["G"].shape[1]
+    return [simulate(system, t, np.hstack([u, np.zeros((len(t), pad))]), x0, hold=h).x
+            for t, u, _, h in train]
+
+
+def _transfer(warm: Optimised, layout: Layout, theta: Array) -> Array:
+    """``θ`` of ``layout`` with the blocks ``warm`` has in the same shape taken from it (all but
+    the shooting states, which depend on the experiments)."""
+    out = np.array(theta, dtype=float)
+    src = warm.layout.slices()
+    for name, (sl, shape) in layout.slices().items():
+        if name != "x" and name in src and src[name][1] == shape:
+            out[sl] = warm.theta[src[name][0]]
+    return out
 
 
 def _port_directions(count: int, n_power: int, U: Array) -> Array:
@@ -199,7 +226,7 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
 
 def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool,
              n_port: int, delayed: bool = False, static_law: Any = None,
-             law_inputs: list[Array] | None = None) -> Optimised:
+             law_inputs: list[Array] | None = None, warm: Optimised | None = None) -> Optimised:
     """Fit the nonlinear model (module doc); ``est`` supplies the settings.
 
     Parameters
@@ -221,12 +248,17 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     law_inputs : list of ndarray, optional
         The external inputs ``u_ext`` (K, k_in) of each training experiment (with
         ``static_law``).
+    warm : Optimised, optional
+        A fit in the same wiring (to other experiments, or with fewer terms) to start from: its
+        blocks of the same shape replace the start's, the shooting states start on its
+        trajectories, and its measured outputs read what they read there
+        (:mod:`.levels`).
     """
     import torch
 
     lin = start.lin
     n, m = lin["G"].shape
-    Xs = _linear_states(lin, train)
+    Xs = _linear_states(lin, train) if warm is None else _model_states(warm, lin, train)
     X = np.vstack(Xs)
     Z = X  # Q = I: the effort of the linear model is its state
     seg = make_segments(train, est.segment_length, delayed)
@@ -375,11 +407,17 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     best = None
-    tries = [(law, False) for law in laws]
+    tries = [(law, False if warm is None else warm.reading) for law in laws]
+    tried: list[Array] = []
     try:
         for law, effort in tries:  # the list grows by the starts reading the effort (below)
             reading[0] = effort
             theta0 = theta_start(law, effort)
+            if warm is not None:
+                theta0 = _transfer(warm, layout, theta0)
+            if any(np.array_equal(theta0, th) for th in tried):
+                continue  # the warm start fixes the law of every term: nothing new to try
+            tried.append(theta0)
             c0 = float(np.sum(fun(theta0 / sc) ** 2))
             if not c0 < 1e300:
                 raise NonlinearFitError("the linear start's simulation over the shooting "
@@ -388,7 +426,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             if int(est.max_iter) == 0:  # the linear start itself
                 return Optimised(layout, theta0, np.asarray([c0]), 0,
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
-                                 static_law)
+                                 static_law, effort)
             # the measured outputs read the state or the effort: the other map stays zero
             fixed = layout.slices()["Cm" if effort else "Km"][0]
             lo_, hi_ = lo.copy(), hi.copy()
@@ -398,10 +436,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             if best is None or costs[-1] < best[0]:
                 best = (costs[-1], Optimised(
                     layout, sc * phi, np.asarray(costs),
-                    len(costs) - 1, reason, len(seg.first), L, substeps, static_law))
+                    len(costs) - 1, reason, len(seg.first), L, substeps, static_law, effort))
             if best[0] <= TARGET_COST:  # the second start cannot do better
                 break
-            if (law, effort) == tries[-1] and k_meas and not effort and best[0] > EFFORT_COST:
+            if (law, effort) == tries[-1] and k_meas and not effort and best[0] > EFFORT_COST \
+                    and warm is None:
                 # the measured outputs read the state and the fit stays poor: they may read an
                 # effort (a spring's force): the same starts with K_m z(x) instead of C_m x
                 tries += [(law_, True) for law_ in laws]
