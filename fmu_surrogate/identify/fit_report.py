@@ -197,7 +197,8 @@ def range_ratio(train: Sequence[np.ndarray], held: Sequence[np.ndarray]) -> np.n
     return np.abs(np.concatenate(list(held)) - mid).max(axis=0) / seen
 
 
-def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) -> str:
+def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float,
+              levels: int | None = None) -> str:
     """Why a kept model misses the tolerance on the held-out runs, and what to do, one line.
 
     Parameters
@@ -207,6 +208,10 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) 
     ratio : mapping of str to float
         Per input and output, :func:`range_ratio`.
     tolerance : float
+    levels : int, optional
+        The excitation levels of the training runs
+        (:func:`~fmu_surrogate.identify.nonlinear.levels.level_stages`): at one, runs at lower
+        amplitudes are advised too.
 
     Returns
     -------
@@ -227,5 +232,7 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float) 
             "power-law losses) — the component is outside them (a pendulum going over the "
             "top, hysteresis, events), or the fit stopped short of a model in them (strongly "
             f"nonlinear parts with several states){leaves}; inputs that stay in the range the "
-            "surrogate will see, more runs, --order (the component's number of states) or "
-            "--port may help")
+            "surrogate will see, more runs" + (
+                " (at one excitation level now: runs of the same inputs at about a fifth and "
+                "half of it let the fit climb the levels)" if levels == 1 else "") +
+            ", --order (the component's number of states) or --port may help")

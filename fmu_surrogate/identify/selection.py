@@ -373,13 +373,16 @@ def select_dataset(
 
     def why_missed(sur: Any, x0: Any, data: Any) -> str:
         from fmu_surrogate.fmu.dataset import run_arrays
+        from fmu_surrogate.identify.nonlinear.levels import excitation_levels, level_stages
 
         names = list(sur.input_names) + list(sur.output_names)
         e_fit = max(heldout_errors(sur, x0, data, list(sur.input_names), list(sur.output_names),
                                    fit))
-        ratio = range_ratio([X for _, X in run_arrays(data, names, runs=fit)],
-                            [X for _, X in run_arrays(data, names, runs=held)])
-        return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance)
+        train = [X for _, X in run_arrays(data, names, runs=fit)]
+        ratio = range_ratio(train, [X for _, X in run_arrays(data, names, runs=held)])
+        k = len(sur.input_names)
+        levels = len(level_stages(excitation_levels([X[:, :k] for X in train]))) if k else None
+        return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance, levels)
 
     if e_lin <= tolerance:
         return choice("linear", lin, float("nan"),

@@ -31,3 +31,7 @@ def test_the_miss_line_tells_extrapolation_from_a_model_class_that_does_not_fit(
     assert worse.startswith("the kept model misses the training runs too (50 %)")
     assert "leaves" not in worse and "pendulum going over the top" in worse
     assert "the fit stopped short of a model in them" in worse
+    assert "excitation level" not in worse  # the levels not known
+    one = miss_line(0.5, {"F": 1.0}, 1e-2, levels=1)
+    assert "(at one excitation level now: runs of the same inputs at about a fifth" in one
+    assert "excitation level" not in miss_line(0.5, {"F": 1.0}, 1e-2, levels=2)
