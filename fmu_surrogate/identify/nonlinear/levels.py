@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.optimise import Optimised, optimise
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 
 Array = NDArray[np.float64]
 
@@ -119,11 +120,14 @@ def optimise_by_levels(est: Any, start: Any, train: list[tuple], feedthrough: bo
         return None if items is None else [items[i] for i in idx]
 
     linear = clone(est).set_params(ridges=(), n_dissipation=0)
-    warm = optimise(linear, start, part(train, stages[0]), feedthrough, 0, delayed, static_law,
-                    part(law_inputs, stages[0]))
-    for idx in stages:
-        warm = optimise(est, start, part(train, idx), feedthrough, n_port, delayed, static_law,
-                        part(law_inputs, idx), warm=warm)
+    try:
+        warm = optimise(linear, start, part(train, stages[0]), feedthrough, 0, delayed,
+                        static_law, part(law_inputs, stages[0]))
+        for idx in stages:
+            warm = optimise(est, start, part(train, idx), feedthrough, n_port, delayed,
+                            static_law, part(law_inputs, idx), warm=warm)
+    except NonlinearFitError:  # a stage the fit cannot take (too stiff for RK4 on its runs)
+        return direct
     if warm.costs[-1] >= direct.costs[-1]:
         return direct
     return dataclasses.replace(warm, reason=f"{warm.reason}; after {len(stages)} excitation "
