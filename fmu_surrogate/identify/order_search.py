@@ -122,12 +122,12 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     tried: dict[int, tuple[Any, float, str]] = {}
     failed: dict[int, Exception] = {}
     if order < 1:  # a static map: kept where it meets the tolerance or explains the part
-        first = fit(start)
-        result = getattr(first[0], "result_", None)
+        static = fit(start)
+        result = getattr(static[0], "result_", None)
         linear = float(getattr(result, "linear_validation_error", np.nan))
-        if first[1] <= tolerance or first[1] <= STATIC_GAIN * linear:
-            return first
-        tried[0] = first
+        if static[1] <= tolerance or static[1] <= STATIC_GAIN * linear:
+            return static
+        tried[0] = static
 
     def at(r: int) -> float:
         try:
@@ -145,11 +145,11 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     cap = (order or MAX_ORDER) if low is None else low
     # arg: the last order that gained, by ORDER_FACTOR (the first of a search from 1 by any)
     best = gained = tried[0][1] if order < 1 else float("inf")
-    arg, first = 0, order >= 1
+    arg, from_one = 0, order >= 1
     for r in range(1, cap + 1):
         e = at(r)
         best = min(best, e)
-        if e < gained / ORDER_FACTOR or (e < gained and first and not arg):
+        if e < gained / ORDER_FACTOR or (e < gained and from_one and not arg):
             gained, arg = e, r
         if best <= ORDER_FLOOR or r - arg >= 2 or (best <= tolerance and r > arg):
             break
