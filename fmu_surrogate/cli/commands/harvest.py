@@ -260,11 +260,13 @@ def _note_unexcited_inputs(info: Any, duration: float) -> None:
                 "stay at their start values")
         # inside its declared min/max, about its start value
         offset, std = excitation_level(by_name[example])
-        level = f"std={std:.3g}" + (f",offset={offset:.6g}" if offset else "")
+        off = f",offset={offset:.6g}" if offset else ""
         print(f"note: no --input given, so {', '.join(names)} {stay}; a "
               f"surrogate is identified from how the outputs answer excited inputs, e.g. "
-              f"--input {example}=noise:f_high=5,{level},duration={duration:g},seed=1 (std in "
-              f"the input's unit; repeat with other seeds for more runs)")
+              f"--input {example}=noise:f_high=5,std={std:.3g}{off},duration={duration:g},"
+              f"seed=1 (std in the input's unit), repeated at std={std / 5:.3g} (seed=2) and "
+              f"std={std / 2:.3g} (seed=3, the last run is held out): a nonlinear part is "
+              f"found from more than one amplitude")
 
 
 def harvest_command(args: argparse.Namespace) -> int:
