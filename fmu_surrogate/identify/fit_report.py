@@ -210,7 +210,7 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float,
     tolerance : float
     levels : int, optional
         The excitation levels of the training runs
-        (:func:`~fmu_surrogate.identify.nonlinear.levels.level_stages`): at one, runs at lower
+        (:func:`~fmu_surrogate.identify.nonlinear.continuation.level_stages`): at one, runs at lower
         amplitudes are advised too.
 
     Returns

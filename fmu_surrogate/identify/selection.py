@@ -373,7 +373,7 @@ def select_dataset(
 
     def why_missed(sur: Any, x0: Any, data: Any) -> str:
         from fmu_surrogate.fmu.dataset import run_arrays
-        from fmu_surrogate.identify.nonlinear.levels import excitation_levels, level_stages
+        from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
 
         names = list(sur.input_names) + list(sur.output_names)
         e_fit = max(heldout_errors(sur, x0, data, list(sur.input_names), list(sur.output_names),

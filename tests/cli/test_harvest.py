@@ -23,7 +23,7 @@ def test_no_options_runs_the_default_experiment(faulty_fmu, tmp_path, capsys, mo
     # the input stays at rest, and a line says how to excite it for an identification
     assert "note: no --input given, so u stays at its start value; a surrogate" in out
     assert "--input u=noise:f_high=5,std=1,duration=1,seed=1" in out
-    # at three amplitudes (the continuation of identify/nonlinear/levels.py), the middle one
+    # at three amplitudes (the continuation of identify/nonlinear/continuation.py), the middle one
     # last: held out
     assert "repeated at std=0.2 (seed=2) and std=0.5 (seed=3, the last run is held out)" in out
     ds = load_dataset(tmp_path / "faulty.nc")

@@ -13,8 +13,8 @@ feedthrough) to the recorded ports of a component (no states needed):
 2. the nonlinear terms are added with weights and gains exactly zero, so the fit starts from the
    linear model's error;
 3. all parameters are refined by Levenberg–Marquardt steps (:mod:`.gauss_newton`) on the output
-   error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch (level
-   by level where one fit misses and the runs have several excitation levels, :mod:`.levels`);
+   error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch (and a
+   continuation from the linear model where one fit misses, :mod:`.continuation`);
 4. the result is validated on held-out experiments with the structure-preserving simulation
    :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
    ``result_``.
@@ -421,8 +421,8 @@ class NonlinearPHIdentifier(PHEstimator):
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
+        from fmu_surrogate.identify.nonlinear.continuation import optimise_continued
         from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
-        from fmu_surrogate.identify.nonlinear.levels import optimise_by_levels
         from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
 
         t0 = time.perf_counter()
@@ -436,7 +436,7 @@ class NonlinearPHIdentifier(PHEstimator):
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         law, start, self.law_candidates_ = law_start_of(start, train, delayed, feed) \
             if self.static_law else (None, start, 0)
-        out = optimise_by_levels(
+        out = optimise_continued(
             self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
             n_port, delayed, law, [u for _, u, _, _ in train])
 

@@ -252,7 +252,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         A fit in the same wiring (to other experiments, or with fewer terms) to start from: its
         blocks of the same shape replace the start's, the shooting states start on its
         trajectories, and its measured outputs read what they read there
-        (:mod:`.levels`).
+        (:mod:`.continuation`).
     """
     import torch
 

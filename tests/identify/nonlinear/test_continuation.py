@@ -1,11 +1,12 @@
-"""The continuation over the excitation levels of the harvest (identify/nonlinear/levels.py)."""
+"""The continuation of a nonlinear fit that misses: over the excitation levels of the harvest, or
+along the data from the linear model's outputs (identify/nonlinear/continuation.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
-from fmu_surrogate.identify.nonlinear.levels import excitation_levels, level_stages
+from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
 
 
 def test_levels_are_the_inputs_spread_relative_to_the_pooled_one():
@@ -80,3 +81,17 @@ def test_a_quarter_car_is_found_by_climbing_the_levels_of_its_runs():
     err = np.linalg.norm(simulate(est.system_, t, F, est.x0_, hold="zoh").y - v) / \
         np.linalg.norm(v)
     assert err < 0.05  # measured 2.0 %; one fit from the linear start over both runs: 69 %
+
+
+def test_a_quarter_car_at_one_level_is_found_along_the_data_from_the_linear_outputs():
+    """One run at 2000 N (the suspension stiffening up to 2.3×), held out at 1200 N: no levels
+    to climb, so the fit follows the data from the linear model's outputs."""
+    from fmu_surrogate.ph import simulate
+
+    runs = [_quarter_car(s, i + 1, T=1.5) for i, s in enumerate((2000.0, 1200.0))]
+    est = NonlinearPHIdentifier(4).fit(runs)
+    assert "8 steps from the linear model's outputs to the data" in est.result_.stopping_reason
+    t, F, v = runs[-1]
+    err = np.linalg.norm(simulate(est.system_, t, F, est.x0_, hold="zoh").y - v) / \
+        np.linalg.norm(v)
+    assert err < 0.06  # measured 3.1 %; one fit from the linear start: 58 %
