@@ -249,9 +249,10 @@ def test_a_damper_whose_force_sees_the_velocity_of_the_step_before(vendor_data):
     err = _error(sur, t, X[:, :1], X[:, 1:])
     # the undelayed damper's fit reaches 2e-6 on this run (test above), the same law one sample
     # later 1.8e-6 (measured); a direct feedthrough misses by the velocity's change over a
-    # step: 10.5 % (measured); 1e-3 leaves room for the optimiser's path on other machines
+    # step: 10.5 % (measured, converged in 8 iterations of 50 s in all; two iterations here,
+    # each lowering the training cost); 1e-3 leaves room for the optimiser's path elsewhere
     assert err <= 1e-3
-    direct = NonlinearPHIdentifier(n_states=None, validation_runs=0, max_iter=100,
+    direct = NonlinearPHIdentifier(n_states=None, validation_runs=0, max_iter=2,
                                    delayed_feedthrough=False)
     direct.fit_dataset(ds, inputs=["v"], outputs=["F"], runs=[0, 1])
     assert _error(direct.to_surrogate(), t, X[:, :1], X[:, 1:]) >= 20 * err
