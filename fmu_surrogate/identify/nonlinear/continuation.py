@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.identify.nonlinear.optimise import Optimised, optimise
-from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 from fmu_surrogate.identify.nonlinear.pruning import surrogate_of
 from fmu_surrogate.ph import simulate
 
@@ -154,13 +154,17 @@ def optimise_continued(est: Any, start: Any, train: list[tuple], feedthrough: bo
         else:
             sur = surrogate_of(warm, start, warm.theta, delayed)
             y_lin = [simulate(sur, e[0], u, hold=e[3]).y for e, u in zip(train, law_inputs)]
+            if not all(np.all(np.isfinite(y)) for y in y_lin):
+                return direct
             for k in range(1, HOMOTOPY_STAGES + 1):
                 lam = k / HOMOTOPY_STAGES
                 path = [(t, u, yl + lam * (y - yl), h) for (t, u, y, h), yl in zip(train, y_lin)]
                 warm = optimise(est, start, path, feedthrough, n_port, delayed, static_law,
                                 law_inputs, warm=warm)
             how = f"{HOMOTOPY_STAGES} steps from the linear model's outputs to the data"
-    except NonlinearFitError:  # a stage the fit cannot take (too stiff for RK4 on its runs)
+    except FmuSurrogateError:
+        # a stage the fit cannot take (too stiff for RK4 on its runs), or a linear core the
+        # scheme of ph.simulate cannot step: the direct fit stays
         return direct
     if not warm.costs[-1] < direct.costs[-1]:
         return direct
