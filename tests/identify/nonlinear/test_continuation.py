@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
+from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
 
 def test_levels_are_the_inputs_spread_relative_to_the_pooled_one():
