@@ -150,3 +150,21 @@ def test_select_dataset_finds_the_two_states_of_a_part_with_a_cubic_force(
     # started at the linear order 7); 0.5 % leaves room for the optimiser's path elsewhere
     assert choice.nonlinear_error <= 5e-3 and choice.linear_error >= 0.5
     assert "order 2 kept" in choice.report()
+
+
+def test_a_search_that_misses_at_the_cap_goes_on_above_it_while_the_orders_gain(spring_force):
+    """The quarter car at one level (four states; linear order 2, the nonlinear model 5.47 %
+    there): orders above the linear start's are fitted while they gain."""
+    ds, _ = spring_force
+    start = fs.identify.LinearPHIdentifier(2, ports=PORTS).fit_dataset(
+        ds, inputs=["F"], outputs=["v"], runs=[0, 1]).set_params(order=None)
+    errors = {1: 0.78, 2: 0.0547, 3: 0.04, 4: 0.03, 5: 0.029, 6: 0.028, 7: 0.001}
+    kept, e, lines, calls = _search(spring_force, errors, start=start)
+    # 2 gained 1.2 on 1 at the cap; 3 and 4 gain 1.2 each, 5 and 6 do not: stop two orders
+    # after 4 (7 is never reached); 4 is the smallest within 1.2x of the best (6: 2.8 %)
+    assert calls == [1, 2, 3, 4, 5, 6] and kept == 4 and e == 0.03
+    assert "6: 2.8 %, 5: 2.9 %, 4: 3 %, 3: 4 %, 2: 5.47 %, 1: 78 % — order 4 kept" in lines
+    # where the cap's order gained less than 1.2 on the one below, the search ends there (1
+    # kept: within 1.2x of 2)
+    kept, e, _, calls = _search(spring_force, {**errors, 2: 0.7}, start=start)
+    assert calls == [1, 2] and kept == 1 and e == 0.78
