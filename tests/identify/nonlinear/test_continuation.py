@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
+from fmu_surrogate.identify.nonlinear.continuation import (
+    HOMOTOPY_STAGES,
+    excitation_levels,
+    level_stages,
+)
 from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
 
@@ -95,3 +99,60 @@ def test_a_quarter_car_at_one_level_is_found_along_the_data_from_the_linear_outp
     err = np.linalg.norm(simulate(est.system_, t, F, est.x0_, hold="zoh").y - v) / \
         np.linalg.norm(v)
     assert err < 0.06  # measured 3.1 %; one fit from the linear start: 58 %
+
+
+def _stand_in_homotopy(monkeypatch, y_lin):
+    """:func:`optimise_continued` on one run (one level) with stand-in fits: the direct fit
+    misses (cost 0.08), every later one reaches 1e-6; the linear core's outputs are ``y_lin``
+    (an exception instance: raised).  Returns the result, the direct fit and the targets each
+    later fit was given."""
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    import fmu_surrogate.identify.nonlinear.continuation as cont
+
+    @dataclass
+    class Fit:  # what the continuation reads of an Optimised
+        costs: np.ndarray
+        n_iter: int
+        reason: str
+        theta: None = None
+
+    direct = Fit(np.array([0.5, 0.08]), 1, "stalled")
+    targets = []
+
+    def optimise(est, start, train, *args, warm=None, **kw):
+        targets.append(train[0][2])
+        return direct if len(targets) == 1 else Fit(np.array([1e-6]), 3, "met")
+
+    def simulate(*args, **kw):
+        if isinstance(y_lin, Exception):
+            raise y_lin
+        return SimpleNamespace(y=y_lin)
+
+    monkeypatch.setattr(cont, "optimise", optimise)
+    monkeypatch.setattr(cont, "surrogate_of", lambda *args, **kw: None)
+    monkeypatch.setattr(cont, "simulate", simulate)
+    t, u, y = np.arange(4.0), np.ones((4, 1)), np.full((4, 1), 8.0)
+    out = cont.optimise_continued(NonlinearPHIdentifier(2), SimpleNamespace(n_states=2),
+                                  [(t, u, y, "zoh")], False, 0, law_inputs=[u])
+    return out, direct, targets
+
+
+def test_the_homotopy_fits_the_blends_of_the_linear_outputs_and_the_data(monkeypatch):
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)))
+    # the direct fit, the linear core on the data, then y_lin + (k/8)(y − y_lin) for k = 1..8:
+    # here k (exact: eighths of 8)
+    assert len(targets) == 2 + HOMOTOPY_STAGES
+    for k, target in enumerate(targets[2:], start=1):
+        np.testing.assert_array_equal(target, np.full((4, 1), float(k)))
+    assert "after 8 steps from the linear model's outputs to the data (one fit to all runs: " \
+           "cost 0.08, here 1e-06)" in out.reason
+
+
+def test_a_linear_core_that_cannot_be_simulated_keeps_the_direct_fit(monkeypatch):
+    from fmu_surrogate.errors import FmuSurrogateError
+
+    for y_lin in (np.full((4, 1), np.nan), FmuSurrogateError("no step")):
+        out, direct, targets = _stand_in_homotopy(monkeypatch, y_lin)
+        assert out is direct and len(targets) == 2  # the direct fit and the linear core only
