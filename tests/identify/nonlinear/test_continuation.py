@@ -98,7 +98,9 @@ def test_a_quarter_car_at_one_level_is_found_along_the_data_from_the_linear_outp
     t, F, v = runs[-1]
     err = np.linalg.norm(simulate(est.system_, t, F, est.x0_, hold="zoh").y - v) / \
         np.linalg.norm(v)
-    assert err < 0.06  # measured 3.1 %; one fit from the linear start: 58 %
+    # measured 3.1 % (3.2 % from 1 s, 3.0 % from two runs of 2 s); one fit from the linear
+    # start: 58 %.  8 % leaves room for the path of eight fits under other BLAS thread counts
+    assert err < 0.08
 
 
 def _stand_in_homotopy(monkeypatch, y_lin):
