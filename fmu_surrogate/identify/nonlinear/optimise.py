@@ -369,20 +369,21 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     def fun(phi: Array) -> Array:
         theta = torch.as_tensor(sc * phi, dtype=torch.float64)
         with torch.no_grad():
-            ry, xe, field, Xn = run(theta)
+            ry, xe, _, Xn = run(theta)
         r = residuals(shoot, ry.numpy(), xe.numpy(),
                       theta[n_model:].reshape(shoot.free_segments.size, n).numpy())
         # a step that makes the model faster than RK4 resolves fails (module doc)
-        return r if np.all(np.isfinite(r)) and resolved(field, Xn) else np.full_like(r, 1e150)
+        return r if np.all(np.isfinite(r)) and resolved(theta, Xn) else np.full_like(r, 1e150)
 
     def jac(phi: Array) -> Any:
         J = jacobian(shoot, forward, torch.as_tensor(sc * phi, dtype=torch.float64))
         return J * sc if isinstance(J, np.ndarray) else J @ sp.diags(sc)
 
-    def resolved(field: VectorField, Xn: torch.Tensor) -> bool:
-        """Whether RK4 at the fit's substeps resolves the model along its states ``Xn``: the
-        vector field's Jacobian has a spectral radius ``ρ`` with ``h ρ / substeps`` within
-        :data:`RK4_REACH` at every node (forward-mode columns, all nodes at once)."""
+    def resolved(theta: torch.Tensor, Xn: torch.Tensor) -> bool:
+        """Whether RK4 at the fit's substeps resolves the model ``θ`` along its states ``Xn``:
+        the vector field's Jacobian has a spectral radius ``ρ`` with ``h ρ / substeps`` within
+        :data:`RK4_REACH` at every node (forward-mode columns, all nodes at once; the parameters
+        dual numbers of zero tangent, :mod:`.shooting`'s "Speed")."""
         if n == 0:
             return True
         import torch.autograd.forward_ad as fwad
@@ -391,6 +392,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         U = seg.u0.reshape(-1, seg.u0.shape[-1])
         cols = []
         with fwad.dual_level():
+            field = VectorField(layout, fwad.make_dual(theta, torch.zeros_like(theta)))
             for i in range(n):
                 e = torch.zeros_like(X)
                 e[:, i] = 1.0
