@@ -216,7 +216,7 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
         RK4 steps per sample step (the input held as the data say within the step): keeps a
         fast mode inside RK4's stability region, ``h ρ / substeps ≲ 2.5``.
     """
-    x = x_start
+    x = x_start if fwad.unpack_dual(x_start).tangent is not None else _like(x_start, field.T)
     ys, xs = [field.output(x, seg.unode[:, 0])], [x]
     ns = int(substeps)
     # the step sizes as dual numbers where the parameters are (module doc, "Speed")
@@ -253,4 +253,5 @@ def _like(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     ``v``."""
     if fwad.unpack_dual(x).tangent is None:
         return v
+    v = v.contiguous()
     return fwad.make_dual(v, torch.zeros_like(v))
