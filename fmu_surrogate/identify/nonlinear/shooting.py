@@ -154,10 +154,12 @@ class VectorField:
         self.alpha, self.w = _row(b["alpha"]), b["w"]
         quartic = [k == "quartic" for k in layout.kinds]
         self.quartic = None if all(quartic) else torch.as_tensor(quartic)
-        self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(0.5 * b["p"])
-        self.delta2, self.port_delta2 = _row(torch.exp(2 * b["ld"])), _row(torch.exp(2 * b["pld"]))
+        half = _like(torch.tensor(0.5, dtype=theta.dtype), theta)  # module doc, "Speed"
+        self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(half * b["p"])
+        self.delta2 = _row(torch.exp(b["ld"] + b["ld"]))
+        self.port_delta2 = _row(torch.exp(b["pld"] + b["pld"]))
         self.a, self.pa = _row(b["asym"]), _row(b["pasym"])
-        self.pbeta, self.pM, self.pp = _row(b["pbeta"]), b["pdir"], _row(0.5 * b["pp"])
+        self.pbeta, self.pM, self.pp = _row(b["pbeta"]), b["pdir"], _row(half * b["pp"])
         self.blocks = b
 
     def effort(self, x: torch.Tensor) -> torch.Tensor:
