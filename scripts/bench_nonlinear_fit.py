@@ -1,0 +1,113 @@
+#!/usr/bin/env python
+"""Speed of the nonlinear pH fit (``identify.NonlinearPHIdentifier``) and of the arithmetic it is
+made of.
+
+1. Microseconds per elementwise operation of PyTorch's forward-mode automatic differentiation on
+   tensors the size of a Jacobian pass (a batch of 40 parameter copies, 50 segments, 4 states):
+   between two dual numbers, a dual number and a plain tensor, a dual number and a Python
+   number.  The fit's Jacobian is one such pass over the RK4 rollout; the last two take
+   PyTorch's Python reference decompositions (2.13) and cost 15–60 times the first, which is why
+   the rollout holds every operand as a dual number (``identify/nonlinear/shooting.py``).
+2. Seconds per fit: the Duffing oscillator of docs/design.md §5 (``benchmarks.duffing``: force
+   in, velocity out, white-noise force held over 20 ms steps), the nonlinear model of order 2
+   fitted to one run and validated on another, with its iterations and held-out error.
+
+Usage: ``scripts/bench_nonlinear_fit.py [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _per_call(f, repeat: int) -> float:
+    """Microseconds per call of ``f`` (best of three rounds of ``repeat`` calls)."""
+    f()
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            f()
+        best = min(best, (time.perf_counter() - t0) / repeat)
+    return best * 1e6
+
+
+def operation_costs(repeat: int = 500) -> list[dict]:
+    """Rows ``{operation, us}`` of section 1."""
+    import torch
+    import torch.autograd.forward_ad as fwad
+
+    torch.set_num_threads(1)
+    shape = (40, 50, 4)
+    g = torch.Generator().manual_seed(0)
+    x, t = (torch.randn(shape, dtype=torch.float64, generator=g) for _ in range(2))
+    plain = torch.rand((50, 1), dtype=torch.float64, generator=g)
+    rows = []
+    with fwad.dual_level():
+        d = fwad.make_dual(x, t)
+        lifted = fwad.make_dual(plain, torch.zeros_like(plain))
+        for name, f in (("dual + dual", lambda: d + d), ("dual * dual", lambda: d * d),
+                        ("dual * dual (zero tangent)", lambda: d * lifted),
+                        ("dual * plain tensor", lambda: d * plain),
+                        ("dual * Python number", lambda: 2.0 * d),
+                        ("dual + Python number", lambda: d + 1.0)):
+            rows.append({"operation": name, "us": _per_call(f, repeat)})
+    return rows
+
+
+def duffing_fit(stop: float) -> dict:
+    """Section 2 for runs of ``stop`` seconds."""
+    from fmu_surrogate.benchmarks import duffing
+    from fmu_surrogate.identify import NonlinearPHIdentifier
+    from fmu_surrogate.ph import simulate
+
+    runs = []
+    for seed in (1, 2):
+        t, u = duffing.white_noise_force(stop=stop, seed=seed)
+        tr = duffing.simulate(t, u)
+        runs.append((t, u[:, None], tr.ydot[:, None]))
+    t0 = time.perf_counter()
+    est = NonlinearPHIdentifier(2, input_hold="zoh").fit(runs[:1])
+    seconds = time.perf_counter() - t0
+    t, u, v = runs[1]
+    y = simulate(est.system_, t, u, est.x0_, hold="zoh").y
+    return {"problem": f"Duffing, {stop:g} s at 50 Hz", "fit_s": seconds,
+            "iterations": int(est.result_.n_iter),
+            "heldout_error": float(np.linalg.norm(y - v) / np.linalg.norm(v)),
+            "linear_heldout_error": float(est.result_.linear_validation_error)
+            if np.isfinite(est.result_.linear_validation_error) else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions, one short fit")
+    ap.add_argument("--json", type=Path, help="write the tables as JSON")
+    args = ap.parse_args(argv)
+    import torch
+
+    ops = operation_costs(50 if args.quick else 500)
+    print(f"forward-mode AD, PyTorch {torch.__version__}, tensors (40, 50, 4), one thread")
+    print(f"  {'operation':30s} {'us':>8s}")
+    for r in ops:
+        print(f"  {r['operation']:30s} {r['us']:8.1f}")
+    fits = [duffing_fit(s) for s in ((2.0,) if args.quick else (5.0, 10.0))]
+    print(f"  {'problem':26s} {'fit s':>7s} {'iterations':>10s} {'held-out':>9s}")
+    for r in fits:
+        print(f"  {r['problem']:26s} {r['fit_s']:7.1f} {r['iterations']:10d} "
+              f"{r['heldout_error']:9.2e}")
+    if args.json:
+        args.json.write_text(json.dumps({"torch": torch.__version__, "operations": ops,
+                                         "fits": fits}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
