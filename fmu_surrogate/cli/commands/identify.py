@@ -206,7 +206,9 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
     from fmu_surrogate.identify.selection import select_dataset
 
     inputs, outputs = _names(args)
-    nl = {"max_iter": args.max_iter} if args.max_iter else {}
+    nl: dict[str, Any] = {"progress": not args.quiet}
+    if args.max_iter:
+        nl["max_iter"] = args.max_iter
     if args.delayed_feedthrough != "auto":
         nl["delayed_feedthrough"] = args.delayed_feedthrough == "yes"
     # --method nonlinear: a tolerance no linear model reaches

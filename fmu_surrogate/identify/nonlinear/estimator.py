@@ -15,25 +15,24 @@ feedthrough) to the recorded ports of a component (no states needed):
 3. all parameters are refined by Levenberg–Marquardt steps (:mod:`.gauss_newton`) on the output
    error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch (and a
    continuation from the linear model where one fit misses, :mod:`.continuation`);
-4. the result is validated on held-out experiments with the structure-preserving simulation
-   :func:`fmu_surrogate.ph.simulate` — for the linear start and for the nonlinear model, both in
-   ``result_``.
+4. the result is validated on held-out runs by :func:`fmu_surrogate.ph.simulate` (structure-
+   preserving) — the linear start and the nonlinear model, both in ``result_``.
 
 :meth:`NonlinearPHIdentifier.fit_dataset` keeps the linear fit's wiring (its
-:class:`~fmu_surrogate.ph.PortMap`: pairing and orientation of the power ports, modulating
-inputs, measured outputs, the constant-source port of the offsets) and its initial state as the
-start (:mod:`.start`), and fits the nonlinear core, the measured outputs' maps and — where the
-linear fit learned them — the initial state and the offsets (the source port's columns) in that
-wiring; :meth:`~NonlinearPHIdentifier.to_surrogate` is then a
-:class:`~fmu_surrogate.ph.PortedSystem` with the data's names, units and signs.  Whether the
-FMU's outputs see the inputs set at their own sampling point or those of the step before is
-decided from the data (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed
-feedthrough is fitted as such, and the inputs it sees before the first point are those of the
-two candidates — the inputs' declared start values, the first inputs — that match the first
-outputs better.  Outputs that depend on a modulating input (one in no power pair) through a
-static nonlinear law — a spring's force of a displacement input — get a
-:class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted
-with the core; a linear start of order 0 then stays a static map (order 0).
+:class:`~fmu_surrogate.ph.PortMap`: power ports' pairs and orientations, modulating inputs,
+measured outputs, the offsets' constant-source port) and initial state as the start
+(:mod:`.start`) and fits the nonlinear core, the measured outputs' maps and — where the linear
+fit learned them — the initial state and offsets in that wiring: :meth:`to_surrogate
+<NonlinearPHIdentifier.to_surrogate>` is a :class:`~fmu_surrogate.ph.PortedSystem` with the
+data's names, units and signs.  Whether the FMU's outputs see the inputs set at their own
+sampling point or those of the step before is decided from the data
+(:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
+and the inputs it sees before the first point are those of the two candidates — the inputs'
+declared start values, the first inputs — that match the first outputs better.  Outputs that
+depend on a modulating input (one in no power pair) through a static nonlinear law — a
+spring's force of a displacement input — get a :class:`~fmu_surrogate.ph.StaticLaw` of those
+inputs in the wiring (:mod:`.input_law`), fitted with the core; a linear start of order 0
+then stays a static map (order 0).
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -149,10 +148,10 @@ class NonlinearPHIdentifier(PHEstimator):
     validation_runs : int
         The last this many experiments are held out (when there are more).
     linear : estimator, optional
-        Linear pH estimator for the start: an unfitted one is cloned and fitted to the
-        training experiments, a fitted one (with ``system_``) is used as it is — fitted to the
-        same data (for :meth:`fit_dataset`: by its own ``fit_dataset`` with the same dataset,
-        runs, inputs and outputs; its wiring and initial state are then the start's).  Default:
+        Linear pH estimator for the start: an unfitted one is cloned and fitted to the training
+        experiments, a fitted one (with ``system_``) is used as it is — fitted to the same data
+        (:meth:`fit_dataset`: by its ``fit_dataset`` with the same dataset, runs, inputs and
+        outputs; its wiring and initial state are the start's).  Default:
         ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))`` for :meth:`fit`,
         ``LinearPHIdentifier(n_states, ports=ports)`` for :meth:`fit_dataset` (``None``: the
         order it selects from the data).
@@ -171,6 +170,8 @@ class NonlinearPHIdentifier(PHEstimator):
         :meth:`fit_dataset`, no delay in :meth:`fit` (a bare system does not carry one).
     static_law : bool
         Fit a static law of the modulating inputs in the outputs (:mod:`.input_law`).
+    progress : bool
+        Show a tqdm progress bar over the iterations of each fit.
 
     Attributes
     ----------
@@ -211,7 +212,8 @@ class NonlinearPHIdentifier(PHEstimator):
                  max_iter: int = 100, tol: float = 1e-5, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
                  input_hold: str | None = None, seed: int = 0, ports: Any = None,
-                 delayed_feedthrough: Any = "auto", static_law: bool = True) -> None:
+                 delayed_feedthrough: Any = "auto", static_law: bool = True,
+                 progress: bool = False) -> None:
         self.n_states = n_states
         self.ridges = ridges
         self.n_dissipation = n_dissipation
@@ -230,8 +232,8 @@ class NonlinearPHIdentifier(PHEstimator):
         self.ports = ports
         self.delayed_feedthrough = delayed_feedthrough
         self.static_law = static_law
+        self.progress = progress
 
-    # -- data --------------------------------------------------------------------------------
     def _experiments(self, experiments: Any, u: Any, y: Any, hold: str) -> list[tuple]:
         from fmu_surrogate.identify.linear.model.experiments import Experiment
 
@@ -249,8 +251,7 @@ class NonlinearPHIdentifier(PHEstimator):
             ex = e if isinstance(e, Experiment) else Experiment.from_arrays(*e, hold)
             out.append((np.asarray(ex.t), np.asarray(ex.u), np.asarray(ex.y), ex.hold))
         if not out:
-            raise NonlinearFitError("no experiments given; pass at least one (t, u, y) "
-                                    "experiment.")
+            raise NonlinearFitError("no experiments given; pass at least one (t, u, y) experiment.")
         if len({e[1].shape[1] for e in out}) != 1:
             raise NonlinearFitError("all experiments must have the same number of inputs.")
         return out
@@ -278,9 +279,8 @@ class NonlinearPHIdentifier(PHEstimator):
         exps = self._experiments(experiments, u, y, self.input_hold or "linear")
         self._check_settings()
         if self.delayed_feedthrough is True:
-            raise NonlinearFitError("a delayed feedthrough is carried by the drop-in surrogate of "
-                                    "fit_dataset (a PortedSystem), not by the bare system of fit; "
-                                    "use fit_dataset or delayed_feedthrough='auto'/False.")
+            raise NonlinearFitError("fit's bare system carries no delayed feedthrough; use "
+                                    "fit_dataset (a drop-in surrogate) or 'auto'/False.")
         self.delayed_feedthrough_, self.inputs_before_, self.delay_evidence_ = False, None, None
         train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):

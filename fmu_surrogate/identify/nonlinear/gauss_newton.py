@@ -191,8 +191,9 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
 
 
 def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0: Array,
-                 lo: Array, hi: Array, max_iter: int, tol: float,
-                 target: float) -> tuple[Array, list[float], str]:
+                 lo: Array, hi: Array, max_iter: int, tol: float, target: float,
+                 callback: Callable[[list[float]], None] | None = None
+                 ) -> tuple[Array, list[float], str]:
     """Levenberg–Marquardt steps projected onto the box ``lo ≤ x ≤ hi`` (module doc).
 
     Parameters
@@ -211,6 +212,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         Stop when an accepted step lowers the cost ``|r|²`` by less than this fraction of it.
     target : float
         Stop when the cost is at most this.
+    callback : callable, optional
+        ``callback(costs)`` after each iteration (a progress bar).
 
     Returns
     -------
@@ -251,6 +254,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         gain = costs[-1] - c_new
         x, r = x_new, r_new
         costs.append(c_new)
+        if callback is not None:
+            callback(costs)
         if gain < tol * costs[-2]:
             return x, costs, f"the cost fell by less than {tol:g} of itself"
         if len(costs) > STALL_WINDOW and costs[-1 - STALL_WINDOW] < STALL_FACTOR * costs[-1]:

@@ -39,6 +39,8 @@ of order 0 (a static map) has no energy ridges or state dissipation to fit.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -433,8 +435,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             fixed = layout.slices()["Cm" if effort else "Km"][0]
             lo_, hi_ = lo.copy(), hi.copy()
             lo_[fixed] = hi_[fixed] = 0.0
-            phi, costs, reason = projected_lm(fun, jac, theta0 / sc, lo_, hi_,
-                                              int(est.max_iter), float(est.tol), TARGET_COST)
+            with _progress_bar(est, n) as bar:
+                phi, costs, reason = projected_lm(fun, jac, theta0 / sc, lo_, hi_,
+                                                  int(est.max_iter), float(est.tol),
+                                                  TARGET_COST, bar)
             if best is None or costs[-1] < best[0]:
                 best = (costs[-1], Optimised(
                     layout, sc * phi, np.asarray(costs),
@@ -449,3 +453,24 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     finally:
         torch.set_num_threads(threads)
     return best[1]
+
+
+@contextmanager
+def _progress_bar(est: Any, n: int) -> Iterator[Callable[[list[float]], None] | None]:
+    """A tqdm bar over the iterations of one fit where ``est.progress`` asks for it: the
+    callback of :func:`~.gauss_newton.projected_lm` (``None`` otherwise)."""
+    if not getattr(est, "progress", False):
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=int(est.max_iter), desc=f"NonlinearPH fit (order {n})", leave=False)
+
+    def update(costs: list[float]) -> None:
+        bar.update(1)
+        bar.set_postfix(cost=f"{costs[-1]:.3e}")
+
+    try:
+        yield update
+    finally:
+        bar.close()

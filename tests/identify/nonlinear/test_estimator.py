@@ -328,3 +328,14 @@ def test_a_damper_recorded_in_mm_per_s_and_kn_is_found():
     law = choice.estimator.system_.port_dissipation
     k = int(np.argmax(law.gains))
     assert law.exponents[k] == pytest.approx(1 / 3, abs=1e-3)
+
+
+def test_progress_shows_a_bar_over_each_fit_and_changes_nothing(mass_experiment, capsys):
+    t, u, y = mass_experiment(1, T=4.0)
+    quiet = NonlinearPHIdentifier(2, max_iter=4, validation_runs=0).fit(t, u, y)
+    capsys.readouterr()
+    shown = NonlinearPHIdentifier(2, max_iter=4, validation_runs=0, progress=True).fit(t, u, y)
+    err = capsys.readouterr().err
+    assert "NonlinearPH fit (order 2)" in err and "cost=" in err
+    # the bar only reports: the same iterations to the last digit
+    np.testing.assert_array_equal(shown.result_.cost_history, quiet.result_.cost_history)
