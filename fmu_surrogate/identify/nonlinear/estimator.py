@@ -280,7 +280,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self._check_settings()
         if self.delayed_feedthrough is True:
             raise NonlinearFitError("fit's bare system carries no delayed feedthrough; use "
-                                    "fit_dataset (a drop-in surrogate) or 'auto'/False.")
+                                    "fit_dataset, or delayed_feedthrough='auto' or False.")
         self.delayed_feedthrough_, self.inputs_before_, self.delay_evidence_ = False, None, None
         train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):

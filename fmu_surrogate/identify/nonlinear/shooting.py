@@ -23,11 +23,12 @@ the length of the record.
 
 Speed.  The residuals' Jacobian comes from one pass of dual numbers (:mod:`.gauss_newton`).
 An elementwise operation of a dual number with a plain tensor or a Python number takes
-PyTorch's reference path (its zero tangent goes through Python decompositions): ~300 µs
-against ~5–20 µs between two dual numbers, 30 times the arithmetic of these small tensors.  The
-rollout therefore holds its step sizes as dual numbers of zero tangent and writes its
-constants as sums (``2 k₂`` as ``k₂ + k₂``); the inputs enter by products with matrices only,
-which are fast either way.
+PyTorch's reference path (its zero tangent goes through Python decompositions): 200–500 µs
+against 6–50 µs between two dual numbers on these small tensors
+(``scripts/bench_nonlinear_fit.py``).  The rollout therefore holds its step sizes, start
+states and constants as dual numbers of zero tangent where the parameters are dual, and writes
+small integer factors as sums (``2 k₂`` as ``k₂ + k₂``); the inputs enter by products with
+matrices only, which are fast either way.
 """
 
 from __future__ import annotations
