@@ -60,6 +60,19 @@ def test_the_search_stops_once_an_order_meets_the_tolerance_and_the_next_is_no_b
     assert f"the power outputs alone choose order {r_power}" in lines
 
 
+def test_a_fit_far_within_the_tolerance_ends_the_search(spring_force):
+    # order 1 at 0.005 %, within 1/100 of the tolerance 1 %: order 2 (which would gain 5x) is
+    # not fitted, and the report says why
+    kept, e, lines, calls = _search(spring_force, {1: 5e-5, 2: 1e-5})
+    assert calls == [1] and kept == 1 and e == 5e-5
+    assert lines == ("\n  fit at 1\n  nonlinear model order 1 kept: held-out error 0.005 %, "
+                     "within 0.01 of the tolerance, so no higher order was fitted (the linear "
+                     "start's order 7)")
+    # at 0.011 % the next order is tried, kept as it gains 1.2x, and ends the search
+    kept, _, _, calls = _search(spring_force, {1: 1.1e-4, 2: 1e-5, 3: 1e-6})
+    assert calls == [1, 2] and kept == 2
+
+
 def test_a_search_that_misses_the_tolerance_fits_the_linear_start_order_too(spring_force):
     errors = {1: 0.5, 2: 0.3, 3: 0.29, 4: 0.28, 5: 0.27, 6: 0.26, 7: 0.05}
     kept, e, _, calls = _search(spring_force, errors)
