@@ -186,10 +186,11 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     kept = min([k for k in good if tried[k][1] <= tolerance] or good)
     nl, e, lines = tried[kept]
     if len(tried) + len(failed) == 1:
-        return (nl, e, lines) if e > CLEAR_MARGIN * tolerance or order == kept else (
-            nl, e, lines + f"\n  nonlinear model order {kept} kept: held-out error "
-            f"{percent(e)}, within {CLEAR_MARGIN:g} of the tolerance, so no higher order was "
-            f"fitted (the linear start's order {order})")
+        if e <= CLEAR_MARGIN * tolerance and kept != order:  # the margin ended the search
+            lines += (f"\n  nonlinear model order {kept} kept: held-out error {percent(e)}, "
+                      f"within {CLEAR_MARGIN:g} of the tolerance, so no higher order was fitted "
+                      f"(the linear start's order {order})")
+        return nl, e, lines
     table = ", ".join(f"{k}: {percent(tried[k][1])}" if k in tried else
                       f"{k}: not fitted ({type(failed[k]).__name__})"
                       for k in sorted(set(tried) | set(failed), reverse=True))
