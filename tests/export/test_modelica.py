@@ -127,8 +127,20 @@ def nonlinear():
                        input_names=["u1", "u2"], output_names=["y1", "y2"])
 
 
+def turning():
+    """A pendulum on a joint with viscous friction as a NonlinearPH: a periodic ridge taking the
+    whole quadratic form along the angle (``H = p²/2 + k (1 − cos θ)``, ``k = 4.9``)."""
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH
+
+    k = 4.9
+    eff = ConvexEffort(np.eye(2), ["periodic"], [k], [[1.0 / np.sqrt(k), 0.0]])
+    return NonlinearPH([[0.0, np.sqrt(k)], [-np.sqrt(k), 0.0]], np.diag([0.0, 0.5]),
+                       [[0.0], [1.0]], eff, input_names=["tau"], output_names=["w"])
+
+
 SYSTEMS = {
     "nonlinear": nonlinear,
+    "turning": turning,
     "law": law,
     "rc_known": rc_known,
     "linear": lambda: linear_ph(input_names=["F 1", "end"], output_names=["v.1", "x"]),
@@ -199,7 +211,7 @@ def test_model_is_balanced_and_its_equations_hold(name):
 
 
 @pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled", "law", "rc_known",
-                                  "nonlinear"])
+                                  "nonlinear", "turning"])
 def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
     system = SYSTEMS[name]()
     cls = mc.model(modelica_model(system, "M"))

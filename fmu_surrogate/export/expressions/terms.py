@@ -16,7 +16,8 @@
   ``s_k = w_kᵀx``, ``∂z/∂x = Q + Σ_k α_k ψ_k''(s_k) w_k w_kᵀ`` and ``H = ½ xᵀQx + Σ_k α_k
   ψ_k(s_k)``, the ridge functions as :func:`fmu_surrogate.ph.efforts.convex.ridge` writes them
   (``s³``, ``3 s s``, ``s⁴/4`` as products; ``tanh s``, ``1 − tanh² s`` and ``log cosh s = |s| +
-  log1p(exp(−2|s|)) − log 2``); ``Q`` and the ridges' weights and directions are arrays.
+  log1p(exp(−2|s|)) − log 2``; ``sin s − s``, ``cos s − 1`` and ``2 sin²(s/2) − s²/2``); ``Q``
+  and the ridges' weights and directions are arrays.
 
 Each function returns what :func:`fmu_surrogate.export.expressions.effort.effort_expressions` asks of
 one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacobian rows
@@ -216,6 +217,11 @@ def _ridge(kind: str, s: Expr, b: Builder, order: int) -> Expr:
     if kind == "quartic":
         # powers as products (numpy's s**3 is pow: the two differ in the last bit at most)
         return (mul(Num(0.25), s, s, s, s), mul(s, s, s), mul(Num(3.0), s, s))[order]
+    if kind == "periodic":
+        if order == 0:
+            h = b.let(sin(mul(Num(0.5), s)))
+            return sub(mul(Num(2.0), h, h), mul(Num(0.5), s, s))
+        return sub(sin(s), s) if order == 1 else sub(cos(s), Num(1.0))
     if order == 0:
         a = b.let(absolute(s))
         return sub(add(a, log1p(exp(mul(Num(-2.0), a)))), Num(float(np.log(2.0))))

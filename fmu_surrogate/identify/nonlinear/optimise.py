@@ -58,10 +58,11 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     Layout,
     NonlinearFitError,
     initial_vector,
+    structure,
     to_system,
 )
 from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
-from fmu_surrogate.identify.nonlinear.start import LinearStart
+from fmu_surrogate.identify.nonlinear.start import LinearStart, turn_directions
 from fmu_surrogate.ph import LinearPH, simulate
 
 Array = NDArray[np.float64]
@@ -128,11 +129,12 @@ def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
     return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
 
 
-def _model_states(warm: Optimised, lin: dict[str, Array], train: list[tuple]) -> list[Array]:
-    """The states of the fitted model ``warm`` along the experiments ``train`` (its sensor
-    ports' inputs held at zero), from its learned initial state or the linear start's."""
-    layout = dataclasses.replace(warm.layout, n_shoot=0)
-    theta = warm.theta[:layout.size]
+def _model_states(layout: Layout, theta: Array, lin: dict[str, Array],
+                  train: list[tuple]) -> list[Array]:
+    """The states of the model ``θ`` along the experiments ``train`` (its sensor ports' inputs
+    held at zero), from its learned initial state or the linear start's."""
+    layout = dataclasses.replace(layout, n_shoot=0)
+    theta = theta[:layout.size]
     system = to_system(layout, theta)
     x0 = np.asarray(layout.unpack(theta)["x0"]) if layout.learn_x0 else lin["x0"]
     pad = system.n_inputs - lin["G"].shape[1]
@@ -208,8 +210,8 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
     sc = np.ones(layout.size)
     sl = layout.slices()
     sigma2 = float(np.mean(np.sum(X * X, axis=1)))
-    if sigma2 > 0:
-        sc[sl["alpha"][0]] = sigma2
+    if sigma2 > 0:  # a periodic ridge's share σ ∈ [0, 1] has no units
+        sc[sl["alpha"][0]] = np.where(layout.periodic, 1.0, sigma2)
     if layout.n_law:
         sc[sl["lC"][0]] = np.repeat(np.where(y_rms > 0, y_rms, 1.0), layout.n_law)
     if port is not None and layout.m:
@@ -260,7 +262,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
 
     lin = start.lin
     n, m = lin["G"].shape
-    Xs = _linear_states(lin, train) if warm is None else _model_states(warm, lin, train)
+    Xs = _linear_states(lin, train) if warm is None else \
+        _model_states(warm.layout, warm.theta, lin, train)
     X = np.vstack(Xs)
     Z = X  # Q = I: the effort of the linear model is its state
     seg = make_segments(train, est.segment_length, delayed)
@@ -411,14 +414,19 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     best = None
-    tries = [(law, False if warm is None else warm.reading) for law in laws]
+    tries = [(law, False if warm is None else warm.reading, False) for law in laws]
+    if layout.periodic.any() and (warm is None or not warm.layout.periodic.any()):
+        tries.append((laws[0], tries[0][1], True))  # a turning start too (module doc)
     tried: list[Array] = []
     try:
-        for law, effort in tries:  # the list grows by the starts reading the effort (below)
+        for law, effort, turning in tries:  # grows by the starts reading the effort (below)
             reading[0] = effort
             theta0 = theta_start(law, effort)
             if warm is not None:
                 theta0 = _transfer(warm, layout, theta0)
+            if turning:
+                theta0 = _turning_start(layout, theta0, lin, train, seg, free,
+                                        lambda th: float(np.sum(fun(th / sc) ** 2)))
             if any(np.array_equal(theta0, th) for th in tried):
                 continue  # the warm start fixes the law of every term: nothing new to try
             tried.append(theta0)
@@ -445,13 +453,32 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                     len(costs) - 1, reason, len(seg.first), L, substeps, static_law, effort))
             if best[0] <= TARGET_COST:  # the second start cannot do better
                 break
-            if (law, effort) == tries[-1] and k_meas and not effort and best[0] > EFFORT_COST \
-                    and warm is None:
+            if (law, effort, turning) == tries[-1] and k_meas and not effort and \
+                    best[0] > EFFORT_COST and warm is None:
                 # the measured outputs read the state and the fit stays poor: they may read an
                 # effort (a spring's force): the same starts with K_m z(x) instead of C_m x
-                tries += [(law_, True) for law_ in laws]
+                tries += [(law_, True, False) for law_ in laws]
     finally:
         torch.set_num_threads(threads)
+    return best[1]
+
+
+def _turning_start(layout: Layout, theta: Array, lin: dict[str, Array], train: list[tuple],
+                   seg: Any, free: Array, cost: Callable[[Array], float]) -> Array:
+    """``θ`` with its periodic ridge taking the whole quadratic form (``σ = 1``) along the
+    :func:`~.start.turn_directions` of lowest ``cost``, the shooting states on that model's
+    trajectories."""
+    k = int(np.flatnonzero(layout.periodic)[0])
+    best = (np.inf, theta)
+    st = structure(layout, layout.unpack(theta), np)
+    for w in turn_directions({"J": st["J"], "R": st["W"][:layout.n, :layout.n], "G": st["G"]}):
+        th = theta.copy()
+        b = layout.unpack(th)
+        b["alpha"][k], b["w"][k] = 1.0, w
+        Xs = _model_states(layout, th, lin, train)
+        b["x"][:] = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, layout.n)[free]
+        c = cost(th)
+        best = (c, th) if c < best[0] else best
     return best[1]
 
 

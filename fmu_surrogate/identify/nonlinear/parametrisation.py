@@ -13,7 +13,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
 * a square factor ``L`` with ``W₀ = L Lᵀ`` (``W₀ = [[R₀, P], [Pᵀ, S]]`` with a feedthrough, else
   ``R₀`` alone): PSD for every value;
 * ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
-* per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k``;
+* per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k`` (a periodic ridge holds
+  ``σ_k = α_k |w_k|² ∈ [0, 1]`` instead of ``α_k``: its energy stays bounded below, ``I −
+  σ_k ŵ_k ŵ_kᵀ ⪰ 0``, for every value in the box; the fit has at most one);
 * per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j``, the
   logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends) and
   its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
@@ -95,6 +97,13 @@ class Layout:
     n_law: int = 0
     n_outputs: int = 0
 
+    def __post_init__(self) -> None:
+        if self.kinds.count("periodic") > 1:
+            raise NonlinearFitError(
+                f"ridges {list(self.kinds)} hold {self.kinds.count('periodic')} periodic ridges; "
+                f"the fit takes one (its share of the quadratic form, σ ∈ [0, 1], keeps the "
+                f"energy bounded below; two could take more than the form holds).")
+
     @property
     def blocks(self) -> list[tuple[str, tuple[int, ...]]]:
         """``(name, shape)`` of each block, in order."""
@@ -147,7 +156,16 @@ class Layout:
             lim = lims.get(name)
             if lim is not None:
                 b[s] = [lim] * (s.stop - s.start)
+        a = self.slices()["alpha"][0].start
+        for k in np.flatnonzero(self.periodic):  # the share σ of the quadratic form it takes
+            b[a + k] = (0.0, 1.0)
         return b
+
+    @property
+    def periodic(self) -> NDArray[np.bool_]:
+        """Which ridges are periodic: their ``α`` entry holds the share ``σ ∈ [0, 1]`` of the
+        quadratic form they take along their direction, ``α = σ / |w|²`` (:func:`weights`)."""
+        return np.array([k == "periodic" for k in self.kinds], dtype=bool)
 
 
 def energy_coordinates(system: LinearPH, x0: Array) -> dict[str, Array]:
@@ -256,6 +274,17 @@ def structure(layout: Layout, b: dict, xp) -> dict:
     return out
 
 
+def weights(layout: Layout, b: dict, xp: Any) -> Any:
+    """The ridges' weights ``α`` (..., K) from the blocks: ``σ / |w|²`` for a periodic ridge
+    (:attr:`Layout.periodic`), the ``alpha`` entry for the others (``xp`` numpy or torch)."""
+    per = layout.periodic
+    if not per.any():
+        return b["alpha"]
+    alpha, w = b["alpha"], b["w"]
+    scaled = alpha / (w * w).sum(-1)
+    return xp.where(xp.asarray(per) if xp is np else xp.as_tensor(per), scaled, alpha)
+
+
 def _upper(n: int, values: Any, xp: Any) -> Any:
     """The ``n × n`` matrix with ``values`` in its strict upper triangle, row by row (in torch
     a product with a fixed 0/1 matrix, for a batch ``(..., n(n−1)/2)`` of values too)."""
@@ -302,7 +331,7 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     # nothing: left out, so that simulations and exported FMUs do not evaluate them
     ron = b["alpha"] != 0
     effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.kinds, ron) if keep),
-                          b["alpha"][ron], b["w"][ron])
+                          weights(layout, b, np)[ron], b["w"][ron])
     on, pon = b["beta"] != 0, b["pbeta"] != 0
     diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
                             b["asym"][on])

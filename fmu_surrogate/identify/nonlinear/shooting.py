@@ -40,7 +40,7 @@ import torch
 import torch.autograd.forward_ad as fwad
 from numpy.typing import NDArray
 
-from fmu_surrogate.identify.nonlinear.parametrisation import Layout, structure
+from fmu_surrogate.identify.nonlinear.parametrisation import Layout, structure, weights
 
 Array = NDArray[np.float64]
 
@@ -152,9 +152,8 @@ class VectorField:
         self.Bin = (G - P if P is not None else G).mT
         self.Bout = G + P if P is not None else G
         self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
-        self.alpha, self.w = _row(b["alpha"]), b["w"]
-        quartic = [k == "quartic" for k in layout.kinds]
-        self.quartic = None if all(quartic) else torch.as_tensor(quartic)
+        self.alpha, self.w = _row(weights(layout, b, torch)), b["w"]
+        self.kinds = layout.kinds
         half = _like(torch.tensor(0.5, dtype=theta.dtype), theta)  # module doc, "Speed"
         self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(half * b["p"])
         self.delta2 = _row(torch.exp(b["ld"] + b["ld"]))
@@ -168,8 +167,7 @@ class VectorField:
         if self.w.shape[-2] == 0:
             return x
         s = x @ self.w.mT
-        d = s ** 3 if self.quartic is None else torch.where(self.quartic, s ** 3, torch.tanh(s))
-        return x + (d * self.alpha) @ self.w
+        return x + (_slopes(s, self.kinds) * self.alpha) @ self.w
 
     def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         z = self.effort(x)
@@ -239,6 +237,21 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
         ys.append(field.output(x, seg.unode[:, k + 1]))
         xs.append(x)
     return torch.stack(ys, dim=-2), torch.stack(xs, dim=-2)
+
+
+def _slopes(s: torch.Tensor, kinds: tuple[str, ...]) -> torch.Tensor:
+    """``ψ_k'(s_k)`` of the ridge kinds at their arguments ``s`` (..., K): one kind without a
+    mask (the common case; a mask's ``torch.where`` costs as much as the ridge)."""
+    slope = {"quartic": lambda v: v ** 3, "logcosh": torch.tanh,
+             "periodic": lambda v: torch.sin(v) - v}
+    first = kinds[0]
+    if all(k == first for k in kinds):
+        return slope[first](s)
+    out = slope[first](s)
+    for kind in dict.fromkeys(kinds[1:]):
+        if kind != first:
+            out = torch.where(torch.as_tensor([k == kind for k in kinds]), slope[kind](s), out)
+    return out
 
 
 def _power_law(s: torch.Tensor, beta: torch.Tensor, p: torch.Tensor, delta2: torch.Tensor,

@@ -28,7 +28,11 @@ from fmu_surrogate.ph import PortedSystem, PortMap, StaticLaw
 
 Array = NDArray[np.float64]
 
-__all__ = ["LinearStart", "linear_start", "with_affine"]
+__all__ = ["TURN_PERIODS", "LinearStart", "linear_start", "turn_directions", "with_affine"]
+
+#: the periods a periodic ridge starts with, in units of the integral of a port's output: one
+#: turn of an angle in rad, in degrees, in turns
+TURN_PERIODS = (2.0 * np.pi, 360.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -219,3 +223,35 @@ def with_affine(start: LinearStart, affine: Array) -> LinearStart:
         N[other, port] += dD
     lin["N"] = N
     return dataclasses.replace(start, lin=lin, Dm=Dm)
+
+
+def turn_directions(lin: dict[str, Array], periods: tuple[float, ...] = TURN_PERIODS
+                    ) -> list[Array]:
+    """Start directions ``w`` of a periodic ridge: ``wᵀx̃ = (2π / P) ∫ y_j dt``, a turn every
+    period ``P`` of the integral of port ``j``'s output (an angle whose rate the port reads).
+
+    Along the linear start ``ẋ̃ = (J̃ − R̃) x̃ + G̃ u``, whose collocated output is
+    ``y = G̃ᵀx̃``, the coordinate ``vᵀx̃`` integrates ``y_j`` where ``(J̃ − R̃)ᵀ v = g̃_j`` (up to
+    the input's direct share ``vᵀg̃_j u``, zero for a mass or an inertia): a pendulum's angle,
+    whose energy repeats each turn.  Solved in the least-squares sense, for every port and
+    every period.
+
+    Parameters
+    ----------
+    lin : dict
+        ``J, R, G`` of the linear start in energy coordinates.
+    periods : tuple of float
+        The periods ``P``.
+
+    Returns
+    -------
+    list of ndarray, shape (n,)
+        Port by port, period by period; none for a port whose output integrates into no state.
+    """
+    A, G = lin["J"] - lin["R"], lin["G"]
+    out = []
+    for j in range(G.shape[1]):
+        v = np.linalg.lstsq(A.T, G[:, j], rcond=None)[0]
+        if np.linalg.norm(v) > 0 and np.all(np.isfinite(v)):
+            out += [(2.0 * np.pi / P) * v for P in periods]
+    return out

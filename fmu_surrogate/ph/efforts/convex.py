@@ -1,10 +1,10 @@
-"""A convex energy: a quadratic form plus ridge terms, bounded below by construction.
+"""An energy of a quadratic form plus ridge terms, bounded below by construction.
 
     H(x) = ½ xᵀ Q x + Σ_k α_k ψ_k(w_kᵀ x),          Q ≻ 0,  α_k ≥ 0
     z(x) = ∇H(x) = Q x + Σ_k α_k ψ_k'(w_kᵀ x) w_k
     ∂z/∂x = Q + Σ_k α_k ψ_k''(w_kᵀ x) w_k w_kᵀ
 
-Ridge kinds ``ψ`` (each convex and even, ``ψ(0) = ψ'(0) = 0``):
+Ridge kinds ``ψ`` (each even, ``ψ(0) = ψ'(0) = 0``):
 
 ===========  =====================  ==================  =======================================
 kind         ψ(s)                   ψ'(s)               what it models
@@ -14,9 +14,11 @@ kind         ψ(s)                   ψ'(s)               what it models
 ``logcosh``  ``log cosh s``         ``tanh s``          a stiffness ``Q + α w wᵀ`` near rest
                                                         that falls to ``Q`` far from it
                                                         (softening, saturating spring/inductor)
+``periodic`` ``1 − cos s − s²/2``   ``sin s − s``       an angle whose energy repeats every
+                                                        turn (a pendulum, a crank, a cam)
 ===========  =====================  ==================  =======================================
 
-Why these.  Every term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever the parameters
+Why these.  A quartic or logcosh term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever the parameters
 (``Q ≻ 0``, ``α ≥ 0``, any directions ``w_k``): the energy is bounded below and radially
 unbounded (trajectories of a passive system stay bounded), its only minimum is the rest state
 ``x = 0``, which stays an equilibrium, and ``H`` is convex, so its Hessian ``∂z/∂x`` is positive
@@ -25,6 +27,18 @@ acts along one direction of the state (``w_kᵀ x`` is, up to the linear part's 
 spring's deflection), which is where the nonlinearity of a mechanical or electrical component
 usually sits, and its derivatives are closed-form (exportable as expressions).  The quartic's
 ``H`` is a polynomial of degree 4, for which the AVF scheme is exact.
+
+The periodic kind.  A pendulum's energy ``k (1 − cos θ)`` is not convex and grows without bound
+in no direction of its angle: no quadratic form plus convex ridges approaches it once the
+pendulum turns over.  ``ψ(s) = 1 − cos s − s²/2 ≤ 0`` takes the quadratic form's share along
+``w`` away and puts a cosine in its place: with ``α (w wᵀ)`` below ``Q``, that is
+``Q − Σ_periodic α_k w_k w_kᵀ ⪰ 0`` (checked), ``H ≥ ½ xᵀ(Q − Σ α_k w_k w_kᵀ)x + Σ α_k (1 −
+cos s_k) ≥ 0``, so the energy stays bounded below, and at equality along ``w`` it is exactly
+``α (1 − cos wᵀx)`` plus the rest of the form: ``H = p²/2 + k (1 − cos θ)`` with ``Q = I``,
+``x = (√k θ, p)``, ``w = (1/√k, 0)``, ``α = k``.  The Hessian ``Q + α (cos s − 1) w wᵀ`` equals
+``Q`` at ``s = 0``: the term leaves the small-signal (linear) model as it is.  Such an energy is
+not convex (``H`` has a minimum every turn), and the Hessian is indefinite over the top; the
+implicit schemes stay solvable for steps short against the motion, as they do for any energy.
 """
 
 from __future__ import annotations
@@ -43,7 +57,7 @@ Array = NDArray[np.float64]
 __all__ = ["RIDGE_KINDS", "ConvexEffort"]
 
 #: the ridge kinds ψ of :class:`ConvexEffort`
-RIDGE_KINDS = ("quartic", "logcosh")
+RIDGE_KINDS = ("quartic", "logcosh", "periodic")
 
 FORMAT = "fmu_surrogate.convex_effort"
 VERSION = 1
@@ -68,6 +82,11 @@ def ridge(kind: str, s: Array, order: int) -> Array:
     """
     if kind == "quartic":
         return 0.25 * s ** 4 if order == 0 else s ** 3 if order == 1 else 3.0 * s * s
+    if kind == "periodic":
+        if order == 0:
+            h = np.sin(0.5 * s)
+            return 2.0 * h * h - 0.5 * s * s
+        return np.sin(s) - s if order == 1 else np.cos(s) - 1.0
     if order == 0:
         return _logcosh(s)
     th = np.tanh(s)
@@ -91,8 +110,9 @@ class ConvexEffort:
     Raises
     ------
     StructureError
-        Q not SPD, a negative weight (the energy would not be bounded below), an unknown kind,
-        non-finite numbers or shapes that do not fit.
+        Q not SPD, a negative weight or periodic ridges whose ``α w wᵀ`` exceed ``Q`` (the
+        energy would not be bounded below), an unknown kind, non-finite numbers or shapes that
+        do not fit.
 
     Examples
     --------
@@ -123,8 +143,19 @@ class ConvexEffort:
         if np.any(a < 0):
             raise StructureError(f"ridge weights must be >= 0 (else H is not bounded below), got "
                                  f"{a.tolist()}; parametrise them as non-negative numbers.")
+        per = np.array([k == "periodic" for k in self.kinds], dtype=bool)
+        if per.any():
+            rest = self.Q - (w[per].T * a[per]) @ w[per]
+            lam = float(np.linalg.eigvalsh(rest).min())
+            # round-off of forming α w wᵀ at equality (a pendulum: α |w|² = 1 along w)
+            if lam < -1e-12 * float(np.abs(self.Q).max()):
+                raise StructureError(
+                    f"periodic ridges take more than the quadratic form holds: Q − Σ α w wᵀ "
+                    f"has the eigenvalue {lam:.3e} < 0, so H is not bounded below. Keep "
+                    f"α_k w_kᵀ Q⁻¹ w_k ≤ 1 (summed over the periodic ridges).")
         self.weights, self.directions = a, w
-        self._quartic = np.array([k == "quartic" for k in self.kinds], dtype=bool)
+        self._kinds = [(k, np.array([c == k for c in self.kinds], dtype=bool))
+                       for k in RIDGE_KINDS if k in self.kinds]
 
     @property
     def n_states(self) -> int:
@@ -138,12 +169,12 @@ class ConvexEffort:
 
     def _ridges(self, x: Array, order: int) -> Array:
         s = x @ self.directions.T  # (N, K)
-        q = self._quartic
-        if q.all() or not q.any():  # one kind: no masks (a simulation step calls this often)
-            return ridge("quartic" if q.all() else "logcosh", s, order) * self.weights
+        if len(self._kinds) < 2:  # one kind: no masks (a simulation step calls this often)
+            kind = self._kinds[0][0] if self._kinds else "quartic"
+            return ridge(kind, s, order) * self.weights
         out = np.empty_like(s)
-        out[:, q] = ridge("quartic", s[:, q], order)
-        out[:, ~q] = ridge("logcosh", s[:, ~q], order)
+        for kind, mask in self._kinds:
+            out[:, mask] = ridge(kind, s[:, mask], order)
         return out * self.weights
 
     def __call__(self, x: ArrayLike) -> Array:
@@ -158,7 +189,8 @@ class ConvexEffort:
         return a @ self.Q.T + self._ridges(a, 1) @ self.directions
 
     def jacobian(self, x: ArrayLike) -> Array:
-        """``∂z/∂x``, the Hessian of ``H`` (symmetric PSD + Q); ``(N, n) -> (N, n, n)``.
+        """``∂z/∂x``, the Hessian of ``H`` (symmetric; ``Q`` plus PSD terms without periodic
+        ridges); ``(N, n) -> (N, n, n)``.
 
         Parameters
         ----------
@@ -170,7 +202,7 @@ class ConvexEffort:
         return self.Q[None] + np.einsum("nk,ki,kj->nij", c, self.directions, self.directions)
 
     def hamiltonian(self, x: ArrayLike) -> Array:
-        """``H(x)`` (≥ 0); ``(N, n) -> (N,)``.
+        """``H(x)`` (≥ 0, up to round-off with periodic ridges); ``(N, n) -> (N,)``.
 
         Parameters
         ----------

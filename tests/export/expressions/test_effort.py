@@ -120,8 +120,21 @@ def convex(seed=8, n=3):
                         r.normal(size=(3, n)))
 
 
+def convex_periodic(seed=9, n=3):
+    """A turning part's energy: a periodic ridge taking the whole form along its direction
+    (``α wᵀQ⁻¹w = 1``), a quartic and a logcosh ridge; directions of spread 2 (several turns
+    over the test states)."""
+    r = _rng(seed)
+    A = r.normal(size=(n, n))
+    Q = A @ A.T + np.eye(n)
+    w = 2.0 * r.normal(size=(3, n))
+    return ConvexEffort(Q, ["periodic", "quartic", "logcosh"],
+                        [1.0 / (w[0] @ np.linalg.solve(Q, w[0])), 0.5, 2.0], w)
+
+
 EFFORTS = {
     "convex": convex,
+    "convex_periodic": convex_periodic,
     "convex_quadratic": lambda: ConvexEffort(np.diag([1.0, 3.0])),
     "terms": terms,
     "linear": linear,

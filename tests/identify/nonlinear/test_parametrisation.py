@@ -21,10 +21,11 @@ def random_theta(rng, layout):
 
 
 LAYOUTS = [Layout(3, 2, ("quartic", "logcosh"), 2, True, 0),
-           Layout(2, 1, ("quartic",), 1, False, 4), Layout(2, 1, (), 0, False, 0)]
+           Layout(2, 1, ("quartic",), 1, False, 4), Layout(2, 1, (), 0, False, 0),
+           Layout(3, 1, ("logcosh", "periodic"), 1, False, 0)]
 
 
-@pytest.mark.parametrize("layout", LAYOUTS, ids=["feedthrough", "plain", "linear"])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["feedthrough", "plain", "linear", "periodic"])
 def test_random_parameters_are_admissible_and_torch_matches_numpy(layout):
     rng = np.random.default_rng(0)
     for _ in range(10):
@@ -40,7 +41,8 @@ def test_random_parameters_are_admissible_and_torch_matches_numpy(layout):
         assert np.allclose(y, sys.output(x, u), rtol=1e-12, atol=1e-12)
         Rx = sys.dissipation_matrix(x)
         assert np.linalg.eigvalsh(Rx).min() >= -1e-12 * max(1.0, np.abs(Rx).max())
-        assert sys.hamiltonian(10 * x).min() >= 0
+        # H ≥ 0 (a periodic ridge's share σ ∈ [0, 1] of the form: up to the round-off of ½|x|²)
+        assert sys.hamiltonian(10 * x).min() >= -1e-12 * 50 * (x * x).sum(axis=1).max()
 
 
 @pytest.mark.parametrize("hold", ["linear", "zoh"])
@@ -89,3 +91,23 @@ def test_segments_cut_experiments_into_equal_pieces():
     assert seg.next_index.tolist() == [1, 2, -1, 4, -1]
     assert np.array_equal(seg.u1[0, :, 0].numpy(), [0, 1, 2])  # zoh: u_k over the step
     assert np.array_equal(seg.u1[3, :, 0].numpy(), [1, 2, 3])  # linear: u_{k+1} at the end
+
+
+def test_a_periodic_ridge_holds_its_share_of_the_form():
+    """The α entry of a periodic ridge is its share σ ∈ [0, 1] of the quadratic form along w:
+    the system's weight is σ / |w|², and a second periodic ridge is refused (two shares could
+    exceed the form)."""
+    layout = Layout(2, 1, ("periodic",), 0, False, 0)
+    a = layout.slices()["alpha"][0].start
+    assert layout.bounds()[a] == (0.0, 1.0)
+    theta = np.zeros(layout.size)
+    b = layout.unpack(theta)
+    b["U"][:], b["G"][:] = 1.0, [[0.0], [1.0]]
+    b["alpha"][:], b["w"][:] = 1.0, [[0.5, 0.0]]
+    eff = to_system(layout, theta).effort_function
+    assert eff.kinds == ("periodic",) and eff.weights[0] == 4.0  # σ / |w|² = 1 / 0.25
+    # at σ = 1 the energy along w is 4 (1 − cos(x₁/2)) alone: a pendulum, bounded below
+    x = np.array([[2 * np.pi, 0.0], [4 * np.pi, 0.0]])
+    assert np.allclose(eff.hamiltonian(x), [8.0, 0.0], rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match="periodic ridges; the fit takes one"):
+        Layout(2, 1, ("periodic", "periodic"), 0, False, 0)

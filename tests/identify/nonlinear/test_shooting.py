@@ -15,11 +15,11 @@ from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments
 
 
 def _model():
-    """A two-state model with a quartic and a logcosh ridge, a power-law loss, a feedthrough
-    with its own power-law term (every kind of term the field evaluates), random parameters
-    inside the optimiser's box, and two experiments cut into segments of 5 steps."""
-    layout = Layout(n=2, m=1, kinds=("quartic", "logcosh"), n_dissipation=1, feedthrough=True,
-                    n_shoot=0, n_port_dissipation=1)
+    """A two-state model with a quartic, a logcosh and a periodic ridge, a power-law loss, a
+    feedthrough with its own power-law term (every kind of term the field evaluates), random
+    parameters inside the optimiser's box, and two experiments cut into segments of 5 steps."""
+    layout = Layout(n=2, m=1, kinds=("quartic", "logcosh", "periodic"), n_dissipation=1,
+                    feedthrough=True, n_shoot=0, n_port_dissipation=1)
     rng = np.random.default_rng(3)
     theta = 0.4 * rng.standard_normal(layout.size)
     sl = layout.slices()

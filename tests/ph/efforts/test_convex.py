@@ -76,3 +76,55 @@ def test_dict_round_trip_is_exact():
     x = rng.normal(size=(5, 3))
     assert np.array_equal(back(x), eff(x)) and back.kinds == eff.kinds
     assert np.array_equal(back.hamiltonian(x), eff.hamiltonian(x))
+
+
+def test_a_periodic_ridge_gives_a_pendulums_energy_exactly():
+    """``Q = I``, ``x = (√k θ, p)``, ``w = (1/√k, 0)``, ``α = k``: ``H = p²/2 + k (1 − cos θ)``
+    over several turns, ``z = (√k sin θ, p)`` and ``∂z/∂x = diag(cos θ, 1)``."""
+    k = 9.81
+    eff = ConvexEffort(np.eye(2), ["periodic"], [k], [[1.0 / np.sqrt(k), 0.0]])
+    th = np.linspace(-20.0, 20.0, 41)
+    p = np.linspace(-3.0, 3.0, 41)
+    x = np.column_stack([np.sqrt(k) * th, p])
+    # ½ s² − (1 − cos s) with ½ s² up to 200 k: round-off of that size, ~1e-13 of it
+    assert np.allclose(eff.hamiltonian(x), 0.5 * p**2 + k * (1 - np.cos(th)), rtol=0, atol=1e-11)
+    assert np.allclose(eff(x), np.column_stack([np.sqrt(k) * np.sin(th), p]), rtol=0, atol=1e-12)
+    J = eff.jacobian(x)
+    assert np.allclose(J[:, 0, 0], np.cos(th), rtol=0, atol=1e-14)
+    assert np.all(J[:, 1, 1] == 1.0) and np.all(J[:, 0, 1] == 0.0)
+
+
+def _periodic_effort(rng, share, n=3):
+    """Q ≻ 0 with a periodic ridge taking ``share`` of the form along its direction
+    (``α wᵀQ⁻¹w = share``), and a quartic and a logcosh ridge."""
+    L = rng.normal(size=(n, n))
+    Q = L @ L.T + 0.1 * np.eye(n)
+    w = 2.0 * rng.normal(size=(3, n))
+    a = np.concatenate([[share / (w[0] @ np.linalg.solve(Q, w[0]))], rng.uniform(0, 3, 2)])
+    return ConvexEffort(Q, ["periodic", "quartic", "logcosh"], a, w)
+
+
+def test_periodic_effort_is_the_gradient_and_bounded_below():
+    rng = np.random.default_rng(3)
+    eff = _periodic_effort(rng, 1.0)
+    x = rng.normal(size=(20, 3))
+    e, I = 1e-6, np.eye(3)
+    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
+                   for k in range(3)], axis=1)
+    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
+    # central differences as in the convex test above
+    assert np.abs(dH - eff(x)).max() <= 1e-6 * (1 + np.abs(eff(x)).max())
+    assert np.abs(dz - eff.jacobian(x)).max() <= 1e-6 * (1 + np.abs(dz).max())
+    for _ in range(20):
+        eff = _periodic_effort(rng, rng.uniform(0.0, 1.0))
+        x = 10 * rng.normal(size=(200, 3))
+        # H ≥ 0 up to the round-off of ½ xᵀQx (the periodic term cancels part of it)
+        scale = 0.5 * ((x @ eff.Q) * x).sum(axis=1)
+        assert np.all(eff.hamiltonian(x) >= -1e-12 * scale)
+
+
+def test_a_periodic_ridge_beyond_the_quadratic_form_is_refused():
+    rng = np.random.default_rng(4)
+    _periodic_effort(rng, 1.0 - 1e-15)  # at the edge (a pendulum): admissible
+    with pytest.raises(StructureError, match="not bounded below"):
+        _periodic_effort(rng, 1.01)
