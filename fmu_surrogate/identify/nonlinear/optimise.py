@@ -468,17 +468,14 @@ def _turning_start(layout: Layout, theta: Array, lin: dict[str, Array], train: l
     """``θ`` with its periodic ridge taking the whole quadratic form (``σ = 1``) along the
     :func:`~.start.turn_directions` of lowest ``cost``, the shooting states on that model's
     trajectories."""
-    k = int(np.flatnonzero(layout.periodic)[0])
-    best = (np.inf, theta)
+    k, n, best = int(np.flatnonzero(layout.periodic)[0]), layout.n, (np.inf, theta)
     st = structure(layout, layout.unpack(theta), np)
-    for w in turn_directions({"J": st["J"], "R": st["W"][:layout.n, :layout.n], "G": st["G"]}):
-        th = theta.copy()
-        b = layout.unpack(th)
+    for w in turn_directions(st["J"] - st["W"][:n, :n], st["G"]):
+        b = layout.unpack(th := theta.copy())
         b["alpha"][k], b["w"][k] = 1.0, w
         Xs = _model_states(layout, th, lin, train)
-        b["x"][:] = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, layout.n)[free]
-        c = cost(th)
-        best = (c, th) if c < best[0] else best
+        b["x"][:] = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)[free]
+        best = min(best, (cost(th), th), key=lambda cb: cb[0])
     return best[1]
 
 

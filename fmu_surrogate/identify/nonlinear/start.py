@@ -225,7 +225,7 @@ def with_affine(start: LinearStart, affine: Array) -> LinearStart:
     return dataclasses.replace(start, lin=lin, Dm=Dm)
 
 
-def turn_directions(lin: dict[str, Array], periods: tuple[float, ...] = TURN_PERIODS
+def turn_directions(A: Array, G: Array, periods: tuple[float, ...] = TURN_PERIODS
                     ) -> list[Array]:
     """Start directions ``w`` of a periodic ridge: ``wᵀx̃ = (2π / P) ∫ y_j dt``, a turn every
     period ``P`` of the integral of port ``j``'s output (an angle whose rate the port reads).
@@ -238,8 +238,8 @@ def turn_directions(lin: dict[str, Array], periods: tuple[float, ...] = TURN_PER
 
     Parameters
     ----------
-    lin : dict
-        ``J, R, G`` of the linear start in energy coordinates.
+    A, G : ndarray, shape (n, n), (n, m)
+        ``J̃ − R̃`` and ``G̃`` of the linear part, in energy coordinates.
     periods : tuple of float
         The periods ``P``.
 
@@ -248,7 +248,6 @@ def turn_directions(lin: dict[str, Array], periods: tuple[float, ...] = TURN_PER
     list of ndarray, shape (n,)
         Port by port, period by period; none for a port whose output integrates into no state.
     """
-    A, G = lin["J"] - lin["R"], lin["G"]
     out = []
     for j in range(G.shape[1]):
         v = np.linalg.lstsq(A.T, G[:, j], rcond=None)[0]

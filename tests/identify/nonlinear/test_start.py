@@ -74,3 +74,27 @@ def test_start_is_the_linear_fit_in_energy_coordinates(coil):
         linear_start(fs.identify.LinearPHIdentifier(2).fit(t, X[:, :1], X[:, 1:2]), 1)
     with pytest.raises(NonlinearFitError, match="fitted to inputs"):
         NonlinearPHIdentifier(linear=lin).fit_dataset(ds, inputs=["V"], outputs=["psi", "io"])
+
+
+def test_turn_directions_integrate_a_ports_output():
+    """A pendulum's linear part in energy coordinates, ``x̃ = (√k θ, p/√J)``: ``J̃ − R̃ =
+    [[0, ω₀], [−ω₀, −r]]``, ``G̃ = (0, 1/√J)``; the coordinate whose rate is the output
+    ``ω = G̃ᵀx̃`` is ``θ = x̃₁ / √k``, with ``ω₀ = √(k/J)``: one turn per 2π rad, 360° or 1."""
+    from fmu_surrogate.identify.nonlinear.start import turn_directions
+
+    k, inertia, r = 4.9, 0.5, 1.0
+    w0 = np.sqrt(k / inertia)
+    A = np.array([[0.0, w0], [-w0, -r]])
+    G = np.array([[0.0], [1.0 / np.sqrt(inertia)]])
+    dirs = turn_directions(A, G)
+    theta = np.array([1.0 / np.sqrt(k), 0.0])  # x̃ → θ
+    # a 2 × 2 solve: round-off
+    for d, period in zip(dirs, (2 * np.pi, 360.0, 1.0)):
+        np.testing.assert_allclose(d, 2 * np.pi / period * theta, rtol=1e-14, atol=1e-15)
+    # any linear part: (J̃ − R̃)ᵀ w = g̃_j for each port j (one period, 2π: the scale 1)
+    rng = np.random.default_rng(0)
+    A, G = rng.normal(size=(3, 3)), rng.normal(size=(3, 2))
+    dirs = turn_directions(A, G, periods=(2 * np.pi,))
+    assert len(dirs) == 2
+    for j, d in enumerate(dirs):
+        np.testing.assert_allclose(A.T @ d, G[:, j], rtol=1e-12, atol=1e-12)
