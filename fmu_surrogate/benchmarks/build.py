@@ -122,6 +122,9 @@ BENCHMARKS: dict[str, Benchmark] = {
                   "port, fixed-step RK4", specs.hydraulic_accumulator_spec, {}),
         Benchmark("hydraulic_orifice", "linear hydraulic orifice in bar and l/min, direct "
                   "feedthrough, no state", specs.hydraulic_orifice_spec, {}),
+        Benchmark("pendulum_joint", "pendulum on a driven joint that turns over (torque in, "
+                  "angular velocity out), states internal, own CVODE",
+                  specs_detailed.pendulum_joint_spec, {}),
         Benchmark("coupled_mass_clock", "mass coupled to a driven end, fixed-step RK4 on a clock "
                   "of its own compared without a tolerance (20-sim's), co-simulation only",
                   specs_detailed.coupled_mass_clock_spec, {}),

@@ -1,8 +1,9 @@
 """Variable lists of the detailed vendor-like benchmark FMUs (the ``*_detailed`` components), of
 the saturating motor (:func:`saturating_motor_spec`, lumped), of the progressive spring with
 a displacement input (:func:`progressive_spring_displacement_spec`,
-:func:`progressive_spring_damper_spec`) and of the coupled mass that counts its own time as
-20-sim's FMUs do (:func:`coupled_mass_clock_spec`); :mod:`.specs` has no room left.
+:func:`progressive_spring_damper_spec`), of the coupled mass that counts its own time as
+20-sim's FMUs do (:func:`coupled_mass_clock_spec`) and of the pendulum on a driven joint that
+turns over (:func:`pendulum_joint_spec`); :mod:`.specs` has no room left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
 :mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
@@ -23,10 +24,11 @@ from fmu_surrogate.benchmarks.vendor import progressive_spring as _lumped_spring
 from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
 from fmu_surrogate.benchmarks.vendor import saturating_inductor_detailed as _coil
 from fmu_surrogate.benchmarks.vendor import saturating_motor as _motor
+from fmu_surrogate.benchmarks.vendor.rotating import pendulum_joint as _joint
 from fmu_surrogate.benchmarks.vendor.stepping import coupled_mass_clock as _clock
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
-__all__ = ["coupled_mass_clock_spec", "power_damper_detailed_spec",
+__all__ = ["coupled_mass_clock_spec", "pendulum_joint_spec", "power_damper_detailed_spec",
            "progressive_spring_damper_spec", "progressive_spring_detailed_spec",
            "progressive_spring_displacement_spec", "saturating_inductor_detailed_spec",
            "saturating_motor_spec"]
@@ -268,3 +270,35 @@ def coupled_mass_clock_spec() -> ModelSpec:
         # of a master that adds the step: fmu.campaigns.experiment.communication_points)
         generation_tool="20-sim (imitated by fmu_surrogate.benchmarks)",
     )
+
+
+def pendulum_joint_spec() -> ModelSpec:
+    """Pendulum on a driven joint (:mod:`fmu_surrogate.benchmarks.vendor.rotating.pendulum_joint`):
+    torque in, angular velocity out, co-simulation only, angle and rate internal, its own
+    CVODE."""
+    p = _joint.PARAMS
+    par = [("m", "kg", "pendulum mass (> 0)"), ("l", "m", "rod length (> 0)"),
+           ("g", "m/s2", "gravitational acceleration"),
+           ("d", "N.m.s/rad", "viscous friction of the joint (>= 0)")]
+    v = (
+        Var("tau", "input", start=0.0, unit="N.m",
+            description="torque the drive applies to the joint (tau w: power into the pendulum)"),
+        *(Var(k, "parameter", "tunable", p[k], unit=u, description=d) for k, u, d in par),
+        Var("phi0", "parameter", "fixed", p["phi0"], unit="rad", description="initial angle"),
+        Var("w0", "parameter", "fixed", p["w0"], unit="rad/s",
+            description="initial angular velocity"),
+        Var("phi", unit="rad", description="angle from the bottom (state)"),
+        Var("omega", unit="rad/s", description="angular velocity (state)"),
+        Var("der(phi)", derivative="phi", unit="rad/s"),
+        Var("der(omega)", derivative="omega", unit="rad/s2"),
+        Var("w", "output", unit="rad/s", dependencies=(), description="angular velocity"),
+    )
+    return _with_cvode(ModelSpec(
+        "pendulum_joint",
+        "Pendulum on a driven joint that turns over, torque in, angular velocity out "
+        "(fmu-surrogate vendor-style, co-simulation only, states internal)",
+        "pendulum_joint.c",
+        v,
+        Experiment(0.0, 10.0, 1e-2),
+        model_exchange=False,
+    ))

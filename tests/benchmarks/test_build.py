@@ -70,6 +70,7 @@ INTERFACE = {
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
     "coupled_mass_clock": (["x1", "v1"], ["fk", "x2", "v2"], [], ["m2", "c2", "d2", "cc", "dc"]),
+    "pendulum_joint": (["tau"], ["w"], [], ["m", "l", "g", "d", "phi0", "w0"]),
 }
 # the variants with their own CVODE solver, and the damper computing its outputs in doStep only:
 # the interface of their originals
@@ -95,11 +96,11 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
               "coupled_mass_clock": {"solver_step"},
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
-                 if n.endswith(("_cvode", "_detailed"))}}
+                 if n.endswith(("_cvode", "_detailed")) or n == "pendulum_joint"}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
            "saturating_motor", "progressive_spring_displacement", "progressive_spring_damper",
-           "coupled_mass_clock",
+           "coupled_mass_clock", "pendulum_joint",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -112,7 +113,8 @@ def test_registry():
                                "hydraulic_accumulator", "hydraulic_orifice", "coupled_mass_clock",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",
-                               "power_damper_detailed", "saturating_inductor_detailed"}
+                               "power_damper_detailed", "saturating_inductor_detailed",
+                               "pendulum_joint"}
 
 
 @pytest.mark.parametrize("name", sorted(INTERFACE))
