@@ -228,10 +228,11 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float,
                 f"held-out one{leaves or ' within their range'}: harvest training runs that "
                 "cover what the surrogate will see (inputs as large and as varied, more seeds)")
     return (f"the kept model misses the training runs too ({percent(train_error)}): the fits "
-            "found nothing closer in their classes (a linear pH model; a convex energy with "
-            "power-law losses) — the component is outside them (a pendulum going over the "
-            "top, hysteresis, events), or the fit stopped short of a model in them (strongly "
-            f"nonlinear parts with several states){leaves}; inputs that stay in the range the "
+            "found nothing closer in their classes (a linear pH model; an energy of convex "
+            "and periodic ridges with power-law losses) — the component is outside them "
+            "(hysteresis, events, dry friction that sticks), or the fit stopped short of a "
+            f"model in them (strongly nonlinear parts with several states){leaves}; inputs "
+            "that stay in the range the "
             "surrogate will see, more runs" + (
                 " (at one excitation level now: runs of the same inputs at about a fifth and "
                 "half of it let the fit climb the levels)" if levels == 1 else "") +

@@ -65,6 +65,8 @@ def test_quick_keeps_at_most_three_runs_per_input(load_script):
     mod = load_script("bench_dropin")
     spring = mod.COMPONENTS["progressive_spring"]
     assert mod.quick_case(spring)["train"] == spring["train"][:3]
-    # products of two inputs' alternatives (2 x 2) and three runs stay as they are
-    for name in ("dc_motor", "progressive_spring_damper", "power_damper", "damper"):
+    # products of two inputs' alternatives (2 x 2) and three runs stay as they are, and so do
+    # the pendulum's four levels (its quick_runs)
+    for name in ("dc_motor", "progressive_spring_damper", "power_damper", "damper",
+                 "pendulum_joint"):
         assert mod.quick_case(mod.COMPONENTS[name]) == mod.COMPONENTS[name]

@@ -416,7 +416,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     best = None
     tries = [(law, False if warm is None else warm.reading, False) for law in laws]
     if layout.periodic.any() and (warm is None or not warm.layout.periodic.any()):
-        tries.append((laws[0], tries[0][1], True))  # a turning start too (module doc)
+        tries.append((laws[0], tries[0][1], True))  # a turning start too (.continuation)
     tried: list[Array] = []
     try:
         for law, effort, turning in tries:  # grows by the starts reading the effort (below)

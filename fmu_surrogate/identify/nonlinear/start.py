@@ -31,8 +31,8 @@ Array = NDArray[np.float64]
 __all__ = ["TURN_PERIODS", "LinearStart", "linear_start", "turn_directions", "with_affine"]
 
 #: the periods a periodic ridge starts with, in units of the integral of a port's output: one
-#: turn of an angle in rad, in degrees, in turns
-TURN_PERIODS = (2.0 * np.pi, 360.0, 1.0)
+#: turn of an angle in rad, in degrees, in turns, and of a speed in rpm integrated over seconds
+TURN_PERIODS = (2.0 * np.pi, 360.0, 1.0, 60.0)
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,8 @@ def test_start_is_the_linear_fit_in_energy_coordinates(coil):
 def test_turn_directions_integrate_a_ports_output():
     """A pendulum's linear part in energy coordinates, ``x̃ = (√k θ, p/√J)``: ``J̃ − R̃ =
     [[0, ω₀], [−ω₀, −r]]``, ``G̃ = (0, 1/√J)``; the coordinate whose rate is the output
-    ``ω = G̃ᵀx̃`` is ``θ = x̃₁ / √k``, with ``ω₀ = √(k/J)``: one turn per 2π rad, 360° or 1."""
+    ``ω = G̃ᵀx̃`` is ``θ = x̃₁ / √k``, with ``ω₀ = √(k/J)``: one turn per 2π rad, 360°, 1 turn or
+    60 (rpm over seconds)."""
     from fmu_surrogate.identify.nonlinear.start import turn_directions
 
     k, inertia, r = 4.9, 0.5, 1.0
@@ -89,7 +90,8 @@ def test_turn_directions_integrate_a_ports_output():
     dirs = turn_directions(A, G)
     theta = np.array([1.0 / np.sqrt(k), 0.0])  # x̃ → θ
     # a 2 × 2 solve: round-off
-    for d, period in zip(dirs, (2 * np.pi, 360.0, 1.0)):
+    assert len(dirs) == 4
+    for d, period in zip(dirs, (2 * np.pi, 360.0, 1.0, 60.0)):
         np.testing.assert_allclose(d, 2 * np.pi / period * theta, rtol=1e-14, atol=1e-15)
     # any linear part: (J̃ − R̃)ᵀ w = g̃_j for each port j (one period, 2π: the scale 1)
     rng = np.random.default_rng(0)
