@@ -33,6 +33,7 @@ matrices only, which are fast either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,7 +154,7 @@ class VectorField:
         self.Bout = G + P if P is not None else G
         self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
         self.alpha, self.w = _row(weights(layout, b, torch)), b["w"]
-        self.kinds = layout.kinds
+        self.slopes = _slopes(layout.kinds)
         half = _like(torch.tensor(0.5, dtype=theta.dtype), theta)  # module doc, "Speed"
         self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(half * b["p"])
         self.delta2 = _row(torch.exp(b["ld"] + b["ld"]))
@@ -167,7 +168,7 @@ class VectorField:
         if self.w.shape[-2] == 0:
             return x
         s = x @ self.w.mT
-        return x + (_slopes(s, self.kinds) * self.alpha) @ self.w
+        return x + (self.slopes(s) * self.alpha) @ self.w
 
     def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         z = self.effort(x)
@@ -239,19 +240,25 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
     return torch.stack(ys, dim=-2), torch.stack(xs, dim=-2)
 
 
-def _slopes(s: torch.Tensor, kinds: tuple[str, ...]) -> torch.Tensor:
-    """``ψ_k'(s_k)`` of the ridge kinds at their arguments ``s`` (..., K): one kind without a
-    mask (the common case; a mask's ``torch.where`` costs as much as the ridge)."""
+def _slopes(kinds: tuple[str, ...]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``s ↦ ψ_k'(s_k)`` of the ridge kinds at their arguments ``s`` (..., K): one kind without
+    a mask (the common case; a mask's ``torch.where`` costs as much as the ridge), the masks of
+    several made once."""
     slope = {"quartic": lambda v: v ** 3, "logcosh": torch.tanh,
              "periodic": lambda v: torch.sin(v) - v}
-    first = kinds[0]
+    first = kinds[0] if kinds else "quartic"
     if all(k == first for k in kinds):
-        return slope[first](s)
-    out = slope[first](s)
-    for kind in dict.fromkeys(kinds[1:]):
-        if kind != first:
-            out = torch.where(torch.as_tensor([k == kind for k in kinds]), slope[kind](s), out)
-    return out
+        return slope[first]
+    masks = [(torch.as_tensor([k == kind for k in kinds]), slope[kind])
+             for kind in dict.fromkeys(kinds) if kind != first]
+
+    def slopes(s: torch.Tensor) -> torch.Tensor:
+        out = slope[first](s)
+        for mask, f in masks:
+            out = torch.where(mask, f(s), out)
+        return out
+
+    return slopes
 
 
 def _power_law(s: torch.Tensor, beta: torch.Tensor, p: torch.Tensor, delta2: torch.Tensor,

@@ -18,11 +18,12 @@ kind         ψ(s)                   ψ'(s)               what it models
                                                         turn (a pendulum, a crank, a cam)
 ===========  =====================  ==================  =======================================
 
-Why these.  A quartic or logcosh term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever the parameters
-(``Q ≻ 0``, ``α ≥ 0``, any directions ``w_k``): the energy is bounded below and radially
-unbounded (trajectories of a passive system stay bounded), its only minimum is the rest state
-``x = 0``, which stays an equilibrium, and ``H`` is convex, so its Hessian ``∂z/∂x`` is positive
-definite and the implicit schemes' Newton matrices stay regular for small steps.  A ridge term
+Why these.  A quartic or logcosh term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever
+the parameters (``Q ≻ 0``, ``α ≥ 0``, any directions ``w_k``): the energy is bounded below
+and radially unbounded (trajectories of a passive system stay bounded), its only minimum is
+the rest state ``x = 0``, which stays an equilibrium, and ``H`` is convex, so its Hessian
+``∂z/∂x`` is positive definite and the implicit schemes' Newton matrices stay regular for small
+steps.  A ridge term
 acts along one direction of the state (``w_kᵀ x`` is, up to the linear part's coordinates, one
 spring's deflection), which is where the nonlinearity of a mechanical or electrical component
 usually sits, and its derivatives are closed-form (exportable as expressions).  The quartic's
