@@ -105,9 +105,8 @@ class Optimised:
 def _candidates(lin: dict[str, Array], X: Array) -> list[Array]:
     """Unit directions: columns of ``J̃G̃`` and ``G̃``, then the states' principal axes."""
     G = lin["G"]
-    cands = list((lin["J"] @ G).T) + list(G.T)
     _, _, Vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
-    cands += list(Vt)
+    cands = list((lin["J"] @ G).T) + list(G.T) + list(Vt)
     out = [c / np.linalg.norm(c) for c in cands if np.linalg.norm(c) > 1e-12]
     return out or list(np.eye(X.shape[1])[:1])
 
@@ -116,16 +115,14 @@ def _directions(first: list[Array], count: int, data: Array) -> Array:
     """``count`` directions cycling through ``first``, scaled to unit spread of ``data @ d``."""
     out = np.zeros((count, data.shape[1]))
     for k in range(count):
-        d = first[k % len(first)]
-        s = float(np.sqrt(np.mean((data @ d) ** 2)))
+        s = float(np.sqrt(np.mean((data @ (d := first[k % len(first)])) ** 2)))
         out[k] = d / s if s > 0 else d
     return out
 
 
 def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
-    n = lin["J"].shape[0]
-    fw = {"P": lin["P"], "S": lin["S"], "N": lin["N"]}
-    sys = LinearPH(lin["J"], lin["R"], np.eye(n), lin["G"], **fw)
+    sys = LinearPH(lin["J"], lin["R"], np.eye(lin["J"].shape[0]), lin["G"], P=lin["P"],
+                   S=lin["S"], N=lin["N"])
     return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
 
 
@@ -193,15 +190,16 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
     is already a large nonlinearity: measured in units of ``σ²``, the weights move as far per
     step as the structure matrices do (without, the progressive spring's hardening took 300
     L-BFGS-B iterations instead of a few dozen; Levenberg's damping is isotropic in these
-    units).  The positive scale keeps the bounds.  The
-    static law's gains multiply terms of unit size: they are measured in units of their output's
-    RMS ``y_rms``.
-
-    The energy coordinates make the state's parameters independent of units; the ports' are not:
-    a damper harvested in mm/s and kN has a feedthrough 10⁶ times smaller than in m/s and N, for
-    the same power, and Levenberg's isotropic damping (scaled by the mean curvature) then damped
-    every other variable so much that the first step gained nothing (the fit stopped at the
-    linear model's 12 %, where in SI it reaches 0.0007 %).  With ``port``
+    units).  The positive scale keeps the bounds.  Likewise the states (``x0``, the shooting
+    states) are measured in ``σ``, the directions ``w_k``, ``m_j`` in ``1/σ``, the dissipation
+    gains in ``σ²``: a fit in other units (a mass's velocity in mm/s: ``σ²`` 1000 times larger)
+    takes the same steps (before, 36 % after five iterations where in m/s 5 %).  The static
+    law's gains multiply terms of unit size: they are measured in their output's RMS ``y_rms``.
+    The ports' variables depend on units too: a damper harvested in mm/s and kN has a
+    feedthrough 10⁶ times smaller than in m/s and N, for the same power, and Levenberg's
+    isotropic damping (scaled by the mean curvature) then damped every other variable so much
+    that the first step gained nothing (the fit stopped at the linear model's 12 %, where in SI
+    it reaches 0.0007 %).  With ``port``
     (:func:`_port_balance`) the port variables are measured as in the balanced ports ``u / s``,
     ``y s``: ``G`` and the port rows of ``L`` in ``1/s``, the skew feedthrough ``N`` in
     ``1/(s_i s_j)``, the feedthrough terms' directions and the measured outputs' ``D_m`` in
@@ -212,6 +210,9 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
     sigma2 = float(np.mean(np.sum(X * X, axis=1)))
     if sigma2 > 0:  # a periodic ridge's share σ ∈ [0, 1] has no units
         sc[sl["alpha"][0]] = np.where(layout.periodic, 1.0, sigma2)
+        sc[sl["x0"][0]] = sc[sl["x"][0]] = np.sqrt(sigma2)
+        sc[sl["w"][0]] = sc[sl["mdir"][0]] = 1.0 / np.sqrt(sigma2)
+        sc[sl["beta"][0]] = sigma2
     if layout.n_law:
         sc[sl["lC"][0]] = np.repeat(np.where(y_rms > 0, y_rms, 1.0), layout.n_law)
     if port is not None and layout.m:
@@ -408,9 +409,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         rate = float(np.abs(np.linalg.eigvals(Jx)).max(initial=0.0))
         return float(seg.h.max()) * rate / substeps <= RK4_REACH
 
-    bounds = layout.bounds()
-    lo = np.array([-np.inf if b[0] is None else b[0] for b in bounds]) / sc
-    hi = np.array([np.inf if b[1] is None else b[1] for b in bounds]) / sc
+    lo, hi = np.array([(-np.inf if a is None else a, np.inf if b is None else b)
+                       for a, b in layout.bounds()]).T / sc
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     best = None

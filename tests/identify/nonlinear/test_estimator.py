@@ -339,3 +339,19 @@ def test_progress_shows_a_bar_over_each_fit_and_changes_nothing(mass_experiment,
     assert "NonlinearPH fit (order 2)" in err and "cost=" in err
     # the bar only reports: the same iterations to the last digit
     np.testing.assert_array_equal(shown.result_.cost_history, quiet.result_.cost_history)
+
+
+def test_a_fit_in_other_units_takes_the_same_steps(mass_experiment):
+    """The mass on its cubic spring with the velocity in mm/s instead of m/s (its energy and the
+    states' spread² 1000 times larger): the states, the ridges' and losses' directions and the
+    losses' gains measured in the states' spread, the fit takes the same steps.  Measured
+    after five iterations: 5.19 % in m/s, 6.10 % in mm/s (the linear starts differ by 1e-5
+    relative, and the first steps by 1.5 %); with those variables in their own units, 5.56 %
+    and 35.8 % (stalled at the linear start's cost)."""
+    runs = [mass_experiment(s) for s in (1, 2, 3)]
+    err = [NonlinearPHIdentifier(2, max_iter=5, validation_runs=1).fit(
+        [(t, u, c * y) for t, u, y in runs]).result_.train_error for c in (1.0, 1000.0)]
+    assert err[0] < 0.08  # the fit moves in SI: from the linear start's 38 %
+    # the same path up to the starts' difference: 1.5× covers the measured 1.17×, and is far
+    # below the 6.4× of the path in their own units
+    assert err[1] < 1.5 * err[0]
