@@ -189,12 +189,12 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
     the linear effort ``x`` of size ``σ`` (``σ`` the states' spread), so ``α`` of order ``σ²``
     is already a large nonlinearity: measured in units of ``σ²``, the weights move as far per
     step as the structure matrices do (without, the progressive spring's hardening took 300
-    L-BFGS-B iterations instead of a few dozen; Levenberg's damping is isotropic in these
-    units).  The positive scale keeps the bounds.  Likewise the states (``x0``, the shooting
-    states) are measured in ``σ``, the directions ``w_k``, ``m_j`` in ``1/σ``, the dissipation
-    gains in ``σ²``: a fit in other units (a mass's velocity in mm/s: ``σ²`` 1000 times larger)
-    takes the same steps (before, 36 % after five iterations where in m/s 5 %).  The static
-    law's gains multiply terms of unit size: they are measured in their output's RMS ``y_rms``.
+    L-BFGS-B iterations, not a few dozen; the positive scale keeps the bounds).  Likewise the
+    states (``x0``, the shooting states) are measured in ``σ``, the directions ``w_k``, ``m_j``
+    in ``1/σ`` (not a periodic ridge's: its period; so the turning pendulum's fit failed), the
+    dissipation gains in ``σ²``: a fit in other units (velocity in mm/s: ``σ²`` 1000 times
+    larger) takes the same steps (before: 36 % after five iterations, 5 % in m/s).  The static
+    law's gains multiply terms of unit size: they are measured in their output's RMS.
     The ports' variables depend on units too: a damper harvested in mm/s and kN has a
     feedthrough 10⁶ times smaller than in m/s and N, for the same power, and Levenberg's
     isotropic damping (scaled by the mean curvature) then damped every other variable so much
@@ -211,8 +211,8 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None) -
     if sigma2 > 0:  # a periodic ridge's share σ ∈ [0, 1] has no units
         sc[sl["alpha"][0]] = np.where(layout.periodic, 1.0, sigma2)
         sc[sl["x0"][0]] = sc[sl["x"][0]] = np.sqrt(sigma2)
-        sc[sl["w"][0]] = sc[sl["mdir"][0]] = 1.0 / np.sqrt(sigma2)
-        sc[sl["beta"][0]] = sigma2
+        sc[sl["mdir"][0]], sc[sl["beta"][0]] = 1.0 / np.sqrt(sigma2), sigma2
+        sc[sl["w"][0]] = np.repeat(np.where(layout.periodic, 1.0, 1 / np.sqrt(sigma2)), layout.n)
     if layout.n_law:
         sc[sl["lC"][0]] = np.repeat(np.where(y_rms > 0, y_rms, 1.0), layout.n_law)
     if port is not None and layout.m:
