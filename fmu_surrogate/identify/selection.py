@@ -14,7 +14,7 @@ none is held out).  :class:`ModelChoice` reports both errors and why one was kep
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -126,6 +126,20 @@ class ModelChoice:
                 f"  kept: {self.method} — {self.reason}")
 
 
+def _refined(kept: ModelChoice, refine: bool) -> ModelChoice:
+    """``kept`` (a nonlinear choice) with its estimator refitted to all experiments, the
+    held-out ones included, and a line saying so (:meth:`NonlinearPHIdentifier.refine
+    <fmu_surrogate.identify.NonlinearPHIdentifier.refine>`), when ``refine``."""
+    if not refine:
+        return kept
+    e_all, e_new = kept.estimator.refine().result_.refined
+    line = (f"  refitted to all runs, the held-out ones included, from the model checked on "
+            f"them: RMS error over all runs {percent(e_all)}, refitted {percent(e_new)}"
+            if e_new < e_all else f"  refitted to all runs, the held-out ones included: no "
+            f"lower error over all runs than the checked model's {percent(e_all)}; it stays")
+    return replace(kept, details=(kept.details + "\n" if kept.details else "") + line)
+
+
 def _experiments(data: Sequence[Any], hold: str) -> list[Any]:
     from fmu_surrogate.identify.linear.model.experiments import Experiment
 
@@ -152,6 +166,7 @@ def select_model(
     hold: str = "linear",
     linear: Mapping[str, Any] | None = None,
     nonlinear: Mapping[str, Any] | None = None,
+    refine: bool = True,
 ) -> ModelChoice:
     """Fit linear, validate, and fit nonlinear only where the linear model falls short.
 
@@ -168,6 +183,10 @@ def select_model(
     linear, nonlinear : mapping, optional
         Further settings of :class:`~fmu_surrogate.identify.LinearPHIdentifier` and
         :class:`~fmu_surrogate.identify.NonlinearPHIdentifier`.
+    refine : bool
+        A kept nonlinear model is fitted again to all experiments from its parameters
+        (:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`); the errors reported are
+        those of the model checked on the held-out ones.
 
     Returns
     -------
@@ -208,10 +227,10 @@ def select_model(
                            f"{percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
-        return ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
-                           f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
-                           f"{percent(tolerance)} and the nonlinear model lowers it to "
-                           f"{percent(e_nl)}", **on)
+        return _refined(ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
+                                    f"the linear {where} error {percent(e_lin)} exceeds the "
+                                    f"tolerance {percent(tolerance)} and the nonlinear model "
+                                    f"lowers it to {percent(e_nl)}", **on), refine and bool(va))
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
                        f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                        f"{percent(tolerance)}, but the nonlinear model is no better "
@@ -228,6 +247,7 @@ def select_dataset(
     linear: Any = None,
     nonlinear: Mapping[str, Any] | None = None,
     late_outputs: bool | None = None,
+    refine: bool = True,
 ) -> ModelChoice:
     """Identify a drop-in surrogate of a harvested dataset: linear, and nonlinear only where
     the linear one misses the tolerance on the held-out runs (module docstring).
@@ -253,6 +273,10 @@ def select_dataset(
         Whether the FMU's outputs are those of the point before (generated code that computes
         its outputs before it advances its states); default ``None``: decided from the data
         (:func:`~fmu_surrogate.identify.late_outputs.fit_late_outputs`).
+    refine : bool
+        A kept nonlinear model is fitted again to all runs, the held-out ones included, from
+        its parameters (:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`); the
+        errors reported are those of the model checked on the held-out runs.
 
     Returns
     -------
@@ -448,10 +472,11 @@ def select_dataset(
             nl, e_nl = nl_now, e_now
     details += lines
     if e_nl < e_lin:
-        return choice("nonlinear", nl, e_nl,
+        kept = choice("nonlinear", nl, e_nl,
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)} and the nonlinear model lowers it to "
                       f"{percent(e_nl)}")
+        return _refined(kept, refine and bool(held))
     return choice("linear", lin, e_nl,
                   f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                   f"{percent(tolerance)}, but the nonlinear model is no better "

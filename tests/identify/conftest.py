@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import fmu_surrogate as fs
+from fmu_surrogate.identify import LinearPHIdentifier
 
 #: The power pair of the mass: its force and velocity (the spring's force is measured).
 PORTS = [{"u": "F", "y": "v"}]
@@ -22,7 +22,7 @@ def spring_force(mass_experiment):
     recs = [RunRecord(index=i, values={"F": u[:, 0], "v": y[:, 0], "Fs": y[:, 1]})
             for i, (_, u, y) in enumerate(runs)]
     ds = records_to_dataset(recs, runs[0][0], None, ["F", "v", "Fs"])
-    lin = fs.identify.LinearPHIdentifier(ports=PORTS).fit_dataset(
+    lin = LinearPHIdentifier(ports=PORTS).fit_dataset(
         ds, inputs=["F"], outputs=["v", "Fs"], runs=[0, 1])
     return ds, lin
 
@@ -34,4 +34,4 @@ def spring_force_choice(spring_force):
     from fmu_surrogate.identify.selection import select_dataset
 
     return select_dataset(spring_force[0], inputs=["F"], outputs=["v", "Fs"],
-                          linear=fs.identify.LinearPHIdentifier(ports=PORTS))
+                          linear=LinearPHIdentifier(ports=PORTS))

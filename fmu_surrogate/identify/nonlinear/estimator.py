@@ -51,13 +51,12 @@ from numpy.typing import ArrayLike, NDArray
 from fmu_surrogate.identify.base import FitResult, PHEstimator
 from fmu_surrogate.identify.nonlinear.delay import (
     input_starts,
-    inputs_before,
     outputs_one_sample_earlier,
     unresolved_mode,
 )
+from fmu_surrogate.identify.nonlinear.finish import adopt, refine_on_all
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
-from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, sensor_rows
-from fmu_surrogate.identify.nonlinear.pruning import prune_terms, relative_error, surrogate_of
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
 
@@ -88,6 +87,9 @@ class NonlinearPHFit(FitResult):
         Shooting segments, their steps, RK4 steps per sample step.
     linear_time : float
         Seconds of the linear fit.
+    refined : tuple of float, optional
+        After :meth:`~NonlinearPHIdentifier.refine`: the error over all experiments of the model
+        checked on the held-out ones and of the model refitted to all, the kept one second.
     """
 
     linear_train_error: float = float("nan")
@@ -100,6 +102,7 @@ class NonlinearPHFit(FitResult):
     segment_length: int = 0
     substeps: int = 1
     linear_time: float = 0.0
+    refined: tuple[float, float] | None = None
 
     def report(self) -> str:
         """A few lines: errors of the linear start and of the nonlinear model."""
@@ -108,7 +111,9 @@ class NonlinearPHFit(FitResult):
                 f"nonlinear model: train {self.train_error:.3%}, held-out "
                 f"{self.validation_error:.3%}\n"
                 f"{self.n_iter} Gauss-Newton iterations over {self.n_segments} segments of "
-                f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s")
+                f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s"
+                + ("" if self.refined is None else "\nrefitted to all experiments: error over "
+                   f"all {self.refined[0]:.3%} -> {self.refined[1]:.3%}"))
 
 
 class NonlinearPHIdentifier(PHEstimator):
@@ -360,6 +365,7 @@ class NonlinearPHIdentifier(PHEstimator):
                     f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
                     "it with fit_dataset on the same variables (or pass linear=None).")
             self._fit(exps, start, lin_time, starts)
+        self._wiring = start
         self.ports_ = start.ports_for(*self.measured_maps_[:2], self.law_, self.measured_maps_[2])
         return self
 
@@ -422,8 +428,6 @@ class NonlinearPHIdentifier(PHEstimator):
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
         from fmu_surrogate.identify.nonlinear.continuation import optimise_continued
-        from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
-        from fmu_surrogate.identify.nonlinear.pruning import without_idle_states
 
         t0 = time.perf_counter()
         train, val = self._split(exps)
@@ -439,29 +443,22 @@ class NonlinearPHIdentifier(PHEstimator):
         out = optimise_continued(
             self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
             n_port, delayed, law, [u for _, u, _, _ in train])
-
-        before = None  # what a delayed feedthrough sees before the first point, then pruning
-        if delayed:
-            before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
-        theta, self.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
-            surrogate_of(out, start, th, delayed, before), train), start.constant_ports)
-        fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed,
-                                                              before), train)
-        b = out.layout.unpack(theta)
-        system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
-        self.inputs_before_, self.measured_maps_ = before, (Cm, np.array(b["Dm"]), sensor_rows(b))
-        self.law_ = fitted.ports.law
-        self.linear_system_, self.system_, self.x0_, self.hold_ = core, system, x0, exps[0][3]
-        self.result_ = NonlinearPHFit(
-            n_iter=out.n_iter, stopping_reason=out.reason, cost_history=out.costs,
-            time=time.perf_counter() - t0 + lin_time,
-            linear_train_error=relative_error(start.surrogate, train),
-            linear_validation_error=relative_error(start.surrogate, val),
-            train_error=train_error,
-            validation_error=relative_error(fitted, val),
-            n_train=len(train), n_validation=len(val), n_segments=out.n_segments,
-            segment_length=out.segment_length, substeps=out.substeps, linear_time=lin_time)
+        self._setup = (start, exps, feed, n_port, delayed, law, input_starts, core, lin_time)
+        fields = adopt(self, out, train, val)
+        self.result_ = NonlinearPHFit(time=time.perf_counter() - t0 + lin_time, **fields)
         return self
+
+    def refine(self) -> NonlinearPHIdentifier:
+        """Fit again to all experiments, the held-out ones included, from the fitted parameters
+        (:mod:`.finish`); kept where that lowers the error over all of them.
+
+        Returns
+        -------
+        self
+            ``result_.refined`` says what the refit did.
+        """
+        self._check_fitted()
+        return refine_on_all(self)
 
     # -- use ---------------------------------------------------------------------------------
     def predict(self, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None,

@@ -1,0 +1,77 @@
+"""The refit of a checked nonlinear model to all experiments (:mod:`.finish`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from fmu_surrogate.identify.nonlinear import finish
+from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+from fmu_surrogate.identify.selection import select_model
+from fmu_surrogate.ph import simulate
+
+T = np.arange(0.0, 10.0, 0.01)
+
+
+def _law(v):
+    return 2.0 * np.sign(v) * np.abs(v) ** (4 / 3)  # a power-law damper, N of m/s
+
+
+def _prbs(level, seed):
+    """A damper driven by a random binary velocity ``±level``: its law seen at two points."""
+    w = np.convolve(np.random.default_rng(seed).normal(size=T.size), np.ones(30) / 30, "same")
+    v = level * np.sign(w)
+    return T, v[:, None], _law(v)[:, None]
+
+
+def _sweep_error(est):
+    """Relative max error of the fitted law along a sine through ±2.5 m/s."""
+    v = 2.5 * np.sin(2 * np.pi * 0.3 * T)
+    y = simulate(est.system_, T, v[:, None], est.x0_).y[:, 0]
+    return np.abs(y - _law(v)).max() / np.abs(_law(v)).max()
+
+
+def _choice(refine, held=(2.5,)):
+    return select_model([_prbs(0.5, 1), _prbs(1.5, 2)], [_prbs(a, 3) for a in held], order=0,
+                        linear={"feedthrough": True}, nonlinear={"feedthrough": True},
+                        refine=refine)
+
+
+def test_the_kept_model_learns_from_the_held_out_run_too():
+    """Two binary levels (0.5, 1.5 m/s) do not fix a law of two terms (a linear and a power
+    law): the fit misses the held-out level 2.5 m/s by 3.2 %.  Refitted to all three runs from
+    there it has the law: measured 1.1e-5 along a sine through ±2.5 m/s, against 3.2 % before;
+    the held-out error reported is the checked model's."""
+    before, after = _choice(False), _choice(True)
+    assert before.method == after.method == "nonlinear"
+    assert after.nonlinear_error == before.nonlinear_error > 0.02  # measured 3.16 %
+    assert _sweep_error(before.estimator) > 0.02  # measured 3.16 %
+    # 1e-4: ten times the measured 1.1e-5, 300 times below the checked model's error
+    assert _sweep_error(after.estimator) < 1e-4
+    e_all, e_new = after.estimator.result_.refined
+    assert e_new < 1e-4 < 0.02 < e_all  # measured 9.5e-6 and 2.8 %
+    assert "refitted to all runs" in after.report() and "refitted" not in before.report()
+    assert before.estimator.result_.refined is None
+
+
+def test_a_refit_that_is_no_better_leaves_the_checked_model(monkeypatch):
+    est = _choice(False).estimator
+    system, result = est.system_, est.result_
+
+    def worse(*args, warm, **kwargs):  # a refit that ends far from the data
+        return dataclasses.replace(warm, theta=warm.theta * 0.5)
+
+    monkeypatch.setattr(finish, "optimise", worse)
+    est.refine()
+    assert est.system_ is system
+    e_all = est.result_.refined[0]
+    assert est.result_.refined == (e_all, e_all) and e_all > 0
+    assert est.result_.validation_error == result.validation_error
+
+
+def test_nothing_held_out_nothing_refitted():
+    est = _choice(True, held=()).estimator
+    assert isinstance(est, NonlinearPHIdentifier) and est.result_.n_validation == 0
+    system = est.system_
+    assert est.refine().system_ is system and est.result_.refined is None
