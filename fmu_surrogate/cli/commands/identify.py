@@ -92,6 +92,10 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "(generated code that computes its outputs before advancing its "
                         "states); default: decided from the data (auto, nonlinear), shown in "
                         "the report")
+    p.add_argument("--refit", choices=("yes", "no"), default="yes",
+                   help="auto, nonlinear: refit a kept nonlinear model to all runs, the held-out "
+                        "ones included, from the model checked on them (default yes; the "
+                        "held-out error reported is the checked model's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -215,7 +219,8 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
     late = {"auto": None, "yes": True, "no": False}[args.late_outputs]
     choice = select_dataset(ds, inputs=inputs, outputs=outputs, runs=fit, tolerance=tol,
-                            linear=_linear_estimator(args), nonlinear=nl, late_outputs=late)
+                            linear=_linear_estimator(args), nonlinear=nl, late_outputs=late,
+                            refine=args.refit == "yes")
     if args.method == "nonlinear" and choice.method == "linear":
         raise CLIError(f"no nonlinear model was kept: {choice.reason}")
     return choice.estimator, choice.surrogate(), [choice.report()]
