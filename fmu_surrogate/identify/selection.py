@@ -133,10 +133,10 @@ def _refined(kept: ModelChoice, refine: bool) -> ModelChoice:
     if not refine:
         return kept
     e_all, e_new = kept.estimator.refine().result_.refined
-    line = (f"  refitted to all runs, the held-out ones included, from the model checked on "
-            f"them: RMS error over all runs {percent(e_all)}, refitted {percent(e_new)}"
-            if e_new < e_all else f"  refitted to all runs, the held-out ones included: no "
-            f"lower error over all runs than the checked model's {percent(e_all)}; it stays")
+    line = "  refitted to all runs, the held-out ones included, from the model checked on them: "
+    line += (f"RMS error over all runs {percent(e_all)}, refitted {percent(e_new)}"
+             if e_new < e_all else f"{'the refit failed' if np.isnan(e_new) else 'no lower'} "
+             f"RMS error over all runs than its {percent(e_all)}; the checked model stays")
     return replace(kept, details=(kept.details + "\n" if kept.details else "") + line)
 
 

@@ -113,7 +113,7 @@ class NonlinearPHFit(FitResult):
                 f"{self.n_iter} Gauss-Newton iterations over {self.n_segments} segments of "
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s"
                 + ("" if self.refined is None else "\nrefitted to all experiments: error over "
-                   f"all {self.refined[0]:.3%} -> {self.refined[1]:.3%}"))
+                   f"all {self.refined[0]:.3%}, refitted {self.refined[1]:.3%} (the lower kept)"))
 
 
 class NonlinearPHIdentifier(PHEstimator):

@@ -13,8 +13,8 @@ extrapolated: a power-law damper driven by PRBS at 0.5, 1.5 and 2.5 m/s, fitted 
 two, misses a noise input reaching 3 m/s by 3.0 %, refitted to all three by 0.0011 %.  The refit
 starts where the checked model ends (its parameters, its shooting states on their
 trajectories), so it only moves as far as the new runs ask; it is kept where its error over
-all experiments is lower than the checked model's (else the checked model stays), and the
-held-out error reported stays the one measured before it.
+all experiments is lower than the checked model's (else, or where it fails, the checked model
+stays), and the held-out error reported stays the one measured before it.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def refine_on_all(est: Any) -> Any:
     -------
     NonlinearPHIdentifier
         ``est``, refitted where that lowers the error over all experiments; ``result_.refined``
-        holds both errors.
+        holds the errors over all of them before and after (NaN: the refit failed, and
+        changed nothing).
     """
     from sklearn.base import clone
 
@@ -116,14 +117,17 @@ def refine_on_all(est: Any) -> Any:
     warm = est._optimised
     settings = clone(est).set_params(ridges=warm.layout.kinds,
                                      n_dissipation=warm.layout.n_dissipation)
-    out = optimise(settings, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in exps],
-                   feed, n_port, delayed, law, [u for _, u, _, _ in exps], warm=warm)
-    e_new = adopt(est, out, exps, [])["train_error"]
+    try:
+        out = optimise(settings, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in exps],
+                       feed, n_port, delayed, law, [u for _, u, _, _ in exps], warm=warm)
+        e_new = adopt(est, out, exps, [])["train_error"]
+    except Exception:  # noqa: BLE001 - a refit that fails (a run RK4 cannot step) changes nothing
+        e_new = float("nan")
     seconds = old.time + time.perf_counter() - t0
     if not e_new < e_old:  # the checked model stays
         vars(est).clear()
         vars(est).update(before)
-        est.result_ = dataclasses.replace(old, refined=(e_old, e_old), time=seconds)
+        est.result_ = dataclasses.replace(old, refined=(e_old, e_new), time=seconds)
         return est
     est.result_ = dataclasses.replace(
         old, refined=(e_old, e_new), time=seconds, n_iter=old.n_iter + out.n_iter,
