@@ -132,11 +132,7 @@ def _refined(kept: ModelChoice, refine: bool) -> ModelChoice:
     <fmu_surrogate.identify.NonlinearPHIdentifier.refine>`), when ``refine``."""
     if not refine:
         return kept
-    e_all, e_new = kept.estimator.refine().result_.refined
-    line = "  refitted to all runs, the held-out ones included, from the model checked on them: "
-    line += (f"RMS error over all runs {percent(e_all)}, refitted {percent(e_new)}"
-             if e_new < e_all else f"{'the refit failed' if np.isnan(e_new) else 'no lower'} "
-             f"RMS error over all runs than its {percent(e_all)}; the checked model stays")
+    line = "  " + kept.estimator.refine().result_.refined.describe()
     return replace(kept, details=(kept.details + "\n" if kept.details else "") + line)
 
 

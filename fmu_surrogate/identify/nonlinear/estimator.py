@@ -54,7 +54,7 @@ from fmu_surrogate.identify.nonlinear.delay import (
     outputs_one_sample_earlier,
     unresolved_mode,
 )
-from fmu_surrogate.identify.nonlinear.finish import adopt, refine_on_all
+from fmu_surrogate.identify.nonlinear.finish import Refit, adopt, refine_on_all
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
 from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
@@ -87,9 +87,9 @@ class NonlinearPHFit(FitResult):
         Shooting segments, their steps, RK4 steps per sample step.
     linear_time : float
         Seconds of the linear fit.
-    refined : tuple of float, optional
-        After :meth:`~NonlinearPHIdentifier.refine`: the error over all experiments of the model
-        checked on the held-out ones and of the model refitted to all, the kept one second.
+    refined : Refit, optional
+        What :meth:`~NonlinearPHIdentifier.refine` did (:class:`~.finish.Refit`); the other
+        fields describe the model checked on the held-out experiments.
     """
 
     linear_train_error: float = float("nan")
@@ -102,7 +102,7 @@ class NonlinearPHFit(FitResult):
     segment_length: int = 0
     substeps: int = 1
     linear_time: float = 0.0
-    refined: tuple[float, float] | None = None
+    refined: Refit | None = None
 
     def report(self) -> str:
         """A few lines: errors of the linear start and of the nonlinear model."""
@@ -112,8 +112,7 @@ class NonlinearPHFit(FitResult):
                 f"{self.validation_error:.3%}\n"
                 f"{self.n_iter} Gauss-Newton iterations over {self.n_segments} segments of "
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s"
-                + ("" if self.refined is None else "\nrefitted to all experiments: error over "
-                   f"all {self.refined[0]:.3%}, refitted {self.refined[1]:.3%} (the lower kept)"))
+                + ("" if self.refined is None else "\n" + self.refined.describe()))
 
 
 class NonlinearPHIdentifier(PHEstimator):
@@ -444,7 +443,7 @@ class NonlinearPHIdentifier(PHEstimator):
             self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
             n_port, delayed, law, [u for _, u, _, _ in train])
         self._setup = (start, exps, feed, n_port, delayed, law, input_starts, core, lin_time)
-        fields = adopt(self, out, train, val)
+        fields, _ = adopt(self, out, train, val)
         self.result_ = NonlinearPHFit(time=time.perf_counter() - t0 + lin_time, **fields)
         return self
 

@@ -13,8 +13,9 @@ extrapolated: a power-law damper driven by PRBS at 0.5, 1.5 and 2.5 m/s, fitted 
 two, misses a noise input reaching 3 m/s by 3.0 %, refitted to all three by 0.0011 %.  The refit
 starts where the checked model ends (its parameters, its shooting states on their
 trajectories), so it only moves as far as the new runs ask; it is kept where its error over
-all experiments is lower than the checked model's (else, or where it fails, the checked model
-stays), and the held-out error reported stays the one measured before it.
+all experiments is lower than the checked model's and its error on the training runs stays
+within :data:`TRAIN_GROWTH` of theirs (else, or where it fails, the checked model stays), and
+the held-out error reported stays the one measured before it.
 """
 
 from __future__ import annotations
@@ -35,11 +36,60 @@ from fmu_surrogate.identify.nonlinear.pruning import (
     surrogate_of,
     without_idle_states,
 )
+from fmu_surrogate.ph import PortedSystem
 
-__all__ = ["adopt", "refine_on_all"]
+__all__ = ["TRAIN_GROWTH", "TRAIN_SLACK", "Refit", "adopt", "refine_on_all"]
+
+#: a refit whose error on the training runs grows beyond this factor of the checked model's
+#: (and beyond it plus :data:`TRAIN_SLACK`) is not kept: it traded the runs the model was
+#: checked with for a held-out run the class cannot follow (a part that turns over only there)
+TRAIN_GROWTH = 2.0
+#: the absolute growth of the training runs' error always allowed (0.1 % RMS of the outputs,
+#: a tenth of the 1 % a linear model is kept with)
+TRAIN_SLACK = 1e-3
 
 
-def adopt(est: Any, out: Any, train: list[tuple], val: list[tuple]) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class Refit:
+    """What :func:`refine_on_all` did.
+
+    Parameters
+    ----------
+    checked, refitted : float
+        The RMS error over all experiments (``‖ŷ − y‖_F / ‖y‖_F``) of the model checked on the
+        held-out ones and of the refit (NaN: the refit failed).
+    training : tuple of float
+        Their errors on the training experiments.
+    kept : bool
+        Whether the refit replaced the checked model.
+    """
+
+    checked: float
+    refitted: float
+    training: tuple[float, float]
+    kept: bool
+
+    def describe(self) -> str:
+        """One line: the errors, and why the checked model stays where it does."""
+        def pc(e: float) -> str:
+            return f"{100 * e:.3g} %"
+
+        head = "refitted to all runs, the held-out ones included, from the model checked on them"
+        if self.kept:
+            return (f"{head}: RMS error over all runs {pc(self.checked)}, refitted "
+                    f"{pc(self.refitted)}")
+        if np.isnan(self.refitted):
+            why = "the refit failed"
+        elif not self.refitted < self.checked:
+            why = f"the refit lowers no error over all runs ({pc(self.checked)})"
+        else:
+            why = (f"the refit would trade the training runs (error {pc(self.training[0])} -> "
+                   f"{pc(self.training[1])}) for the held-out ones")
+        return f"{head}: {why}; the checked model stays"
+
+
+def adopt(est: Any, out: Any, train: list[tuple],
+          val: list[tuple]) -> tuple[dict[str, Any], PortedSystem]:
     """Set the fitted attributes of ``est`` from the optimiser's fit ``out`` to ``train``.
 
     Parameters
@@ -53,8 +103,9 @@ def adopt(est: Any, out: Any, train: list[tuple], val: list[tuple]) -> dict[str,
 
     Returns
     -------
-    dict
-        The fields of its ``result_`` (a :class:`~.estimator.NonlinearPHFit`) but ``time``.
+    (dict, PortedSystem)
+        The fields of its ``result_`` (a :class:`~.estimator.NonlinearPHFit`) but ``time``,
+        and the fitted surrogate in the start's wiring (what the errors are of).
     """
     start, _, _, _, delayed, _, input_starts, core, lin_time = est._setup
     before = None  # what a delayed feedthrough sees before the first point, then pruning
@@ -75,7 +126,7 @@ def adopt(est: Any, out: Any, train: list[tuple], val: list[tuple]) -> dict[str,
         "linear_validation_error": relative_error(start.surrogate, val),
         "train_error": train_error, "validation_error": relative_error(fitted, val),
         "n_train": len(train), "n_validation": len(val), "n_segments": out.n_segments,
-        "segment_length": out.segment_length, "substeps": out.substeps, "linear_time": lin_time}
+        "segment_length": out.segment_length, "substeps": out.substeps, "linear_time": lin_time}, fitted
 
 
 def _error_over_all(train_error: float, validation_error: float, train: list[tuple], val: list[tuple]) -> float:
@@ -100,9 +151,8 @@ def refine_on_all(est: Any) -> Any:
     Returns
     -------
     NonlinearPHIdentifier
-        ``est``, refitted where that lowers the error over all experiments; ``result_.refined``
-        holds the errors over all of them before and after (NaN: the refit failed, and
-        changed nothing).
+        ``est``, refitted where that lowers the error over all experiments and keeps the
+        training runs' (module doc); ``result_.refined`` (a :class:`Refit`) says what happened.
     """
     from sklearn.base import clone
 
@@ -120,17 +170,21 @@ def refine_on_all(est: Any) -> Any:
     try:
         out = optimise(settings, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in exps],
                        feed, n_port, delayed, law, [u for _, u, _, _ in exps], warm=warm)
-        e_new = adopt(est, out, exps, [])["train_error"]
+        fields, fitted = adopt(est, out, exps, [])
+        e_new, e_train = fields["train_error"], relative_error(fitted, train)
     except Exception:  # noqa: BLE001 - a refit that fails (a run RK4 cannot step) changes nothing
-        e_new = float("nan")
+        e_new = e_train = float("nan")
     seconds = old.time + time.perf_counter() - t0
-    if not e_new < e_old:  # the checked model stays
+    keep = bool(e_new < e_old and e_train <= max(TRAIN_GROWTH * old.train_error,
+                                                  old.train_error + TRAIN_SLACK))
+    refit = Refit(e_old, e_new, (old.train_error, e_train), keep)
+    if not keep:  # the checked model stays
         vars(est).clear()
         vars(est).update(before)
-        est.result_ = dataclasses.replace(old, refined=(e_old, e_new), time=seconds)
+        est.result_ = dataclasses.replace(old, refined=refit, time=seconds)
         return est
     est.result_ = dataclasses.replace(
-        old, refined=(e_old, e_new), time=seconds, n_iter=old.n_iter + out.n_iter,
+        old, refined=refit, time=seconds, n_iter=old.n_iter + out.n_iter,
         cost_history=np.concatenate([np.asarray(old.cost_history), out.costs]))
     if est.ports_ is not None:
         est.ports_ = est._wiring.ports_for(*est.measured_maps_[:2], est.law_,
