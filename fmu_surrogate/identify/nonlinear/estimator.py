@@ -16,7 +16,8 @@ feedthrough) to the recorded ports of a component (no states needed):
    error of RK4 over multiple-shooting segments (:mod:`.shooting`), derivatives by torch (and a
    continuation from the linear model where one fit misses, :mod:`.continuation`);
 4. the result is validated on held-out runs by :func:`fmu_surrogate.ph.simulate` (structure-
-   preserving) — the linear start and the nonlinear model, both in ``result_``.
+   preserving) — the linear start and the nonlinear model, both in ``result_``;
+   :meth:`~NonlinearPHIdentifier.refine` then fits it to all runs (:mod:`.finish`).
 
 :meth:`NonlinearPHIdentifier.fit_dataset` keeps the linear fit's wiring (its
 :class:`~fmu_surrogate.ph.PortMap`: power ports' pairs and orientations, modulating inputs,
@@ -448,8 +449,8 @@ class NonlinearPHIdentifier(PHEstimator):
         return self
 
     def refine(self) -> NonlinearPHIdentifier:
-        """Fit again to all experiments, the held-out ones included, from the fitted parameters
-        (:mod:`.finish`); kept where that lowers the error over all of them.
+        """Fit again to all experiments, the held-out ones included, from the fitted parameters;
+        kept where that lowers the error over all and keeps the training ones' (:mod:`.finish`).
 
         Returns
         -------

@@ -126,10 +126,12 @@ def adopt(est: Any, out: Any, train: list[tuple],
         "linear_validation_error": relative_error(start.surrogate, val),
         "train_error": train_error, "validation_error": relative_error(fitted, val),
         "n_train": len(train), "n_validation": len(val), "n_segments": out.n_segments,
-        "segment_length": out.segment_length, "substeps": out.substeps, "linear_time": lin_time}, fitted
+        "segment_length": out.segment_length, "substeps": out.substeps,
+        "linear_time": lin_time}, fitted
 
 
-def _error_over_all(train_error: float, validation_error: float, train: list[tuple], val: list[tuple]) -> float:
+def _error_over_all(train_error: float, validation_error: float, train: list[tuple],
+                    val: list[tuple]) -> float:
     """The relative error over ``train + val`` from those over each (``‖ŷ − y‖_F / ‖y‖_F``)."""
     n_tr = sum(float(np.sum(e[2] ** 2)) for e in train)
     n_val = sum(float(np.sum(e[2] ** 2)) for e in val)
