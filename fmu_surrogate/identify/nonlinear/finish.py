@@ -12,7 +12,8 @@ last run is often its largest or its most varied, and a nonlinear law seen at fe
 extrapolated: a power-law damper driven by PRBS at 0.5, 1.5 and 2.5 m/s, fitted to the first
 two, misses a noise input reaching 3 m/s by 3.0 %, refitted to all three by 0.0011 %.  The refit
 starts where the checked model ends (its parameters, its shooting states on their
-trajectories), so it only moves as far as the new runs ask; it is kept where its error over
+trajectories), so it only moves as far as the new runs ask, and is not run where the checked
+model meets the held-out runs as it meets the training ones (:data:`HELD_OUT_MET`); it is kept where its error over
 all experiments is lower than the checked model's and its error on the training runs stays
 within :data:`TRAIN_GROWTH` of theirs (else, or where it fails, the checked model stays), and
 the held-out error reported stays the one measured before it.
@@ -38,8 +39,13 @@ from fmu_surrogate.identify.nonlinear.pruning import (
 )
 from fmu_surrogate.ph import PortedSystem
 
-__all__ = ["TRAIN_GROWTH", "TRAIN_SLACK", "Refit", "adopt", "refine_on_all"]
+__all__ = ["HELD_OUT_MET", "TRAIN_GROWTH", "TRAIN_SLACK", "Refit", "adopt", "refine_on_all"]
 
+#: no refit where the checked model's error on the held-out runs is within this factor of its
+#: error on the training runs: they hold nothing it has not learned (runs of one level, the
+#: common harvest; a refit there changed a mass on a cubic spring's error from 0.0604 % to
+#: 0.0601 % in 9 s)
+HELD_OUT_MET = 1.5
 #: a refit whose error on the training runs grows beyond this factor of the checked model's
 #: (and beyond it plus :data:`TRAIN_SLACK`) is not kept: it traded the runs the model was
 #: checked with for a held-out run the class cannot follow (a part that turns over only there)
@@ -62,12 +68,16 @@ class Refit:
         Their errors on the training experiments.
     kept : bool
         Whether the refit replaced the checked model.
+    held_out : float
+        The checked model's error on the held-out experiments; where it is within
+        :data:`HELD_OUT_MET` of its training error no refit is run (``refitted`` NaN).
     """
 
     checked: float
     refitted: float
     training: tuple[float, float]
     kept: bool
+    held_out: float = float("nan")
 
     def describe(self) -> str:
         """One line: the errors, and why the checked model stays where it does."""
@@ -78,6 +88,9 @@ class Refit:
         if self.kept:
             return (f"{head}: RMS error over all runs {pc(self.checked)}, refitted "
                     f"{pc(self.refitted)}")
+        if self.held_out <= HELD_OUT_MET * self.training[0]:
+            return (f"not refitted to all runs: the checked model meets the held-out ones as the "
+                    f"training ones (RMS error {pc(self.held_out)} against {pc(self.training[0])})")
         if np.isnan(self.refitted):
             why = "the refit failed"
         elif not self.refitted < self.checked:
@@ -166,6 +179,10 @@ def refine_on_all(est: Any) -> Any:
     before = dict(vars(est))
     old = est.result_
     e_old = _error_over_all(old.train_error, old.validation_error, train, val)
+    if old.validation_error <= HELD_OUT_MET * old.train_error:  # nothing new to learn there
+        est.result_ = dataclasses.replace(old, refined=Refit(
+            e_old, float("nan"), (old.train_error, float("nan")), False, old.validation_error))
+        return est
     warm = est._optimised
     settings = clone(est).set_params(ridges=warm.layout.kinds,
                                      n_dissipation=warm.layout.n_dissipation)
@@ -179,7 +196,7 @@ def refine_on_all(est: Any) -> Any:
     seconds = old.time + time.perf_counter() - t0
     keep = bool(e_new < e_old and e_train <= max(TRAIN_GROWTH * old.train_error,
                                                   old.train_error + TRAIN_SLACK))
-    refit = Refit(e_old, e_new, (old.train_error, e_train), keep)
+    refit = Refit(e_old, e_new, (old.train_error, e_train), keep, old.validation_error)
     if not keep:  # the checked model stays
         vars(est).clear()
         vars(est).update(before)

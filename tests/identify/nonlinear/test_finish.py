@@ -112,6 +112,17 @@ def test_a_refit_that_trades_the_training_runs_for_the_held_out_one_is_not_kept(
     assert np.sqrt(np.mean((y - run[2]) ** 2) / np.mean(run[2] ** 2)) < 1e-4
 
 
+def test_a_held_out_run_met_as_the_training_ones_is_not_refitted_to():
+    """Three runs of one damper at one level: the checked model meets the held-out run as the
+    training ones, there is nothing to learn from it, and no refit is run (it costs a fit)."""
+    kept = select_model([_noise(1, 1.0), _noise(2, 1.0)], [_noise(3, 1.0)], order=0,
+                        linear={"feedthrough": True}, nonlinear={"feedthrough": True})
+    refit = kept.estimator.result_.refined
+    assert not refit.kept and np.isnan(refit.refitted)
+    assert refit.held_out <= finish.HELD_OUT_MET * refit.training[0]
+    assert "not refitted to all runs" in kept.report()
+
+
 def test_nothing_held_out_nothing_refitted():
     est = _choice(True, held=()).estimator
     assert isinstance(est, NonlinearPHIdentifier) and est.result_.n_validation == 0
