@@ -92,6 +92,12 @@ def inputs_before(surrogate: PortedSystem, train: list[tuple],
     """What a delayed feedthrough sees before the first point: the declared start values of the
     inputs or (``None``) the first inputs, whichever matches the first outputs better.
 
+    Where every run's first inputs are the start values (to 1e-9 of each input's range: a
+    multisine of Schroeder phases starts at zero), the data cannot tell the two apart and the
+    first inputs are taken — the inputs a harvest, and an importer, set before initialisation
+    (the stepped damper of the benchmarks sees them; taking the start values on such data
+    missed its first output by 1.9 % of its range under another input).
+
     Parameters
     ----------
     surrogate : PortedSystem
@@ -106,6 +112,10 @@ def inputs_before(surrogate: PortedSystem, train: list[tuple],
     ndarray or None
     """
     if input_starts is None:
+        return None
+    starts = np.asarray(input_starts, dtype=float)
+    if all(np.all(np.abs(u[0] - starts) <= 1e-9 * (np.ptp(u, axis=0) + np.abs(starts)))
+           for _, u, _, _ in train):
         return None
 
     def miss(before: Array | None) -> float:
