@@ -119,6 +119,8 @@ def test_a_held_out_run_met_as_the_training_ones_is_not_refitted_to():
                         linear={"feedthrough": True}, nonlinear={"feedthrough": True})
     refit = kept.estimator.result_.refined
     assert not refit.kept and np.isnan(refit.refitted)
+    # measured 8.1e-6 held out against 9.0e-6 on training: the same law's error on samples of
+    # one distribution, 0.9 of it, well inside the 1.5 of the rule
     assert refit.held_out <= finish.HELD_OUT_MET * refit.training[0]
     assert "not refitted to all runs" in kept.report()
 
