@@ -33,8 +33,8 @@ progressed); the homotopy is not tried on a one-state model (no coordinates to f
 
 An energy that repeats.  A pendulum or a crank that turns over has an energy periodic in its
 angle, outside the class of a quadratic form plus convex ridges (a torque-driven pendulum that
-turns over, harvested at three levels: a training cost of 0.04).  Where the fit with the energy's ridges
-still misses :data:`TURNING_COST` after the continuation (an RMS error of 10 %: the class does
+turns over, harvested at three levels: a training cost of 0.04).  Where the fit with the
+energy's ridges still misses :data:`TURNING_COST` after the continuation (an RMS error of 10 %: the class does
 not hold the part, where a fit at a few percent is short of a member it holds), the whole fit is
 run again with a periodic ridge added (:class:`~fmu_surrogate.ph.ConvexEffort`; its extra
 start takes the whole quadratic form along the integral of a port's output, one turn per 2π,

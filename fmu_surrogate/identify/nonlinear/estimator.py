@@ -55,7 +55,7 @@ from fmu_surrogate.identify.nonlinear.delay import (
     outputs_one_sample_earlier,
     unresolved_mode,
 )
-from fmu_surrogate.identify.nonlinear.finish import Refit, adopt, refine_on_all
+from fmu_surrogate.identify.nonlinear.finish import FitSetup, Refit, adopt, refine_on_all
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
 from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
@@ -443,7 +443,8 @@ class NonlinearPHIdentifier(PHEstimator):
         out = optimise_continued(
             self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
             n_port, delayed, law, [u for _, u, _, _ in train])
-        self._setup = (start, exps, feed, n_port, delayed, law, input_starts, core, lin_time)
+        self._setup = FitSetup(start, exps, feed, n_port, delayed, law, input_starts, core,
+                               lin_time)
         fields, _ = adopt(self, out, train, val)
         self.result_ = NonlinearPHFit(time=time.perf_counter() - t0 + lin_time, **fields)
         return self

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from fmu_surrogate.identify.nonlinear.pruning import (
 )
 from fmu_surrogate.ph import PortedSystem
 
-__all__ = ["HELD_OUT_MET", "TRAIN_GROWTH", "TRAIN_SLACK", "Refit", "adopt", "refine_on_all"]
+__all__ = ["HELD_OUT_MET", "TRAIN_GROWTH", "TRAIN_SLACK", "FitSetup", "Refit", "adopt",
+           "refine_on_all"]
 
 #: no refit where the checked model's error on the held-out runs is within this factor of its
 #: error on the training runs: they hold nothing it has not learned (runs of one level, the
@@ -53,6 +54,24 @@ TRAIN_GROWTH = 2.0
 #: the absolute growth of the training runs' error always allowed (0.1 % RMS of the outputs,
 #: a tenth of the 1 % a linear model is kept with)
 TRAIN_SLACK = 1e-3
+
+
+class FitSetup(NamedTuple):
+    """What a nonlinear fit started from (the estimator keeps it for :func:`adopt` and
+    :func:`refine_on_all`): the linear start in its wiring, all ``(t, u_ext, y_ext, hold)``
+    experiments, whether ``P, S, N`` are fitted, the feedthrough's number of terms, whether the
+    outputs see the inputs of the step before, the static law's start, the inputs' declared
+    start values, the linear core and the seconds of the linear fit."""
+
+    start: Any
+    experiments: list[tuple]
+    feedthrough: bool
+    n_port: int
+    delayed: bool
+    law: Any
+    input_starts: Any
+    core: Any
+    linear_time: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +127,8 @@ def adopt(est: Any, out: Any, train: list[tuple],
     Parameters
     ----------
     est : NonlinearPHIdentifier
-        The estimator; its private ``_setup`` holds what its fit started from.
+        The estimator; its private ``_setup`` (a :class:`FitSetup`) holds what its fit
+        started from.
     out : Optimised
         The fit.
     train, val : list of tuple
@@ -120,10 +140,11 @@ def adopt(est: Any, out: Any, train: list[tuple],
         The fields of its ``result_`` (a :class:`~.estimator.NonlinearPHFit`) but ``time``,
         and the fitted surrogate in the start's wiring (what the errors are of).
     """
-    start, _, _, _, delayed, _, input_starts, core, lin_time = est._setup
+    setup = est._setup
+    start, delayed = setup.start, setup.delayed
     before = None  # what a delayed feedthrough sees before the first point, then pruning
     if delayed:
-        before = inputs_before(surrogate_of(out, start, out.theta), train, input_starts)
+        before = inputs_before(surrogate_of(out, start, out.theta), train, setup.input_starts)
     theta, est.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
         surrogate_of(out, start, th, delayed, before), train), start.constant_ports)
     fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
@@ -132,7 +153,8 @@ def adopt(est: Any, out: Any, train: list[tuple],
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
     est.inputs_before_, est.measured_maps_ = before, (Cm, np.array(b["Dm"]), sensor_rows(b))
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
-    est.linear_system_, est.system_, est.x0_, est.hold_ = core, system, x0, (train + val)[0][3]
+    est.linear_system_, est.system_ = setup.core, system
+    est.x0_, est.hold_ = x0, (train + val)[0][3]
     return {
         "n_iter": out.n_iter, "stopping_reason": out.reason, "cost_history": out.costs,
         "linear_train_error": relative_error(start.surrogate, train),
@@ -140,7 +162,7 @@ def adopt(est: Any, out: Any, train: list[tuple],
         "train_error": train_error, "validation_error": relative_error(fitted, val),
         "n_train": len(train), "n_validation": len(val), "n_segments": out.n_segments,
         "segment_length": out.segment_length, "substeps": out.substeps,
-        "linear_time": lin_time}, fitted
+        "linear_time": setup.linear_time}, fitted
 
 
 def _error_over_all(train_error: float, validation_error: float, train: list[tuple],
@@ -171,7 +193,8 @@ def refine_on_all(est: Any) -> Any:
     """
     from sklearn.base import clone
 
-    start, exps, feed, n_port, delayed, law, _, _, _ = est._setup
+    setup = est._setup
+    start, exps = setup.start, setup.experiments
     train, val = est._split(exps)
     if not val:
         return est
@@ -188,7 +211,8 @@ def refine_on_all(est: Any) -> Any:
                                      n_dissipation=warm.layout.n_dissipation)
     try:
         out = optimise(settings, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in exps],
-                       feed, n_port, delayed, law, [u for _, u, _, _ in exps], warm=warm)
+                       setup.feedthrough, setup.n_port, setup.delayed, setup.law,
+                       [u for _, u, _, _ in exps], warm=warm)
         fields, fitted = adopt(est, out, exps, [])
         e_new, e_train = fields["train_error"], relative_error(fitted, train)
     except Exception:  # noqa: BLE001 - a refit that fails (a run RK4 cannot step) changes nothing
