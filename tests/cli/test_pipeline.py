@@ -123,9 +123,10 @@ def test_identify_auto_keeps_linear_on_linear_data(tmp_path, capsys, mass_experi
 def test_identify_auto_moves_on_to_nonlinear(tmp_path, capsys, mass_experiment):
     data = _port_dataset(tmp_path / "mass.nc", [mass_experiment(s) for s in (1, 2)])
     out = tmp_path / "mass.json"
-    assert main(["identify", str(data), "--method", "auto", "--inputs", "F", "--outputs", "v",
-                 "--order", "2", "--max-iter", "40", "-q", "-o", str(out)]) == 0
-    text = capsys.readouterr().out
+    code = main(["identify", str(data), "--method", "auto", "--inputs", "F", "--outputs", "v",
+                 "--order", "2", "--max-iter", "40", "-q", "-o", str(out)])
+    text, err = capsys.readouterr()
+    assert code == 0, err
     assert "kept: nonlinear" in text and "exceeds the tolerance" in text
     assert "refitted to all runs" in text
     from fmu_surrogate.ph import NonlinearPH, PortedSystem, load

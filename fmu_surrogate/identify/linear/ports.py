@@ -125,6 +125,26 @@ def orientation_from_energy(energies: Sequence[Array]) -> Array:
     ndarray, shape (m,)
         ``+1`` (power in) or ``−1`` (power out) per pair.
     """
+    return scored_orientation(energies)[0]
+
+
+def scored_orientation(energies: Sequence[Array]) -> tuple[Array, float]:
+    """:func:`orientation_from_energy` with its score: the smallest cumulative energy of the
+    records under that orientation relative to its largest magnitude, in ``[−1, 1]``.
+
+    ``≥ −ENERGY_RTOL``: the records are passive under it.  Near ``−1``: under every orientation
+    the energy dips as far below zero as it rises above (a model's response that both takes and
+    gives large energies through the same port), which no orientation of a passive component
+    from rest explains: the test says nothing.
+
+    Parameters
+    ----------
+    energies : sequence of ndarray, shape (K_e, m)
+
+    Returns
+    -------
+    (ndarray of shape (m,), float)
+    """
     import itertools
 
     m = energies[0].shape[1]
@@ -141,10 +161,10 @@ def orientation_from_energy(energies: Sequence[Array]) -> Array:
             score = min(float((E @ s).min()) / max(float(np.abs(E).sum(axis=1).max()), 1e-300)
                         for E in energies)
             if score >= -ENERGY_RTOL:
-                return s
+                return s, score
             if score > best_score:
                 best, best_score = s, score
-    return best
+    return best, best_score
 
 
 def supplied_energy(exps: Sequence[Any]) -> Array:
