@@ -115,13 +115,14 @@ def rc_known():
 
 
 def nonlinear():
-    """A NonlinearPH without feedthrough: quartic and logcosh ridges, two power-law dampers."""
+    """A NonlinearPH without feedthrough: quartic and logcosh ridges (the second preloaded),
+    two power-law dampers."""
     from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PowerDissipation
 
     r = _rng(10)
     A = r.normal(size=(3, 3))
     eff = ConvexEffort(A @ A.T + np.eye(3), ["quartic", "logcosh"], [0.6, 1.4],
-                       r.normal(size=(2, 3)))
+                       r.normal(size=(2, 3)), [0.0, -0.5])  # the logcosh ridge preloaded
     diss = PowerDissipation(r.normal(size=(2, 3)), [0.8, 0.3], [1 / 3, 1.0], [0.01, 0.1])
     return NonlinearPH(_skew(r, 3), np.diag([0.1, 0.0, 0.2]), r.normal(size=(3, 2)), eff, diss,
                        input_names=["u1", "u2"], output_names=["y1", "y2"])

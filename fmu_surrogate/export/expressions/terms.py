@@ -229,6 +229,21 @@ def _ridge(kind: str, s: Expr, b: Builder, order: int) -> Expr:
     return th if order == 1 else sub(Num(1.0), mul(th, th))
 
 
+def _shifted_ridge(e: Any, kind: str, k: int, s: Expr, b: Builder, P: Any, pre: str,
+                   order: int) -> Expr:
+    """Ridge ``k`` of ``e`` at ``s``: with a shift ``c`` (a preload) ``ψ(s + c) − ψ(c) − ψ'(c) s``
+    and its derivatives, in the order of operations of
+    :class:`~fmu_surrogate.ph.ConvexEffort` (``ψ(c)``, ``ψ'(c)`` as it computed them)."""
+    if not np.any(e.shifts != 0):
+        return _ridge(kind, s, b, order)
+    cs = P.add(f"{pre}ridge_shifts", e.shifts, "the ridge shifts (preloads)")
+    at = P.add(f"{pre}ridge_at_shift", e.shift_terms, "psi and psi' of each ridge at its shift")
+    r = _ridge(kind, b.let(add(s, Par(cs, (k,)))), b, order)
+    if order == 1:
+        return sub(r, Par(at, (1, k)))
+    return sub(sub(r, Par(at, (0, k))), mul(Par(at, (1, k)), s)) if order == 0 else r
+
+
 def convex_effort(e: Any, xs: Sequence[Expr], b: Builder, P: Any, pre: str, which: str) -> Any:
     """The programs' expressions of a :class:`~fmu_surrogate.ph.ConvexEffort`.
 
@@ -259,7 +274,7 @@ def convex_effort(e: Any, xs: Sequence[Expr], b: Builder, P: Any, pre: str, whic
         w = P.add(f"{pre}ridge_directions", e.directions, "the ridge directions")
     order = {"H": 0, "z": 1, "dz": 2}[which]
     s = [b.let(add(*(mul(xs[j], Par(w, (k, j))) for j in range(n)))) for k in range(K)]
-    c = [b.let(mul(_ridge(kind, s[k], b, order), Par(a, (k,))))
+    c = [b.let(mul(_shifted_ridge(e, kind, k, s[k], b, P, pre, order), Par(a, (k,))))
          for k, kind in enumerate(e.kinds)]
     if which == "z":
         return [b.let(add(add(*(mul(Par(Q, (i, j)), xs[j]) for j in range(n))),

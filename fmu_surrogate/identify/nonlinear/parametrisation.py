@@ -15,7 +15,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
 * ``G``; with a feedthrough the strict upper triangle of ``N`` (``N = V − Vᵀ``);
 * per ridge of the energy its weight ``α_k ≥ 0`` and direction ``w_k`` (a periodic ridge holds
   ``σ_k = α_k |w_k|² ∈ [0, 1]`` instead of ``α_k``: its energy stays bounded below, ``I −
-  σ_k ŵ_k ŵ_kᵀ ⪰ 0``, for every value in the box; the fit has at most one);
+  σ_k ŵ_k ŵ_kᵀ ⪰ 0``, for every value in the box; the fit has at most one), then per ridge its
+  shift ``c_k`` (a preload, :class:`~fmu_surrogate.ph.ConvexEffort`: a part at rest under a
+  static load; fixed at 0 for a periodic ridge);
 * per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j``, the
   logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends) and
   its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
@@ -113,7 +115,7 @@ class Layout:
         if self.feedthrough:
             out.append(("V", (m * (m - 1) // 2,)))
         Dp, k = self.n_port_dissipation, self.n_measured
-        out += [("alpha", (K,)), ("w", (K, n)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
+        out += [("alpha", (K,)), ("w", (K, n)), ("rc", (K,)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
                 ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
@@ -156,9 +158,9 @@ class Layout:
             lim = lims.get(name)
             if lim is not None:
                 b[s] = [lim] * (s.stop - s.start)
-        a = self.slices()["alpha"][0].start
+        a, c = self.slices()["alpha"][0].start, self.slices()["rc"][0].start
         for k in np.flatnonzero(self.periodic):  # the share σ of the quadratic form it takes
-            b[a + k] = (0.0, 1.0)
+            b[a + k], b[c + k] = (0.0, 1.0), (0.0, 0.0)  # and no preload
         return b
 
     @property
@@ -331,7 +333,7 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     # nothing: left out, so that simulations and exported FMUs do not evaluate them
     ron = b["alpha"] != 0
     effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.kinds, ron) if keep),
-                          weights(layout, b, np)[ron], b["w"][ron])
+                          weights(layout, b, np)[ron], b["w"][ron], b["rc"][ron])
     on, pon = b["beta"] != 0, b["pbeta"] != 0
     diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
                             b["asym"][on])

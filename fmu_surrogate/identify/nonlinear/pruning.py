@@ -51,8 +51,9 @@ __all__ = ["ERROR_GROWTH", "SHAPE_BLOCKS", "STRUCTURE_BLOCKS", "TERM_BLOCKS", "p
 #: the static law's gains (each output's gain of each term).
 TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
 #: Parameters whose value zero makes a term cheaper to evaluate: the asymmetries of the
-#: dissipation and feedthrough power laws (zero: no gate), with the gains of their terms.
-SHAPE_BLOCKS = {"asym": "beta", "pasym": "pbeta"}
+#: dissipation and feedthrough power laws (zero: no gate) and the ridges' shifts (zero: no
+#: preload), with the gains of their terms.
+SHAPE_BLOCKS = {"asym": "beta", "pasym": "pbeta", "rc": "alpha"}
 #: Parts of the structure that may be dropped as a whole: ``"R"`` all dissipation of the states
 #: (the first ``n`` rows of ``W``'s factor ``L``: ``R`` and ``P``; ``S`` stays), ``"G"`` the
 #: column of a constant source (index: its port).

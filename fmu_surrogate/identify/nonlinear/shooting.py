@@ -155,6 +155,8 @@ class VectorField:
         self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
         self.alpha, self.w = _row(weights(layout, b, torch)), b["w"]
         self.slopes = _slopes(layout.kinds)
+        self.c = _row(b["rc"])  # the ridges' shifts (preloads) and their slopes there
+        self.slope_c = self.slopes(self.c)
         half = _like(torch.tensor(0.5, dtype=theta.dtype), theta)  # module doc, "Speed"
         self.beta, self.M, self.p = _row(b["beta"]), b["mdir"], _row(half * b["p"])
         self.delta2 = _row(torch.exp(b["ld"] + b["ld"]))
@@ -164,11 +166,11 @@ class VectorField:
         self.blocks = b
 
     def effort(self, x: torch.Tensor) -> torch.Tensor:
-        """``z = x + Σ α_k ψ_k'(w_kᵀx) w_k`` (``Q = I``)."""
+        """``z = x + Σ α_k (ψ_k'(w_kᵀx + c_k) − ψ_k'(c_k)) w_k`` (``Q = I``)."""
         if self.w.shape[-2] == 0:
             return x
-        s = x @ self.w.mT
-        return x + (self.slopes(s) * self.alpha) @ self.w
+        s = x @ self.w.mT + self.c
+        return x + ((self.slopes(s) - self.slope_c) * self.alpha) @ self.w
 
     def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         z = self.effort(x)

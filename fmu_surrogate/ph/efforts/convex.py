@@ -4,6 +4,9 @@
     z(x) = ∇H(x) = Q x + Σ_k α_k ψ_k'(w_kᵀ x) w_k
     ∂z/∂x = Q + Σ_k α_k ψ_k''(w_kᵀ x) w_k w_kᵀ
 
+and, for a ridge with a preload ``c_k`` (a spring at rest under a static load),
+``ψ_k(s)`` replaced by ``ψ_k(s + c_k) − ψ_k(c_k) − ψ_k'(c_k) s`` (below).
+
 Ridge kinds ``ψ`` (each even, ``ψ(0) = ψ'(0) = 0``):
 
 ===========  =====================  ==================  =======================================
@@ -28,6 +31,15 @@ acts along one direction of the state (``w_kᵀ x`` is, up to the linear part's 
 spring's deflection), which is where the nonlinearity of a mechanical or electrical component
 usually sits, and its derivatives are closed-form (exportable as expressions).  The quartic's
 ``H`` is a polynomial of degree 4, for which the AVF scheme is exact.
+
+A preload.  A part at rest under a static load (a strut under a car's weight, a hanging mass, an
+accumulator at its charge pressure) works around a deflection where its spring law is not odd:
+``k₁ q + k₃ q³`` about ``q_e`` adds the quadratic ``3 k₃ q_e δ²`` to the force of the deflection
+``δ`` from there.  A ridge with the shift ``c`` (a quartic or logcosh one) takes
+``ψ(s + c) − ψ(c) − ψ'(c) s``: the Bregman divergence of the convex ``ψ``, so it is convex,
+``≥ 0`` and zero with its slope at ``s = 0`` — everything said above holds as it is, the rest
+state ``x = 0`` included.  Its force is ``ψ'(s + c) − ψ'(c)`` and its Hessian ``ψ''(s + c)``;
+a shifted quartic is still a polynomial of degree 4.  A periodic ridge takes no shift.
 
 The periodic kind.  A pendulum's energy ``k (1 − cos θ)`` is not convex and grows without bound
 in no direction of its angle: no quadratic form plus convex ridges approaches it once the
@@ -107,6 +119,9 @@ class ConvexEffort:
         ``α_k ≥ 0``.
     directions : array_like, shape (K, n)
         ``w_k`` (any real vectors).
+    shifts : array_like, shape (K,), optional
+        The preloads ``c_k`` of the ridges (module doc; default none: zeros).  Zero for a
+        periodic ridge.
 
     Raises
     ------
@@ -125,7 +140,7 @@ class ConvexEffort:
     """
 
     def __init__(self, Q: ArrayLike, kinds: Sequence[str] = (), weights: ArrayLike = (),
-                 directions: ArrayLike = ()) -> None:
+                 directions: ArrayLike = (), shifts: ArrayLike | None = None) -> None:
         self.Q = check_spd(Q, "Q")
         n = self.Q.shape[0]
         self.kinds = tuple(str(k) for k in kinds)
@@ -139,12 +154,18 @@ class ConvexEffort:
         if a.shape != (K,) or w.shape != (K, n):
             raise StructureError(f"{K} ridge terms need {K} weights and directions of shape "
                                  f"({K}, {n}), got {a.shape} and {w.shape}.")
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(w))):
-            raise StructureError("ridge weights and directions must be finite numbers.")
+        c = np.zeros(K) if shifts is None else np.array(shifts, dtype=float).reshape(-1)
+        if c.shape != (K,):
+            raise StructureError(f"{K} ridge terms need {K} shifts, got shape {c.shape}.")
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(w)) and np.all(np.isfinite(c))):
+            raise StructureError("ridge weights, directions and shifts must be finite numbers.")
         if np.any(a < 0):
             raise StructureError(f"ridge weights must be >= 0 (else H is not bounded below), got "
                                  f"{a.tolist()}; parametrise them as non-negative numbers.")
         per = np.array([k == "periodic" for k in self.kinds], dtype=bool)
+        if np.any(c[per] != 0):
+            raise StructureError("a periodic ridge takes no shift (its energy repeats every turn "
+                                 "whatever the preload); set its shift to 0.")
         if per.any():
             rest = self.Q - (w[per].T * a[per]) @ w[per]
             lam = float(np.linalg.eigvalsh(rest).min())
@@ -154,7 +175,14 @@ class ConvexEffort:
                     f"periodic ridges take more than the quadratic form holds: Q − Σ α w wᵀ "
                     f"has the eigenvalue {lam:.3e} < 0, so H is not bounded below. Keep "
                     f"α_k w_kᵀ Q⁻¹ w_k ≤ 1 (summed over the periodic ridges).")
-        self.weights, self.directions = a, w
+        self.weights, self.directions, self.shifts = a, w, c
+        # per shifted ridge ψ(c) and ψ'(c): subtracted so that the term and its force vanish at 0
+        self._shifted = bool(np.any(c != 0))
+        #: ``ψ_k(c_k)`` and ``ψ_k'(c_k)`` (2, K): what a shifted ridge subtracts
+        self.shift_terms = np.zeros((2, K))
+        for kind in set(self.kinds):
+            mask = np.array([k == kind for k in self.kinds], dtype=bool)
+            self.shift_terms[:, mask] = [ridge(kind, c[mask], 0), ridge(kind, c[mask], 1)]
         self._kinds = [(k, np.array([c == k for c in self.kinds], dtype=bool))
                        for k in RIDGE_KINDS if k in self.kinds]
 
@@ -170,12 +198,18 @@ class ConvexEffort:
 
     def _ridges(self, x: Array, order: int) -> Array:
         s = x @ self.directions.T  # (N, K)
+        arg = s + self.shifts if self._shifted else s
         if len(self._kinds) < 2:  # one kind: no masks (a simulation step calls this often)
             kind = self._kinds[0][0] if self._kinds else "quartic"
-            return ridge(kind, s, order) * self.weights
-        out = np.empty_like(s)
-        for kind, mask in self._kinds:
-            out[:, mask] = ridge(kind, s[:, mask], order)
+            out = ridge(kind, arg, order)
+        else:
+            out = np.empty_like(s)
+            for kind, mask in self._kinds:
+                out[:, mask] = ridge(kind, arg[:, mask], order)
+        if self._shifted and order == 1:
+            out = out - self.shift_terms[1]
+        elif self._shifted and order == 0:
+            out = out - self.shift_terms[0] - self.shift_terms[1] * s
         return out * self.weights
 
     def __call__(self, x: ArrayLike) -> Array:
@@ -215,9 +249,12 @@ class ConvexEffort:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (exact floats)."""
-        return {"format": FORMAT, "version": VERSION, "Q": self.Q.tolist(),
-                "kinds": list(self.kinds), "weights": self.weights.tolist(),
-                "directions": self.directions.tolist()}
+        out = {"format": FORMAT, "version": VERSION, "Q": self.Q.tolist(),
+               "kinds": list(self.kinds), "weights": self.weights.tolist(),
+               "directions": self.directions.tolist()}
+        if self._shifted:  # files without preloads stay as they were
+            out["shifts"] = self.shifts.tolist()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ConvexEffort:
@@ -234,7 +271,7 @@ class ConvexEffort:
                 f"version {d.get('version')!r}).")
         Q = np.asarray(d["Q"], dtype=float)  # of a static map (n = 0): written as []
         return cls(Q.reshape(0, 0) if Q.size == 0 else Q, d["kinds"], d["weights"],
-                   d["directions"])
+                   d["directions"], d.get("shifts"))
 
     def __repr__(self) -> str:
         return f"ConvexEffort(n={self.n_states}, ridges={list(self.kinds)})"

@@ -132,8 +132,16 @@ def convex_periodic(seed=9, n=3):
                         [1.0 / (w[0] @ np.linalg.solve(Q, w[0])), 0.5, 2.0], w)
 
 
+def convex_preloaded(seed=8, n=3):
+    """:func:`convex` with its ridges preloaded: shifts −0.8, 0.4 and 0 (a part at rest under
+    a static load)."""
+    e = convex(seed, n)
+    return ConvexEffort(e.Q, e.kinds, e.weights, e.directions, [-0.8, 0.4, 0.0])
+
+
 EFFORTS = {
     "convex": convex,
+    "convex_preloaded": convex_preloaded,
     "convex_periodic": convex_periodic,
     "convex_quadratic": lambda: ConvexEffort(np.diag([1.0, 3.0])),
     "terms": terms,

@@ -355,3 +355,40 @@ def test_a_fit_in_other_units_takes_the_same_steps(mass_experiment):
     # the same path up to the starts' difference: 1.5× covers the measured 1.17×, and is far
     # below the 6.4× of the path in their own units
     assert err[1] < 1.5 * err[0]
+
+
+def _hanging_mass(seed, scale, T=20.0, dt=0.02):
+    """The unit mass of ``mass_experiment`` hanging on its spring ``q + 2 q³`` under the weight
+    2 N, at rest at the spring's deflection ``q_e`` (``q_e + 2 q_e³ = −2``) when the force
+    ``scale`` × a random multisine (0.05–0.6 Hz) starts; velocity out (scipy, DOP853)."""
+    from scipy.integrate import solve_ivp
+    from scipy.optimize import brentq
+
+    qe = brentq(lambda q: q + 2 * q ** 3 + 2.0, -5, 5)
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, T + dt / 2, dt)
+    f, ph, a = rng.uniform(0.05, 0.6, 6), rng.uniform(0, 2 * np.pi, 6), rng.uniform(0.5, 1, 6)
+
+    def F(s):
+        return scale * (np.sin(2 * np.pi * np.multiply.outer(s, f) + ph) @ a) / a.sum()
+
+    def rhs(s, x):
+        return [x[1], F(s) - 2.0 - 0.5 * np.sign(x[1]) * abs(x[1]) ** (4 / 3) - x[0] - 2 * x[0] ** 3]
+
+    sol = solve_ivp(rhs, (0, T), [qe, 0.0], t_eval=t, rtol=1e-10, atol=1e-12, method="DOP853")
+    return t, F(t)[:, None], sol.y[1][:, None]
+
+
+def test_a_mass_at_rest_under_a_static_load_is_found():
+    """About the load's deflection the spring's force is not odd (``3 k₃ q_e δ²``): symmetric
+    ridges missed it (8.7 % on the training runs from the CLI), a preloaded ridge has it."""
+    exps = [_hanging_mass(s, a) for s, a in ((1, 1.0), (2, 2.5), (3, 4.0), (4, 3.0))]
+    est = NonlinearPHIdentifier(2).fit(exps)  # inputs linear between samples (default)
+    eff = est.system_.effort_function
+    assert np.any(eff.shifts != 0)
+    # measured 0.11 % held out (linear 44 %), 0.088 % on a run neither fit has seen (the CLI's
+    # defaults: 0.14 % and 0.088 %; with symmetric ridges 2.5 % and 4.7 %); 1 % leaves room for
+    # the optimiser's path on other machines
+    assert est.result_.validation_error < 0.01
+    t, u, y = _hanging_mass(7, 3.5)
+    assert np.abs(est.predict(t, u) - y).max() / np.abs(y).max() < 0.01

@@ -29,9 +29,11 @@ def test_terms_the_error_does_not_need_are_dropped_the_others_kept():
         return e + (0.01 if _gain(th, "beta", 1) == 0.0 else 0.0)
 
     pruned, dropped = prune_terms(LAYOUT, theta, error)
-    # the asymmetries and the states' dissipation the error does not see either go too
+    # the asymmetries, the ridges' shifts and the states' dissipation the error does not see
+    # either go too
     assert sorted(dropped) == [("R", 0), ("alpha", 1), ("asym", 0), ("asym", 1), ("beta", 0),
-                               ("beta", 1), ("pasym", 0), ("pasym", 1), ("pbeta", 0)]
+                               ("beta", 1), ("pasym", 0), ("pasym", 1), ("pbeta", 0), ("rc", 0),
+                               ("rc", 1)]
     assert _gain(pruned, "alpha", 0) == _gain(theta, "alpha", 0)
     assert _gain(pruned, "pbeta", 1) == _gain(theta, "pbeta", 1)
     assert error(pruned) <= ERROR_GROWTH * error(theta)
@@ -59,7 +61,8 @@ def test_removals_that_are_harmless_alone_but_not_together_stop_at_the_bound():
 def test_dropped_terms_are_left_out_of_the_system():
     theta = _theta(np.random.default_rng(2))
     pruned, dropped = prune_terms(LAYOUT, theta, lambda th: 1.0)  # nothing needed
-    assert len(dropped) == 6 + 4 + 1  # the gains, the asymmetries, the states' dissipation
+    # the gains, the asymmetries and shifts, the states' dissipation
+    assert len(dropped) == 6 + 4 + 2 + 1
     sys_ = to_system(LAYOUT, pruned)
     assert sys_.effort_function.kinds == () and sys_.effort_function.weights.size == 0
     assert sys_.dissipation.n_terms == 0 and sys_.port_dissipation.n_terms == 0

@@ -15,9 +15,10 @@ from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments
 
 
 def _model():
-    """A two-state model with a quartic, a logcosh and a periodic ridge, a power-law loss, a
-    feedthrough with its own power-law term (every kind of term the field evaluates), random
-    parameters inside the optimiser's box, and two experiments cut into segments of 5 steps."""
+    """A two-state model with a quartic, a logcosh (both preloaded) and a periodic ridge, a
+    power-law loss, a feedthrough with its own power-law term (every kind of term the field
+    evaluates), random parameters inside the optimiser's box, and two experiments cut into
+    segments of 5 steps."""
     layout = Layout(n=2, m=1, kinds=("quartic", "logcosh", "periodic"), n_dissipation=1,
                     feedthrough=True, n_shoot=0, n_port_dissipation=1)
     rng = np.random.default_rng(3)
@@ -26,6 +27,7 @@ def _model():
     for name, value in (("alpha", 0.3), ("beta", 0.5), ("pbeta", 0.2), ("p", 0.6), ("pp", -0.4),
                         ("ld", -1.0), ("pld", -0.5), ("asym", 0.3), ("pasym", -0.2)):
         theta[sl[name][0]] = value
+    theta[sl["rc"][0]] = (0.7, -0.4, 0.0)  # preloaded quartic and logcosh (a periodic: none)
     t = np.linspace(0.0, 1.0, 11)
     exps = [(t, np.sin(3 * t + k)[:, None], np.zeros((11, 1)), hold)
             for k, hold in enumerate(("linear", "zoh"))]

@@ -128,3 +128,49 @@ def test_a_periodic_ridge_beyond_the_quadratic_form_is_refused():
     _periodic_effort(rng, 1.0 - 1e-15)  # at the edge (a pendulum): admissible
     with pytest.raises(StructureError, match="not bounded below"):
         _periodic_effort(rng, 1.01)
+
+
+def test_a_preloaded_ridge_is_the_spring_law_about_its_load():
+    """A spring k₁ q + k₃ q³ at rest under the load g at q_e (k₁ q_e + k₃ q_e³ = −g): its force
+    about q_e, f(q_e + δ) − f(q_e), is the quartic ridge shifted by q_e with Q = k₁; the energy
+    is the spring's energy less its value and slope at q_e, ≥ 0 and zero with its slope at 0."""
+    k1, k3, qe = 1.0, 2.0, -0.8351223484813666
+    eff = ConvexEffort([[k1]], ["quartic"], [k3], [[1.0]], [qe])
+    d = np.linspace(-1.5, 1.5, 31)[:, None]
+    force = k1 * (qe + d) + k3 * (qe + d) ** 3 - (k1 * qe + k3 * qe ** 3)
+    # exact polynomial identities evaluated in floating point: a few ulps of forces up to ~20
+    assert np.abs(eff(d) - force).max() < 1e-13
+    U = 0.5 * k1 * (qe + d) ** 2 + 0.25 * k3 * (qe + d) ** 4
+    Ue, fe = 0.5 * k1 * qe ** 2 + 0.25 * k3 * qe ** 4, k1 * qe + k3 * qe ** 3
+    assert np.abs(eff.hamiltonian(d) - (U - Ue - fe * d)[:, 0]).max() < 1e-13
+    assert eff.hamiltonian(np.zeros((1, 1)))[0] == 0.0 and eff(np.zeros((1, 1)))[0, 0] == 0.0
+    assert np.abs(eff.jacobian(d)[:, 0, 0] - (k1 + 3 * k3 * (qe + d[:, 0]) ** 2)).max() < 1e-13
+
+
+def test_preloaded_ridges_keep_gradient_hessian_and_bound():
+    rng = np.random.default_rng(3)
+    L = rng.normal(size=(3, 3))
+    eff = ConvexEffort(L @ L.T + 0.1 * np.eye(3), ["quartic", "logcosh"], [1.5, 2.0],
+                       rng.normal(size=(2, 3)), [0.7, -1.3])
+    x = rng.normal(size=(20, 3))
+    e, I = 1e-6, np.eye(3)
+    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
+                   for k in range(3)], axis=1)
+    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
+    # central differences as in test_effort_is_the_gradient_and_jacobian_the_hessian
+    assert np.abs(dH - eff(x)).max() <= 1e-6 * (1 + np.abs(eff(x)).max())
+    assert np.abs(dz - eff.jacobian(x)).max() <= 1e-6 * (1 + np.abs(dz).max())
+    # Bregman divergences of convex ridges: H ≥ ½ λ_min(Q)|x|² (round-off of sums ~1e-12)
+    big = 5.0 * rng.normal(size=(200, 3))
+    lam = float(np.linalg.eigvalsh(eff.Q).min())
+    assert np.all(eff.hamiltonian(big) >= 0.5 * lam * (big ** 2).sum(axis=1) - 1e-9)
+    back = ConvexEffort.from_dict(eff.to_dict())
+    assert np.array_equal(back.shifts, eff.shifts) and np.array_equal(back(x), eff(x))
+    assert "shifts" not in ConvexEffort(np.eye(1), ["quartic"], [1.0], [[1.0]]).to_dict()
+
+
+def test_a_periodic_ridge_takes_no_shift():
+    with pytest.raises(StructureError, match="periodic ridge takes no shift"):
+        ConvexEffort(np.eye(2), ["periodic"], [0.5], [[1.0, 0.0]], [0.3])
+    with pytest.raises(StructureError, match="1 ridge terms need 1 shifts"):
+        ConvexEffort(np.eye(2), ["quartic"], [0.5], [[1.0, 0.0]], [0.3, 0.1])
