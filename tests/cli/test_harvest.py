@@ -268,6 +268,17 @@ def test_string_variables_are_left_out_with_one_line(typed_fmu, tmp_path, capsys
     np.testing.assert_array_equal(ds["not_b"].values[0], 0.0)
 
 
+def test_one_signal_on_two_inputs_is_warned_of(typed_fmu, tmp_path, capsys):
+    out = tmp_path / "t.nc"
+    prbs = "prbs:bit_period=0.1,levels=-2:5"
+    assert main(["harvest", str(typed_fmu), "-o", str(out), "--workers", "1", "-q",
+                 "--input", f"u={prbs}", "--input", f"n={prbs}"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("warning:")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "warning: inputs u and n change as one signal scaled in every run, with the same ratio "
+        "in every run: their effects cannot be told apart")
+
+
 @pytest.mark.parametrize("option, message", [
     (["--record", "y,s_out"], "'s_out' is a String variable: a dataset records numbers only"),
     (["--input", "s=1"], "input 's' is a String variable: signals drive numeric inputs only"),

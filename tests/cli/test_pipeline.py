@@ -180,3 +180,28 @@ def test_identify_linear_drop_in_with_port_pairs(tmp_path, capsys):
     s = load(out)
     assert isinstance(s, PortedSystem) and s.output_names == ("x", "v", "a")
     assert s.ports.output_units == ("m", "m/s", "m/s2")
+
+
+def test_identify_warns_of_inputs_no_run_excites_apart(tmp_path, capsys):
+    """One multisine on both inputs, scaled differently per run: the warning comes before the
+    fit and says what to harvest instead."""
+    from scipy.signal import lsim
+
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset, save_dataset
+
+    t = np.linspace(0.0, 20.0, 1001)
+    s = np.sin(1.3 * t) + 0.5 * np.sin(3.1 * t)
+    recs = []
+    for k, ratio in enumerate((2.0, -1.0, 0.5)):
+        u = np.column_stack([s, ratio * s])
+        _, y, _ = lsim(([1.0], [1.0, 1.0]), u @ [1.0, 0.5], t)
+        recs.append(RunRecord(index=k, values={"F1": u[:, 0], "F2": u[:, 1], "y": y}))
+    data = tmp_path / "two.nc"
+    save_dataset(records_to_dataset(recs, t, None, ["F1", "F2", "y"]), data)
+    code = main(["identify", str(data), "--method", "linear", "--inputs", "F1,F2", "--outputs",
+                 "y", "--order", "1", "-q", "-o", str(tmp_path / "two.json")])
+    text, err = capsys.readouterr()
+    assert code == 0, err
+    first = text.splitlines()[0]
+    assert first.startswith("warning: inputs F1 and F2 change as one signal scaled")
+    assert "other ratios in other runs only" in first and "a signal of its own" in first

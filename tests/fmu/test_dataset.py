@@ -23,6 +23,7 @@ from fmu_surrogate.fmu.dataset import (
     fmu_variables,
     load_dataset,
     parameter_names,
+    proportional_inputs,
     records_to_dataset,
     run_arrays,
     runs_table,
@@ -544,3 +545,25 @@ def test_input_start_values_are_read_as_numbers_or_nothing():
     assert input_start_values(ds) == {"v": 0.5, "F": -2.0}
     assert input_start_values(xr.Dataset()) == {}  # an older harvest does not say
     assert input_start_values(xr.Dataset(attrs={"input_start_values": "not json"})) == {}
+
+
+def test_inputs_no_run_excites_apart_are_named():
+    t = np.linspace(0.0, 10.0, 501)
+    s, c = np.sin(2.0 * t) + 0.3 * np.sin(5.1 * t), np.cos(0.7 * t)
+
+    def dataset(*runs):
+        return records_to_dataset([RunRecord(k, values=dict(zip(("a", "b", "c"), r)))
+                                   for k, r in enumerate(runs)], t, None, ["a", "b", "c"])
+
+    # a multisine on a and b (other ratios, offsets), c its own signal
+    ds = dataset((s, 4 * s + 1, c), (2 * s, 4 * s, c), (s, -s, 2 * c))
+    assert proportional_inputs(ds, ["a", "b", "c"]) == [("a", "b", False)]
+    # one ratio in every run: the effects cannot be told apart at all
+    assert proportional_inputs(dataset((s, 2 * s, c), (3 * s, 6 * s, c)), ["a", "b"]) == \
+        [("a", "b", True)]
+    # a run with a alone (b held) tells them apart; so does another signal on b
+    assert proportional_inputs(dataset((s, 2 * s, c), (s, 0 * s, c)), ["a", "b"]) == []
+    assert proportional_inputs(dataset((s, 2 * s, c), (s, c, c)), ["a", "b"]) == []
+    # runs where neither changes say nothing
+    assert proportional_inputs(dataset((s, 2 * s, c), (0 * s, 0 * s, c)), ["a", "b"]) == \
+        [("a", "b", True)]

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fmu_surrogate.cli.inputs import input_help, parse_input_option
+from fmu_surrogate.cli.inputs import input_help, parse_input_option, proportional_warnings
 
 __all__ = [
     "EXIT_NO_RUN_SUCCEEDED",
@@ -314,6 +314,12 @@ def harvest_command(args: argparse.Namespace) -> int:
             shown.add(k)
             reason = _fmu_reason(str(ds["message"].values[i]))
             print(f"  {k}: e.g. run {int(ds['run'].values[i])}: {reason}")
+    if args.input or args.signals:  # driven inputs that no run excites apart
+        from fmu_surrogate.fmu.dataset import fmu_variables
+
+        recorded = set(fmu_variables(ds))
+        for line in proportional_warnings(ds, [n for n in camp.info.inputs if n in recorded]):
+            print(line)
     if not any(str(s) == "ok" for s in ds["status"].values):
         print(f"no run succeeded (exit status {EXIT_NO_RUN_SUCCEEDED}); the reasons are in "
               f"{out} (fmu_surrogate.failed_runs)", file=sys.stderr)

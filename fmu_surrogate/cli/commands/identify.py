@@ -163,6 +163,19 @@ def _linear_estimator(args: argparse.Namespace) -> Any:
     return LinearPHIdentifier(args.order, **kw)
 
 
+def _warn_proportional(args: argparse.Namespace, ds: Any, fit: list[int]) -> None:
+    """Before the fit: the inputs no training run excites apart (one signal on both)."""
+    from fmu_surrogate.cli.inputs import proportional_warnings
+
+    inputs = comma_list(args.inputs)
+    if not inputs and args.method != "gp":
+        from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
+
+        inputs = list(dataset_interface(ds).inputs)
+    for line in proportional_warnings(ds, inputs, fit):
+        print(line, flush=True)
+
+
 def _names(args: argparse.Namespace) -> tuple[list[str] | None, list[str] | None]:
     return comma_list(args.inputs) or None, comma_list(args.outputs) or None
 
@@ -351,6 +364,7 @@ def identify_command(args: argparse.Namespace) -> int:
     data = Path(args.data)
     ds = load_dataset(data)
     fit, held = _split_runs(ds, args.runs)
+    _warn_proportional(args, ds, fit)
     if args.method == "linear":
         est, system, lines = _identify_linear(args, ds, fit, held)  # names in its PortMap
     elif args.method in ("nonlinear", "auto"):

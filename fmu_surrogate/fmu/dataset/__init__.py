@@ -105,6 +105,7 @@ from fmu_surrogate.fmu.dataset.read import (
     load_dataset,
     operating_parameters,
     parameter_names,
+    proportional_inputs,
     run_arrays,
     runs_table,
 )
@@ -143,6 +144,7 @@ __all__ = [
     "operating_parameters",
     "parameter_names",
     "part_path",
+    "proportional_inputs",
     "records_to_dataset",
     "run_arrays",
     "runs_table",

@@ -20,9 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["data_var_name", "failed_runs", "fmu_variables", "held_inputs", "input_start_values",
-           "load_dataset", "operating_parameters", "parameter_names", "run_arrays",
-           "runs_table"]
+__all__ = ["PROPORTIONAL_RTOL", "data_var_name", "failed_runs", "fmu_variables", "held_inputs",
+           "input_start_values", "load_dataset", "operating_parameters", "parameter_names",
+           "proportional_inputs", "run_arrays", "runs_table"]
+
+#: Two inputs count as proportional in a run when their correlation is within this of ±1 (one
+#: signal scaled, up to round-off of the values written: measured 1 − |ρ| ≈ 1e-16).
+PROPORTIONAL_RTOL = 1e-9
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:
@@ -176,6 +180,49 @@ def held_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None
         values = np.concatenate([X[:, j] for _, X in arrays]) if arrays else np.zeros(0)
         if values.size and np.all(values == values[0]):
             out[str(name)] = float(values[0])
+    return out
+
+
+def proportional_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None
+                        ) -> list[tuple[str, str, bool]]:
+    """The pairs of inputs among ``names`` that no run excites apart: in every run where either
+    changes, both change, as one signal scaled (plus offsets; :data:`PROPORTIONAL_RTOL`).
+
+    A model sees their effects only through the ratios of their changes, one per run: with one
+    ratio in all runs it cannot tell them apart at all, with a few it can (linear superposition)
+    but a nonlinear fit is then poorly posed (slow, far from the data).  The same multisine, noise
+    seed or chirp on two inputs does this.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    names : sequence of str
+        Input variables.
+    runs : iterable of int, optional
+        Run labels (default: the successful runs).
+
+    Returns
+    -------
+    list of (str, str, bool)
+        ``(first, second, one_ratio)``: ``one_ratio`` when every run has the same ratio.
+    """
+    arrays = [X - X.mean(axis=0) for _, X in run_arrays(ds, list(names), runs=runs)]
+    out = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            ratios = []
+            for X in arrays:
+                a, b = X[:, i], X[:, j]
+                na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+                if na == 0.0 and nb == 0.0:
+                    continue  # neither changes: this run says nothing
+                if na == 0.0 or nb == 0.0 or abs(float(a @ b)) < (1 - PROPORTIONAL_RTOL) * na * nb:
+                    break  # one alone, or two signals: this run tells them apart
+                ratios.append(float(a @ b) / (na * na))
+            else:
+                if ratios:
+                    one = bool(np.allclose(ratios, ratios[0], rtol=1e-6))
+                    out.append((str(names[i]), str(names[j]), one))
     return out
 
 
