@@ -14,23 +14,24 @@ def random_effort(rng, n=3, kinds=("quartic", "logcosh", "quartic")):
                         2.0 * rng.normal(size=(len(kinds), n)))
 
 
-def test_effort_is_the_gradient_and_jacobian_the_hessian():
-    rng = np.random.default_rng(0)
-    eff = random_effort(rng)
-    x = rng.normal(size=(20, 3))
-    e = 1e-6
-    I = np.eye(3)
-    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
-                   for k in range(3)], axis=1)
-    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
-    z = eff(x)
-    # central differences with step 1e-6: truncation ~e²·|H'''| ≈ 1e-10, round-off ~1e-16/e·|H|
-    # ≈ 1e-9 for |H| up to ~1e3 (measured max 2e-8 relative)
+def _assert_gradient_and_hessian(eff, x):
+    """``z`` the gradient of ``H`` and ``∂z/∂x`` its symmetric Hessian, by central differences
+    with step 1e-6: truncation ~e²·|H‴| ≈ 1e-10, round-off ~1e-16/e·|H| ≈ 1e-9 for |H| up to
+    ~1e3 (measured max 2e-8 relative)."""
+    e, I = 1e-6, np.eye(x.shape[1])
+    dH = np.stack([(eff.hamiltonian(x + e * d) - eff.hamiltonian(x - e * d)) / (2 * e)
+                   for d in I], axis=1)
+    dz = np.stack([(eff(x + e * d) - eff(x - e * d)) / (2 * e) for d in I], axis=2)
+    z, Jac = eff(x), eff.jacobian(x)
     assert np.abs(dH - z).max() <= 1e-6 * (1 + np.abs(z).max())
-    Jac = eff.jacobian(x)
     assert np.abs(dz - Jac).max() <= 1e-6 * (1 + np.abs(Jac).max())
     # symmetric up to the summation order of the products (a few ulps)
     assert np.abs(Jac - np.swapaxes(Jac, 1, 2)).max() <= 1e-14 * np.abs(Jac).max()
+
+
+def test_effort_is_the_gradient_and_jacobian_the_hessian():
+    rng = np.random.default_rng(0)
+    _assert_gradient_and_hessian(random_effort(rng), rng.normal(size=(20, 3)))
 
 
 def test_energy_bounded_below_for_random_parameters():
@@ -107,14 +108,7 @@ def _periodic_effort(rng, share, n=3):
 def test_periodic_effort_is_the_gradient_and_bounded_below():
     rng = np.random.default_rng(3)
     eff = _periodic_effort(rng, 1.0)
-    x = rng.normal(size=(20, 3))
-    e, I = 1e-6, np.eye(3)
-    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
-                   for k in range(3)], axis=1)
-    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
-    # central differences as in the convex test above
-    assert np.abs(dH - eff(x)).max() <= 1e-6 * (1 + np.abs(eff(x)).max())
-    assert np.abs(dz - eff.jacobian(x)).max() <= 1e-6 * (1 + np.abs(dz).max())
+    _assert_gradient_and_hessian(eff, rng.normal(size=(20, 3)))
     for _ in range(20):
         eff = _periodic_effort(rng, rng.uniform(0.0, 1.0))
         x = 10 * rng.normal(size=(200, 3))
@@ -153,13 +147,7 @@ def test_preloaded_ridges_keep_gradient_hessian_and_bound():
     eff = ConvexEffort(L @ L.T + 0.1 * np.eye(3), ["quartic", "logcosh"], [1.5, 2.0],
                        rng.normal(size=(2, 3)), [0.7, -1.3])
     x = rng.normal(size=(20, 3))
-    e, I = 1e-6, np.eye(3)
-    dH = np.stack([(eff.hamiltonian(x + e * I[k]) - eff.hamiltonian(x - e * I[k])) / (2 * e)
-                   for k in range(3)], axis=1)
-    dz = np.stack([(eff(x + e * I[k]) - eff(x - e * I[k])) / (2 * e) for k in range(3)], axis=2)
-    # central differences as in test_effort_is_the_gradient_and_jacobian_the_hessian
-    assert np.abs(dH - eff(x)).max() <= 1e-6 * (1 + np.abs(eff(x)).max())
-    assert np.abs(dz - eff.jacobian(x)).max() <= 1e-6 * (1 + np.abs(dz).max())
+    _assert_gradient_and_hessian(eff, x)
     # Bregman divergences of convex ridges: H ≥ ½ λ_min(Q)|x|² (round-off of sums ~1e-12)
     big = 5.0 * rng.normal(size=(200, 3))
     lam = float(np.linalg.eigvalsh(eff.Q).min())
