@@ -141,10 +141,10 @@ def test_identify_refits_the_kept_nonlinear_model_to_all_runs(tmp_path, capsys):
     two it misses the third level; refitted to all three (the default) it has the law."""
     from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset, save_dataset
     from fmu_surrogate.ph import load, simulate
-    from tests.identify.nonlinear.test_finish import T, _law, _prbs
+    from tests.identify.nonlinear.test_finish import T, law, prbs
 
     recs = [RunRecord(index=i, values={"v": u[:, 0], "F": y[:, 0]})
-            for i, (_, u, y) in enumerate(_prbs(a, k + 1) for k, a in enumerate((0.5, 1.5, 2.5)))]
+            for i, (_, u, y) in enumerate(prbs(a, k + 1) for k, a in enumerate((0.5, 1.5, 2.5)))]
     data = tmp_path / "damper.nc"
     save_dataset(records_to_dataset(recs, T, None, ["v", "F"]), data)
     v = 2.5 * np.sin(2 * np.pi * 0.3 * T)
@@ -156,7 +156,7 @@ def test_identify_refits_the_kept_nonlinear_model_to_all_runs(tmp_path, capsys):
         text = capsys.readouterr().out
         assert "kept: nonlinear" in text and ("refitted to all runs" in text) == (refit == "yes")
         y = simulate(load(out), T, v[:, None]).y[:, 0]
-        err[refit] = np.abs(y - _law(v)).max() / np.abs(_law(v)).max()
+        err[refit] = np.abs(y - law(v)).max() / np.abs(law(v)).max()
     # measured 1.1e-5 and 3.2 % (tests/identify/nonlinear/test_finish.py)
     assert err["yes"] < 1e-4 and err["no"] > 0.02
 

@@ -357,14 +357,15 @@ def test_a_fit_in_other_units_takes_the_same_steps(mass_experiment):
     assert err[1] < 1.5 * err[0]
 
 
-def _hanging_mass(seed, scale, T=20.0, dt=0.02):
+def hanging_mass(seed, scale, T=20.0, dt=0.02, released=False):
     """The unit mass of ``mass_experiment`` hanging on its spring ``q + 2 q³`` under the weight
-    2 N, at rest at the spring's deflection ``q_e`` (``q_e + 2 q_e³ = −2``) when the force
-    ``scale`` × a random multisine (0.05–0.6 Hz) starts; velocity out (scipy, DOP853)."""
+    2 N, at rest at the spring's deflection ``q_e`` (``q_e + 2 q_e³ = −2``; ``released``: at
+    ``q = 0``, falling) when the force ``scale`` × a random multisine (0.05–0.6 Hz) starts;
+    velocity out (scipy, DOP853)."""
     from scipy.integrate import solve_ivp
     from scipy.optimize import brentq
 
-    qe = brentq(lambda q: q + 2 * q ** 3 + 2.0, -5, 5)
+    qe = 0.0 if released else brentq(lambda q: q + 2 * q ** 3 + 2.0, -5, 5)
     rng = np.random.default_rng(seed)
     t = np.arange(0.0, T + dt / 2, dt)
     f, ph, a = rng.uniform(0.05, 0.6, 6), rng.uniform(0, 2 * np.pi, 6), rng.uniform(0.5, 1, 6)
@@ -382,13 +383,13 @@ def _hanging_mass(seed, scale, T=20.0, dt=0.02):
 def test_a_mass_at_rest_under_a_static_load_is_found():
     """About the load's deflection the spring's force is not odd (``3 k₃ q_e δ²``): symmetric
     ridges missed it (8.7 % on the training runs from the CLI), a preloaded ridge has it."""
-    exps = [_hanging_mass(s, a) for s, a in ((1, 1.0), (2, 2.5), (3, 4.0), (4, 3.0))]
+    exps = [hanging_mass(s, a, dt=0.04) for s, a in ((1, 1.0), (2, 2.5), (3, 4.0), (4, 3.0))]
     est = NonlinearPHIdentifier(2).fit(exps)  # inputs linear between samples (default)
     eff = est.system_.effort_function
     assert np.any(eff.shifts != 0)
-    # measured 0.11 % held out (linear 44 %), 0.088 % on a run neither fit has seen (the CLI's
-    # defaults: 0.14 % and 0.088 %; with symmetric ridges 2.5 % and 4.7 %); 1 % leaves room for
-    # the optimiser's path on other machines
+    # measured 0.044 % held out (linear 44 %), 0.093 % on a run neither fit has seen (sampled
+    # at 20 ms through the CLI's defaults: 0.14 % and 0.088 %; with symmetric ridges 2.5 % and
+    # 4.7 %); 1 % leaves room for the optimiser's path on other machines
     assert est.result_.validation_error < 0.01
-    t, u, y = _hanging_mass(7, 3.5)
+    t, u, y = hanging_mass(7, 3.5, dt=0.04)
     assert np.abs(est.predict(t, u) - y).max() / np.abs(y).max() < 0.01

@@ -14,26 +14,26 @@ from fmu_surrogate.ph import simulate
 T = np.arange(0.0, 10.0, 0.01)
 
 
-def _law(v):
+def law(v):
     return 2.0 * np.sign(v) * np.abs(v) ** (4 / 3)  # a power-law damper, N of m/s
 
 
-def _prbs(level, seed):
+def prbs(level, seed):
     """A damper driven by a random binary velocity ``±level``: its law seen at two points."""
     w = np.convolve(np.random.default_rng(seed).normal(size=T.size), np.ones(30) / 30, "same")
     v = level * np.sign(w)
-    return T, v[:, None], _law(v)[:, None]
+    return T, v[:, None], law(v)[:, None]
 
 
 def _sweep_error(est):
     """Relative max error of the fitted law along a sine through ±2.5 m/s."""
     v = 2.5 * np.sin(2 * np.pi * 0.3 * T)
     y = simulate(est.system_, T, v[:, None], est.x0_).y[:, 0]
-    return np.abs(y - _law(v)).max() / np.abs(_law(v)).max()
+    return np.abs(y - law(v)).max() / np.abs(law(v)).max()
 
 
 def _choice(refine, held=(2.5,)):
-    return select_model([_prbs(0.5, 1), _prbs(1.5, 2)], [_prbs(a, 3) for a in held], order=0,
+    return select_model([prbs(0.5, 1), prbs(1.5, 2)], [prbs(a, 3) for a in held], order=0,
                         linear={"feedthrough": True}, nonlinear={"feedthrough": True},
                         refine=refine)
 
@@ -91,7 +91,7 @@ def test_a_refit_that_fails_leaves_the_checked_model(monkeypatch):
 def _noise(seed, gain):
     w = np.convolve(np.random.default_rng(seed).normal(size=T.size), np.ones(30) / 30, "same")
     v = 1.5 * w / np.abs(w).max()
-    return T, v[:, None], gain * _law(v)[:, None]
+    return T, v[:, None], gain * law(v)[:, None]
 
 
 def test_a_refit_that_trades_the_training_runs_for_the_held_out_one_is_not_kept():

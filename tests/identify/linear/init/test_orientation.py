@@ -8,7 +8,6 @@ import pytest
 from fmu_surrogate.identify.linear.init.orientation import detect_orientation, offset_orientation
 from fmu_surrogate.identify.linear.model.experiments import Experiment
 from fmu_surrogate.identify.linear.ports import scored_orientation
-from tests.conftest import _mass_experiment
 
 
 def test_scores_say_how_far_the_energy_dips_below_zero():
@@ -23,13 +22,13 @@ def test_scores_say_how_far_the_energy_dips_below_zero():
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_a_nonlinear_part_one_sample_after_rest_takes_power_in(seed):
+def test_a_nonlinear_part_one_sample_after_rest_takes_power_in(seed, mass_experiment):
     """The unit mass on a power-law damper and a cubic spring, driven from rest by a force,
     its velocity recorded from the second sample (the data a late-output fit sees): the data
     take energy throughout.  The linear model with an offset column (order 11) answered with a
     response to the force alone 6e4 times the velocity, which its offset cancels, and its
     energy said "out" for seed 1; that split is refused and the answer is "in"."""
-    t, u, y = _mass_experiment(seed)
+    t, u, y = mass_experiment(seed)
     e = Experiment.from_arrays(t[:-1], u[:-1], y[1:], "zoh")
     assert abs(y[1, 0]) > 1e-3  # not at rest: the forced-response test runs
     found = offset_orientation([e])
