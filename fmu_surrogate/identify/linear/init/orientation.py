@@ -24,7 +24,6 @@ from fmu_surrogate.identify.linear.init.subspace import _regressors
 from fmu_surrogate.identify.linear.ports import (
     cumulative_energy,
     energy_orientation,
-    orientation_from_energy,
     scored_orientation,
     starts_at_rest,
 )
@@ -85,26 +84,12 @@ def forced_energies(model: Any, data: list[tuple]) -> list[Array]:
             for t, u, _y, hold in data]
 
 
-def orientation_signs(model: Any, data: list[tuple]) -> Array:
-    """``+1`` (power in) or ``−1`` (power out) per port (module docstring).
-
-    Parameters
-    ----------
-    model : SubspaceModel
-    data : list of (t, u, y, hold)
-
-    Returns
-    -------
-    ndarray, shape (m,)
-    """
-    return orientation_from_energy(forced_energies(model, data))
-
-
 def detect_orientation(exps: list[Any]) -> Array:
     """Orientation of each power pair: from the supplied energy when the data start at rest
     (:func:`~fmu_surrogate.identify.linear.ports.energy_orientation`), else from the energy the
-    unstructured model of the order the data support takes from rest (:func:`orientation_signs`;
-    needs uniformly sampled data, else the supplied energy decides).
+    unstructured model of the order the data support takes from rest (:func:`forced_energies`,
+    where it can decide: module docstring; needs uniformly sampled data, else the supplied
+    energy decides).
 
     Parameters
     ----------
