@@ -115,7 +115,8 @@ class Layout:
         if self.feedthrough:
             out.append(("V", (m * (m - 1) // 2,)))
         Dp, k = self.n_port_dissipation, self.n_measured
-        out += [("alpha", (K,)), ("w", (K, n)), ("rc", (K,)), ("beta", (D,)), ("mdir", (D, n)), ("p", (D,)),
+        out += [("alpha", (K,)), ("w", (K, n)), ("rc", (K,)), ("beta", (D,)), ("mdir", (D, n)),
+                ("p", (D,)),
                 ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),

@@ -374,7 +374,8 @@ def hanging_mass(seed, scale, T=20.0, dt=0.02, released=False):
         return scale * (np.sin(2 * np.pi * np.multiply.outer(s, f) + ph) @ a) / a.sum()
 
     def rhs(s, x):
-        return [x[1], F(s) - 2.0 - 0.5 * np.sign(x[1]) * abs(x[1]) ** (4 / 3) - x[0] - 2 * x[0] ** 3]
+        damper = 0.5 * np.sign(x[1]) * abs(x[1]) ** (4 / 3)
+        return [x[1], F(s) - 2.0 - damper - x[0] - 2 * x[0] ** 3]
 
     sol = solve_ivp(rhs, (0, T), [qe, 0.0], t_eval=t, rtol=1e-10, atol=1e-12, method="DOP853")
     return t, F(t)[:, None], sol.y[1][:, None]
