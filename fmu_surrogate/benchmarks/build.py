@@ -122,6 +122,12 @@ BENCHMARKS: dict[str, Benchmark] = {
                   "port, fixed-step RK4", specs.hydraulic_accumulator_spec, {}),
         Benchmark("hydraulic_orifice", "linear hydraulic orifice in bar and l/min, direct "
                   "feedthrough, no state", specs.hydraulic_orifice_spec, {}),
+        Benchmark("gas_accumulator", "gas-charged hydraulic accumulator in bar and l/min, "
+                  "polytropic, power-out port, starts charged, fixed-step RK4, state internal",
+                  specs_detailed.gas_accumulator_spec, {}),
+        Benchmark("turbulent_orifice", "turbulent orifice in bar and l/min, laminar–turbulent "
+                  "transition, direct feedthrough, no state",
+                  specs_detailed.turbulent_orifice_spec, {}),
         Benchmark("pendulum_joint", "pendulum on a driven joint that turns over (torque in, "
                   "angular velocity out), states internal, own CVODE",
                   specs_detailed.pendulum_joint_spec, {}),

@@ -2,8 +2,11 @@
 the saturating motor (:func:`saturating_motor_spec`, lumped), of the progressive spring with
 a displacement input (:func:`progressive_spring_displacement_spec`,
 :func:`progressive_spring_damper_spec`), of the coupled mass that counts its own time as
-20-sim's FMUs do (:func:`coupled_mass_clock_spec`) and of the pendulum on a driven joint that
-turns over (:func:`pendulum_joint_spec`); :mod:`.specs` has no room left.
+20-sim's FMUs do (:func:`coupled_mass_clock_spec`), of the pendulum on a driven joint that
+turns over (:func:`pendulum_joint_spec`) and of the nonlinear hydraulic components in bar and l/min,
+the gas-charged accumulator and the turbulent orifice (:func:`gas_accumulator_spec`,
+:func:`turbulent_orifice_spec`, physics in :mod:`.vendor.hydraulic`); :mod:`.specs` has no room
+left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
 :mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
@@ -19,6 +22,7 @@ import dataclasses
 
 from fmu_surrogate.benchmarks.cvode import cvode_variant
 from fmu_surrogate.benchmarks.specs import fixed_step_variables
+from fmu_surrogate.benchmarks.vendor import hydraulic as _hydraulic
 from fmu_surrogate.benchmarks.vendor import power_damper_detailed as _damper
 from fmu_surrogate.benchmarks.vendor import progressive_spring as _lumped_spring
 from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as _spring
@@ -28,10 +32,11 @@ from fmu_surrogate.benchmarks.vendor.rotating import pendulum_joint as _joint
 from fmu_surrogate.benchmarks.vendor.stepping import coupled_mass_clock as _clock
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
-__all__ = ["coupled_mass_clock_spec", "pendulum_joint_spec", "power_damper_detailed_spec",
-           "progressive_spring_damper_spec", "progressive_spring_detailed_spec",
-           "progressive_spring_displacement_spec", "saturating_inductor_detailed_spec",
-           "saturating_motor_spec"]
+__all__ = ["coupled_mass_clock_spec", "gas_accumulator_spec", "pendulum_joint_spec",
+           "power_damper_detailed_spec", "progressive_spring_damper_spec",
+           "progressive_spring_detailed_spec", "progressive_spring_displacement_spec",
+           "saturating_inductor_detailed_spec", "saturating_motor_spec",
+           "turbulent_orifice_spec"]
 
 
 def _with_cvode(spec: ModelSpec) -> ModelSpec:
@@ -302,3 +307,64 @@ def pendulum_joint_spec() -> ModelSpec:
         Experiment(0.0, 10.0, 1e-2),
         model_exchange=False,
     ))
+
+
+def gas_accumulator_spec() -> ModelSpec:
+    """Gas-charged hydraulic accumulator in bar and l/min, polytropic, power-out port, starts
+    charged; co-simulation only, the fluid volume internal, fixed-step RK4
+    (:mod:`fmu_surrogate.benchmarks.vendor.hydraulic`)."""
+    p = _hydraulic.GAS_ACCUMULATOR
+    v = (
+        Var("Q", "input", start=0.0, unit="l/min",
+            description="flow drawn from the accumulator (p Q: power out of the port)"),
+        Var("p_pre", "parameter", "fixed", p["p_pre"], unit="bar",
+            description="gas precharge pressure, the pressure of the empty accumulator (> 0)"),
+        Var("V0", "parameter", "fixed", p["V0"], unit="l",
+            description="gas volume at the precharge pressure, the capacity (> 0)"),
+        Var("n", "parameter", "fixed", p["n"], unit="1",
+            description="polytropic exponent of the gas (>= 1; 1 isothermal, 1.4 adiabatic)"),
+        Var("p_init", "parameter", "fixed", p["p_init"], unit="bar",
+            description="initial pressure (> p_pre: it starts charged)"),
+        Var("V", unit="l", description="fluid volume (state), within (0, V0)"),
+        Var("der(V)", derivative="V", unit="l/s", description="V' = -Q / 60"),
+        Var("p", "output", unit="bar", dependencies=(),
+            description="pressure p_pre (V0 / (V0 - V))^n"),
+        *fixed_step_variables(10),
+    )
+    return ModelSpec(
+        "gas_accumulator",
+        "Gas-charged hydraulic accumulator V' = -Q / 60, p = p_pre (V0 / (V0 - V))^n in bar and "
+        "l/min, power-out port (fmu-surrogate vendor-style, co-simulation only, state internal)",
+        "gas_accumulator.c",
+        v,
+        Experiment(0.0, 10.0, 1e-2),
+        defines={"MODEL_RK4": 1},
+        model_exchange=False,
+    )
+
+
+def turbulent_orifice_spec() -> ModelSpec:
+    """Hydraulic orifice to tank with a laminar-turbulent transition, pressure in, flow out,
+    feedthrough (:mod:`fmu_surrogate.benchmarks.vendor.hydraulic`)."""
+    p = _hydraulic.TURBULENT_ORIFICE
+    v = (
+        Var("p", "input", start=0.0, unit="bar", description="upstream pressure (effort)"),
+        # (l/min)/sqrt(bar) has a half-integer exponent: no unit string the readers know
+        Var("K", "parameter", "tunable", p["K"],
+            description="flow coefficient in (l/min)/sqrt(bar): Q = K sqrt(p) in turbulent flow "
+            "(> 0)"),
+        Var("p_crit", "parameter", "tunable", p["p_crit"], unit="bar",
+            description="pressure of the laminar-turbulent transition (> 0)"),
+        Var("Q", "output", unit="l/min", dependencies=("p",),
+            description="flow to tank K sign(p) sqrt(|p|) tanh(2 sqrt(|p| / p_crit)) "
+            "(p Q: power into the orifice)"),
+    )
+    return ModelSpec(
+        "turbulent_orifice",
+        "Hydraulic orifice Q = K sign(p) sqrt(|p|) tanh(2 sqrt(|p| / p_crit)) in bar and l/min, "
+        "laminar-turbulent transition, direct feedthrough, order 0 (fmu-surrogate vendor-style)",
+        "turbulent_orifice.c",
+        v,
+        Experiment(0.0, 1.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
+    )

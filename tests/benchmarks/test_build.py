@@ -69,6 +69,8 @@ INTERFACE = {
     "saturating_motor": (["V", "w"], ["i", "tau"], [], ["R", "L0", "k", "psi_sat", "psi0"]),
     "hydraulic_accumulator": (["Q"], ["p"], ["p"], ["C", "p0"]),
     "hydraulic_orifice": (["p"], ["Q"], [], ["R"]),
+    "gas_accumulator": (["Q"], ["p"], [], ["p_pre", "V0", "n", "p_init"]),
+    "turbulent_orifice": (["p"], ["Q"], [], ["K", "p_crit"]),
     "coupled_mass_clock": (["x1", "v1"], ["fk", "x2", "v2"], [], ["m2", "c2", "d2", "cc", "dc"]),
     "pendulum_joint": (["tau"], ["w"], [], ["m", "l", "g", "d", "phi0", "w0"]),
 }
@@ -94,13 +96,14 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "progressive_spring_displacement": set(), "progressive_spring_damper": set(),
               "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
+              "gas_accumulator": {"n_substeps"}, "turbulent_orifice": set(),
               "coupled_mass_clock": {"solver_step"},
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed")) or n == "pendulum_joint"}}
 #: co-simulation-only FMUs (no <ModelExchange>; their states stay internal)
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
            "saturating_motor", "progressive_spring_displacement", "progressive_spring_damper",
-           "coupled_mass_clock", "pendulum_joint",
+           "coupled_mass_clock", "pendulum_joint", "gas_accumulator",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -110,7 +113,8 @@ def test_registry():
                                "power_damper", "power_damper_stepped", "progressive_spring",
                                "progressive_spring_me", "progressive_spring_displacement",
                                "progressive_spring_damper", "saturating_inductor", "saturating_motor",
-                               "hydraulic_accumulator", "hydraulic_orifice", "coupled_mass_clock",
+                               "hydraulic_accumulator", "hydraulic_orifice", "gas_accumulator",
+                               "turbulent_orifice", "coupled_mass_clock",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",
                                "power_damper_detailed", "saturating_inductor_detailed",
