@@ -152,9 +152,7 @@ def _transfer(warm: Optimised, layout: Layout, theta: Array) -> Array:
 
 def _port_directions(count: int, n_power: int, U: Array) -> Array:
     """``count`` unit port directions cycling through the power ports, unit spread on ``U``."""
-    m = U.shape[1]
-    first = list(np.eye(m)[: max(n_power, 1)])
-    return _directions(first, count, U)
+    return _directions(list(np.eye(U.shape[1])[: max(n_power, 1)]), count, U)
 
 
 def _state_scales(X: Array) -> Array:
@@ -168,24 +166,14 @@ def _state_scales(X: Array) -> Array:
 
 
 def _port_spreads(U: Array, Y: Array, Ty: Array) -> tuple[Array, Array]:
-    """Per pH port, the RMS ``σ_u`` of its input and ``σ_y`` of its output (1 both for a port
-    without spread).
-
-    ``U`` (K, m) are the port inputs, ``Y`` (K, k_out) the external outputs, ``Ty`` their map
-    from the port outputs (its pseudo-inverse reads the port outputs back).
-    """
+    """Per pH port, the RMS ``σ_u``, ``σ_y`` of its input and output (1 both where either has
+    no spread) in the port inputs ``U`` (K, m) and the external outputs ``Y`` (K, k_out)."""
     m = Ty.shape[1]
     su = np.sqrt(np.mean(U * U, axis=0)) if U.size else np.zeros(m)
-    Yph = Y @ np.linalg.pinv(Ty).T if Y.size else np.zeros((0, m))
+    Yph = Y @ np.linalg.pinv(Ty).T if Y.size else np.zeros((0, m))  # the port outputs
     sy = np.sqrt(np.mean(Yph * Yph, axis=0)) if Yph.size else np.zeros(m)
     ok = (su > 0) & (sy > 0) & np.isfinite(su) & np.isfinite(sy)
     return np.where(ok, su, 1.0), np.where(ok, sy, 1.0)
-
-
-def _port_balance(su: Array, sy: Array) -> Array:
-    """Per pH port, ``s = √(σ_u / σ_y)`` (:func:`_port_spreads`): the ports ``u / s``, ``y s``
-    carry the same power and have the same spread (:func:`_scales`)."""
-    return np.sqrt(su / sy)
 
 
 def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None,
@@ -202,19 +190,17 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None,
     dissipation gains in ``σ²``: a fit in other units (velocity in mm/s: ``σ²`` 1000 times
     larger) takes the same steps (before: 36 % after five iterations, 5 % in m/s).  The static
     law's gains multiply terms of unit size: they are measured in their output's RMS.
-    The ports' variables depend on units too: a damper harvested in mm/s and kN has a
-    feedthrough 10⁶ times smaller than in m/s and N, for the same power, and Levenberg's
-    isotropic damping (scaled by the mean curvature) then damped every other variable so much
-    that the first step gained nothing (the fit stopped at the linear model's 12 %, where in SI
-    it reaches 0.0007 %).  With ``port``
-    (:func:`_port_balance`) the port variables are measured as in the balanced ports ``u / s``,
-    ``y s``: ``G`` and the port rows of ``L`` in ``1/s``, the skew feedthrough ``N`` in
-    ``1/(s_i s_j)``, the feedthrough terms' directions and the measured outputs' ``D_m`` in
-    ``1/s``.  A feedthrough term's output ``β m φ(mᵀu)``, its argument of unit spread, is of the
-    size ``β / σ_u``: its gain is measured in ``σ_u σ_y``, the power its port carries
-    (``power``; a term's port as :func:`_port_directions` cycles them).  Without, an orifice
-    harvested in bar and l/min (3000 bar·l/min) moved its gains by 0.004 per step and stopped
-    after one at the linear model's 22 %, where 0.02 % was in its class.
+    The ports' variables depend on units too (``σ_u``, ``σ_y``: :func:`_port_spreads`): a
+    damper harvested in mm/s and kN has a feedthrough 10⁶ times smaller than in m/s and N, for
+    the same power, and Levenberg's isotropic damping (scaled by the mean curvature) then damped
+    every other variable so much that the first step gained nothing (the fit stopped at the
+    linear model's 12 %, where in SI it reaches 0.0007 %).  With ``port`` (``s = √(σ_u/σ_y)``)
+    the port variables are measured as in the balanced ports ``u / s``, ``y s``: ``G`` and the
+    port rows of ``L`` in ``1/s``, the skew feedthrough ``N`` in ``1/(s_i s_j)``, the
+    feedthrough terms' directions and the measured outputs' ``D_m`` in ``1/s``, their gains
+    (an output ``β m φ(mᵀu)`` of size ``β / σ_u``) in the power ``σ_u σ_y`` of their port
+    (``power``): an orifice in bar and l/min (3000 bar·l/min) moved them by 0.004 per step
+    without, and stopped after one at the linear model's 22 %.
     """
     sc = np.ones(layout.size)
     sl = layout.slices()
@@ -237,9 +223,8 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None,
             sc[sl["V"][0]] = (inv[:, None] * inv[None, :])[np.triu_indices(m, 1)]
         sc[sl["pdir"][0]] = np.tile(inv, layout.n_port_dissipation)
         sc[sl["Dm"][0]] = np.tile(inv, layout.n_measured)
-    if power is not None and layout.n_port_dissipation:
-        ports = np.arange(layout.n_port_dissipation) % max(n_power, 1)
-        sc[sl["pbeta"][0]] = np.asarray(power, dtype=float)[ports]
+    if power is not None and layout.n_port_dissipation:  # ports cycled as _port_directions
+        sc[sl["pbeta"][0]] = power[np.arange(layout.n_port_dissipation) % max(n_power, 1)]
     return sc
 
 
@@ -337,7 +322,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     has_next = np.flatnonzero(seg.next_index >= 0) if n else np.zeros(0, dtype=np.int64)
     mu = float(est.continuity_weight)
     su, sy = _port_spreads(U, np.vstack([e[2] for e in train]), np.asarray(start.ports.Ty))
-    sc = _scales(layout, X, y_rms, _port_balance(su, sy), su * sy, n_power)
+    sc = _scales(layout, X, y_rms, np.sqrt(su / sy), su * sy, n_power)
     if n_law:  # the external inputs the outputs see at the nodes, cut as the data
         lnode = make_segments([(e[0], ue, e[2], e[3]) for e, ue in zip(train, law_inputs)],
                               est.segment_length, delayed).unode

@@ -46,8 +46,10 @@ def _solve(A: Array, b: Array) -> Array:
     try:
         x = np.linalg.solve(A, b)
         # the condition number in the max-norm, ‖A‖∞ ‖A⁻¹‖∞, as the exported step computes it
-        # from its LU factors (export/c/surrogate_nonlinear.c, newton_factor)
-        if np.linalg.cond(A, np.inf) < 1.0 / RCOND:
+        # from its LU factors (export/c/surrogate_nonlinear.c, newton_factor); written out,
+        # as np.linalg.cond(A, inf) costs three times the inverse on these small matrices
+        ainv = np.abs(np.linalg.inv(A)).sum(axis=1).max()
+        if np.abs(A).sum(axis=1).max() * ainv < 1.0 / RCOND:
             return x
     except np.linalg.LinAlgError:
         pass

@@ -298,7 +298,7 @@ def test_cli_info(tiny_fmu, tmp_path, capsys, monkeypatch):
 
 # ------------------------------------------------------------------ shared benchmark FMUs
 #: benchmark FMUs with model exchange that are static maps (order 0): no state to declare
-STATIC = ("damper", "hydraulic_orifice")
+STATIC = ("damper", "hydraulic_orifice", "turbulent_orifice")
 
 
 def test_benchmark_fmus_open(request):
