@@ -145,8 +145,8 @@ def adopt(est: Any, out: Any, train: list[tuple],
     before = None  # what a delayed feedthrough sees before the first point, then pruning
     if delayed:
         before = inputs_before(surrogate_of(out, start, out.theta), train, setup.input_starts)
-    theta, est.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th: relative_error(
-        surrogate_of(out, start, th, delayed, before), train), start.constant_ports)
+    theta, est.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th, bound: relative_error(
+        surrogate_of(out, start, th, delayed, before), train, bound), start.constant_ports)
     fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
                                              train)
     b = out.layout.unpack(theta)

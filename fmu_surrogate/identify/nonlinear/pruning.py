@@ -63,7 +63,7 @@ STRUCTURE_BLOCKS = ("R", "G")
 ERROR_GROWTH = 1.02
 
 
-def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
+def prune_terms(layout: Layout, theta: Array, error: Callable[[Array, float], float],
                 constant_ports: Sequence[int] = ()) -> tuple[Array, list[tuple[str, int]]]:
     """The parameters with the terms the fit does not need at a gain of zero (module doc).
 
@@ -74,7 +74,9 @@ def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
     theta : ndarray
         The fitted parameters.
     error : callable
-        ``error(θ) -> float``: the training error of a parameter vector.
+        ``error(θ, bound) -> float``: the training error of a parameter vector, or any value
+        above ``bound`` once it is known to exceed it (a removal that costs more is not made:
+        its simulation may stop there, :func:`relative_error`).
     constant_ports : sequence of int
         The ports fed by a constant source (their columns of ``G`` are offsets).
 
@@ -85,7 +87,7 @@ def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
         (:data:`STRUCTURE_BLOCKS`) as ``(block, index)``.
     """
     theta = np.array(theta, dtype=float)
-    base = float(error(theta))
+    base = float(error(theta, np.inf))
     if not np.isfinite(base):
         return theta, []
     limit = base * ERROR_GROWTH + 1e-300
@@ -103,13 +105,13 @@ def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
         out[_entries(layout, name, i)] = 0.0
         return out
 
-    alone = sorted((float(error(without(theta, *t))), t) for t in terms + parts)
+    alone = sorted((float(error(without(theta, *t), limit)), t) for t in terms + parts)
     current, dropped = theta, []
     for e, t in alone:
         if not e <= limit:
             break
         trial = without(current, *t)
-        if dropped and not float(error(trial)) <= limit:
+        if dropped and not float(error(trial, limit)) <= limit:
             continue
         current = trial
         dropped.append(t)
@@ -122,7 +124,7 @@ def prune_terms(layout: Layout, theta: Array, error: Callable[[Array], float],
         trial = current
         for t in group:
             trial = without(trial, *t)
-        if float(error(trial)) <= limit:
+        if float(error(trial, limit)) <= limit:
             current = trial
             dropped.extend(group)
     return current, dropped
@@ -139,7 +141,7 @@ def _entries(layout: Layout, name: str, i: int) -> Array | slice:
     return slice(sl.start + i, sl.start + i + 1)
 
 
-def relative_error(system: PortedSystem, exps: list[tuple]) -> float:
+def relative_error(system: PortedSystem, exps: list[tuple], bound: float = np.inf) -> float:
     """``‖ŷ − y‖_F / ‖y‖_F`` over all samples of ``(t, u, y, hold)`` experiments, the system
     simulated from its operating point by :func:`~fmu_surrogate.ph.simulate` (NaN for none).
 
@@ -147,6 +149,10 @@ def relative_error(system: PortedSystem, exps: list[tuple]) -> float:
     ----------
     system : PortedSystem
     exps : list of tuple
+    bound : float
+        An error known to exceed this after some experiments is returned as ``inf`` without
+        simulating the rest (:func:`prune_terms` rejects it either way: most removals it tries
+        are of terms the fit needs, whose first run shows it).
 
     Returns
     -------
@@ -154,11 +160,13 @@ def relative_error(system: PortedSystem, exps: list[tuple]) -> float:
     """
     if not exps:
         return float("nan")
-    num = den = 0.0
+    den = sum(float(np.sum(y ** 2)) for _, _, y, _ in exps)
+    num, stop = 0.0, bound * bound * den
     for t, u, y, hold in exps:
         yh = simulate(system, t, u, hold=hold).y
         num += float(np.sum((yh - y) ** 2))
-        den += float(np.sum(y ** 2))
+        if num > stop:
+            return float("inf")
     return float(np.sqrt(num / den)) if den > 0 else float("nan")
 
 

@@ -23,7 +23,7 @@ def test_terms_the_error_does_not_need_are_dropped_the_others_kept():
     theta = _theta(np.random.default_rng(0))
     # the error needs the first ridge and the second feedthrough term; the second dissipation
     # term adds 1 % of the error when gone (within the 2 % allowed), the others nothing
-    def error(th):
+    def error(th, bound=np.inf):
         e = 1.0 + 10.0 * abs(_gain(th, "alpha", 0) - _gain(theta, "alpha", 0))
         e += 10.0 * abs(_gain(th, "pbeta", 1) - _gain(theta, "pbeta", 1))
         return e + (0.01 if _gain(th, "beta", 1) == 0.0 else 0.0)
@@ -51,7 +51,7 @@ def test_terms_the_error_does_not_need_are_dropped_the_others_kept():
 def test_removals_that_are_harmless_alone_but_not_together_stop_at_the_bound():
     theta = _theta(np.random.default_rng(1))
     # each dissipation term costs 1.5 % alone, both 3 %: only one goes
-    def error(th):
+    def error(th, bound=np.inf):
         return 1.0 + 0.015 * sum(_gain(th, "beta", i) == 0.0 for i in range(2))
 
     _, dropped = prune_terms(LAYOUT, theta, error)
@@ -60,7 +60,7 @@ def test_removals_that_are_harmless_alone_but_not_together_stop_at_the_bound():
 
 def test_dropped_terms_are_left_out_of_the_system():
     theta = _theta(np.random.default_rng(2))
-    pruned, dropped = prune_terms(LAYOUT, theta, lambda th: 1.0)  # nothing needed
+    pruned, dropped = prune_terms(LAYOUT, theta, lambda th, bound: 1.0)  # nothing needed
     # the gains, the asymmetries and shifts, the states' dissipation
     assert len(dropped) == 6 + 4 + 2 + 1
     sys_ = to_system(LAYOUT, pruned)
@@ -72,7 +72,7 @@ def test_an_asymmetry_the_error_does_not_need_is_dropped_the_needed_one_kept():
     theta = _theta(np.random.default_rng(3))
     # both feedthrough terms and the second one's asymmetry carry the error; the other
     # asymmetries are negligible
-    def error(th):
+    def error(th, bound=np.inf):
         return 1.0 + 10.0 * sum(abs(_gain(th, b, i) - _gain(theta, b, i))
                                 for b, i in (("pbeta", 0), ("pbeta", 1), ("pasym", 1)))
 
@@ -94,7 +94,7 @@ def test_a_static_law_term_the_error_does_not_need_is_left_out_of_the_law():
     theta = _theta(np.random.default_rng(3))[: layout.size]
     b = layout.unpack(theta)
 
-    def error(th):  # the cubic's gain matters, the hinge's does not
+    def error(th, bound=np.inf):  # the cubic's gain matters, the hinge's does not
         return 1.0 + 10.0 * abs(layout.unpack(th)["lC"][0, 0] - b["lC"][0, 0])
 
     pruned, dropped = prune_terms(layout, theta, error)
@@ -150,7 +150,7 @@ def test_dissipation_and_an_offset_that_compensate_each_other_go_together():
         b = layout.unpack(th)
         return bool(np.any(b["L"][:2] != 0)), bool(np.any(b["G"][:, 1] != 0))
 
-    def error(th):
+    def error(th, bound=np.inf):
         r, g = present(th)
         return 1.0 if r and g else 1.5 if r or g else 0.5
 
@@ -170,9 +170,36 @@ def test_a_dissipation_the_error_needs_stays():
     layout = Layout(2, 2, ("quartic",), 1, False, 0)
     theta = _theta(np.random.default_rng(7))[: layout.size]
 
-    def error(th):  # the states' dissipation carries the fit, the offset does not matter
+    # the states' dissipation carries the fit, the offset does not matter
+    def error(th, bound=np.inf):
         return 1.0 + 10.0 * float(not np.any(layout.unpack(th)["L"] != 0))
 
     pruned, dropped = prune_terms(layout, theta, error, constant_ports=[1])
     assert ("R", 0) not in dropped and ("G", 1) in dropped
     assert np.array_equal(layout.unpack(pruned)["L"], layout.unpack(theta)["L"])
+
+
+def test_an_error_known_above_the_bound_stops_the_simulations(monkeypatch):
+    """relative_error simulates run by run; once the error exceeds ``bound`` the rest is not
+    simulated (the removal is rejected either way), below it the value is exact."""
+    from types import SimpleNamespace
+
+    from fmu_surrogate.identify.nonlinear import pruning
+
+    calls = []
+
+    def simulate(system, t, u, hold):  # stand-in: every output off by ``system`` (a number)
+        calls.append(hold)
+        return SimpleNamespace(y=np.full((t.size, 1), 1.0 + system))
+
+    monkeypatch.setattr(pruning, "simulate", simulate)
+    t = np.arange(4.0)
+    exps = [(t, None, np.ones((4, 1)), "zoh")] * 3
+    # off by 0.5 of 1 everywhere: 0.5 exactly, all three runs simulated, with or without a
+    # bound it does not exceed
+    for bound in (np.inf, 0.5):
+        calls.clear()
+        assert pruning.relative_error(0.5, exps, bound) == 0.5 and len(calls) == 3
+    # above 0.2 after the first run (its squared error 1 against 0.2² of the total 12): stops
+    calls.clear()
+    assert pruning.relative_error(0.5, exps, 0.2) == np.inf and len(calls) == 1
