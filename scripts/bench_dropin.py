@@ -160,6 +160,19 @@ COMPONENTS: dict[str, dict] = {
                   for k, s in ((1, 0.6), (2, 1.5), (3, 3.0), (4, 2.5))],
         "heldout": ["tau=chirp:f0=0.1,f1=2,t1=10,amplitude=5"],
         "stop": 10.0, "step": 0.01, "linear": False, "quick_runs": 4},
+    # hydraulics in bar and l/min: the gas accumulator charged at 150 bar, its fluid volume
+    # swinging about that charge (120 to 190 bar) and drawn down by a mean flow (to 100 bar, as
+    # gas_discharge empties it); the turbulent orifice of that system (K = 0.5) fed 0 to 200 bar
+    "gas_accumulator": {
+        "train": [f"Q=noise:f_low=0.3,f_high=2,duration=10,std=10,seed={k}" for k in (1, 2)]
+        + [f"Q=noise:f_low=0.3,f_high=2,duration=10,std=5,offset=1.2,seed={k}" for k in (3, 4)],
+        "heldout": ["Q=chirp:f0=0.3,f1=2,t1=10,amplitude=8,offset=0.6"],
+        "stop": 10.0, "step": 0.01, "linear": False},
+    "turbulent_orifice": {
+        "params": {"K": 0.5},
+        "train": [f"p=noise:f_high=10,duration=1,std=50,offset=100,seed={k}" for k in (1, 2, 3)],
+        "heldout": ["p=chirp:f0=1,f1=10,t1=1,amplitude=60,offset=100"],
+        "stop": 1.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments
@@ -358,6 +371,7 @@ REFINE = 10
 #: which grows the amplitude by ω²h/2 per second (0.3 /s at 0.01 s, 0.03 /s at 0.001 s).
 SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
            "damped_mass": (2.0, 0.01), "hydraulic_discharge": (2.0, 0.01),
+           "gas_discharge": (2.0, 0.01),
            "braked_mass": (2.0, 0.01), "coil_drive": (10.0, 0.01),
            "sprung_mass": (5.0, 0.001)}
 
