@@ -95,7 +95,7 @@ def test_select_dataset_above_the_tolerance_tries_the_nonlinear_fit():
     from fmu_surrogate.identify.selection import select_dataset
 
     ds, _, _ = _mass_dataset()
-    choice = select_dataset(ds, tolerance=1e-12, nonlinear={"max_iter": 3})
+    choice = select_dataset(ds, tolerance=1e-12, nonlinear={"max_iter": 1})
     # kept linear or nonlinear: the report says that the linear error exceeded the tolerance
     # and why the kept model was kept (nonlinear error, or why no nonlinear fit was possible)
     assert "exceeds the tolerance" in choice.reason and choice.linear.system_.n_states == 2
