@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,12 @@ def test_readme_lists_the_pipeline_commands():
 
 
 @pytest.mark.slow
-def test_every_readme_command_runs(tmp_path):
+def test_every_readme_command_runs(tmp_path, benchmark_fmus):
+    # the session's builds, so that `benchmarks build fmus` checks their hashes instead of
+    # compiling all of them again (14 s; building is tested in tests/benchmarks/test_build.py)
+    (tmp_path / "fmus").mkdir()
+    for path in benchmark_fmus.values():
+        shutil.copy2(path, tmp_path / "fmus" / path.name)
     for line in commands():
         argv = shlex.split(line)
         assert argv[0] == "fmu-surrogate"

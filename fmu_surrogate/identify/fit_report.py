@@ -88,6 +88,9 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
         lines.append(f"  not fitted (discrete outputs): {', '.join(not_fitted)}")
     fitted = ", ".join(lin.result_.fitted)
     lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
+    if getattr(lin, "no_feedthrough_declared_", False) and lin.feedthrough == "auto":
+        lines.append("  no feedthrough: the FMU declares its power outputs independent of its "
+                     "inputs (<ModelStructure> dependencies)")
     sel = lin.result_.order_selection
     if sel is not None:
         lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]

@@ -274,7 +274,7 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
     """The convex energy and the power-law dissipation of NonlinearPH (and linear, ``E = I``)
     parts on the coupled state: ``Q`` block diagonal, directions padded with zeros."""
     n = sum(s.n_states for s in systems)
-    Qs, kinds, a, W, M, g, p, d, asym = [], [], [], [], [], [], [], [], []
+    Qs, kinds, a, c, W, M, g, p, d, asym = [], [], [], [], [], [], [], [], [], []
     off = 0
     for s in systems:
         k = s.n_states
@@ -291,6 +291,7 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
         Qs.append(eff.Q)
         kinds += eff.kinds
         a.append(eff.weights)
+        c.append(eff.shifts)  # the ridges' preloads
         W.append(np.pad(eff.directions, ((0, 0), (off, n - off - k))))
         M.append(np.pad(diss.directions, ((0, 0), (off, n - off - k))))
         g.append(diss.gains)
@@ -298,7 +299,8 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
         d.append(diss.smoothing)
         asym.append(diss.asymmetry)
         off += k
-    effort = ConvexEffort(block_diag(*Qs), kinds, np.concatenate(a), np.vstack(W))
+    effort = ConvexEffort(block_diag(*Qs), kinds, np.concatenate(a), np.vstack(W),
+                          np.concatenate(c))
     return effort, PowerDissipation(np.vstack(M), *map(np.concatenate, (g, p, d, asym)))
 
 

@@ -42,16 +42,18 @@ T = np.linspace(0.0, 1.0, 21)
 
 @pytest.fixture
 def info() -> FMUInfo:
-    def v(name, causality, unit=None, shape=()):
-        return Variable(name, 0, causality, "continuous", "Real", None, unit, None, shape)
+    def v(name, causality, unit=None, shape=(), dependencies=None):
+        return Variable(name, 0, causality, "continuous", "Real", None, unit, None, shape,
+                        dependencies=dependencies)
 
     return FMUInfo(
         path=Path("/models/m.fmu"), sha256="ab" * 32, name="m", guid="{g}", fmi_version="2.0",
         generation_tool="tool 1.0", model_identifier_cs="m", model_identifier_me=None,
         platforms=("linux64",), has_binary=True,
-        variables=(v("x", "output", "m"), v("der(x)", "local", "m/s"), v("u", "input"),
-                   v("a.b[1]", "local"), v("a/b%c", "local"), v("status", "local"),
-                   v("y z", "output"), v("arr", "output", shape=(2,)),
+        variables=(v("x", "output", "m", dependencies=()), v("der(x)", "local", "m/s"),
+                   v("u", "input"), v("a.b[1]", "local"), v("a/b%c", "local"),
+                   v("status", "local"), v("y z", "output", dependencies=("u", "x")),
+                   v("arr", "output", shape=(2,)),
                    v("k", "parameter")),
         states=("x",), derivatives={"x": "der(x)"},
         default_experiment=DefaultExperiment(0.0, 1.0, 0.05, None),
@@ -89,6 +91,10 @@ def test_layout(ds):
     assert data_var_name(ds, "a/b%c") == "a%2Fb%25c"
     assert data_var_name(ds, "status") == "var:status"
     assert ds["x"].attrs["units"] == "m" and ds["x"].attrs["causality"] == "output"
+    # the outputs' declared direct dependencies (JSON), absent where nothing is declared
+    assert json.loads(ds["x"].attrs["dependencies"]) == []
+    assert json.loads(ds["y z"].attrs["dependencies"]) == ["u", "x"]
+    assert "dependencies" not in ds["u"].attrs
     assert list(ds["status"].values) == ["ok", "failed", "failed"]
     assert list(ds["failure_kind"].values) == ["", "early_stop", "crash"]
     np.testing.assert_array_equal(ds["n_samples"].values, [T.size, 8, 0])
@@ -125,6 +131,7 @@ def test_round_trip(ds, tmp_path):
     for k in ("fmu_name", "fmu_guid", "variables", "parameters", "states", "created"):
         assert back.attrs[k] == ds.attrs[k]
     assert int(back.attrs["format_version"]) == 2
+    assert back["y z"].attrs["dependencies"] == ds["y z"].attrs["dependencies"]
     assert fmu_variables(back) == NAMES
     assert parameter_names(back) == ["k", "w/1"]
     for n in NAMES:

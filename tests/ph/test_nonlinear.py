@@ -22,14 +22,16 @@ from fmu_surrogate.ph import (
 )
 
 
-def random_nonlinear(rng, n=3, m=2, feedthrough=True):
-    """Random parameters from the admissible sets: structure must hold whatever they are."""
+def random_nonlinear(rng, n=3, m=2, feedthrough=True, shifted=False):
+    """Random parameters from the admissible sets: structure must hold whatever they are
+    (``shifted``: the ridges preloaded)."""
     A = rng.normal(size=(n, n))
     L = 0.3 * rng.normal(size=(n + m, n + m))
     W = L @ L.T
     K = rng.normal(size=(n, n))
     eff = ConvexEffort(K @ K.T / n + 0.5 * np.eye(n), ["quartic", "logcosh"],
-                       rng.uniform(0, 1, 2), rng.normal(size=(2, n)))
+                       rng.uniform(0, 1, 2), rng.normal(size=(2, n)),
+                       rng.normal(size=2) if shifted else None)
     diss = PowerDissipation(rng.normal(size=(2, n)), rng.uniform(0, 1, 2),
                             rng.uniform(-0.5, 2.0, 2), rng.uniform(1e-3, 0.1, 2))
     Nm = rng.normal(size=(m, m))
@@ -135,12 +137,13 @@ def test_terminate_keeps_the_nonlinear_dissipation():
 
 
 def test_interconnect_stacks_energies_and_dissipations():
-    """Two NonlinearPH and a linear part coupled by a gyrator and a transformer-like bond: the
-    coupled NonlinearPH has the parts' flows under û = −Ĉ ŷ, and AVF keeps its energy balance."""
+    """Two NonlinearPH (one with preloaded ridges) and a linear part coupled by a gyrator and a
+    transformer-like bond: the coupled NonlinearPH has the parts' flows under û = −Ĉ ŷ, and
+    AVF keeps its energy balance."""
     from fmu_surrogate.ph import LinearPH
 
     rng = np.random.default_rng(6)
-    a = random_nonlinear(rng, feedthrough=False)
+    a = random_nonlinear(rng, feedthrough=False, shifted=True)
     b = random_nonlinear(rng, feedthrough=False)
     lin = LinearPH([[0.0, 1.0], [-1.0, 0.0]], np.diag([0.0, 0.3]), np.diag([2.0, 1.0]),
                    [[0.0], [1.0]])

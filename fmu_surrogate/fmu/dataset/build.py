@@ -223,6 +223,8 @@ def assemble_dataset(
             a["type"] = info.type
             if info.unit:
                 a["units"] = info.unit
+            if info.dependencies is not None:
+                a["dependencies"] = json.dumps(list(info.dependencies))
         key = escape_name(full)
         if key in data_vars:
             raise InvalidInputError(f"variable {full!r} appears twice after expanding arrays.")

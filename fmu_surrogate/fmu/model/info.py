@@ -53,6 +53,10 @@ class Variable:
     minimum, maximum : float or None
         The declared ``min`` and ``max`` (the variable's own, else its ``declaredType``'s):
         the region the FMU is designed to operate in; ``None`` where none is declared.
+    dependencies : tuple of str or None
+        For an output: the variables it depends on directly, as its ``<ModelStructure>``
+        declares them (``()``: on none of them, a state-only output); ``None`` where nothing
+        is declared (then it may depend on every input).
     """
 
     name: str
@@ -67,6 +71,7 @@ class Variable:
     initial: str | None = None
     minimum: float | None = None
     maximum: float | None = None
+    dependencies: tuple[str, ...] | None = None
 
     @property
     def is_real(self) -> bool:

@@ -155,6 +155,8 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
     here = current_platform(fmi_version)
     has_binary = any(n.startswith(f"binaries/{here}/") and not n.endswith("/") for n in names)
 
+    direct = {u.variable.name: tuple(d.name for d in u.dependencies)
+                for u in md.outputs if u.dependencies is not None}
     variables = []
     for v in md.modelVariables:
         variables.append(
@@ -172,6 +174,7 @@ def open_fmu(path: str | os.PathLike) -> FMUInfo:
                 initial=v.initial,
                 minimum=_declared_float(v, "min"),
                 maximum=_declared_float(v, "max"),
+                dependencies=direct.get(v.name),
             )
         )
     states, derivs = [], {}

@@ -28,7 +28,7 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         dataset_interface,
         detect_pairs,
     )
-    from fmu_surrogate.identify.linear.model.experiments import Experiment, hold_from_dataset
+    from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.identify.linear.ports import parse_pairs
 
     if inputs is None or outputs is None:
@@ -71,6 +71,24 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         # no units to pair by and no order to pair in: an input-output model, every input
         # modulating and every output measured (the report says so and how to name pairs)
         pairs = []
+    power = pairs if pairs is not None else [(k, k, None) for k in range(m)]
+    declared = [parse_dependencies(attr(outputs[o], "dependencies")) for _, o, _ in power]
+    power_inputs = {inputs[i] for i, _, _ in power}
+    # read by prepare and fit_roles for feedthrough="auto", for this fit only
+    est._declared_without_feedthrough = bool(power) and all(
+        d is not None and not power_inputs & set(d) for d in declared)
+    try:
+        _fit(est, raw, pairs)
+    finally:
+        est.no_feedthrough_declared_ = est.__dict__.pop("_declared_without_feedthrough")
+    est.names_ = (inputs, outputs, in_units, out_units)
+    est.pairing_ = pairing
+    return est
+
+
+def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None) -> None:
+    from fmu_surrogate.identify.linear.model.experiments import Experiment
+
     if pairs is None:
         est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in raw])
     else:
@@ -82,6 +100,29 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         est._check_settings()
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             fit_roles(est, raw, pairs)
-    est.names_ = (inputs, outputs, in_units, out_units)
-    est.pairing_ = pairing
-    return est
+
+
+def parse_dependencies(text: str | None) -> tuple[str, ...] | None:
+    """The ``dependencies`` attribute of a dataset's output (a JSON list of the variables it
+    depends on directly, as its FMU declares them): ``None`` where nothing or something
+    unreadable is declared.
+
+    Parameters
+    ----------
+    text : str or None
+
+    Returns
+    -------
+    tuple of str or None
+    """
+    import json
+
+    if text is None:
+        return None
+    try:
+        names = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return tuple(names)

@@ -302,8 +302,10 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
     view = delayed_view(data) if delayed else data  # where a delayed feedthrough is direct
     n, sel, ft = est.order, None, est.feedthrough
+    if ft == "auto" and not delayed and getattr(est, "_declared_without_feedthrough", False):
+        ft = False  # the FMU declares its power outputs independent of its inputs
     if n is None:
-        sel, _ = select_order([Record(*d) for d in view], feedthrough=True)
+        sel, _ = select_order([Record(*d) for d in view], feedthrough=ft is not False)
         n = sel.order
     if ft == "auto":
         ft = n == 0 or needs_feedthrough(view, n, len(pairs))

@@ -113,6 +113,8 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         names = tuple(p for p in ("J", "R", "Q", "B", "x0") if p in names or p == "x0")
     source = est.offsets is True  # "auto": tried after the fit (try_offsets)
     ft, sel = est.feedthrough, None
+    if ft == "auto" and getattr(est, "_declared_without_feedthrough", False):
+        ft = False  # the FMU declares its power outputs independent of its inputs
     if ft == "auto" and not (uniform and auto_dropin(est)):
         ft = False  # detection needs the subspace method
     if ft == "auto" or (n is None and (ft or source)):
@@ -185,6 +187,8 @@ def try_offsets(est: Any, exps: list[Any]) -> None:
 
     other = clone(est).set_params(offsets=True, order=est.system_.n_states,
                                   ports=[("in" if s > 0 else "out") for s in est.port_signs_])
+    if getattr(est, "_declared_without_feedthrough", False):
+        other._declared_without_feedthrough = True  # what the FMU declares holds here too
     try:
         other.fit(exps)
     except (ValueError, np.linalg.LinAlgError):

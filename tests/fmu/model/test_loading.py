@@ -162,6 +162,29 @@ def test_describe_lists_everything(tiny_fmu):
     assert "NO binary" not in text
 
 
+@pytest.mark.parametrize("declared, expected", [
+    ("", None),                                  # nothing declared: may depend on every input
+    (' dependencies=""', ()),                    # declared: on nothing (a state-only output)
+    (' dependencies="1 3" dependenciesKind="dependent dependent"', ("x", "u")),
+], ids=["undeclared", "none", "state-and-input"])
+def test_fmi2_output_dependencies(tiny_fmu, tmp_path, declared, expected):
+    p = _rezip(tiny_fmu, tmp_path / "deps.fmu",
+               lambda n, d: (n, d.decode().replace('<Outputs><Unknown index="1"/>',
+                                                   f'<Outputs><Unknown index="1"{declared}/>')
+                             .encode()) if n == "modelDescription.xml" else (n, d))
+    info = open_fmu(p)
+    assert info.variable("x").dependencies == expected
+    assert info.variable("u").dependencies is None  # an input declares none
+
+
+def test_fmi3_output_dependencies(fmi3_fmu, tmp_path):
+    p = _rezip(fmi3_fmu, tmp_path / "deps3.fmu",
+               lambda n, d: (n, d.replace(b'<Output valueReference="1"/>',
+                                          b'<Output valueReference="1" dependencies="3"/>')))
+    assert open_fmu(p).variable("x").dependencies == ("u",)
+    assert open_fmu(fmi3_fmu).variable("x").dependencies is None
+
+
 # ------------------------------------------------------------------ FMI 3.0
 def test_fmi3_model_description_only(fmi3_fmu):
     info = open_fmu(fmi3_fmu)
