@@ -103,3 +103,15 @@ def test_a_fit_with_the_sparse_jacobian_takes_the_dense_fits_steps(mass_experime
     # Cholesky against sparse LU of the same normal equations: round-off (1e-9 of the
     # cost) amplified along five steps
     np.testing.assert_allclose(sparse, dense, rtol=1e-6)
+
+
+@pytest.mark.parametrize("level, per_ten, stops", [
+    (1e-4, 1.5, False),   # far from a useful fit and still falling: a valley crossed slowly
+    (1e-4, 1.05, True),   # far from it and no longer falling
+    (1e-8, 1.5, True),    # an RMS error of 0.01 %: the last tenth costs most iterations
+    (1e-8, 3.0, False),
+])
+def test_a_fit_stalls_by_how_far_its_cost_fell_and_where_it_is(level, per_ten, stops):
+    costs = list(level * per_ten ** (np.arange(12, 0, -1) / 10.0))  # per_ten x per 10 steps
+    assert bool(gauss_newton.stalled(costs)) is stops
+    assert not gauss_newton.stalled(costs[-10:])  # fewer iterations than the window
