@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.identify.nonlinear.continuation import (
+    CONTINUATION_COST,
     HOMOTOPY_STAGES,
     excitation_levels,
     level_stages,
@@ -88,19 +89,23 @@ def test_a_quarter_car_is_found_by_climbing_the_levels_of_its_runs():
     assert err < 0.05  # measured 2.0 %; one fit from the linear start over both runs: 69 %
 
 
-def test_a_quarter_car_at_one_level_is_found_along_the_data_from_the_linear_outputs():
+def test_a_quarter_car_at_one_level_is_found():
     """One run at 2000 N (the suspension stiffening up to 2.3×), held out at 1200 N: no levels
-    to climb, so the fit follows the data from the linear model's outputs."""
+    to climb.  The one fit from the linear start crosses its valley (it stops only when its
+    cost falls by less than 1.1× in 10 iterations there, gauss_newton.STALL_BAND) to a cost
+    below CONTINUATION_COST, so the path along the data is not needed (its steps are tested
+    with stand-in fits below)."""
     from fmu_surrogate.ph import simulate
 
     runs = [_quarter_car(s, i + 1, T=1.5) for i, s in enumerate((2000.0, 1200.0))]
     est = NonlinearPHIdentifier(4).fit(runs)
-    assert "8 steps from the linear model's outputs to the data" in est.result_.stopping_reason
+    assert est.result_.cost_history[-1] <= CONTINUATION_COST
     t, F, v = runs[-1]
     err = np.linalg.norm(simulate(est.system_, t, F, est.x0_, hold="zoh").y - v) / \
         np.linalg.norm(v)
-    # measured 3.1 % (3.2 % from 1 s, 3.0 % from two runs of 2 s); one fit from the linear
-    # start: 58 %.  8 % leaves room for the path of eight fits under other BLAS thread counts
+    # measured 3.9 % (training cost 9.9e-5 after 73 iterations; when the fit stopped on a fall
+    # below 2x in 10 iterations: 58 %, and 3.1 % along the data); 8 % leaves room for the
+    # optimiser's path under other BLAS thread counts
     assert err < 0.08
 
 

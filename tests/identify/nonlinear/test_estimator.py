@@ -345,14 +345,16 @@ def test_an_orifice_in_bar_and_l_per_min_is_found():
         return t, p[:, None], turbulent_flow(p)[:, None]
 
     choice = _static_law_choice(run)
-    # measured 0.60 % (relative RMS, held out) against the linear model's 21 %: the class has
-    # no tanh transition (a power law |p|^(-1/2) smoothed near 0); 2 %, the drop-in target
-    assert choice.method == "nonlinear" and choice.nonlinear_error < 0.02
+    # measured 0.094 % (relative RMS, held out; 0.60 % when the fit stopped on a fall below 2x
+    # in 10 iterations at 1 %) against the linear model's 21 %: the class has no tanh
+    # transition (a power law |p|^(-1/2) smoothed near 0); 0.5 % leaves the optimiser's path
+    # room on any BLAS
+    assert choice.method == "nonlinear" and choice.nonlinear_error < 0.005
     assert choice.linear_error > 0.1
     law = choice.estimator.system_.port_dissipation
     k = int(np.argmax(law.gains))
-    # the turbulent square root, p = -1/2 (measured -0.57: the transition bends it)
-    assert law.exponents[k] == pytest.approx(-0.5, abs=0.1)
+    # the turbulent square root, p = -1/2 (measured -0.51: the transition bends it)
+    assert law.exponents[k] == pytest.approx(-0.5, abs=0.05)
 
 
 def test_progress_shows_a_bar_over_each_fit_and_changes_nothing(mass_experiment, capsys):

@@ -106,10 +106,11 @@ def test_a_fit_with_the_sparse_jacobian_takes_the_dense_fits_steps(mass_experime
 
 
 @pytest.mark.parametrize("level, per_ten, stops", [
-    (1e-4, 1.5, False),   # far from a useful fit and still falling: a valley crossed slowly
-    (1e-4, 1.05, True),   # far from it and no longer falling
+    (1e-4, 1.5, False),   # an RMS error of 1 %, still falling: a valley crossed slowly
+    (1e-4, 1.05, True),   # the same, no longer falling
     (1e-8, 1.5, True),    # an RMS error of 0.01 %: the last tenth costs most iterations
     (1e-8, 3.0, False),
+    (1e-1, 1.5, True),    # 30 %: the class or the start is wrong, the caller changes them
 ])
 def test_a_fit_stalls_by_how_far_its_cost_fell_and_where_it_is(level, per_ten, stops):
     costs = list(level * per_ten ** (np.arange(12, 0, -1) / 10.0))  # per_ten x per 10 steps
