@@ -89,8 +89,14 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
     fitted = ", ".join(lin.result_.fitted)
     lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
     if getattr(lin, "no_feedthrough_declared_", False) and lin.feedthrough == "auto":
-        lines.append("  no feedthrough: the FMU declares its power outputs independent of its "
-                     "inputs (<ModelStructure> dependencies)")
+        from fmu_surrogate.identify.linear.ported_fit import DECLARED_SHARE
+
+        said = "the FMU declares its power outputs independent of its inputs (<ModelStructure>)"
+        fitted_ft = lin.roles_.feedthrough if lin.roles_ is not None else \
+            lin.system_.has_feedthrough
+        lines.append(f"  feedthrough fitted although {said}: it explains more than "
+                     f"{percent(DECLARED_SHARE)} of them in the data" if fitted_ft else
+                     f"  no feedthrough: {said}")
     sel = lin.result_.order_selection
     if sel is not None:
         lines += [f"  order {sel.order} chosen from the data ({sel.criterion}):", sel.table()]

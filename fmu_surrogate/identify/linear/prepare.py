@@ -113,8 +113,8 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         names = tuple(p for p in ("J", "R", "Q", "B", "x0") if p in names or p == "x0")
     source = est.offsets is True  # "auto": tried after the fit (try_offsets)
     ft, sel = est.feedthrough, None
-    if ft == "auto" and getattr(est, "_declared_without_feedthrough", False):
-        ft = False  # the FMU declares its power outputs independent of its inputs
+    # the FMU declares its power outputs independent of its inputs
+    declared = getattr(est, "_declared_without_feedthrough", False)
     if ft == "auto" and not (uniform and auto_dropin(est)):
         ft = False  # detection needs the subspace method
     if ft == "auto" or (n is None and (ft or source)):
@@ -130,17 +130,18 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         if n is None:
             chosen = dataclasses.replace(roles, source=offsets_possible)
             sel, _ = select_order([Record(e.t, chosen.ports(np.asarray(e.u)), np.asarray(e.y),
-                                          e.hold) for e in raw], feedthrough=ft is not False)
+                                          e.hold) for e in raw],
+                                  feedthrough=ft is True or (ft == "auto" and not declared))
             n = sel.order
             if ft == "auto":
-                ft = n == 0 or needs_feedthrough(data, n, m)
+                ft = n == 0 or needs_feedthrough(data, n, m, declared)
         elif ft == "auto":
             from fmu_surrogate.identify.linear.model.ported import Layout
             from fmu_surrogate.identify.linear.ported_fit import MAX_PARAMETERS
 
             # "auto" only where the drop-in model is affordable (its dense Jacobian)
             size = Layout(n, m + int(source), m, 0, True, True).size
-            ft = size <= MAX_PARAMETERS and needs_feedthrough(data, n, m)
+            ft = size <= MAX_PARAMETERS and needs_feedthrough(data, n, m, declared)
     ported = bool(ft) or source or n == 0
     if not ported and sel is not None:  # chosen among unstructured candidates: choose again
         n, sel = None, None

@@ -86,23 +86,26 @@ def test_without_units_or_ports_unequal_counts_give_an_input_output_model():
         LinearPHIdentifier(ports="auto").fit_dataset(ds, inputs=["F"], outputs=["v"])
 
 
-@pytest.mark.parametrize("declared, feedthrough", [
-    (None, True), ('["F"]', True), ('[]', False)])
-def test_an_output_declared_without_feedthrough_gets_none(declared, feedthrough):
+@pytest.mark.parametrize("declared, gain, feedthrough", [
+    (None, 0.002, True), ('["F"]', 0.002, True), ('[]', 0.002, False), ('[]', 0.1, True)])
+def test_an_output_declared_without_feedthrough_gets_none(declared, gain, feedthrough):
     from fmu_surrogate.identify.fit_report import describe_fit
 
-    # the velocity plus 0.1 s/kg times the force: a feedthrough the data show plainly, which
-    # "auto" fits unless the FMU declares the output independent of the input (its
-    # <ModelStructure>, kept by harvest in the "dependencies" attribute): what it declares wins
+    # the velocity plus `gain` times the force: a feedthrough the data show (0.002 s/kg: 0.4 %
+    # of the velocity, as a model error may put there), which "auto" fits unless the FMU
+    # declares the output independent of the input (its <ModelStructure>, kept by harvest in
+    # the "dependencies" attribute); 0.1 s/kg (21 %) is fitted all the same, and said so
     y = mass_outputs(F)
-    ds = dataset(F, np.column_stack([y[:, 0], y[:, 1] + 0.1 * F, y[:, 2]]))
+    ds = dataset(F, np.column_stack([y[:, 0], y[:, 1] + gain * F, y[:, 2]]))
     if declared is not None:
         ds["v"].attrs["dependencies"] = declared
     est = LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["v"])
-    assert est.no_feedthrough_declared_ is not feedthrough
+    assert est.no_feedthrough_declared_ is (declared == "[]")
     assert est.to_surrogate().system.has_feedthrough is feedthrough
-    said = "no feedthrough: the FMU declares" in describe_fit(est, [0], [])
-    assert said is not feedthrough
+    report = describe_fit(est, [0], [])
+    assert ("no feedthrough: the FMU declares" in report) is not feedthrough
+    assert ("feedthrough fitted although the FMU declares" in report) is \
+        (feedthrough and declared == "[]")
     # feedthrough=True is the user's own choice: it is kept
     forced = LinearPHIdentifier(feedthrough=True).fit_dataset(ds, inputs=["F"], outputs=["v"])
     assert forced.to_surrogate().system.has_feedthrough
