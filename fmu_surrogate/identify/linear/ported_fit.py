@@ -156,7 +156,7 @@ def unforced_ratio(raw: list[tuple]) -> float:
 
 
 def needs_feedthrough(data: list[tuple], n: int, n_power: int,
-                      declared_none: bool = False) -> bool:
+                      declared_none: bool = False, source: bool = False) -> bool:
     """``feedthrough="auto"``: the subspace model of order n (n = 0: least squares) has a
     feedthrough of the power outputs above :data:`FEEDTHROUGH_RTOL` and ``NOISE_MARGIN`` times
     its relative residual (above :data:`DECLARED_SHARE` where the FMU declares none).
@@ -167,7 +167,11 @@ def needs_feedthrough(data: list[tuple], n: int, n_power: int,
     n : int
     n_power : int
     declared_none : bool
-        The FMU declares the power outputs independent of the inputs.
+        The FMU declares the power outputs independent of the inputs: the share is then that
+        of the inputs alone, without the constant source column (``source``), whose offsets
+        are no dependence on an input.
+    source : bool
+        The last column of ``v`` is the constant source.
 
     Returns
     -------
@@ -178,7 +182,9 @@ def needs_feedthrough(data: list[tuple], n: int, n_power: int,
     from fmu_surrogate.identify.linear.init.subspace import subspace_identify
 
     sm = subspace_identify(data, n, with_x0=True, with_d=True)
-    num = sum(float(np.linalg.norm(v @ sm.D[:n_power].T)) for _t, v, _y, _h in data)
+    cols = slice(0, -1) if declared_none and source else slice(None)
+    num = sum(float(np.linalg.norm(v[:, cols] @ sm.D[:n_power, cols].T))
+              for _t, v, _y, _h in data)
     den = sum(float(np.linalg.norm(y[:, :n_power])) for _t, _v, y, _h in data)
     # above round-off and well above what the residual (noise, model error) could put into D
     floor = max(FEEDTHROUGH_RTOL, NOISE_MARGIN * sm.fit_residual)
@@ -317,7 +323,7 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
         sel, _ = select_order([Record(*d) for d in view], feedthrough=not declared)
         n = sel.order
     if ft == "auto":
-        ft = n == 0 or needs_feedthrough(view, n, len(pairs), declared)
+        ft = n == 0 or needs_feedthrough(view, n, len(pairs), declared, roles.source)
     roles = dataclasses.replace(roles, feedthrough=bool(ft))
     learn_x0 = (not at_rest) if est.learn is None else "x0" in est.learn
     est.port_signs_, est.order_selection_, est.ported_ = signs, sel, True

@@ -134,14 +134,14 @@ def prepare(est: Any, exps: list[Any], n: int | None,
                                   feedthrough=ft is True or (ft == "auto" and not declared))
             n = sel.order
             if ft == "auto":
-                ft = n == 0 or needs_feedthrough(data, n, m, declared)
+                ft = n == 0 or needs_feedthrough(data, n, m, declared, source)
         elif ft == "auto":
             from fmu_surrogate.identify.linear.model.ported import Layout
             from fmu_surrogate.identify.linear.ported_fit import MAX_PARAMETERS
 
             # "auto" only where the drop-in model is affordable (its dense Jacobian)
             size = Layout(n, m + int(source), m, 0, True, True).size
-            ft = size <= MAX_PARAMETERS and needs_feedthrough(data, n, m, declared)
+            ft = size <= MAX_PARAMETERS and needs_feedthrough(data, n, m, declared, source)
     ported = bool(ft) or source or n == 0
     if not ported and sel is not None:  # chosen among unstructured candidates: choose again
         n, sel = None, None

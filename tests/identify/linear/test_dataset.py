@@ -86,17 +86,19 @@ def test_without_units_or_ports_unequal_counts_give_an_input_output_model():
         LinearPHIdentifier(ports="auto").fit_dataset(ds, inputs=["F"], outputs=["v"])
 
 
-@pytest.mark.parametrize("declared, gain, feedthrough", [
-    (None, 0.002, True), ('["F"]', 0.002, True), ('[]', 0.002, False), ('[]', 0.1, True)])
-def test_an_output_declared_without_feedthrough_gets_none(declared, gain, feedthrough):
+@pytest.mark.parametrize("declared, gain, offset, feedthrough", [
+    (None, 0.002, 0.0, True), ('["F"]', 0.002, 0.0, True), ('[]', 0.002, 0.0, False),
+    ('[]', 0.002, 0.5, False), ('[]', 0.1, 0.0, True)])
+def test_an_output_declared_without_feedthrough_gets_none(declared, gain, offset, feedthrough):
     from fmu_surrogate.identify.fit_report import describe_fit
 
     # the velocity plus `gain` times the force: a feedthrough the data show (0.002 s/kg: 0.4 %
     # of the velocity, as a model error may put there), which "auto" fits unless the FMU
     # declares the output independent of the input (its <ModelStructure>, kept by harvest in
-    # the "dependencies" attribute); 0.1 s/kg (21 %) is fitted all the same, and said so
+    # the "dependencies" attribute); 0.1 s/kg (21 %) is fitted all the same, and said so.  An
+    # offset of the velocity (fitted with a constant source) is no dependence on the input
     y = mass_outputs(F)
-    ds = dataset(F, np.column_stack([y[:, 0], y[:, 1] + gain * F, y[:, 2]]))
+    ds = dataset(F, np.column_stack([y[:, 0], y[:, 1] + gain * F + offset, y[:, 2]]))
     if declared is not None:
         ds["v"].attrs["dependencies"] = declared
     est = LinearPHIdentifier().fit_dataset(ds, inputs=["F"], outputs=["v"])
