@@ -210,6 +210,17 @@ def test_benchmark_fmu_cs_loop_agrees_with_model_exchange(benchmark_fmus):
         np.testing.assert_allclose(cs[v].values, me[v].values, rtol=0, atol=1e-7)
 
 
+def test_a_harvest_keeps_the_outputs_declared_dependencies(benchmark_fmus):
+    """The accumulator declares its pressure a function of its state alone, the orifice its
+    flow one of the pressure it is given: the dataset keeps both, for identify to follow."""
+    kw = {"stop_time": 0.1, "step": 0.01, "workers": 1, "progress": False}
+    acc = harvest(benchmark_fmus["gas_accumulator"], None, signals={"Q": Constant(1.0)}, **kw)
+    ori = harvest(benchmark_fmus["turbulent_orifice"], None, signals={"p": Constant(50.0)}, **kw)
+    assert json.loads(acc["p"].attrs["dependencies"]) == []
+    assert json.loads(ori["Q"].attrs["dependencies"]) == ["p"]
+    assert "dependencies" not in acc["Q"].attrs  # an input declares none
+
+
 # ---------------------------------------------------------------------------- session
 def test_session_records_like_a_campaign(faulty_fmu, tmp_path):
     u = np.where(T < 0.3 - 1e-12, 1.0, -1.0)
