@@ -61,7 +61,7 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     structure,
     to_system,
 )
-from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
+from fmu_surrogate.identify.nonlinear.shooting import VectorField, _like, make_segments, rollout
 from fmu_surrogate.identify.nonlinear.start import LinearStart, turn_directions
 from fmu_surrogate.ph import LinearPH, simulate
 
@@ -329,10 +329,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         ldirs = torch.as_tensor(static_law.directions)
 
     n_pairs = has_next.size
-    if seg.weight is None:
-        wsqrt = torch.as_tensor(1.0 / np.sqrt(seg.y.numel()))
-    else:
-        wsqrt = torch.sqrt(seg.weight / (seg.weight.sum() * seg.y.shape[-1]))[..., None]
+    wsqrt = (torch.as_tensor(1.0 / np.sqrt(seg.y.numel())) if seg.weight is None else
+             torch.sqrt(seg.weight / (seg.weight.sum() * seg.y.shape[-1]))[..., None])
+    w_res = wsqrt / y_scale  # the residuals (Y − y) w_res, both lifted to dual numbers in a
+    y_res = seg.y * w_res    # Jacobian's pass (a plain operand takes the slow path: .shooting)
     order = torch.as_tensor(np.argsort(np.concatenate([np.flatnonzero(seg.first),
                                                        np.flatnonzero(free)])))
     n_model = layout.slices()["x"][0].start
@@ -368,7 +368,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             Y = Y + Ym @ Emeas.T
         if n_law:
             Y = Y + field.law(lnode, ldirs, static_law.kinds)
-        ry = (((Y - seg.y) / y_scale) * wsqrt).reshape(Y.shape[:-3] + (len(seg.first), -1))
+        ry = (Y * _like(w_res, Y) - _like(y_res, Y)).reshape(Y.shape[:-3] + (len(seg.first), -1))
         return ry, Xn[..., -1, :], field, Xn
 
     def fun(phi: Array) -> Array:

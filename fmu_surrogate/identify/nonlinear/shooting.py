@@ -21,14 +21,18 @@ become many short ones: the objective stays smooth in the parameters (no chaotic
 growth over thousands of steps) and a step of the optimiser costs ``L`` sequential steps, not
 the length of the record.
 
-Speed.  The residuals' Jacobian comes from one pass of dual numbers (:mod:`.gauss_newton`).
-An elementwise operation of a dual number with a plain tensor or a Python number takes
-PyTorch's reference path (its zero tangent goes through Python decompositions): 200–500 µs
-against 6–50 µs between two dual numbers on these small tensors
-(``scripts/bench_nonlinear_fit.py``).  The rollout therefore holds its step sizes, start
-states and constants as dual numbers of zero tangent where the parameters are dual, and writes
-small integer factors as sums (``2 k₂`` as ``k₂ + k₂``); the inputs enter by products with
-matrices only, which are fast either way.
+Speed.  The residuals' Jacobian comes from one forward-mode pass (:mod:`.gauss_newton`): the
+parameters as a batch of dual numbers, one tangent per column.  A rollout is thousands of small
+operations in sequence, and PyTorch's dual numbers cost 5–130 µs each on these tensors
+(``scripts/bench_nonlinear_fit.py``; a dual number with a plain tensor or a Python number takes
+its reference path, 200–800 µs).  :func:`rollout` therefore takes the model's matrices and
+their tangents out of torch once and steps in NumPy, carrying the tangents by hand: a value
+once, without the batch axes where every member holds the same ``θ``, its tangents with them.
+A hanging mass's Jacobian pass (27 columns, 8 segments of 50 steps) went from 154 to 40 ms, a
+cost evaluation from 35 to 13 ms.  :class:`VectorField` keeps the torch form for the few
+evaluations outside the rollout (the measured outputs' efforts, the static law, the check that
+RK4 resolves the model), where its constants are dual numbers of zero tangent where the
+parameters are dual.
 """
 
 from __future__ import annotations
@@ -154,6 +158,7 @@ class VectorField:
         self.Bout = G + P if P is not None else G
         self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
         self.alpha, self.w = _row(weights(layout, b, torch)), b["w"]
+        self.kinds = layout.kinds
         self.slopes = _slopes(layout.kinds)
         self.c = _row(b["rc"])  # the ridges' shifts (preloads) and their slopes there
         self.slope_c = self.slopes(self.c)
@@ -208,6 +213,9 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
     """RK4 over all segments at once: outputs (..., S, L + 1, m) and states (..., S, L + 1, n)
     at the nodes (the leading axes those of a batch of parameter vectors).
 
+    Dual numbers in (the parameters, the start states or both) give dual numbers out: the
+    steps run in NumPy with their forward-mode tangents carried by hand (module doc, "Speed").
+
     Parameters
     ----------
     field : VectorField
@@ -220,26 +228,234 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
         RK4 steps per sample step (the input held as the data say within the step): keeps a
         fast mode inside RK4's stability region, ``h ρ / substeps ≲ 2.5``.
     """
-    x = x_start if fwad.unpack_dual(x_start).tangent is not None else _like(x_start, field.T)
-    ys, xs = [field.output(x, seg.unode[:, 0])], [x]
+    lead = tuple(field.T.shape[:-2])
+    f = _Tangents(field, lead)
+    x, dx = _split(x_start, lead)
+    tangents = f.dual or dx is not None
+    if tangents and dx is None:
+        dx = np.zeros(lead + x.shape[-2:])
     ns = int(substeps)
-    # the step sizes as dual numbers where the parameters are (module doc, "Speed")
-    H = _like(seg.h[..., None] / ns * torch.tensor([0.5, 1.0, 1.0 / 6.0], dtype=seg.h.dtype),
-              field.T)
-    for k in range(seg.h.shape[1]):
-        half, h, sixth = H[:, k : k + 1, 0], H[:, k : k + 1, 1], H[:, k : k + 1, 2]
-        u0, du = seg.u0[:, k], seg.u1[:, k] - seg.u0[:, k]  # zoh: du = 0
+    h = seg.h.numpy() / ns
+    u0, u1, unode = seg.u0.numpy(), seg.u1.numpy(), seg.unode.numpy()
+    # the inputs through B_in at every step, and their change over the step (linear hold)
+    ub0, dub0 = f.inputs(u0)
+    ramp = not np.array_equal(u0, u1)
+    ubd, dubd = f.inputs(u1 - u0) if ramp else (None, None)
+    y, dy, z = f.output(x, dx, unode[:, 0])
+    ys, dys, xs, dxs = [y], [dy], [x], [dx]
+    for k in range(h.shape[1]):
+        hk = h[:, k : k + 1]
+        half, sixth = 0.5 * hk, hk / 6.0
+        a, da = ub0[..., k, :], _at(dub0, k)
         for j in range(ns):
-            ua, um, ub = (u0 + du * (c / ns) for c in (j, j + 0.5, j + 1))
-            k1 = field(x, ua)
-            k2 = field(x + half * k1, um)
-            k3 = field(x + half * k2, um)
-            k4 = field(x + h * k3, ub)
-            k23 = k2 + k3
-            x = x + sixth * (k1 + k23 + k23 + k4)
-        ys.append(field.output(x, seg.unode[:, k + 1]))
+            if ramp:
+                d, dd = ubd[..., k, :], _at(dubd, k)
+                ua, um, ub = (a + (c / ns) * d for c in (j, j + 0.5, j + 1))
+                dua, dum, dub = ((None if dd is None else _sum(da, (c / ns) * dd))
+                                 for c in (j, j + 0.5, j + 1))
+            else:
+                ua = um = ub = a
+                dua = dum = dub = da
+            k1, d1 = f(x, dx, ua, dua, z if j == 0 else None)
+            k2, d2 = f(x + half * k1, _sum(dx, _mul(half, d1)), um, dum)
+            k3, d3 = f(x + half * k2, _sum(dx, _mul(half, d2)), um, dum)
+            k4, d4 = f(x + hk * k3, _sum(dx, _mul(hk, d3)), ub, dub)
+            x = x + sixth * (k1 + 2.0 * (k2 + k3) + k4)
+            if tangents:
+                dx = dx + sixth * (d1 + 2.0 * (d2 + d3) + d4)
+        y, dy, z = f.output(x, dx, unode[:, k + 1])
+        ys.append(y)
+        dys.append(dy)
         xs.append(x)
-    return torch.stack(ys, dim=-2), torch.stack(xs, dim=-2)
+        dxs.append(dx)
+    return _torch(ys, dys, lead), _torch(xs, dxs, lead)
+
+
+class _Tangents:
+    """The vector field and outputs of a :class:`VectorField` in NumPy, each value with its
+    forward-mode tangents (..., shape) or ``None`` where nothing varies (module doc, "Speed").
+
+    The values drop the batch axes where every member holds the same (the Jacobian's pass
+    evaluates copies of one ``θ``), so that only the tangents carry them.
+    """
+
+    def __init__(self, field: VectorField, lead: tuple[int, ...]) -> None:
+        pairs = {name: _split(getattr(field, name), lead)
+                 for name in ("T", "Bin", "Bout", "D", "alpha", "w", "c", "beta", "M", "p",
+                              "delta2", "a", "pbeta", "pM", "pp", "port_delta2", "pa")}
+        self.dual = any(t is not None for _, t in pairs.values())
+        for name, (v, t) in pairs.items():
+            setattr(self, name, v)
+            setattr(self, "d" + name, t)
+        self.rates = _rates(field.kinds)
+        self.wT, self.dwT, self.MT, self.dMT = _T(self.w), _T(self.dw), _T(self.M), _T(self.dM)
+        self.pMT, self.dpMT = _T(self.pM), _T(self.dpM)
+        self.K, self.Kd, self.Kp = (field.w.shape[-2], field.M.shape[-2], field.pM.shape[-2])
+        if self.K:
+            self.sc, rc = self.rates(self.c)
+            self.dsc = _mul(rc, self.dc)
+
+    def inputs(self, u: Array) -> tuple[Array, Array | None]:
+        """``u B_in`` (..., S, L, n) of inputs ``u`` (S, L, m) and its tangent."""
+        dB = None if self.dBin is None else self.dBin[..., None, :, :]  # broadcast over S
+        return u @ self.Bin[..., None, :, :], _mm(u, dB)
+
+    def effort(self, x: Array, dx: Array | None) -> tuple[Array, Array | None]:
+        """``z = x + Σ α_k (ψ_k'(w_kᵀx + c_k) − ψ_k'(c_k)) w_k`` and its tangent."""
+        if not self.K:
+            return x, dx
+        wT, dwT = self.wT, self.dwT
+        s = x @ wT + self.c
+        g, r = self.rates(s)
+        g = g - self.sc
+        ga = g * self.alpha
+        z = x + ga @ self.w
+        ds = _sum(_mm(dx, wT), _mm(x, dwT), self.dc)
+        dga = _sum(_mul(self.alpha, _sum(_mul(r, ds), _mul(-1.0, self.dsc))), _mul(g, self.dalpha))
+        return z, _sum(dx, _mm(dga, self.w), _mm(ga, self.dw))
+
+    def __call__(self, x: Array, dx: Array | None, ub: Array, dub: Array | None,
+                 effort: tuple | None = None) -> tuple[Array, Array | None]:
+        """``f = z T + u B_in − Σ F_j(m_jᵀz) m_j`` (``ub`` the inputs through ``B_in``; the
+        effort ``(z, dz)`` at ``x`` where known) and its tangent."""
+        z, dz = self.effort(x, dx) if effort is None else effort
+        f = z @ self.T + ub
+        df = _sum(_mm(dz, self.T), _mm(z, self.dT), dub)
+        if self.Kd:
+            MT = self.MT
+            s = z @ MT
+            F, dF = _power(s, _sum(_mm(dz, MT), _mm(z, self.dMT)), self.beta, self.dbeta,
+                           self.p, self.dp, self.delta2, self.ddelta2, self.a, self.da)
+            f = f - F @ self.M
+            df = _sum(df, _mul(-1.0, _sum(_mm(dF, self.M), _mm(F, self.dM))))
+        return f, df
+
+    def output(self, x: Array, dx: Array | None, u: Array) -> tuple[Array, Array | None, tuple]:
+        """``y = (G + P)ᵀ z + D u + S_nl(u) u``, its tangent, and the effort ``(z, dz)``."""
+        z, dz = self.effort(x, dx)
+        y = z @ self.Bout
+        dy = _sum(_mm(dz, self.Bout), _mm(z, self.dBout))
+        if self.D is not None:
+            y = y + u @ self.D
+            dy = _sum(dy, _mm(u, self.dD))
+        if self.Kp:
+            s = u @ self.pMT
+            F, dF = _power(s, _mm(u, self.dpMT), self.pbeta, self.dpbeta, self.pp, self.dpp,
+                           self.port_delta2, self.dport_delta2, self.pa, self.dpa)
+            y = y + F @ self.pM
+            dy = _sum(dy, _mm(dF, self.pM), _mm(F, self.dpM))
+        return y, dy, (z, dz)
+
+
+def _power(s: Array, ds: Array | None, beta: Array, dbeta: Array | None, p: Array,
+           dp: Array | None, d2: Array, dd2: Array | None, a: Array,
+           da: Array | None) -> tuple[Array, Array | None]:
+    """The forces ``β q^p (1 + a s / √q) s``, ``q = s² + δ²``, of power-law terms (``p`` the
+    half exponent) at their arguments ``s`` (..., K), and their tangents."""
+    q = s * s + d2
+    lq = np.log(q)
+    qp = np.exp(p * lq)
+    c = beta * qp
+    rq = 1.0 / np.sqrt(q)
+    r = s * rq
+    fac = 1.0 + a * r
+    F = c * fac * s
+    if ds is None and dbeta is None and dp is None and dd2 is None and da is None:
+        return F, None
+    dq = _sum(_mul(s + s, ds), dd2)
+    dc = _sum(_mul(qp, dbeta), _mul(c, _sum(_mul(lq, dp), _mul(p / q, dq))))
+    dr = _mul(rq, _sum(ds, _mul(-0.5 * r * rq, dq)))
+    return F, _sum(_mul(fac * s, dc), _mul(c * fac, ds),
+                   _mul(c * s, _sum(_mul(r, da), _mul(a, dr))))
+
+
+def _rates(kinds: tuple[str, ...]) -> Callable[[Array], tuple[Array, Array]]:
+    """``s ↦ (ψ_k'(s_k), ψ_k''(s_k))`` of the ridge kinds (the slopes of :func:`_slopes` and
+    their rates)."""
+    def quartic(v: Array) -> tuple[Array, Array]:
+        v2 = v * v
+        return v2 * v, 3.0 * v2
+
+    def logcosh(v: Array) -> tuple[Array, Array]:
+        t = np.tanh(v)
+        return t, 1.0 - t * t
+
+    def periodic(v: Array) -> tuple[Array, Array]:
+        return np.sin(v) - v, np.cos(v) - 1.0
+
+    rate = {"quartic": quartic, "logcosh": logcosh, "periodic": periodic}
+    first = kinds[0] if kinds else "quartic"
+    if all(k == first for k in kinds):
+        return rate[first]
+    masks = [(np.array([k == kind for k in kinds]), rate[kind])
+             for kind in dict.fromkeys(kinds) if kind != first]
+
+    def rates(s: Array) -> tuple[Array, Array]:
+        g, r = rate[first](s)
+        for mask, f in masks:
+            gk, rk = f(s)
+            g, r = np.where(mask, gk, g), np.where(mask, rk, r)
+        return g, r
+
+    return rates
+
+
+def _split(v: torch.Tensor | None, lead: tuple[int, ...]) -> tuple[Array | None, Array | None]:
+    """A tensor's value and tangent in NumPy (``None`` for none); the value without the batch
+    axes ``lead`` where every member holds the same."""
+    if v is None:
+        return None, None
+    value, tangent = fwad.unpack_dual(v)
+    value = value.detach().numpy()
+    k = len(lead)
+    if k and value.shape[:k] == lead:
+        flat = value.reshape((int(np.prod(lead)),) + value.shape[k:])
+        if (flat == flat[:1]).all():
+            value = flat[0]
+    return value, None if tangent is None else tangent.numpy()
+
+
+def _torch(values: list[Array], tangents: list[Array | None],
+           lead: tuple[int, ...]) -> torch.Tensor:
+    """The node values stacked (..., S, L + 1, k) as a tensor, dual where they have tangents,
+    the batch axes ``lead`` restored."""
+    v = np.stack(np.broadcast_arrays(*values), axis=-2)
+    tangent = None if tangents[0] is None else np.stack(tangents, axis=-2)
+    shape = (tangent.shape if tangent is not None
+             else np.broadcast_shapes(lead + v.shape[-3:], v.shape))
+    out = torch.from_numpy(np.array(np.broadcast_to(v, shape)))
+    if tangent is None:
+        return out
+    return fwad.make_dual(out, torch.from_numpy(np.ascontiguousarray(tangent)))
+
+
+def _sum(*terms: Array | None) -> Array | None:
+    """The sum of the terms that are not ``None`` (``None`` if all are)."""
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else out + t
+    return out
+
+
+def _mul(a: Array, b: Array | None) -> Array | None:
+    """``a b``, ``None`` where ``b`` is (a tangent that does not exist)."""
+    return None if b is None else a * b
+
+
+def _mm(a: Array | None, b: Array | None) -> Array | None:
+    """``a @ b``, ``None`` where either is."""
+    return None if a is None or b is None else a @ b
+
+
+def _T(a: Array | None) -> Array | None:
+    """The transpose of the last two axes."""
+    return None if a is None else np.swapaxes(a, -1, -2)
+
+
+def _at(a: Array | None, k: int) -> Array | None:
+    """Step ``k`` of per-step values (..., S, L, n)."""
+    return None if a is None else a[..., k, :]
 
 
 def _slopes(kinds: tuple[str, ...]) -> Callable[[torch.Tensor], torch.Tensor]:

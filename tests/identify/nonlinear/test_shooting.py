@@ -1,6 +1,7 @@
 """The RK4 rollout over shooting segments (identify/nonlinear/shooting.py): its derivatives by one
-pass of dual numbers against central differences, its power-law forces against their closed
-form, and a pass that never takes PyTorch's reference decompositions (the slow path)."""
+pass of dual numbers against central differences, its steps against RK4 on the torch form of the
+vector field, its power-law forces against their closed form, and a dual pass that never takes
+PyTorch's reference decompositions (the slow path)."""
 
 from __future__ import annotations
 
@@ -78,10 +79,33 @@ def test_the_power_law_forces_are_the_closed_form():
     np.testing.assert_allclose(field(x, u).numpy(), expected, rtol=1e-13, atol=1e-14)
 
 
+def test_the_rollout_steps_rk4_on_the_torch_vector_field():
+    """The rollout (NumPy, tangents by hand) against RK4 written out on :class:`VectorField`'s
+    torch form, for both holds (its two experiments: linear, zero-order)."""
+    layout, theta, seg = _model()
+    field = VectorField(layout, torch.as_tensor(theta))
+    x = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
+    y, xs = rollout(field, x, seg)
+    for k in range(seg.h.shape[1]):
+        h = seg.h[:, k : k + 1]
+        ua, ub = seg.u0[:, k], seg.u1[:, k]
+        um = 0.5 * (ua + ub)
+        k1 = field(x, ua)
+        k2 = field(x + 0.5 * h * k1, um)
+        k3 = field(x + 0.5 * h * k2, um)
+        k4 = field(x + h * k3, ub)
+        x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        # the same arithmetic in another order: a few units of round-off (values O(1))
+        np.testing.assert_allclose(xs[:, k + 1].numpy(), x.numpy(), rtol=0, atol=1e-14)
+        np.testing.assert_allclose(y[:, k + 1].numpy(), field.output(x, seg.unode[:, k + 1]),
+                                   rtol=0, atol=1e-14)
+
+
 def test_the_dual_pass_never_takes_the_reference_decompositions():
     """PyTorch evaluates a dual number times a plain tensor or a Python number through Python
     reference implementations (``torch/_refs``), 15–60 times slower than between two dual
-    numbers: the rollout's arithmetic keeps every operand dual."""
+    numbers: the vector field's constants are dual where the parameters are, and the rollout
+    leaves torch for its steps."""
     layout, theta, seg = _model()
     x0 = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
     P = theta.size
