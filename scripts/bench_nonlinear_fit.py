@@ -5,9 +5,10 @@ made of.
 1. Microseconds per elementwise operation of PyTorch's forward-mode automatic differentiation on
    tensors the size of a Jacobian pass (a batch of 40 parameter copies, 50 segments, 4 states):
    between two dual numbers, a dual number and a plain tensor, a dual number and a Python
-   number.  The fit's Jacobian is one such pass over the RK4 rollout; the last two take
-   PyTorch's Python reference decompositions (2.13) and cost 15–60 times the first, which is why
-   the rollout holds every operand as a dual number (``identify/nonlinear/shooting.py``).
+   number.  The fit's Jacobian is one forward-mode pass over the RK4 rollout, thousands of such
+   operations in sequence; the last two take PyTorch's Python reference decompositions (2.13)
+   and cost 15–60 times the first.  These costs are why the rollout steps in NumPy with its
+   tangents carried by hand (``identify/nonlinear/shooting.py``).
 2. Seconds per fit: the Duffing oscillator of docs/design.md §5 (``benchmarks.duffing``: force
    in, velocity out, white-noise force held over 20 ms steps), the nonlinear model of order 2
    fitted to one run and validated on another, with its iterations and held-out error.
