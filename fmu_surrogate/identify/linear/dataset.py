@@ -74,23 +74,21 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     power = pairs if pairs is not None else [(k, k, None) for k in range(m)]
     declared = [parse_dependencies(attr(outputs[o], "dependencies")) for _, o, _ in power]
     power_inputs = {inputs[i] for i, _, _ in power}
-    # read by prepare and fit_roles for feedthrough="auto", for this fit only
-    est._declared_without_feedthrough = bool(power) and all(
-        d is not None and not power_inputs & set(d) for d in declared)
-    try:
-        _fit(est, raw, pairs)
-    finally:
-        est.no_feedthrough_declared_ = est.__dict__.pop("_declared_without_feedthrough")
+    _fit(est, raw, pairs, bool(power) and all(
+        d is not None and not power_inputs & set(d) for d in declared))
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
     return est
 
 
-def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None) -> None:
+def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None, declared: bool) -> None:
+    """Fit ``est`` to the records ``raw`` with the power ``pairs`` (``None``: in order), the
+    source declaring the power outputs independent of the power inputs where ``declared``."""
     from fmu_surrogate.identify.linear.model.experiments import Experiment
 
     if pairs is None:
-        est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in raw])
+        est.fit([Experiment.from_arrays(t, u, y, h) for t, u, y, h in raw],
+                no_feedthrough_declared=declared)
     else:
         from threadpoolctl import threadpool_limits
 
@@ -98,8 +96,9 @@ def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None) -> None:
         from fmu_surrogate.identify.linear.settings import BLAS_THREADS
 
         est._check_settings()
+        est.no_feedthrough_declared_ = declared
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-            fit_roles(est, raw, pairs)
+            fit_roles(est, raw, pairs, declared)
 
 
 def parse_dependencies(text: str | None) -> tuple[str, ...] | None:

@@ -278,7 +278,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         return initial_values(self, n, m, names, exps)
 
     # -- fitting -----------------------------------------------------------------------------
-    def fit(self, experiments: Any, u: ArrayLike | None = None, y: ArrayLike | None = None) -> Any:
+    def fit(self, experiments: Any, u: ArrayLike | None = None, y: ArrayLike | None = None, *,
+            no_feedthrough_declared: bool = False) -> Any:
         """Fit to one or several experiments.
 
         Parameters
@@ -289,6 +290,9 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             experiment.
         u, y : array_like, optional
             Inputs and outputs when the first argument is the time grid.
+        no_feedthrough_declared : bool
+            The source (an FMU's ``<ModelStructure>``) declares the outputs independent of the
+            inputs: ``feedthrough="auto"`` then fits none unless the data need one.
 
         Returns
         -------
@@ -296,6 +300,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         """
         n, names = self._check_settings()
         self.names_ = None
+        self.no_feedthrough_declared_ = bool(no_feedthrough_declared)
         if u is not None or y is not None:
             if u is None or y is None:
                 raise InvalidTypeError(
@@ -310,7 +315,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     def _fit_experiments(self, exps: list[Any], n: int | None, names: tuple[str, ...]) -> Any:
         from fmu_surrogate.identify.linear.prepare import prepare, try_offsets
 
-        raw, (exps, n, names) = exps, prepare(self, exps, n, names)
+        raw, (exps, n, names) = exps, prepare(self, exps, n, names, self.no_feedthrough_declared_)
         if self.ported_:
             from fmu_surrogate.identify.linear.ported_fit import fit_ported
 
@@ -318,8 +323,6 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
                        self.roles_, n, "x0" in names)
         else:
             self._fit_plain(exps, n, names)
-        import dataclasses
-
         self.result_ = dataclasses.replace(
             self.result_, order_selection=self.order_selection_,
             port_signs=tuple(float(v) for v in self.port_signs_))
@@ -471,10 +474,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
         system = LinearPH(J, params["R"], params["Q"], params["B"])
         x0 = np.asarray(params["x0"], dtype=float)
-        self.n_inputs_ = m
-        self.hold_ = exps[0].hold
-        self.system_ = system
-        self.x0_ = x0
+        self.n_inputs_, self.hold_, self.system_, self.x0_ = m, exps[0].hold, system, x0
         self.result_ = LinearPHFit(
             system=system,
             x0=x0,

@@ -261,7 +261,8 @@ def delayed_view(data: list[tuple]) -> list[tuple]:
     return [(t[:-1], v[:-1], y[1:], h) for t, v, y, h in data]
 
 
-def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None]]) -> None:
+def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None]],
+              declared: bool = False) -> None:
     """Fit the drop-in model to records with power pairs, modulating inputs and measured
     outputs (:meth:`~fmu_surrogate.identify.linear.estimator.LinearPHIdentifier.fit_dataset`
     with ``ports`` pairs).
@@ -275,6 +276,9 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     est : LinearPHIdentifier
     raw : list of (t, u_ext, y_ext, hold)
     pairs : list of (input index, output index, orientation or None)
+    declared : bool
+        Whether the data's source declares the power outputs independent of the power inputs
+        (:data:`DECLARED_SHARE`; not applied to a delayed feedthrough, whose outputs moved).
     """
     import dataclasses
 
@@ -317,8 +321,7 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
     view = delayed_view(data) if delayed else data  # where a delayed feedthrough is direct
     n, sel, ft = est.order, None, est.feedthrough
-    # the FMU declares its power outputs independent of its inputs
-    declared = not delayed and getattr(est, "_declared_without_feedthrough", False)
+    declared = declared and not delayed
     if n is None:
         sel, _ = select_order([Record(*d) for d in view], feedthrough=not declared)
         n = sel.order

@@ -65,8 +65,8 @@ def _candidate(est: Any, train: list[Any], r: int) -> tuple[Array, Array, Array,
     return A, B, C, None
 
 
-def prepare(est: Any, exps: list[Any], n: int | None,
-            names: tuple[str, ...]) -> tuple[list[Any], int, tuple[str, ...]]:
+def prepare(est: Any, exps: list[Any], n: int | None, names: tuple[str, ...],
+            declared: bool = False) -> tuple[list[Any], int, tuple[str, ...]]:
     """Order, orientation and learned parameters of a fit (module docstring).
 
     Sets ``est.port_signs_``, ``est.order_selection_``, ``est.ported_`` (whether the drop-in
@@ -82,6 +82,8 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         The requested order (None: choose).
     names : tuple of str
         Learned parameters.
+    declared : bool
+        Whether the data's source declares the outputs independent of the inputs.
 
     Returns
     -------
@@ -113,8 +115,6 @@ def prepare(est: Any, exps: list[Any], n: int | None,
         names = tuple(p for p in ("J", "R", "Q", "B", "x0") if p in names or p == "x0")
     source = est.offsets is True  # "auto": tried after the fit (try_offsets)
     ft, sel = est.feedthrough, None
-    # the FMU declares its power outputs independent of its inputs
-    declared = getattr(est, "_declared_without_feedthrough", False)
     if ft == "auto" and not (uniform and auto_dropin(est)):
         ft = False  # detection needs the subspace method
     if ft == "auto" or (n is None and (ft or source)):
@@ -188,10 +188,8 @@ def try_offsets(est: Any, exps: list[Any]) -> None:
 
     other = clone(est).set_params(offsets=True, order=est.system_.n_states,
                                   ports=[("in" if s > 0 else "out") for s in est.port_signs_])
-    if getattr(est, "_declared_without_feedthrough", False):
-        other._declared_without_feedthrough = True  # what the FMU declares holds here too
     try:
-        other.fit(exps)
+        other.fit(exps, no_feedthrough_declared=est.no_feedthrough_declared_)
     except (ValueError, np.linalg.LinAlgError):
         return
     if other.result_.final_cost * OFFSET_GAIN < est.result_.final_cost:
