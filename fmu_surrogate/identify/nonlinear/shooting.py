@@ -208,6 +208,7 @@ class VectorField:
         return f @ b["lC"].mT.unsqueeze(-3)
 
 
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")  # a diverging trial: inf, NaN
 def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """RK4 over all segments at once: outputs (..., S, L + 1, m) and states (..., S, L + 1, n)

@@ -125,3 +125,17 @@ def test_the_dual_pass_never_takes_the_reference_decompositions():
         finally:
             sys.setprofile(None)
     assert calls == []
+
+
+def test_a_diverging_trial_gives_non_finite_outputs_without_warnings():
+    """A trial step of the optimiser may make the model blow up: the rollout then returns
+    infinities or NaN (which the fit rejects) and warns nothing."""
+    import warnings
+
+    layout, theta, seg = _model()
+    theta[layout.slices()["alpha"][0]] = 1e300
+    x0 = torch.tensor([[50.0, -30.0]] * len(seg.first), dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, _ = rollout(VectorField(layout, torch.as_tensor(theta)), x0, seg)
+    assert not torch.isfinite(y).all()
