@@ -61,7 +61,13 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     structure,
     to_system,
 )
-from fmu_surrogate.identify.nonlinear.shooting import VectorField, _like, make_segments, rollout
+from fmu_surrogate.identify.nonlinear.shooting import (
+    VectorField,
+    _like,
+    _Tangents,
+    make_segments,
+    rollout,
+)
 from fmu_surrogate.identify.nonlinear.start import LinearStart, turn_directions
 from fmu_surrogate.ph import LinearPH, simulate
 
@@ -374,35 +380,25 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     def fun(phi: Array) -> Array:
         theta = torch.as_tensor(sc * phi, dtype=torch.float64)
         with torch.no_grad():
-            ry, xe, _, Xn = run(theta)
+            ry, xe, field, Xn = run(theta)
         r = residuals(shoot, ry.numpy(), xe.numpy(),
                       theta[n_model:].reshape(shoot.free_segments.size, n).numpy())
         # a step that makes the model faster than RK4 resolves fails (module doc)
-        return r if np.all(np.isfinite(r)) and resolved(theta, Xn) else np.full_like(r, 1e150)
+        return r if np.all(np.isfinite(r)) and resolved(field, Xn) else np.full_like(r, 1e150)
 
     def jac(phi: Array) -> Any:
         J = jacobian(shoot, forward, torch.as_tensor(sc * phi, dtype=torch.float64))
         return J * sc if isinstance(J, np.ndarray) else J @ sp.diags(sc)
 
-    def resolved(theta: torch.Tensor, Xn: torch.Tensor) -> bool:
-        """Whether RK4 at the fit's substeps resolves the model ``θ`` along its states ``Xn``:
-        the vector field's Jacobian has a spectral radius ``ρ`` with ``h ρ / substeps`` within
-        :data:`RK4_REACH` at every node (forward-mode columns, all nodes at once; the parameters
-        dual numbers of zero tangent, :mod:`.shooting`'s "Speed")."""
+    def resolved(field: VectorField, Xn: torch.Tensor) -> bool:
+        """Whether RK4 at the fit's substeps resolves the model ``field`` along its states
+        ``Xn``: the vector field's Jacobian has a spectral radius ``ρ`` with ``h ρ / substeps``
+        within :data:`RK4_REACH` at every node (its columns as tangents, all nodes at once)."""
         if n == 0:
             return True
-        import torch.autograd.forward_ad as fwad
-
-        X = Xn[:, :-1].reshape(-1, n)
-        U = seg.u0.reshape(-1, seg.u0.shape[-1])
-        cols = []
-        with fwad.dual_level():
-            field = VectorField(layout, fwad.make_dual(theta, torch.zeros_like(theta)))
-            for i in range(n):
-                e = torch.zeros_like(X)
-                e[:, i] = 1.0
-                cols.append(fwad.unpack_dual(field(fwad.make_dual(X, e), U)).tangent)
-        Jx = torch.stack(cols, dim=-1).numpy()
+        X = Xn[:, :-1].reshape(-1, n).numpy()
+        U = seg.u0.reshape(-1, seg.u0.shape[-1]).numpy()
+        Jx = _Tangents(field, ()).jacobian(X, U)  # (nodes, n, n)
         if not np.all(np.isfinite(Jx)):
             return False
         rate = float(np.abs(np.linalg.eigvals(Jx)).max(initial=0.0))

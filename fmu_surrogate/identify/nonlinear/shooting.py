@@ -29,10 +29,10 @@ its reference path, 200–800 µs).  :func:`rollout` therefore takes the model's
 their tangents out of torch once and steps in NumPy, carrying the tangents by hand: a value
 once, without the batch axes where every member holds the same ``θ``, its tangents with them.
 A hanging mass's Jacobian pass (27 columns, 8 segments of 50 steps) went from 154 to 40 ms, a
-cost evaluation from 35 to 13 ms.  :class:`VectorField` keeps the torch form for the few
-evaluations outside the rollout (the measured outputs' efforts, the static law, the check that
-RK4 resolves the model), where its constants are dual numbers of zero tangent where the
-parameters are dual.
+cost evaluation from 35 to 13 ms.  :class:`VectorField` holds the model's terms in torch, where
+the parameters become them (dual numbers in a Jacobian's pass; its constants dual numbers of
+zero tangent there), and evaluates the few terms outside the rollout: the measured outputs'
+efforts and the static law, on whole rollouts at once.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def _row(v: torch.Tensor, k: int = 1) -> torch.Tensor:
 
 
 class VectorField:
-    """``f(x, u)`` and ``y(x, u)`` of a parameter vector, in torch (module doc).
+    """The terms of the vector field ``f(x, u)`` and the outputs ``y(x, u)`` of a parameter
+    vector, in torch (module doc; :func:`rollout` steps them).
 
     ``θ`` may be a batch ``(B, size)`` of parameter vectors: the states are then ``(B, S, n)``
     (one rollout per member; the inputs ``(S, m)`` are shared), which gives all the columns of
@@ -176,24 +177,6 @@ class VectorField:
             return x
         s = x @ self.w.mT + self.c
         return x + ((self.slopes(s) - self.slope_c) * self.alpha) @ self.w
-
-    def __call__(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        z = self.effort(x)
-        f = z @ self.T + u @ self.Bin
-        if self.M.shape[-2]:
-            s = z @ self.M.mT
-            f = f - _power_law(s, self.beta, self.p, self.delta2, self.a) @ self.M
-        return f
-
-    def output(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        """``y = (G + P)ᵀ z + D u + S_nl(u) u``."""
-        y = self.effort(x) @ self.Bout
-        if self.D is not None:
-            y = y + u @ self.D
-        if self.pM.shape[-2]:
-            s = u @ self.pM.mT
-            y = y + _power_law(s, self.pbeta, self.pp, self.port_delta2, self.pa) @ self.pM
-        return y
 
     def law(self, u_ext: torch.Tensor, directions: torch.Tensor,
             kinds: tuple[str, ...]) -> torch.Tensor:
@@ -330,6 +313,12 @@ class _Tangents:
             f = f - F @ self.M
             df = _sum(df, _mul(-1.0, _sum(_mm(dF, self.M), _mm(F, self.dM))))
         return f, df
+
+    def jacobian(self, x: Array, u: Array) -> Array:
+        """``∂f/∂x`` (N, n, n) at states ``x`` (N, n) and inputs ``u`` (N, m), its columns as
+        tangents (of a field whose parameters have none)."""
+        dx = np.broadcast_to(np.eye(x.shape[-1])[:, None, :], x.shape[-1:] + x.shape)
+        return np.moveaxis(self(x, dx, u @ self.Bin, None)[1], 0, -1)
 
     def output(self, x: Array, dx: Array | None, u: Array) -> tuple[Array, Array | None, tuple]:
         """``y = (G + P)ᵀ z + D u + S_nl(u) u``, its tangent, and the effort ``(z, dz)``."""
@@ -478,16 +467,6 @@ def _slopes(kinds: tuple[str, ...]) -> Callable[[torch.Tensor], torch.Tensor]:
         return out
 
     return slopes
-
-
-def _power_law(s: torch.Tensor, beta: torch.Tensor, p: torch.Tensor, delta2: torch.Tensor,
-               a: torch.Tensor) -> torch.Tensor:
-    """The forces ``β (s² + δ²)^(p/2) (1 + a s / √(s² + δ²)) s`` of power-law terms at their
-    arguments ``s`` (``p`` here the half exponent; ``s² + δ² > 0``), without a Python scalar
-    (module doc, "Speed")."""
-    q = s * s + delta2
-    c = beta * torch.exp(p * torch.log(q))
-    return (c + c * (a * (s * torch.rsqrt(q)))) * s
 
 
 def _like(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The RK4 rollout over shooting segments (identify/nonlinear/shooting.py): its derivatives by one
-pass of dual numbers against central differences, its steps against RK4 on the torch form of the
-vector field, its power-law forces against their closed form, and a dual pass that never takes
+pass of dual numbers against central differences, its steps against RK4 written out on its vector
+field, its Jacobian and power-law forces against closed forms, and a dual pass that never takes
 PyTorch's reference decompositions (the slow path)."""
 
 from __future__ import annotations
@@ -12,7 +12,12 @@ import torch
 import torch.autograd.forward_ad as fwad
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout
-from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
+from fmu_surrogate.identify.nonlinear.shooting import (
+    VectorField,
+    _Tangents,
+    make_segments,
+    rollout,
+)
 
 
 def _model():
@@ -62,42 +67,53 @@ def test_the_dual_pass_matches_central_differences():
         np.testing.assert_allclose(dx[i], (xp - xm).numpy() / (2 * h), atol=1e-8)
 
 
-def test_the_power_law_forces_are_the_closed_form():
+def test_the_jacobian_and_the_power_law_forces_are_their_closed_forms():
     layout, theta, _ = _model()
-    field = VectorField(layout, torch.as_tensor(theta))
+    field = _Tangents(VectorField(layout, torch.as_tensor(theta)), ())
     b = layout.unpack(theta)
-    x = torch.tensor([[0.7, -0.2], [-1.5, 0.4]], dtype=torch.float64)
-    u = torch.tensor([[0.3], [-2.0]], dtype=torch.float64)
+    x = np.array([[0.7, -0.2], [-1.5, 0.4]])
+    u = np.array([[0.3], [-2.0]])
     # the force of the loss term at z: β (s² + δ²)^(p/2) (1 + a s / √(s² + δ²)) s along m
-    z = field.effort(x).numpy()
+    z = field.effort(x, None)[0]
     s = z @ b["mdir"][0]
     q = s ** 2 + np.exp(2 * b["ld"][0])
     force = b["beta"][0] * q ** (b["p"][0] / 2) * (1 + b["asym"][0] * s / np.sqrt(q)) * s
-    f_without = field.T.numpy().T @ z.T + field.Bin.numpy().T @ u.numpy().T
+    f_without = field.T.T @ z.T + field.Bin.T @ u.T
     expected = f_without.T - np.outer(force, b["mdir"][0])
     # exp(p log q) against q**p: a few units of round-off in the last place
-    np.testing.assert_allclose(field(x, u).numpy(), expected, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(field(x, None, u @ field.Bin, None)[0], expected, rtol=1e-13,
+                               atol=1e-14)
+    # the Jacobian ∂f/∂x against central differences: O(h²) ≈ 1e-12 plus ε/h ≈ 1e-10
+    h, J = 1e-6, field.jacobian(x, u)
+    for i in range(2):
+        e = np.zeros(2)
+        e[i] = h
+        fd = (field(x + e, None, u @ field.Bin, None)[0]
+              - field(x - e, None, u @ field.Bin, None)[0]) / (2 * h)
+        np.testing.assert_allclose(J[:, :, i], fd, atol=1e-8)
 
 
-def test_the_rollout_steps_rk4_on_the_torch_vector_field():
-    """The rollout (NumPy, tangents by hand) against RK4 written out on :class:`VectorField`'s
-    torch form, for both holds (its two experiments: linear, zero-order)."""
+def test_the_rollout_steps_rk4_on_its_vector_field():
+    """The rollout (the effort at a node reused, the inputs through ``B_in`` taken once) against
+    RK4 written out on its vector field, for both holds (two experiments: linear, zero-order)."""
     layout, theta, seg = _model()
     field = VectorField(layout, torch.as_tensor(theta))
-    x = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
-    y, xs = rollout(field, x, seg)
+    f = _Tangents(field, ())
+    x = np.array([[0.5, -0.3]] * len(seg.first))
+    y, xs = rollout(field, torch.as_tensor(x), seg)
     for k in range(seg.h.shape[1]):
-        h = seg.h[:, k : k + 1]
-        ua, ub = seg.u0[:, k], seg.u1[:, k]
+        h = seg.h[:, k : k + 1].numpy()
+        ua, ub = seg.u0[:, k].numpy(), seg.u1[:, k].numpy()
         um = 0.5 * (ua + ub)
-        k1 = field(x, ua)
-        k2 = field(x + 0.5 * h * k1, um)
-        k3 = field(x + 0.5 * h * k2, um)
-        k4 = field(x + h * k3, ub)
+        k1 = f(x, None, ua @ f.Bin, None)[0]
+        k2 = f(x + 0.5 * h * k1, None, um @ f.Bin, None)[0]
+        k3 = f(x + 0.5 * h * k2, None, um @ f.Bin, None)[0]
+        k4 = f(x + h * k3, None, ub @ f.Bin, None)[0]
         x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         # the same arithmetic in another order: a few units of round-off (values O(1))
-        np.testing.assert_allclose(xs[:, k + 1].numpy(), x.numpy(), rtol=0, atol=1e-14)
-        np.testing.assert_allclose(y[:, k + 1].numpy(), field.output(x, seg.unode[:, k + 1]),
+        np.testing.assert_allclose(xs[:, k + 1].numpy(), x, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(y[:, k + 1].numpy(),
+                                   f.output(x, None, seg.unode[:, k + 1].numpy())[0],
                                    rtol=0, atol=1e-14)
 
 
