@@ -46,6 +46,7 @@ import torch.autograd.forward_ad as fwad
 from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout, structure, weights
+from fmu_surrogate.ph.efforts.convex import ridge
 
 Array = NDArray[np.float64]
 
@@ -360,31 +361,16 @@ def _power(s: Array, ds: Array | None, beta: Array, dbeta: Array | None, p: Arra
 
 
 def _rates(kinds: tuple[str, ...]) -> Callable[[Array], tuple[Array, Array]]:
-    """``s ↦ (ψ_k'(s_k), ψ_k''(s_k))`` of the ridge kinds (the slopes of :func:`_slopes` and
-    their rates)."""
-    def quartic(v: Array) -> tuple[Array, Array]:
-        v2 = v * v
-        return v2 * v, 3.0 * v2
-
-    def logcosh(v: Array) -> tuple[Array, Array]:
-        t = np.tanh(v)
-        return t, 1.0 - t * t
-
-    def periodic(v: Array) -> tuple[Array, Array]:
-        return np.sin(v) - v, np.cos(v) - 1.0
-
-    rate = {"quartic": quartic, "logcosh": logcosh, "periodic": periodic}
+    """``s ↦ (ψ_k'(s_k), ψ_k''(s_k))`` of the ridge kinds at their arguments ``s`` (..., K)
+    (:func:`fmu_surrogate.ph.efforts.convex.ridge`; one kind without masks)."""
     first = kinds[0] if kinds else "quartic"
-    if all(k == first for k in kinds):
-        return rate[first]
-    masks = [(np.array([k == kind for k in kinds]), rate[kind])
+    masks = [(np.array([k == kind for k in kinds]), kind)
              for kind in dict.fromkeys(kinds) if kind != first]
 
     def rates(s: Array) -> tuple[Array, Array]:
-        g, r = rate[first](s)
-        for mask, f in masks:
-            gk, rk = f(s)
-            g, r = np.where(mask, gk, g), np.where(mask, rk, r)
+        g, r = ridge(first, s, 1), ridge(first, s, 2)
+        for mask, kind in masks:
+            g, r = np.where(mask, ridge(kind, s, 1), g), np.where(mask, ridge(kind, s, 2), r)
         return g, r
 
     return rates
