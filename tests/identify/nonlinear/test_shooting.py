@@ -155,3 +155,16 @@ def test_a_diverging_trial_gives_non_finite_outputs_without_warnings():
         warnings.simplefilter("error")
         y, _ = rollout(VectorField(layout, torch.as_tensor(theta)), x0, seg)
     assert not torch.isfinite(y).all()
+
+
+def test_a_batch_of_different_parameter_vectors_rolls_out_each():
+    """The values keep their batch axis where the members differ: each member's outputs are
+    those of its own rollout (the same arithmetic, so equal to round-off)."""
+    layout, theta, seg = _model()
+    other = theta + 0.05 * np.random.default_rng(1).standard_normal(theta.size)
+    x0 = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
+    both = _outputs(layout, torch.as_tensor(np.stack([theta, other])), seg, x0)
+    for i, th in enumerate((theta, other)):
+        alone = _outputs(layout, torch.as_tensor(th), seg, x0)
+        for b, a in zip(both, alone):
+            np.testing.assert_allclose(b[i].numpy(), a.numpy(), rtol=1e-14, atol=1e-14)
