@@ -9,7 +9,11 @@ made of.
    operations in sequence; the last two take PyTorch's Python reference decompositions (2.13)
    and cost 15–60 times the first.  These costs are why the rollout steps in NumPy with its
    tangents carried by hand (``identify/nonlinear/shooting.py``).
-2. Seconds per fit: the Duffing oscillator of docs/design.md §5 (``benchmarks.duffing``: force
+2. Milliseconds per rollout of the fit (``identify.nonlinear.shooting.rollout``): a model of two
+   states with a quartic and a logcosh ridge and a power-law loss, 8 segments of 50 steps; a
+   cost evaluation (plain parameters) and a Jacobian pass (the parameters as dual numbers with
+   27 tangents, as many as the fit of a hanging mass has columns).
+3. Seconds per fit: the Duffing oscillator of docs/design.md §5 (``benchmarks.duffing``: force
    in, velocity out, white-noise force held over 20 ms steps), the nonlinear model of order 2
    fitted to one run and validated on another, with its iterations and held-out error.
 
@@ -64,6 +68,36 @@ def operation_costs(repeat: int = 500) -> list[dict]:
     return rows
 
 
+def rollout_costs(repeat: int = 20) -> list[dict]:
+    """Rows ``{pass, ms}`` of section 2."""
+    import torch
+    import torch.autograd.forward_ad as fwad
+
+    from fmu_surrogate.identify.nonlinear.parametrisation import Layout
+    from fmu_surrogate.identify.nonlinear.shooting import VectorField, make_segments, rollout
+
+    torch.set_num_threads(1)
+    layout = Layout(n=2, m=1, kinds=("quartic", "logcosh"), n_dissipation=1, feedthrough=False,
+                    n_shoot=0)
+    rng = np.random.default_rng(0)
+    lo, hi = np.array([(-np.inf if a is None else a, np.inf if b is None else b)
+                       for a, b in layout.bounds()]).T
+    theta = torch.as_tensor(np.clip(0.3 * rng.standard_normal(layout.size), lo, hi))
+    t = np.arange(401) * 0.01
+    seg = make_segments([(t, np.sin(3 * t)[:, None], np.zeros((401, 1)), "zoh")], 50)
+    x0 = torch.zeros((len(seg.first), 2), dtype=torch.float64)
+    cols = 27
+    with fwad.dual_level():
+        dual = fwad.make_dual(theta.expand(cols, -1).contiguous(),
+                              torch.eye(cols, layout.size, dtype=torch.float64))
+        dx0 = fwad.make_dual(x0.expand(cols, -1, -1).contiguous(),
+                             torch.zeros((cols,) + x0.shape, dtype=torch.float64))
+        jac = _per_call(lambda: rollout(VectorField(layout, dual), dx0, seg), repeat) / 1e3
+    cost = _per_call(lambda: rollout(VectorField(layout, theta), x0, seg), repeat) / 1e3
+    return [{"pass": "cost evaluation", "ms": cost},
+            {"pass": f"Jacobian pass ({cols} columns)", "ms": jac}]
+
+
 def duffing_fit(stop: float) -> dict:
     """Section 2 for runs of ``stop`` seconds."""
     from fmu_surrogate.benchmarks import duffing
@@ -97,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'operation':30s} {'us':>8s}")
     for r in ops:
         print(f"  {r['operation']:30s} {r['us']:8.1f}")
+    passes = rollout_costs(5 if args.quick else 20)
+    print("  rollout, 2 states, 8 segments of 50 steps       ms")
+    for r in passes:
+        print(f"  {r['pass']:40s} {r['ms']:8.2f}")
     fits = [duffing_fit(s) for s in ((2.0,) if args.quick else (5.0, 10.0))]
     print(f"  {'problem':26s} {'fit s':>7s} {'iterations':>10s} {'held-out':>9s}")
     for r in fits:
@@ -104,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['heldout_error']:9.2e}")
     if args.json:
         args.json.write_text(json.dumps({"torch": torch.__version__, "operations": ops,
-                                         "fits": fits}, indent=2))
+                                         "rollout": passes, "fits": fits}, indent=2))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""scripts/bench_nonlinear_fit.py --quick: the table of operations and a fit of the Duffing
-oscillator that meets the drop-in tolerance."""
+"""scripts/bench_nonlinear_fit.py --quick: the table of operations, the rollout's passes, and a
+fit of the Duffing oscillator that meets the drop-in tolerance."""
 
 import json
 
@@ -11,6 +11,8 @@ def test_quick_table(tmp_path, load_script):
     d = json.loads(out.read_text())
     assert [r["operation"] for r in d["operations"]][:2] == ["dual + dual", "dual * dual"]
     assert all(r["us"] > 0 for r in d["operations"])
+    assert [r["pass"] for r in d["rollout"]] == ["cost evaluation", "Jacobian pass (27 columns)"]
+    assert all(r["ms"] > 0 for r in d["rollout"])
     (fit,) = d["fits"]
     # held-out relative error of the order-2 model on another white-noise run (measured 7.9e-4;
     # the model class holds the oscillator, what is left is the fit's RK4 against DOP853 and the

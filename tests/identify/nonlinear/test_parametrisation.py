@@ -1,4 +1,4 @@
-"""Every parameter vector is a pH system, and the torch model is the ph model."""
+"""Every parameter vector is a pH system, and the fit's vector field is the ph model's."""
 
 from __future__ import annotations
 
