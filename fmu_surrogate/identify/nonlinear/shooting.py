@@ -1,4 +1,5 @@
-"""The differentiable output-error objective: RK4 over multiple-shooting segments, in torch.
+"""The differentiable output-error objective: RK4 over multiple-shooting segments (the model's
+terms in torch, its steps in NumPy).
 
 Discretisation.  The classical Runge–Kutta scheme on the explicit ODE
 ``ẋ = (J − R₀ − R_nl(z)) z + (G − P) u``, the input at the stages as the data hold it (linear:
@@ -6,8 +7,8 @@ Discretisation.  The classical Runge–Kutta scheme on the explicit ODE
 with as many substeps per sample step as the linear start's fastest mode needs to stay in
 RK4's stability region.
 RK4 rather than the implicit midpoint rule with a fixed number of Newton or fixed-point
-iterations: it is explicit, so the gradient is an exact backpropagation through four
-evaluations of the vector field per step (no truncated inner solve whose gradient is only
+iterations: it is explicit, so its forward-mode derivatives are exact through four
+evaluations of the vector field per step (no truncated inner solve whose derivative is only
 approximately that of the scheme), and it is of fourth order, so at the sampling rates of
 harvested data (tens of samples per period) its error stays orders of magnitude below the
 output errors being fitted.  The fitted model is validated with the structure-preserving AVF
