@@ -81,3 +81,25 @@ def test_late_outputs_of_a_nonlinear_component_are_found_by_the_nonlinear_fit(be
     assert "the nonlinear model misses them by" in choice.report()
     # the accuracy of the coil's fit (measured 4.2e-4; the same data at their own point 4.6e-4)
     assert choice.nonlinear_error < 0.01
+
+
+def test_a_late_model_that_cannot_be_fitted_leaves_the_outputs_at_their_point():
+    # the test one sample earlier is a second linear fit of the outputs; where it fails (no
+    # passive start at the order of the first) the outputs stay at their point and the report
+    # says why, instead of the whole identification failing
+    from types import SimpleNamespace
+
+    from fmu_surrogate.identify.late_outputs import fit_late_outputs
+    from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+
+    ds = late(_mass_dataset()[0])
+    first = SimpleNamespace(system_=SimpleNamespace(n_states=8))
+
+    def linear_fit(data, order=None):
+        if data is ds:
+            return first, 0.5  # missed by far: the test runs
+        raise LinearIdentificationError("no positive definite storage matrix Q")
+
+    got = fit_late_outputs(ds, ["F"], ["x", "v", "a"], [0, 1], linear_fit, 0.01, None)
+    assert not got.late and got.estimator is first and got.error == 0.5
+    assert "no positive definite storage" in got.describe()

@@ -280,10 +280,33 @@ def passive_realisation(
     AQi = A @ Qi
     J = 0.5 * (AQi - AQi.T)
     R = -0.5 * (AQi + AQi.T)
-    n = A.shape[0]
-    Bp = np.linalg.solve(np.eye(n) + Q @ Q, B + Q @ C.T)
+    Bp = nearest_port_matrix(Q, B, C)
     change = float(np.linalg.norm(Bp - B) / max(np.linalg.norm(B), 1e-300))
     return PassiveModel(J, R, Q, Bp, np.asarray(x0, float), delta0 / gain, delta, change)
+
+
+def nearest_port_matrix(Q: Array, B: Array, C: Array) -> Array:
+    """``argmin ‖B' − B‖²_F + ‖QB' − Cᵀ‖²_F`` (module docstring), as the least-squares problem
+    ``[I; Q] B' ≈ [B; Cᵀ]``.
+
+    The normal equations ``(I + Q²) B' = B + Q Cᵀ`` square the condition of ``Q``: a KYP storage
+    of condition 1e9 (accepted up to 1e12) makes ``I + Q²`` singular in double precision, and
+    the solve fails (a pendulum that turns over, fitted at order 8).  The stacked matrix has
+    the condition of ``√(I + Q²)``, at most that of ``Q``.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (n, n)
+        Symmetric positive definite.
+    B : ndarray, shape (n, m)
+    C : ndarray, shape (m, n)
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+    """
+    n = Q.shape[0]
+    return np.linalg.lstsq(np.vstack([np.eye(n), Q]), np.vstack([B, C.T]), rcond=None)[0]
 
 
 def to_storage(pm: PassiveModel, Q_target: Array) -> PassiveModel:

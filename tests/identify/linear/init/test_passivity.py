@@ -9,7 +9,11 @@ from scipy.signal import lsim
 
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
-from fmu_surrogate.identify.linear.init.passivity import passive_realisation, stabilising_shift
+from fmu_surrogate.identify.linear.init.passivity import (
+    nearest_port_matrix,
+    passive_realisation,
+    stabilising_shift,
+)
 
 T = np.linspace(0.0, 10.0, 1001)
 U = np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4)
@@ -67,3 +71,20 @@ def test_wrong_orientation_is_refused_naming_the_port_and_the_fix():
     with pytest.raises(FmuSurrogateError, match=r"port\(s\) \[0\] deliver power.*ports="):
         LinearPHIdentifier(1, learn=("J", "R", "B"), input_hold="zoh", ports="in").fit(
             T, -U, y)
+
+
+def test_the_nearest_port_matrix_holds_for_a_storage_of_large_condition():
+    # Q with eigenvalues 1 and 1e10 in rotated coordinates: I + Q² (condition 1e20) is singular
+    # in double precision, the normal equations lose B' entirely; the reference is the closed
+    # form per eigenvector, B' = V diag(1 / (1 + q²)) Vᵀ (B + Q Cᵀ)
+    rng = np.random.default_rng(3)
+    V, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    q = np.array([1.0, 3e4, 1e10])
+    Q = (V * q) @ V.T
+    B, C = rng.standard_normal((3, 2)), rng.standard_normal((2, 3))
+    exact = (V / (1.0 + q * q)) @ V.T @ (B + Q @ C.T)
+    got = nearest_port_matrix(Q, B, C)
+    # the least-squares solve has the condition of Q (1e10): with Q's own round-off (1e-16
+    # relative in the rotation) the error stays below 1e-5 of B'; measured 1.6e-7, the normal
+    # equations 100 %
+    assert np.linalg.norm(got - exact) <= 1e-5 * np.linalg.norm(exact)
