@@ -181,3 +181,23 @@ def test_a_search_that_misses_at_the_cap_goes_on_above_it_while_the_orders_gain(
     # kept: within 1.2x of 2)
     kept, e, _, calls = _search(spring_force, {**errors, 2: 0.7}, start=start)
     assert calls == [1, 2] and kept == 1 and e == 0.78
+
+
+def test_a_damper_at_small_velocities_gets_its_static_law(benchmark_fmus):
+    from fmu_surrogate.cli.inputs import parse_input_option
+    from fmu_surrogate.identify.selection import select_dataset
+
+    # the power-law damper (F = c sign(v) |v|^(4/3)) ten times stiffer, at a tenth of the
+    # velocities of scripts/bench_dropin.py, each run starting in motion: the law is as
+    # nonlinear at any scale, the linear misfit (14–22 % at every order) made its order-2 or
+    # order-4 start by chance, and the feedthrough (0.91–0.98 of the force) was taken for the
+    # misfit's share; the nonlinear model from there missed by 14.5 %
+    sigs = [dict([parse_input_option(f"v=noise:f_high=3,duration=5,std=0.1,seed={k}")])
+            for k in (1, 2)]
+    ds = fs.harvest(benchmark_fmus["power_damper"], parameters={"c": 40.0}, signals=sigs,
+                    stop_time=5.0, step=0.01, progress=False, workers=1)
+    choice = select_dataset(ds)
+    assert choice.method == "nonlinear" and choice.estimator.system_.n_states <= 1
+    assert "order 0 kept (a static map" in choice.report()
+    # the law is in the model class (a power-law port dissipation): measured 8e-6 held out
+    assert choice.nonlinear_error <= 1e-3
