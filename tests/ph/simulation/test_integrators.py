@@ -387,3 +387,25 @@ def test_a_first_correction_whose_bounded_error_is_round_off_ends_the_step(monke
     # the mean efforts moved to first order keep the energy balance (measured 1.1e-15; 1.1e-14
     # with the confirming iterations)
     assert abs(tr.energy_residual) <= 1e-13 * tr.energy_scale
+
+
+def test_a_mode_far_faster_than_the_step_has_its_exact_energies():
+    # ẋ = −R x + G u, y = G x with R h = 1.4e4 (a linear fit's fast lag: the Van Loan block's
+    # exp(+R h) overflowed, the energies were NaN); from rest under a held u0, x = c (1 − e^{−Rt}),
+    # c = G u0 / R: over the first step ∫ R x² = R c² h − 1.5 c², ∫ y u = G u0 c (h − 1/R)
+    # (e^{−Rh} = 0 in double precision)
+    import warnings
+
+    R, G, u0, h = 1.4e6, 1009.4, 0.3, 0.01
+    system = LinearPH(np.zeros((1, 1)), np.array([[R]]), np.eye(1), np.array([[G]]))
+    t = np.arange(6) * h
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        tr = simulate(system, t, np.full((t.size, 1), u0), hold="zoh")
+    c = G * u0 / R
+    # the doubled integral's round-off: 14 doublings, each a relative 1e-16 (measured 2e-16)
+    assert tr.dissipated[1] - tr.dissipated[0] == pytest.approx(R * c * c * h - 1.5 * c * c,
+                                                                 rel=1e-12)
+    assert tr.supplied[1] - tr.supplied[0] == pytest.approx(G * u0 * c * (h - 1 / R), rel=1e-12)
+    assert np.allclose(tr.x[1:, 0], c, rtol=1e-13)
+    assert abs(tr.energy_residual) <= 1e-12 * tr.supplied[-1]
