@@ -20,10 +20,11 @@ represent by more states: their modes fit the harmonics of a nonlinearity.
 fits the nonlinear model at orders 1, 2, … up to that of the power outputs (where it is lower)
 or of the linear start: lower orders are cheaper fits and faster surrogates.  A static linear
 start (order 0: where no linear model predicts the held-out part better than a static map) is
-fitted as such first; so is a static map where a dynamic linear start has a feedthrough, kept
-where it meets the tolerance (a power-law damper at small velocities, whose linear misfit of
-22 % the linear orders 1–9 share by chance: order 2 chosen, from which the nonlinear model
-misses by 14.5 % at orders 1 and 2).  A static law that explains the part (a spring driven by its
+fitted as such first; so is a static map where a dynamic start has a feedthrough of its power
+outputs or the FMU declares one (``<ModelStructure>``), kept where it meets the tolerance (a
+power-law damper at small velocities, whose linear misfit of 14–22 % the linear orders share:
+order 2 chosen, its feedthrough taken for a share of that misfit, and from there the nonlinear
+model misses by 14.5 % at orders 1 and 2; its static law 8e-6).  A static law that explains the part (a spring driven by its
 displacement: linear 27 %, nonlinear 1.5 % before its timing is settled) is kept; one that
 misses the tolerance and divides the linear error by less than 1/:data:`STATIC_GAIN` says the
 part has states no linear model fits (a quarter car whose suspension stiffens 2.3× over runs of
@@ -141,8 +142,9 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         if static[1] <= tolerance or static[1] <= STATIC_GAIN * linear:
             return static
         tried[0] = static
-    elif getattr(start, "ported_", False) and start.roles_.feedthrough:
-        # a feedthrough behind states: the static map first, kept where it meets the tolerance
+    elif _feedthrough_shown(start, ds, inputs, outputs):
+        # power outputs that follow the inputs: the static map first, kept where it meets the
+        # tolerance (module doc)
         try:
             static = fit(clone(start).set_params(order=0).fit_dataset(
                 ds, inputs=list(inputs), outputs=list(outputs), runs=list(runs)))
@@ -216,6 +218,22 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     return nl, e, (lines + f"\n  nonlinear model orders tried (held-out error): {table} — "
                    f"order {kept} kept, the smallest {which}within {ORDER_FACTOR:g}× of the "
                    f"best (the linear start's order {order}{why})")
+
+
+def _feedthrough_shown(start: Any, ds: Any, inputs: Sequence[str],
+                       outputs: Sequence[str]) -> bool:
+    """Whether a fitted linear ``start`` has a feedthrough of its power outputs, or the FMU
+    declares one of them to depend on an input directly (``<ModelStructure>``, kept by the
+    harvest as the outputs' ``dependencies``)."""
+    from fmu_surrogate.identify.linear.dataset import parse_dependencies
+
+    roles = getattr(start, "roles_", None) if getattr(start, "ported_", False) else None
+    if roles is not None and roles.feedthrough:
+        return True
+    power = [o for _, o in roles.pairs] if roles is not None else range(len(outputs))
+    names = set(inputs)
+    return any(names & set(parse_dependencies(ds[outputs[o]].attrs.get("dependencies")) or ())
+               for o in power if outputs[o] in ds)
 
 
 def _equal(best: float) -> float:

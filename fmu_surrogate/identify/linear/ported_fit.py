@@ -38,11 +38,6 @@ MAX_PARAMETERS = 2000
 #: subspace model exceeds this and NOISE_MARGIN times the model's relative residual: exact data
 #: without feedthrough give ~1e-10; with 1 % noise D picks up a few 1e-3.
 FEEDTHROUGH_RTOL, NOISE_MARGIN = 1e-3, 10.0
-#: ... or this share, whatever the residual: a residual that is a nonlinear part's model error
-#: (a power-law damper at small velocities, 14.5 %) would otherwise hide the feedthrough that
-#: carries nearly all of its force (share 0.91–0.98 at orders 1–4); noise and model errors put a
-#: few 1e-3 into D.
-EVIDENT_SHARE = 0.5
 #: Power outputs the FMU declares independent of its inputs (``<ModelStructure>``) get a
 #: feedthrough only when it explains more than this share of them: a declaration can be wrong,
 #: data that show a damper's force following its velocity are not (measured: 0.06 % spurious
@@ -164,8 +159,7 @@ def needs_feedthrough(data: list[tuple], n: int, n_power: int,
                       declared_none: bool = False, source: bool = False) -> bool:
     """``feedthrough="auto"``: the subspace model of order n (n = 0: least squares) has a
     feedthrough of the power outputs above :data:`FEEDTHROUGH_RTOL` and ``NOISE_MARGIN`` times
-    its relative residual, or above :data:`EVIDENT_SHARE` (above :data:`DECLARED_SHARE` where
-    the FMU declares none).
+    its relative residual (above :data:`DECLARED_SHARE` where the FMU declares none).
 
     Parameters
     ----------
@@ -193,7 +187,7 @@ def needs_feedthrough(data: list[tuple], n: int, n_power: int,
               for _t, v, _y, _h in data)
     den = sum(float(np.linalg.norm(y[:, :n_power])) for _t, _v, y, _h in data)
     # above round-off and well above what the residual (noise, model error) could put into D
-    floor = max(FEEDTHROUGH_RTOL, min(NOISE_MARGIN * sm.fit_residual, EVIDENT_SHARE))
+    floor = max(FEEDTHROUGH_RTOL, NOISE_MARGIN * sm.fit_residual)
     return num > (max(floor, DECLARED_SHARE) if declared_none else floor) * max(den, 1e-300)
 
 
