@@ -24,12 +24,13 @@ fitted as such first; so is a static map where a dynamic start has a feedthrough
 outputs or the FMU declares one (``<ModelStructure>``), kept where it meets the tolerance (a
 power-law damper at small velocities, whose linear misfit of 14–22 % the linear orders share:
 order 2 chosen, its feedthrough taken for a share of that misfit, and from there the nonlinear
-model misses by 14.5 % at orders 1 and 2; its static law 8e-6).  A static law that explains the part (a spring driven by its
-displacement: linear 27 %, nonlinear 1.5 % before its timing is settled) is kept; one that
-misses the tolerance and divides the linear error by less than 1/:data:`STATIC_GAIN` says the
-part has states no linear model fits (a quarter car whose suspension stiffens 2.3× over runs of
-rising amplitude: every linear order 80–120 % held out, the static nonlinear fit 89.8 %), and
-the orders 1, 2, … are searched as from a dynamic start.  It stops when the best fit so far
+model misses by 14.5 % at orders 1 and 2; its static law 8e-6).  A static law that explains
+the part (a spring driven by its displacement: linear 27 %, nonlinear 1.5 % before its timing
+is settled) is kept; one that misses the tolerance and divides the linear error by less than
+1/:data:`STATIC_GAIN` says the part has states no linear model fits (a quarter car whose
+suspension stiffens 2.3× over runs of rising amplitude: every linear order 80–120 % held out,
+the static nonlinear fit 89.8 %), and the orders 1, 2, … are searched as from a dynamic
+start.  It stops when the best fit so far
 meets the tolerance and the next order does not improve on it by :data:`ORDER_FACTOR` (the
 linear order selection's rule), or two orders after the best, or at once where a fit is within
 :data:`CLEAR_MARGIN` of the tolerance.  Where the best misses the
