@@ -478,9 +478,10 @@ def select_dataset(
         except Exception:  # noqa: BLE001 - the fit without the source stays
             e_src = float("inf")
         if e_src < e_nl:
-            lines = (lines_src + f"\n  the part moves without input from rest (a load: "
-                     f"gravity, a preload), fitted with a constant source: the nonlinear model "
-                     f"misses by {percent(e_nl)} without it, by {percent(e_src)} with it")
+            lines = (lines_src + f"\n  fitted with a constant source too (a part released "
+                     f"under a load moves without input from rest: gravity, a preload): the "
+                     f"nonlinear model misses by {percent(e_src)} with it, by {percent(e_nl)} "
+                     f"without it")
             nl, e_nl, ds, kept_late = nl_src, e_src, own, late.late
     details += lines
     if e_nl < e_lin:
