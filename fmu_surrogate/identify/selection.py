@@ -286,11 +286,13 @@ def select_dataset(
         raise ModelSelectionError(f"tolerance must be a positive relative error, got "
                                   f"{tolerance!r}.")
     not_fitted: tuple[str, ...] = ()
+    products: tuple[str, ...] = ()  # outputs that are a power the FMU shows (not fitted)
     if inputs is None or outputs is None:
         iface = dataset_interface(ds)
         inputs = iface.inputs if inputs is None else inputs
         outputs = iface.outputs if outputs is None else outputs
         not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
+        products = tuple(text for name, text in iface.products if name not in outputs)
     from sklearn.base import clone
 
     from fmu_surrogate.identify import first_outputs as fo
@@ -345,7 +347,7 @@ def select_dataset(
         late = prefer_delayed(late, fitted, lambda d: linear_fit(d, True), tolerance,
                               kind and as_delayed_feedthrough(sur, step) is None)
     ds, lin, e_lin = late.dataset, late.estimator, late.error
-    details = describe_fit(lin, fit, held, not_fitted) + repaired + late.describe()
+    details = describe_fit(lin, fit, held, not_fitted, products) + repaired + late.describe()
     where = "held-out" if held else "training (nothing held out)"
     kept_late = late.late
 

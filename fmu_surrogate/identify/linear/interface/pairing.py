@@ -100,12 +100,17 @@ class Interface:
         Recorded outputs of another type (Boolean, Integer): not fitted.
     discrete_inputs : tuple of str
         Inputs of a type other than Real: modulating inputs, never in a power pair.
+    products : tuple of (str, str)
+        Real outputs left out of the fit as the product of an input and another output, with
+        that product in words (``("P", "P = 1 · v · F")``: a power the FMU shows,
+        :mod:`.port_power`).
     """
 
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     not_fitted: tuple[str, ...]
     discrete_inputs: tuple[str, ...]
+    products: tuple[tuple[str, str], ...] = ()
 
 
 def dataset_interface(ds: Any) -> Interface:
@@ -127,12 +132,14 @@ def dataset_interface(ds: Any) -> Interface:
         The dataset records no input or no Real output (name them explicitly).
     """
     ins, outs, skip, disc = [], [], [], []
+    units: dict[str, str | None] = {}
     for v in ds.data_vars.values():
         base = v.attrs.get("fmu_variable")
         if base is None:
             continue
         el = v.attrs.get("element")
         name = f"{base}[{el}]" if el else str(base)
+        units[name] = v.attrs.get("units")
         real = str(v.attrs.get("type", "Real")) in REAL_TYPES
         if v.attrs.get("causality") == "input":
             ins.append(name)
@@ -152,7 +159,12 @@ def dataset_interface(ds: Any) -> Interface:
             f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "
             "causality); name the variables to fit with inputs=…, outputs=… (CLI --inputs, "
             "--outputs), or harvest recording the FMU's inputs and outputs.")
-    return Interface(tuple(ins), tuple(outs), tuple(skip), tuple(disc))
+    from fmu_surrogate.identify.linear.interface.port_power import power_outputs
+
+    products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
+    left = {name for name, _ in products}
+    return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
+                     tuple(disc), tuple(products))
 
 
 @dataclass(frozen=True)
