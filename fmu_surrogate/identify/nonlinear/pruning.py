@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout, sensor_rows, to_system
 from fmu_surrogate.ph import (
+    ConvergenceError,
     ConvexEffort,
     NonlinearPH,
     PortedSystem,
@@ -143,7 +144,10 @@ def _entries(layout: Layout, name: str, i: int) -> Array | slice:
 
 def relative_error(system: PortedSystem, exps: list[tuple], bound: float = np.inf) -> float:
     """``‖ŷ − y‖_F / ‖y‖_F`` over all samples of ``(t, u, y, hold)`` experiments, the system
-    simulated from its operating point by :func:`~fmu_surrogate.ph.simulate` (NaN for none).
+    simulated from its operating point by :func:`~fmu_surrogate.ph.simulate` (NaN for none;
+    ``inf`` where the system cannot be stepped through an experiment: Newton does not converge,
+    as for a turning pendulum's fit from which :func:`prune_terms` tried to drop a term it
+    needs — the exception ended the fit).
 
     Parameters
     ----------
@@ -163,7 +167,10 @@ def relative_error(system: PortedSystem, exps: list[tuple], bound: float = np.in
     den = sum(float(np.sum(y ** 2)) for _, _, y, _ in exps)
     num, stop = 0.0, bound * bound * den
     for t, u, y, hold in exps:
-        yh = simulate(system, t, u, hold=hold).y
+        try:
+            yh = simulate(system, t, u, hold=hold).y
+        except ConvergenceError:
+            return float("inf")
         num += float(np.sum((yh - y) ** 2))
         if num > stop:
             return float("inf")

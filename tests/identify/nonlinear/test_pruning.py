@@ -203,3 +203,33 @@ def test_an_error_known_above_the_bound_stops_the_simulations(monkeypatch):
     # above 0.2 after the first run (its squared error 1 against 0.2² of the total 12): stops
     calls.clear()
     assert pruning.relative_error(0.5, exps, 0.2) == np.inf and len(calls) == 1
+
+
+def test_a_system_that_cannot_be_stepped_has_an_infinite_error_and_keeps_its_term(monkeypatch):
+    """A removal that leaves the system unable to step through a run (Newton does not converge:
+    a turning pendulum's fit without one of its energy terms) is a removal the fit needs: its
+    error is ``inf``, not an exception that ends the fit."""
+    from types import SimpleNamespace
+
+    from fmu_surrogate.identify.nonlinear import pruning
+    from fmu_surrogate.ph import ConvergenceError
+
+    def simulate(system, t, u, hold):  # stand-in: a system of gain 0 cannot be stepped
+        if system == 0.0:
+            raise ConvergenceError("Newton did not converge at step 3")
+        return SimpleNamespace(y=np.full((t.size, 1), 1.0 + system))
+
+    monkeypatch.setattr(pruning, "simulate", simulate)
+    t = np.arange(4.0)
+    exps = [(t, None, np.ones((4, 1)), "zoh")]
+    assert pruning.relative_error(0.0, exps) == np.inf
+    assert pruning.relative_error(0.25, exps) == 0.25
+    # the gain of one term as the stand-in's system: dropping it cannot be stepped, so it stays
+    theta = _theta(np.random.default_rng(0))
+    alpha = LAYOUT.slices()["alpha"][0].start
+
+    def error(th, bound):
+        return pruning.relative_error(1e-3 if th[alpha] != 0.0 else 0.0, exps, bound)
+
+    pruned, dropped = prune_terms(LAYOUT, theta, error)
+    assert ("alpha", 0) not in dropped and pruned[alpha] == theta[alpha]
