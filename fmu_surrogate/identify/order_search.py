@@ -35,10 +35,11 @@ meets the tolerance and the next order does not improve on it by :data:`ORDER_FA
 linear order selection's rule), or two orders after the best, or at once where a fit is within
 :data:`CLEAR_MARGIN` of the tolerance.  Where the best misses the
 tolerance, the linear start's order is fitted too, and where the cap's order gained by that
-factor on the order below it, the orders above while each gains so (up to two without a gain):
-a linear order undercounts the states of a strongly nonlinear part (a quarter car, four states,
-at 2000 N: linear order 2, where the nonlinear model misses by 5.47 % held out, 78 % at order
-1; 2.23 % at order 3).  The smallest order within that factor of the best is kept (of those
+factor on the order below it (or the order below was not fitted: a start of order 1, a fit that
+failed), the orders above while each gains so (up to two without
+a gain): a linear order undercounts the states of a strongly nonlinear part (a quarter car, four
+states, at 2000 N: linear order 2, where the nonlinear model misses by 5.47 % held out, 78 % at
+order 1; 2.23 % at order 3; a pendulum that turns over, two states: linear order 1).  The smallest order within that factor of the best is kept (of those
 meeting the tolerance, where some do).  An order given by the user (``order=N``, CLI
 ``--order N``) is fitted as given.
 """
@@ -184,9 +185,10 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         if best <= ORDER_FLOOR or r - arg >= 2 or (best <= tolerance and r > arg) or \
                 best <= CLEAR_MARGIN * tolerance:
             break
-    # the cap's order gained by ORDER_FACTOR on the order below it: more states may gain too
-    capped = cap in tried and cap - 1 in tried and \
-        tried[cap][1] < tried[cap - 1][1] / ORDER_FACTOR
+    # the cap's order gained by ORDER_FACTOR on the order below it, or that order was not
+    # fitted (a start of order 1, or its fit failed): more states may gain
+    below = tried[cap - 1][1] if cap - 1 in tried else float("inf")
+    capped = cap in tried and tried[cap][1] < below / ORDER_FACTOR
     if best > tolerance and order not in tried and order not in failed:
         at(order)  # the linear start's order
     # above the cap while the best misses the tolerance and the orders gain (module doc)

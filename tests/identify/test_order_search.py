@@ -201,3 +201,20 @@ def test_a_damper_at_small_velocities_gets_its_static_law(benchmark_fmus):
     assert "order 0 kept (a static map" in choice.report()
     # the law is in the model class (a power-law port dissipation): measured 8e-6 held out
     assert choice.nonlinear_error <= 1e-3
+
+
+def test_a_start_of_order_one_that_misses_goes_on_above_it_while_the_orders_gain(spring_force):
+    """A pendulum that turns over (two states) at one level: linear order 1, where the
+    nonlinear model misses by 85.7 % held out; the order above is fitted, and the next while
+    they gain."""
+    ds, _ = spring_force
+    start = fs.identify.LinearPHIdentifier(1, ports=PORTS).fit_dataset(
+        ds, inputs=["F"], outputs=["v"], runs=[0, 1]).set_params(order=None)
+    kept, e, lines, calls = _search(spring_force, {1: 0.857, 2: 0.004, 3: 0.0039}, start=start)
+    # 2 meets the tolerance (and gains on 1): kept, no higher order fitted
+    assert calls == [1, 2] and kept == 2 and e == 0.004
+    assert "2: 0.4 %, 1: 85.7 % — order 2 kept" in lines
+    # two orders without a gain of 1.2 end it (89 % and 80 % against 85.7 %): 1 kept
+    kept, e, _, calls = _search(spring_force, {1: 0.857, 2: 0.89, 3: 0.8, 4: 0.01},
+                                start=start)
+    assert calls == [1, 2, 3] and kept == 1 and e == 0.857
