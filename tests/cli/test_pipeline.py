@@ -205,3 +205,22 @@ def test_identify_warns_of_inputs_no_run_excites_apart(tmp_path, capsys):
     first = text.splitlines()[0]
     assert first.startswith("warning: inputs F1 and F2 change as one signal scaled")
     assert "other ratios in other runs only" in first and "a signal of its own" in first
+
+
+def test_identify_linear_leaves_a_power_the_fmu_shows_out_and_says_so(tmp_path, capsys):
+    """The damped mass with its power P = F v in W as a further output: --method linear
+    leaves P out of the fit and names the product, as the default method does."""
+    from fmu_surrogate.fmu.dataset.write import save_dataset
+    from fmu_surrogate.ph import load
+    from tests.identify.linear.interface.test_port_power import _with_powers
+
+    data = tmp_path / "mass_power.nc"
+    save_dataset(_with_powers().drop_vars(["Pk", "E"]), data)
+    out = tmp_path / "mass_power.json"
+    assert main(["identify", str(data), "--method", "linear", "-q", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "not fitted (an input times another output" in text and "P = 1 · F · v" in text
+    assert load(out).output_names == ("x", "v", "a")
+    # the mass itself as without P (the default method: 5.5e-8 held out)
+    held = float(text.split("(held-out): relative max output error ")[1].split()[0])
+    assert held < 1e-4
