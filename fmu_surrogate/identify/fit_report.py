@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["delay_line", "describe_fit", "law_line", "miss_line", "outputs_line", "percent",
-           "step_line"]
+           "step_line", "why_missed"]
 
 
 def percent(x: float) -> str:
@@ -252,3 +252,38 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float,
                 " (at one excitation level now: runs of the same inputs at about a fifth and "
                 "half of it let the fit climb the levels)" if levels == 1 else "") +
             ", --order (the component's number of states) or --port may help")
+
+
+def why_missed(sur: Any, x0: Any, data: Any, fit: Sequence[int], held: Sequence[int],
+               tolerance: float) -> str:
+    """:func:`miss_line` of a kept model that misses the tolerance on the held-out runs: its
+    error on the training runs, the held-out runs' ranges against theirs, their levels.
+
+    Parameters
+    ----------
+    sur : PortedSystem or pH system
+        The kept model as simulated (:func:`~fmu_surrogate.identify.heldout.heldout_errors`).
+    x0 : array_like or None
+        Its initial state (a bare system).
+    data : xarray.Dataset
+        The data it was fitted to.
+    fit, held : sequence of int
+        Training and held-out runs.
+    tolerance : float
+
+    Returns
+    -------
+    str
+    """
+    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.identify.heldout import heldout_errors
+    from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
+
+    names = list(sur.input_names) + list(sur.output_names)
+    e_fit = max(heldout_errors(sur, x0, data, list(sur.input_names), list(sur.output_names),
+                               fit))
+    train = [X for _, X in run_arrays(data, names, runs=fit)]
+    ratio = range_ratio(train, [X for _, X in run_arrays(data, names, runs=held)])
+    k = len(sur.input_names)
+    levels = len(level_stages(excitation_levels([X[:, :k] for X in train]))) if k else None
+    return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance, levels)

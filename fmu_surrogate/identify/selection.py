@@ -23,11 +23,10 @@ from fmu_surrogate.identify.fit_report import (
     delay_line,
     describe_fit,
     law_line,
-    miss_line,
     outputs_line,
     percent,
-    range_ratio,
     step_line,
+    why_missed,
 )
 from fmu_surrogate.identify.heldout import (
     ModelSelectionError,
@@ -265,8 +264,9 @@ def select_dataset(
         (:func:`~fmu_surrogate.identify.late_outputs.fit_late_outputs`).
     refine : bool
         A kept nonlinear model is fitted again to all runs, the held-out ones included, from
-        its parameters (:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`); the
-        errors reported are those of the model checked on the held-out runs.
+        its parameters (:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`), a kept
+        linear one at its order (:mod:`~fmu_surrogate.identify.refit_linear`); the errors
+        reported are those of the model checked on the held-out runs.
 
     Returns
     -------
@@ -300,6 +300,7 @@ def select_dataset(
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.identify.order_search import search_order
+    from fmu_surrogate.identify.refit_linear import refit_linear
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
@@ -315,17 +316,20 @@ def select_dataset(
         return fo.fixed_first_outputs(sur, original, list(sur.input_names),
                                       list(sur.output_names), fit + held, tolerance)
 
+    def lin_errors(est: Any, data: Any, runs: Sequence[int]) -> list[float]:
+        sur = est.to_surrogate()
+        if data is original:  # at their own points the first outputs may be fixed values
+            sur = fo.with_first_outputs(sur, first_outputs(sur))
+        return heldout_errors(sur, est.x0_, data, list(sur.input_names),
+                              list(sur.output_names), runs)
+
     def linear_fit(data: Any, delayed: bool = False, order: int | None = None
                    ) -> tuple[Any, float]:
         est = clone(estimator).set_params(delayed_feedthrough=delayed)
         if order is not None:
             est.set_params(order=order)
         est = est.fit_dataset(data, inputs=list(inputs), outputs=list(outputs), runs=fit)
-        sur = est.to_surrogate()
-        if data is original:  # at their own points the first outputs may be fixed values
-            sur = fo.with_first_outputs(sur, first_outputs(sur))
-        return est, max(heldout_errors(sur, est.x0_, data, list(sur.input_names),
-                                       list(sur.output_names), check))
+        return est, max(lin_errors(est, data, check))
 
     late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
@@ -383,28 +387,19 @@ def select_dataset(
                 text += "\n  " + outputs_line(sur.output_names, worst,
                                                 "held-out" if held else "training")
             if held:  # why it misses, and what to do
-                text += "\n  " + why_missed(sur, getattr(est, "x0_", None), data)
+                text += "\n  " + why_missed(sur, getattr(est, "x0_", None), data, fit, held,
+                                              tolerance)
         return ModelChoice(method, est, e_lin, e_nl, tolerance, reason, text, lin,
                            "held-out" if held else "training", late_kept, first, rewrite)
 
-    def why_missed(sur: Any, x0: Any, data: Any) -> str:
-        from fmu_surrogate.fmu.dataset import run_arrays
-        from fmu_surrogate.identify.nonlinear.continuation import excitation_levels, level_stages
-
-        names = list(sur.input_names) + list(sur.output_names)
-        e_fit = max(heldout_errors(sur, x0, data, list(sur.input_names), list(sur.output_names),
-                                   fit))
-        train = [X for _, X in run_arrays(data, names, runs=fit)]
-        ratio = range_ratio(train, [X for _, X in run_arrays(data, names, runs=held)])
-        k = len(sur.input_names)
-        levels = len(level_stages(excitation_levels([X[:, :k] for X in train]))) if k else None
-        return miss_line(e_fit, dict(zip(names, ratio.tolist())), tolerance, levels)
-
-    if e_lin <= tolerance:
-        return choice("linear", lin, float("nan"),
-                      f"its {where} error {percent(e_lin)} is within the tolerance "
-                      f"{percent(tolerance)}; "
-                      "no nonlinear model needed")
+    if e_lin <= tolerance:  # kept; refitted to all runs where they hold something new
+        kept = choice("linear", lin, float("nan"), f"its {where} error {percent(e_lin)} is "
+                      f"within the tolerance {percent(tolerance)}; no nonlinear model needed")
+        if not (refine and held):
+            return kept
+        new, line = refit_linear(lin, ds, inputs, outputs, fit, held, tolerance,
+                                 lambda est, runs: lin_errors(est, ds, runs))
+        return replace(kept, estimator=new, linear=new, details=kept.details + "\n  " + line)
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
     def nonlinear_fit(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:

@@ -93,8 +93,9 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "states); default: decided from the data (auto, nonlinear), shown in "
                         "the report")
     p.add_argument("--refit", choices=("yes", "no"), default="yes",
-                   help="auto, nonlinear: refit a kept nonlinear model to all runs, the held-out "
-                        "ones included, from the model checked on them (default yes; the "
+                   help="auto, nonlinear: refit the kept model to all runs, the held-out ones "
+                        "included, from the model checked on them (a linear one at its order) "
+                        "where it met them worse than the training runs (default yes; the "
                         "held-out error reported is the checked model's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample choice (gp)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
