@@ -46,6 +46,7 @@ meeting the tolerance, where some do).  An order given by the user (``order=N``,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -105,7 +106,8 @@ def power_order(lin: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str]
 
 def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
                  runs: Sequence[int], tolerance: float,
-                 fit: Callable[[Any], tuple[Any, float, str]]) -> tuple[Any, float, str]:
+                 fit: Callable[[Any], tuple[Any, float, str]],
+                 deadline: float | None = None) -> tuple[Any, float, str]:
     """The nonlinear model at the order the search keeps (module docstring).
 
     Parameters
@@ -119,6 +121,9 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         out.
     fit : callable
         ``fit(linear_start) -> (estimator, held-out error, report lines)``: the nonlinear fit.
+    deadline : float, optional
+        ``time.monotonic()`` after which no further order is fitted once one has been (a
+        wall-time budget; the report says which orders it left out).
 
     Returns
     -------
@@ -137,6 +142,7 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         return fit(start)
     tried: dict[int, tuple[Any, float, str]] = {}
     failed: dict[int, Exception] = {}
+    skipped: list[int] = []  # left out when the time budget was spent
     if order < 1:  # a static map: kept where it meets the tolerance or explains the part
         static = fit(start)
         result = getattr(static[0], "result_", None)
@@ -161,6 +167,9 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
             tried[0] = static
 
     def at(r: int) -> float:
+        if deadline is not None and tried and time.monotonic() >= deadline:
+            skipped.append(r)
+            return float("nan")
         try:
             lin = start if r == order else clone(start).set_params(order=r).fit_dataset(
                 ds, inputs=list(inputs), outputs=list(outputs), runs=list(runs))
@@ -179,6 +188,8 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     arg, from_one = 0, order >= 1
     for r in range(1, cap + 1):
         e = at(r)
+        if skipped:
+            break
         best = min(best, e)
         if e < gained / ORDER_FACTOR or (e < gained and from_one and not arg):
             gained, arg = e, r
@@ -189,13 +200,13 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     # fitted (a start of order 1, or its fit failed): more states may gain
     below = tried[cap - 1][1] if cap - 1 in tried else float("inf")
     capped = cap in tried and tried[cap][1] < below / ORDER_FACTOR
-    if best > tolerance and order not in tried and order not in failed:
+    if best > tolerance and order not in tried and order not in failed and not skipped:
         at(order)  # the linear start's order
     # above the cap while the best misses the tolerance and the orders gain (module doc)
     r = max([*tried, *failed, 0]) + 1
     best = min((e for _, e, _ in tried.values()), default=float("inf"))
     gained, arg = best, r - 1
-    while capped and best > tolerance and r <= MAX_ORDER and r - arg <= 2:
+    while capped and best > tolerance and r <= MAX_ORDER and r - arg <= 2 and not skipped:
         e = at(r)
         best = min(best, e)
         if e < gained / ORDER_FACTOR:
@@ -207,6 +218,9 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     good = [k for k in tried if tried[k][1] <= _equal(best)]
     kept = min([k for k in good if tried[k][1] <= tolerance] or good)
     nl, e, lines = tried[kept]
+    if skipped:
+        lines += (f"\n  the time budget (max_time, CLI --max-time) was spent: order "
+                  f"{skipped[0]} and the search's further orders not fitted")
     if len(tried) + len(failed) == 1:
         if e <= CLEAR_MARGIN * tolerance and kept != order:  # the margin ended the search
             lines += (f"\n  nonlinear model order {kept} kept: held-out error {percent(e)}, "

@@ -13,6 +13,7 @@ none is held out).  :class:`ModelChoice` reports both errors and why one was kep
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -119,16 +120,6 @@ class ModelChoice:
                 f"  kept: {self.method} — {self.reason}")
 
 
-def _refined(kept: ModelChoice, refine: bool) -> ModelChoice:
-    """``kept`` (a nonlinear choice) with its estimator refitted to all experiments, the
-    held-out ones included, and a line saying so (:meth:`NonlinearPHIdentifier.refine
-    <fmu_surrogate.identify.NonlinearPHIdentifier.refine>`), when ``refine``."""
-    if not refine:
-        return kept
-    line = "  " + kept.estimator.refine().result_.refined.describe()
-    return replace(kept, details=(kept.details + "\n" if kept.details else "") + line)
-
-
 def _experiments(data: Sequence[Any], hold: str) -> list[Any]:
     from fmu_surrogate.identify.linear.model.experiments import Experiment
 
@@ -188,6 +179,7 @@ def select_model(
     """
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+    from fmu_surrogate.identify.refit import refit_nonlinear
 
     if not len(train):
         raise ModelSelectionError("select_model needs at least one training experiment.")
@@ -216,10 +208,11 @@ def select_model(
                            f"{percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
     e_nl = _error(nl.system_, check, nl.x0_)
     if e_nl < e_lin:
-        return _refined(ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
-                                    f"the linear {where} error {percent(e_lin)} exceeds the "
-                                    f"tolerance {percent(tolerance)} and the nonlinear model "
-                                    f"lowers it to {percent(e_nl)}", **on), refine and bool(va))
+        kept = ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
+                           f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
+                           f"{percent(tolerance)} and the nonlinear model lowers it to "
+                           f"{percent(e_nl)}", **on)
+        return refit_nonlinear(kept) if refine and va else kept
     return ModelChoice("linear", lin, e_lin, e_nl, tolerance,
                        f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                        f"{percent(tolerance)}, but the nonlinear model is no better "
@@ -237,6 +230,7 @@ def select_dataset(
     nonlinear: Mapping[str, Any] | None = None,
     late_outputs: bool | None = None,
     refine: bool = True,
+    max_time: float | None = None,
 ) -> ModelChoice:
     """Identify a drop-in surrogate of a harvested dataset: linear, and nonlinear only where
     the linear one misses the tolerance on the held-out runs (module docstring).
@@ -265,8 +259,11 @@ def select_dataset(
     refine : bool
         A kept nonlinear model is fitted again to all runs, the held-out ones included, from
         its parameters (:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`), a kept
-        linear one at its order (:mod:`~fmu_surrogate.identify.refit_linear`); the errors
+        linear one at its order (:mod:`~fmu_surrogate.identify.refit`); the errors
         reported are those of the model checked on the held-out runs.
+    max_time : float, optional
+        Wall-time budget [s] from the call on: once spent, no further nonlinear fit starts
+        (the search keeps its best so far, :func:`~fmu_surrogate.identify.order_search.search_order`) and the one under way stops where it is; the report says so.
 
     Returns
     -------
@@ -300,10 +297,14 @@ def select_dataset(
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.identify.order_search import search_order
-    from fmu_surrogate.identify.refit_linear import refit_linear
+    from fmu_surrogate.identify.refit import refit_linear, refit_nonlinear
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
+    deadline = None if max_time is None else time.monotonic() + float(max_time)
+
+    def time_left() -> bool:
+        return deadline is None or time.monotonic() < deadline
     check = held or fit
     estimator = linear if linear is not None else LinearPHIdentifier()
     original = ds
@@ -404,13 +405,15 @@ def select_dataset(
 
     def nonlinear_fit(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
         return search_order(start, data, list(inputs), list(outputs), fit, tolerance,
-                                  lambda lin_start: nonlinear_at(data, lin_start, direct))
+                            lambda lin_start: nonlinear_at(data, lin_start, direct), deadline)
 
     def nonlinear_at(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough); direct: the outputs see the inputs of their own point (late
         # outputs taken one sample earlier, or a delay the timing test left unclear)
         settings = dict(nonlinear or {})
+        if deadline is not None:
+            settings.setdefault("max_time", max(deadline - time.monotonic(), 0.0))
         if direct:
             settings["delayed_feedthrough"] = False
         nl = NonlinearPHIdentifier(n_states=None, linear=start,
@@ -432,7 +435,7 @@ def select_dataset(
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
-    if e_nl > tolerance and late.alternative is not None:
+    if e_nl > tolerance and time_left() and late.alternative is not None:
         # late outputs of a nonlinear component: the linear misfit hid the delay
         data, start, _ = late.alternative
         try:
@@ -445,7 +448,7 @@ def select_dataset(
                      f"{percent(e_late)} one sample earlier")
             nl, e_nl, ds, kept_late = nl_late, e_late, data, True
     ev = getattr(nl, "delay_evidence_", None)
-    if e_nl > tolerance and ev is not None and ev.delayed:
+    if e_nl > tolerance and time_left() and ev is not None and ev.delayed:
         # taken as delayed where the delayed model misses: the timing test has no power where
         # the past inputs nearly predict the present one (inputs smooth against the step, or a
         # multisine of a few lines), its ratio then near 1 as for delayed outputs (a steep law
@@ -462,7 +465,7 @@ def select_dataset(
                      f"{percent(e_nl)}, with those of the same point by {percent(e_now)}")
             nl, e_nl = nl_now, e_now
     roles = getattr(lin, "roles_", None)  # None: the plain (J, R, Q, B) model
-    if e_nl > tolerance and getattr(lin, "offsets", None) == "auto" and \
+    if e_nl > tolerance and time_left() and getattr(lin, "offsets", None) == "auto" and \
             not (roles is not None and roles.source):
         # power outputs from rest, so the linear start fitted no offset; a part released under
         # a load (a mass under gravity, not at its rest) moves without input all the same: the
@@ -486,7 +489,7 @@ def select_dataset(
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)} and the nonlinear model lowers it to "
                       f"{percent(e_nl)}")
-        return _refined(kept, refine and bool(held))
+        return refit_nonlinear(kept, deadline) if refine and held else kept
     return choice("linear", lin, e_nl,
                   f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                   f"{percent(tolerance)}, but the nonlinear model is no better "

@@ -76,6 +76,9 @@ def test_identify_errors_are_one_line(msd_data, tmp_path, capsys):
     assert main(["identify", str(msd_data), "--method", "gp", "--inputs", "F1",
                  "--states", "v1", "-o", str(tmp_path / "x.json")]) == 2
     assert "needs --structure" in capsys.readouterr().err
+    assert main(["identify", str(msd_data), "--max-time", "0", "-o",
+                 str(tmp_path / "x.json")]) == 2
+    assert "--max-time must be a positive number of seconds" in capsys.readouterr().err
 
 
 def test_plot_dataset_and_surrogate(msd_data, tmp_path):

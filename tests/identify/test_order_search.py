@@ -29,7 +29,7 @@ def test_no_power_order_where_the_question_does_not_arise(spring_force):
     assert power_order(alone, ds, ["F"], ["v"], [0, 1]) is None  # no measured output
 
 
-def _search(spring_force, errors, tolerance=0.01, start=None):
+def _search(spring_force, errors, tolerance=0.01, start=None, deadline=None):
     """search_order with a stand-in nonlinear fit whose held-out error at order r is
     ``errors[r]`` (a missing order raises); returns (kept order, error, lines, orders fitted)."""
     ds, lin = spring_force
@@ -42,7 +42,8 @@ def _search(spring_force, errors, tolerance=0.01, start=None):
             raise RuntimeError(f"no fit at order {r}")
         return linear_start, errors[r], f"\n  fit at {r}"
 
-    est, e, lines = search_order(start or lin, ds, ["F"], ["v", "Fs"], [0, 1], tolerance, fit)
+    est, e, lines = search_order(start or lin, ds, ["F"], ["v", "Fs"], [0, 1], tolerance, fit,
+                                 deadline)
     return est.system_.n_states, e, lines, calls
 
 
@@ -218,3 +219,18 @@ def test_a_start_of_order_one_that_misses_goes_on_above_it_while_the_orders_gain
     kept, e, _, calls = _search(spring_force, {1: 0.857, 2: 0.89, 3: 0.8, 4: 0.01},
                                 start=start)
     assert calls == [1, 2, 3] and kept == 1 and e == 0.857
+
+
+def test_a_spent_time_budget_ends_the_search_at_its_best_so_far(spring_force):
+    """The deadline passed: the first order is fitted all the same (a model is needed), no
+    other is, and the report says which were left out."""
+    import time
+
+    errors = {1: 0.5, 2: 0.3, 3: 0.29, 7: 0.05}
+    kept, e, lines, calls = _search(spring_force, errors, deadline=time.monotonic())
+    assert calls == [1] and kept == 1 and e == 0.5
+    assert "time budget (max_time, CLI --max-time) was spent: order 2 and the search's " \
+        "further orders not fitted" in lines
+    # a budget not yet spent changes nothing (tests above: orders 1, 2, 3, then the start's 7)
+    _, e, lines, calls = _search(spring_force, errors, deadline=time.monotonic() + 3600.0)
+    assert calls[-1] == 7 and e == 0.05 and "time budget" not in lines

@@ -229,3 +229,23 @@ def test_a_part_released_under_a_load_gets_a_constant_source():
     # measured 0.088 % held out (runs of 12 s; 0.072 % from 20 s, in 86 s instead of 72 s);
     # without the source the CLI kept 3.6 % on this mass sampled at 20 ms (four runs)
     assert choice.nonlinear_error < 0.01
+
+
+def test_a_spent_time_budget_keeps_the_best_model_so_far_and_says_so(mass_experiment):
+    """The two-state mass with a cubic spring of :func:`spring_force_choice` (a search of
+    about 90 s with the defaults) with a budget of one second: the first nonlinear fit stops
+    where it is, no other order is fitted, no alternative is tried, and the report says so."""
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+    from fmu_surrogate.identify.selection import select_dataset
+    from tests.identify.conftest import CHOICE_DT, PORTS, _dataset
+
+    choice = select_dataset(_dataset(mass_experiment, CHOICE_DT), inputs=["F"],
+                            outputs=["v", "Fs"], linear=LinearPHIdentifier(ports=PORTS),
+                            max_time=1.0)
+    text = choice.report()
+    assert "the time budget (max_time, CLI --max-time) was spent: order 2 and the search's " \
+        "further orders not fitted" in text
+    assert "fitted with a constant source too" not in text and "timing test" not in text
+    # the order-1 fit stopped at its start, before its first step (the linear fits take
+    # longer than the budget): measured 123 % held out, both errors reported
+    assert np.isfinite(choice.nonlinear_error) and np.isfinite(choice.linear_error)

@@ -30,7 +30,12 @@ from fmu_surrogate.cli.options import comma_list
 from fmu_surrogate.fmu.model.loading import file_sha256
 from fmu_surrogate.identify.selection import TOLERANCE
 
-__all__ = ["add_identify_arguments", "identify_command"]
+__all__ = ["MAX_TIME", "add_identify_arguments", "identify_command"]
+
+#: Default wall-time budget of ``identify`` [s]: a nonlinear search on the benchmark components
+#: ends within minutes (a saturating motor, the slowest: 154 s); one that misses by far can
+#: go on for long (a pendulum that turns over, fitted at one level: over 25 minutes)
+MAX_TIME = 1200.0
 
 
 def add_identify_arguments(p: argparse.ArgumentParser) -> None:
@@ -83,6 +88,11 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                                   "successful run but the last; the other successful runs are "
                                   "held out)")
     p.add_argument("--max-iter", type=int, help="optimiser iterations (default: the estimator's)")
+    p.add_argument("--max-time", type=float, default=MAX_TIME, metavar="SECONDS",
+                   help=f"auto, nonlinear: wall-time budget of the identification (default "
+                        f"{MAX_TIME:g} s; inf: none): once spent, no further nonlinear fit "
+                        f"starts, the one under way stops where it is, and the best model so far "
+                        f"is kept; the report says so")
     p.add_argument("--delayed-feedthrough", choices=("auto", "yes", "no"), default="auto",
                    help="nonlinear: whether the FMU's outputs see the inputs of the step before "
                         "(outputs computed in doStep only, or a lag far below the step); "
@@ -241,9 +251,13 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
     # --method nonlinear: a tolerance no linear model reaches
     tol = args.tolerance if args.method == "auto" else float(np.finfo(float).tiny)
     late = {"auto": None, "yes": True, "no": False}[args.late_outputs]
+    if not args.max_time > 0:
+        raise CLIError(f"--max-time must be a positive number of seconds (or inf), got "
+                       f"{args.max_time:g}.")
     choice = select_dataset(ds, inputs=inputs, outputs=outputs, runs=fit, tolerance=tol,
                             linear=_linear_estimator(args), nonlinear=nl, late_outputs=late,
-                            refine=args.refit == "yes")
+                            refine=args.refit == "yes",
+                            max_time=None if np.isinf(args.max_time) else args.max_time)
     if args.method == "nonlinear" and choice.method == "linear":
         raise CLIError(f"no nonlinear model was kept: {choice.reason}")
     return choice.estimator, choice.surrogate(), [choice.report()]

@@ -28,12 +28,11 @@ fit learned them — the initial state and offsets in that wiring: :meth:`to_sur
 data's names, units and signs.  Whether the FMU's outputs see the inputs set at their own
 sampling point or those of the step before is decided from the data
 (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
-and the inputs it sees before the first point are those of the two candidates — the inputs'
-declared start values, the first inputs — that match the first outputs better.  Outputs that
-depend on a modulating input (one in no power pair) through a static nonlinear law — a
-spring's force of a displacement input — get a :class:`~fmu_surrogate.ph.StaticLaw` of those
-inputs in the wiring (:mod:`.input_law`), fitted with the core; a linear start of order 0
-then stays a static map (order 0).
+seeing before the first point the inputs' declared start values or the first inputs, which
+match the first outputs better.  Outputs that depend on a modulating input (in no power pair)
+through a static nonlinear law (a spring's force of a displacement input) get a
+:class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted
+with the core; a linear start of order 0 then stays a static map.
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -108,9 +107,8 @@ class NonlinearPHFit(FitResult):
     def report(self) -> str:
         """A few lines: errors of the linear start and of the nonlinear model."""
         return (f"linear start:    train {self.linear_train_error:.3%}, held-out "
-                f"{self.linear_validation_error:.3%}\n"
-                f"nonlinear model: train {self.train_error:.3%}, held-out "
-                f"{self.validation_error:.3%}\n"
+                f"{self.linear_validation_error:.3%}\nnonlinear model: train "
+                f"{self.train_error:.3%}, held-out {self.validation_error:.3%}\n"
                 f"{self.n_iter} Gauss-Newton iterations over {self.n_segments} segments of "
                 f"{self.segment_length} steps ({self.stopping_reason}), {self.time:.1f} s"
                 + ("" if self.refined is None else "\n" + self.refined.describe()))
@@ -143,20 +141,21 @@ class NonlinearPHIdentifier(PHEstimator):
     max_iter : int
         Levenberg–Marquardt iterations per start (:mod:`.gauss_newton`); the fit also stops at
         a cost below :data:`~fmu_surrogate.identify.nonlinear.optimise.TARGET_COST`.
+    max_time : float or None
+        Wall-time budget [s] of the optimiser in one fit (its starts and continuation stages
+        together, :meth:`refine` its own): where spent, the fit stops at its best so far.
     tol : float
         The fit stops when an iteration lowers the cost by less than this fraction of it.
-    smoothing : float
-        Initial ``δ`` of the dissipation terms relative to the spread of ``m_jᵀz`` (fitted).
-    exponent : float
-        Initial exponent ``p`` of the dissipation terms (a second start from a saturating law
-        follows: :data:`~fmu_surrogate.identify.nonlinear.optimise.SATURATING_START`).
+    smoothing, exponent : float
+        Initial ``δ`` of the dissipation terms relative to the spread of ``m_jᵀz``, and their
+        initial exponent ``p`` (both fitted; a second start from a saturating law follows:
+        :data:`~fmu_surrogate.identify.nonlinear.optimise.SATURATING_START`).
     validation_runs : int
         The last this many experiments are held out (when there are more).
     linear : estimator, optional
         Linear pH estimator for the start: an unfitted one is cloned and fitted to the training
-        experiments, a fitted one (with ``system_``) is used as it is — fitted to the same data
-        (:meth:`fit_dataset`: by its ``fit_dataset`` with the same dataset, runs, inputs and
-        outputs; its wiring and initial state are the start's).  Default:
+        experiments, a fitted one (with ``system_``) is used as it is, fitted to the same data
+        (by its ``fit_dataset`` for :meth:`fit_dataset`; its wiring and x0 the start's).  Default:
         ``LinearPHIdentifier(n_states, learn=("J", "R", "B"))`` for :meth:`fit`,
         ``LinearPHIdentifier(n_states, ports=ports)`` for :meth:`fit_dataset` (``None``: the
         order it selects from the data).
@@ -169,10 +168,9 @@ class NonlinearPHIdentifier(PHEstimator):
     seed : int
         Seed of the initial directions beyond the structural ones.
     delayed_feedthrough : {"auto", True, False}
-        Whether the outputs see the inputs of the step before
-        (:class:`~fmu_surrogate.ph.PortedSystem`); ``"auto"``: decided from the training runs by
-        :func:`~fmu_surrogate.identify.delayed_feedthrough.detect_delayed_feedthrough` in
-        :meth:`fit_dataset`, no delay in :meth:`fit` (a bare system does not carry one).
+        Whether the outputs see the inputs of the step before; ``"auto"``: decided from the
+        training runs in :meth:`fit_dataset` (:mod:`~fmu_surrogate.identify.delayed_feedthrough`),
+        no delay in :meth:`fit`.
     static_law : bool
         Fit a static law of the modulating inputs in the outputs (:mod:`.input_law`).
     progress : bool
@@ -214,7 +212,8 @@ class NonlinearPHIdentifier(PHEstimator):
                  n_dissipation: int = 1, feedthrough: Any = "auto",
                  n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
-                 max_iter: int = 100, tol: float = 1e-5, smoothing: float = 1e-3,
+                 max_iter: int = 100, max_time: float | None = None, tol: float = 1e-5,
+                 smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
                  input_hold: str | None = None, seed: int = 0, ports: Any = None,
                  delayed_feedthrough: Any = "auto", static_law: bool = True,
@@ -227,6 +226,7 @@ class NonlinearPHIdentifier(PHEstimator):
         self.segment_length = segment_length
         self.continuity_weight = continuity_weight
         self.max_iter = max_iter
+        self.max_time = max_time
         self.tol = tol
         self.smoothing = smoothing
         self.exponent = exponent
@@ -410,9 +410,10 @@ class NonlinearPHIdentifier(PHEstimator):
         if bad:
             raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
         if (self.n_states is not None and int(self.n_states) < 1) or \
-                int(self.n_dissipation) < 0 or int(self.max_iter) < 0:
-            raise NonlinearFitError("n_states must be >= 1 (or None), n_dissipation and "
-                                    "max_iter >= 0.")
+                int(self.n_dissipation) < 0 or int(self.max_iter) < 0 or \
+                (self.max_time is not None and not float(self.max_time) >= 0):
+            raise NonlinearFitError("n_states must be >= 1 (or None), n_dissipation, max_iter "
+                                    "and max_time >= 0.")
         npd = self.n_port_dissipation
         if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
             raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0: {npd!r}.")
@@ -430,6 +431,7 @@ class NonlinearPHIdentifier(PHEstimator):
         from fmu_surrogate.identify.nonlinear.continuation import optimise_continued
 
         t0 = time.perf_counter()
+        self._deadline = None if self.max_time is None else time.monotonic() + self.max_time
         train, val = self._split(exps)
         core = start.surrogate.system
         fw = self.feedthrough

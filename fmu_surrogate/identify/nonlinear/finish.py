@@ -209,6 +209,7 @@ def refine_on_all(est: Any) -> Any:
     warm = est._optimised
     settings = clone(est).set_params(ridges=warm.layout.kinds,
                                      n_dissipation=warm.layout.n_dissipation)
+    settings._deadline = None if est.max_time is None else time.monotonic() + est.max_time
     try:
         out = optimise(settings, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in exps],
                        setup.feedthrough, setup.n_port, setup.delayed, setup.law,

@@ -34,6 +34,7 @@ approached it by a factor per iteration and stopped at 1e-6 after 100 iterations
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -200,8 +201,8 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
 
 def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0: Array,
                  lo: Array, hi: Array, max_iter: int, tol: float, target: float,
-                 callback: Callable[[list[float]], None] | None = None
-                 ) -> tuple[Array, list[float], str]:
+                 callback: Callable[[list[float]], None] | None = None,
+                 deadline: float | None = None) -> tuple[Array, list[float], str]:
     """Levenberg–Marquardt steps projected onto the box ``lo ≤ x ≤ hi`` (module doc).
 
     Parameters
@@ -222,6 +223,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         Stop when the cost is at most this.
     callback : callable, optional
         ``callback(costs)`` after each iteration (a progress bar).
+    deadline : float, optional
+        ``time.monotonic()`` at which no further iteration starts (a wall-time budget).
 
     Returns
     -------
@@ -235,6 +238,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
     for _ in range(int(max_iter)):
         if costs[-1] <= target:
             return x, costs, f"cost {costs[-1]:.3g} at most {target:g}"
+        if deadline is not None and time.monotonic() >= deadline:
+            return x, costs, "the time budget (max_time) is spent"
         J = jac(x)
         g = J.T @ r
         A = J.T @ J

@@ -439,9 +439,9 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             lo_, hi_ = lo.copy(), hi.copy()
             lo_[fixed] = hi_[fixed] = 0.0
             with _progress_bar(est, n) as bar:
-                phi, costs, reason = projected_lm(fun, jac, theta0 / sc, lo_, hi_,
-                                                  int(est.max_iter), float(est.tol),
-                                                  TARGET_COST, bar)
+                phi, costs, reason = projected_lm(
+                    fun, jac, theta0 / sc, lo_, hi_, int(est.max_iter), float(est.tol),
+                    TARGET_COST, bar, getattr(est, "_deadline", None))
             if best is None or costs[-1] < best[0]:
                 best = (costs[-1], Optimised(
                     layout, sc * phi, np.asarray(costs),

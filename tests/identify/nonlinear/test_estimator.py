@@ -92,6 +92,8 @@ def test_settings_are_checked_at_fit(mass_experiment):
         NonlinearPHIdentifier().to_surrogate()
     with pytest.raises(NonlinearFitError, match="needs both u and y"):
         NonlinearPHIdentifier().fit(t, u)
+    with pytest.raises(NonlinearFitError, match="max_time >= 0"):
+        NonlinearPHIdentifier(max_time=-1.0).fit(t, u, y)
     from fmu_surrogate.identify import Experiment
 
     a = NonlinearPHIdentifier(max_iter=2, validation_runs=0).fit(Experiment.from_arrays(t, u, y))

@@ -116,3 +116,42 @@ def test_a_fit_stalls_by_how_far_its_cost_fell_and_where_it_is(level, per_ten, s
     costs = list(level * per_ten ** (np.arange(12, 0, -1) / 10.0))  # per_ten x per 10 steps
     assert bool(gauss_newton.stalled(costs)) is stops
     assert not gauss_newton.stalled(costs[-10:])  # fewer iterations than the window
+
+
+def test_a_spent_time_budget_stops_the_steps_where_they_are(monkeypatch):
+    """``deadline`` (``time.monotonic()``) bounds the wall time: none left, the start comes
+    back with its cost and the reason; where it is spent after two iterations, their steps
+    stay."""
+    import time
+
+    from fmu_surrogate.identify.nonlinear import gauss_newton
+
+    t = np.linspace(0.0, 3.0, 60)
+    y = 2.0 * np.exp(-1.3 * t)
+
+    def fun(x):
+        return x[0] * np.exp(-x[1] * t) - y
+
+    def jac(x):
+        e = np.exp(-x[1] * t)
+        return np.column_stack([e, -x[0] * t * e])
+
+    lo, hi = np.full(2, -np.inf), np.full(2, np.inf)
+    x0 = np.array([1.0, 1.0])
+    x, costs, reason = projected_lm(fun, jac, x0, lo, hi, 100, 1e-12, 0.0,
+                                    deadline=time.monotonic())
+    assert np.array_equal(x, x0) and costs == [float(fun(x0) @ fun(x0))]
+    assert reason == "the time budget (max_time) is spent"
+    # a clock that advances one second per iteration (the callback): 2 s of budget, 2 steps
+    clock = [0.0]
+    monkeypatch.setattr(gauss_newton.time, "monotonic", lambda: clock[0])
+
+    def tick(costs):
+        clock[0] += 1.0
+
+    x, costs, reason = projected_lm(fun, jac, x0, lo, hi, 100, 1e-12, 0.0, tick, 2.0)
+    assert len(costs) == 3 and costs[2] < costs[1] < costs[0]
+    assert reason == "the time budget (max_time) is spent"
+    # without a budget the same steps go on to the minimum (a=2, b=1.3 exactly)
+    x, _, reason = projected_lm(fun, jac, x0, lo, hi, 100, 1e-12, 0.0, tick)
+    np.testing.assert_allclose(x, [2.0, 1.3], rtol=1e-8)

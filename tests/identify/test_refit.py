@@ -10,7 +10,7 @@ from scipy.integrate import solve_ivp
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset
 from fmu_surrogate.identify.heldout import heldout_errors
-from fmu_surrogate.identify.refit_linear import refit_linear
+from fmu_surrogate.identify.refit import refit_linear
 from fmu_surrogate.identify.selection import select_dataset
 
 T = np.linspace(0.0, 10.0, 1001)

@@ -1,4 +1,8 @@
-"""A kept linear model fitted again to all runs, the held-out ones included.
+"""A kept model fitted again to all runs, the held-out ones included.
+
+:func:`refit_nonlinear` refits a kept nonlinear model from its parameters
+(:meth:`~fmu_surrogate.identify.NonlinearPHIdentifier.refine`, whose rules are in
+:mod:`~fmu_surrogate.identify.nonlinear.finish`) within what is left of a time budget.
 
 :func:`~fmu_surrogate.identify.selection.select_dataset` keeps a linear drop-in model whose
 held-out error meets the tolerance; that model saw the training runs only.  The held-out runs
@@ -24,14 +28,18 @@ did.  The order is the checked one: no run is left to choose another by.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from fmu_surrogate.identify.fit_report import percent
 from fmu_surrogate.identify.heldout import heldout_errors
 from fmu_surrogate.identify.linear.init.order import ORDER_FLOOR
 
-__all__ = ["HELD_OUT_MET", "TRAIN_GROWTH", "refit_linear"]
+__all__ = ["HELD_OUT_MET", "TRAIN_GROWTH", "refit_linear", "refit_nonlinear"]
 
 #: no refit where the checked model's worst error on the held-out runs is within this factor
 #: of that on the training runs: they hold nothing it has not learned (the rule of the
@@ -106,3 +114,29 @@ def refit_linear(lin: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str
     return new, (f"{head}: worst relative error over all runs {percent(before)}, refitted "
                  f"{percent(after)} (training runs {percent(e_fit)} -> {percent(n_fit)}, "
                  f"held-out {percent(e_held)} -> {percent(n_held)})")
+
+
+def refit_nonlinear(kept: Any, deadline: float | None = None) -> Any:
+    """``kept`` (a nonlinear :class:`~fmu_surrogate.identify.selection.ModelChoice`) with its
+    estimator refitted to all experiments, the held-out ones included, and a line saying so
+    (:meth:`NonlinearPHIdentifier.refine <fmu_surrogate.identify.NonlinearPHIdentifier.refine>`).
+
+    Parameters
+    ----------
+    kept : ModelChoice
+    deadline : float, optional
+        ``time.monotonic()`` by which the refit must end: it gets what is left (none left: not
+        refitted, and the line says why).
+
+    Returns
+    -------
+    ModelChoice
+    """
+    left = None if deadline is None else deadline - time.monotonic()
+    if left is not None and left <= 0:
+        line = "  not refitted to all runs: the time budget (max_time, CLI --max-time) is spent"
+    else:
+        if left is not None:
+            kept.estimator.set_params(max_time=min(left, kept.estimator.max_time or np.inf))
+        line = "  " + kept.estimator.refine().result_.refined.describe()
+    return replace(kept, details=(kept.details + "\n" if kept.details else "") + line)
