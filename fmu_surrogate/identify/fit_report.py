@@ -77,9 +77,11 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
         lines.append(f"  power pair {u} -> {y}, power {'in' if sgn > 0 else 'out'} ({how}): "
                      f"{why.get((u, y), 'given' if (u, y) in given else 'paired in order')}")
     if roles is not None and not roles.pairs and lin.pairing_ is None:
-        lines.append(f"  no power pair: the units pair none and the inputs and outputs are not "
-                     f"as many ({len(inputs)} and {len(outputs)}) to pair in order; name power "
-                     f"pairs with ports=[{{'u': …, 'y': …}}] (CLI --port u=NAME,y=NAME)")
+        lines.append("  no power pair (ports=[]): a signal block" if isinstance(
+            lin.ports, (list, tuple)) and not lin.ports else
+            f"  no power pair: the units pair none and the inputs and outputs are not "
+            f"as many ({len(inputs)} and {len(outputs)}) to pair in order; name power "
+            f"pairs with ports=[{{'u': …, 'y': …}}] (CLI --port u=NAME,y=NAME)")
     if roles is not None:
         if roles.modulating:
             lines.append("  modulating inputs (no power pair): "

@@ -76,8 +76,8 @@ def refit_linear(lin: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str
     Returns
     -------
     (LinearPHIdentifier, str)
-        The refit or ``lin``, and one line saying which and why (empty where nothing was
-        held out).
+        The refit or ``lin``, and a new line of the report saying which and why (empty where
+        nothing was held out).
     """
     from sklearn.base import clone
 
@@ -93,8 +93,9 @@ def refit_linear(lin: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str
     e_fit, e_held = max(errors(lin, fit)), max(errors(lin, held))
     head = "refitted to all runs, the held-out ones included, at order " \
         f"{lin.system_.n_states}"
+    nl = "\n  "
     if not e_held > max(HELD_OUT_MET * e_fit, ORDER_FLOOR):
-        return lin, (f"not refitted to all runs: the checked model meets the held-out ones as "
+        return lin, (f"{nl}not refitted to all runs: the checked model meets the held-out ones as "
                      f"the training ones (worst error {percent(e_held)} against "
                      f"{percent(e_fit)})")
     try:
@@ -103,15 +104,15 @@ def refit_linear(lin: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str
                                                   outputs=list(outputs), runs=fit + held)
         n_fit, n_held = max(errors(new, fit)), max(errors(new, held))
     except Exception as exc:  # noqa: BLE001 - the checked model stays, the reason reported
-        return lin, f"not {head}: the refit failed ({type(exc).__name__}: {exc})"
+        return lin, f"{nl}not {head}: the refit failed ({type(exc).__name__}: {exc})"
     before, after = max(e_fit, e_held), max(n_fit, n_held)
     if not after < before:
-        return lin, (f"not {head}: the refit lowers no error over all runs (worst "
+        return lin, (f"{nl}not {head}: the refit lowers no error over all runs (worst "
                      f"{percent(before)}, refitted {percent(after)})")
     if not n_fit <= max(tolerance, TRAIN_GROWTH * e_fit):
-        return lin, (f"not {head}: the refit would trade the training runs (worst error "
+        return lin, (f"{nl}not {head}: the refit would trade the training runs (worst error "
                      f"{percent(e_fit)} -> {percent(n_fit)}) for the held-out ones")
-    return new, (f"{head}: worst relative error over all runs {percent(before)}, refitted "
+    return new, (f"{nl}{head}: worst relative error over all runs {percent(before)}, refitted "
                  f"{percent(after)} (training runs {percent(e_fit)} -> {percent(n_fit)}, "
                  f"held-out {percent(e_held)} -> {percent(n_held)})")
 

@@ -298,6 +298,7 @@ def select_dataset(
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
     from fmu_surrogate.identify.order_search import search_order
     from fmu_surrogate.identify.refit import refit_linear, refit_nonlinear
+    from fmu_surrogate.identify.signal_block import as_signal_block
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
@@ -351,8 +352,12 @@ def select_dataset(
             original, list(outputs), fit + held)
         late = prefer_delayed(late, fitted, lambda d: linear_fit(d, True), tolerance,
                               kind and as_delayed_feedthrough(sur, step) is None)
+    data = late.dataset  # no units: the inputs and outputs may be a signal block's
+    late, block = as_signal_block(late, inputs, outputs, fit, tolerance,
+                                  lambda est: max(lin_errors(est, data, check)))
     ds, lin, e_lin = late.dataset, late.estimator, late.error
-    details = describe_fit(lin, fit, held, not_fitted, products) + repaired + late.describe()
+    details = (describe_fit(lin, fit, held, not_fitted, products) + repaired + late.describe()
+               + block)
     where = "held-out" if held else "training (nothing held out)"
     kept_late = late.late
 
@@ -396,11 +401,9 @@ def select_dataset(
     if e_lin <= tolerance:  # kept; refitted to all runs where they hold something new
         kept = choice("linear", lin, float("nan"), f"its {where} error {percent(e_lin)} is "
                       f"within the tolerance {percent(tolerance)}; no nonlinear model needed")
-        if not (refine and held):
-            return kept
-        new, line = refit_linear(lin, ds, inputs, outputs, fit, held, tolerance,
-                                 lambda est, runs: lin_errors(est, ds, runs))
-        return replace(kept, estimator=new, linear=new, details=kept.details + "\n  " + line)
+        new, line = refit_linear(lin, ds, inputs, outputs, fit, held if refine else [],
+                                 tolerance, lambda est, runs: lin_errors(est, ds, runs))
+        return replace(kept, estimator=new, linear=new, details=kept.details + line)
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
     def nonlinear_fit(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
