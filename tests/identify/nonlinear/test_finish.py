@@ -73,7 +73,7 @@ def test_a_refit_that_is_no_better_leaves_the_checked_model(monkeypatch):
 
 def test_a_refit_that_fails_leaves_the_checked_model(monkeypatch):
     from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
-    from fmu_surrogate.identify.selection import _refined
+    from fmu_surrogate.identify.refit import refit_nonlinear
 
     kept = _choice(False)
     system = kept.estimator.system_
@@ -82,7 +82,7 @@ def test_a_refit_that_fails_leaves_the_checked_model(monkeypatch):
         raise NonlinearFitError("a run RK4 cannot step")
 
     monkeypatch.setattr(finish, "optimise", fails)
-    line = _refined(kept, True).details
+    line = refit_nonlinear(kept).details
     assert kept.estimator.system_ is system
     assert np.isnan(kept.estimator.result_.refined.refitted)
     assert "the refit failed" in line and "the checked model stays" in line
