@@ -41,7 +41,7 @@ def outputs_line(names: Sequence[str], worst: np.ndarray, where: str) -> str:
 
 
 def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
-                 not_fitted: Sequence[str] = (), products: Sequence[str] = ()) -> str:
+                 left_out: Sequence[str] = ()) -> str:
     """What a linear dataset fit chose, a few lines: runs, power pairs with orientation and
     reasons, the other variables' roles, the order-selection table.
 
@@ -51,11 +51,9 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
         Fitted by :meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`.
     fit, held : sequence of int
         Training and held-out runs.
-    not_fitted : sequence of str
-        Outputs left out (discrete).
-    products : sequence of str
-        Outputs left out as a product of an input and another output, in words
-        (:mod:`~fmu_surrogate.identify.linear.interface.port_power`).
+    left_out : sequence of str
+        The report's lines on the outputs left out of the fit
+        (:meth:`~fmu_surrogate.identify.linear.interface.variables.Interface.left_out`).
 
     Returns
     -------
@@ -89,11 +87,7 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
         if roles.measured:
             lines.append("  measured outputs (no power pair): "
                          + ", ".join(outputs[j] for j in roles.measured))
-    if not_fitted:
-        lines.append(f"  not fitted (discrete outputs): {', '.join(not_fitted)}")
-    if products:
-        lines.append(f"  not fitted (an input times another output, a power the FMU shows: "
-                     f"compute it from the surrogate's variables): {'; '.join(products)}")
+    lines.extend(left_out)
     fitted = ", ".join(lin.result_.fitted)
     lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
     if getattr(lin, "no_feedthrough_declared_", False) and lin.feedthrough == "auto":

@@ -241,7 +241,7 @@ def select_dataset(
         A harvested dataset.
     inputs, outputs : sequence of str, optional
         Default: the dataset's inputs and Real outputs (Boolean and Integer outputs are not
-        fitted; :func:`~fmu_surrogate.identify.linear.interface.pairing.dataset_interface`).
+        fitted; :func:`~fmu_surrogate.identify.linear.interface.variables.dataset_interface`).
     runs : sequence of int, optional
         Training runs (default :func:`split_runs`: all successful runs but the last).
     tolerance : float
@@ -277,19 +277,17 @@ def select_dataset(
         A tolerance that is not a positive number, or no successful run.
     """
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
-    from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
+    from fmu_surrogate.identify.linear.interface.variables import dataset_interface
 
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise ModelSelectionError(f"tolerance must be a positive relative error, got "
                                   f"{tolerance!r}.")
-    not_fitted: tuple[str, ...] = ()
-    products: tuple[str, ...] = ()  # outputs that are a power the FMU shows (not fitted)
+    left_out: tuple[str, ...] = ()  # the report's lines on the outputs not fitted
     if inputs is None or outputs is None:
         iface = dataset_interface(ds)
         inputs = iface.inputs if inputs is None else inputs
         outputs = iface.outputs if outputs is None else outputs
-        not_fitted = tuple(v for v in iface.not_fitted if v not in outputs)
-        products = tuple(text for name, text in iface.products if name not in outputs)
+        left_out = iface.left_out(outputs)
     from sklearn.base import clone
 
     from fmu_surrogate.identify import first_outputs as fo
@@ -356,7 +354,7 @@ def select_dataset(
     late, block = as_signal_block(late, inputs, outputs, fit, tolerance,
                                   lambda est: max(lin_errors(est, data, check)))
     ds, lin, e_lin = late.dataset, late.estimator, late.error
-    details = (describe_fit(lin, fit, held, not_fitted, products) + repaired + late.describe()
+    details = (describe_fit(lin, fit, held, left_out) + repaired + late.describe()
                + block)
     where = "held-out" if held else "training (nothing held out)"
     kept_late = late.late

@@ -180,7 +180,7 @@ def _warn_proportional(args: argparse.Namespace, ds: Any, fit: list[int]) -> Non
 
     inputs = comma_list(args.inputs)
     if not inputs and args.method != "gp":
-        from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
+        from fmu_surrogate.identify.linear.interface.variables import dataset_interface
 
         inputs = list(dataset_interface(ds).inputs)
     for line in proportional_warnings(ds, inputs, fit):
@@ -195,18 +195,16 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
                      held: list[int]) -> tuple[Any, Any, list[str]]:
     from fmu_surrogate.fmu.dataset import run_arrays
     from fmu_surrogate.identify.fit_report import describe_fit
-    from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
+    from fmu_surrogate.identify.linear.interface.variables import dataset_interface
 
     inputs, outputs = _names(args)
-    not_fitted: tuple[str, ...] = ()
-    products: tuple[str, ...] = ()  # outputs that are a power the FMU shows (not fitted)
+    left_out: tuple[str, ...] = ()  # the report's lines on the outputs not fitted
     if inputs is None or outputs is None:
         iface = dataset_interface(ds)
         inputs = inputs or list(iface.inputs)
         if outputs is None:
             outputs = list(iface.outputs)
-            not_fitted = tuple(iface.not_fitted)
-            products = tuple(text for _, text in iface.products)
+            left_out = iface.left_out(outputs)
     late = args.late_outputs == "yes"
     if late:  # fitted one sample earlier (the decision from the data needs --method auto)
         from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier
@@ -214,7 +212,7 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
         ds = outputs_one_sample_earlier(ds, outputs)
     est = _linear_estimator(args).fit_dataset(ds, inputs=inputs, outputs=outputs, runs=fit)
     inputs, outputs = est.names_[0], est.names_[1]
-    lines = [describe_fit(est, fit, held, not_fitted, products)]
+    lines = [describe_fit(est, fit, held, left_out)]
     if late:
         lines.append("  outputs are those of the point before (late outputs, as set): fitted "
                      "one sample earlier")

@@ -60,7 +60,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
 from fmu_surrogate.identify.linear.interface.supplied_energy import (
     ENERGY_MARGIN,
@@ -70,101 +69,18 @@ from fmu_surrogate.identify.linear.interface.supplied_energy import (
 
 Array = NDArray[np.float64]
 
-__all__ = ["Interface", "Pairing", "PortPair", "bond_graph_pairs", "dataset_interface",
-           "detect_pairs", "passivity_pairs", "unit_candidates"]
+__all__ = ["Pairing", "PortPair", "bond_graph_pairs", "detect_pairs", "passivity_pairs",
+           "unit_candidates"]
 
 #: A bond-graph port's effort or flow: ``port.e``, ``port.f[3]`` (20-sim's names).
 _BOND = re.compile(r"^(?P<port>.+)\.(?P<var>[ef])(?P<index>\[[^\]]*\])?$")
 
-#: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
-REAL_TYPES = ("Real", "Float32", "Float64")
 #: Matchings tried before the data decide (beyond: the declared order among candidates).
 MAX_MATCHINGS = 4096
 #: Without units a pair needs at least this passivity score (a collocated pair scores about 0
 #: or above: +5e-6 for a driving-point mobility; a transfer mobility −0.099, a quarter car's
 #: force with its wheel's velocity −0.999).
 SCORE_FLOOR = -0.02
-
-
-@dataclass(frozen=True)
-class Interface:
-    """The variables of a harvested dataset a surrogate takes and gives.
-
-    Attributes
-    ----------
-    inputs : tuple of str
-        Every recorded input (causality ``"input"``), in the dataset's order.
-    outputs : tuple of str
-        Recorded outputs of FMI type Real (fitted).
-    not_fitted : tuple of str
-        Recorded outputs of another type (Boolean, Integer): not fitted.
-    discrete_inputs : tuple of str
-        Inputs of a type other than Real: modulating inputs, never in a power pair.
-    products : tuple of (str, str)
-        Real outputs left out of the fit as the product of an input and another output, with
-        that product in words (``("P", "P = 1 · v · F")``: a power the FMU shows,
-        :mod:`.port_power`).
-    """
-
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    not_fitted: tuple[str, ...]
-    discrete_inputs: tuple[str, ...]
-    products: tuple[tuple[str, str], ...] = ()
-
-
-def dataset_interface(ds: Any) -> Interface:
-    """The inputs and outputs of a harvested dataset from its variables' attributes.
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        A harvested dataset (attributes ``causality`` and ``type`` of each recorded variable;
-        a variable without ``type`` counts as Real).
-
-    Returns
-    -------
-    Interface
-
-    Raises
-    ------
-    LinearIdentificationError
-        The dataset records no input or no Real output (name them explicitly).
-    """
-    ins, outs, skip, disc = [], [], [], []
-    units: dict[str, str | None] = {}
-    for v in ds.data_vars.values():
-        base = v.attrs.get("fmu_variable")
-        if base is None:
-            continue
-        el = v.attrs.get("element")
-        name = f"{base}[{el}]" if el else str(base)
-        units[name] = v.attrs.get("units")
-        real = str(v.attrs.get("type", "Real")) in REAL_TYPES
-        if v.attrs.get("causality") == "input":
-            ins.append(name)
-            if not real:
-                disc.append(name)
-        elif v.attrs.get("causality") == "output":
-            (outs if real else skip).append(name)
-    if not ins and outs:
-        raise LinearIdentificationError(
-            f"the dataset records no inputs, only the outputs {outs}: a surrogate is fitted to "
-            "how an FMU's outputs answer its inputs, and a model with no inputs (a free-running "
-            "model, a source) has no port to couple through or to excite. If the FMU has inputs "
-            "the harvest did not record, harvest again recording them (--record) and exciting "
-            "them (--input), or name them with inputs=… (CLI --inputs).")
-    if not ins or not outs:
-        raise LinearIdentificationError(
-            f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "
-            "causality); name the variables to fit with inputs=…, outputs=… (CLI --inputs, "
-            "--outputs), or harvest recording the FMU's inputs and outputs.")
-    from fmu_surrogate.identify.linear.interface.port_power import power_outputs
-
-    products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
-    left = {name for name, _ in products}
-    return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
-                     tuple(disc), tuple(products))
 
 
 @dataclass(frozen=True)

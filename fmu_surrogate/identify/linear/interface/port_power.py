@@ -7,7 +7,7 @@ plus static laws of the modulating inputs, so it cannot fit that product, and fi
 anyway spoils the fit of the port variables (a power-law damper with ``P = F v`` as a second
 output: 7.8 % held out on ``F`` and 10 % on ``P``, identify 10 min, against 1e-5 in 11 s
 without it).  :func:`power_outputs` finds them, and the dataset's interface leaves them out of
-the fit (:func:`~fmu_surrogate.identify.linear.interface.pairing.dataset_interface`); the
+the fit (:func:`~fmu_surrogate.identify.linear.interface.variables.dataset_interface`); the
 report names the product, which the user computes from the surrogate's own variables.
 """
 

@@ -9,12 +9,9 @@ from scipy.signal import lsim
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
-from fmu_surrogate.identify.linear.interface.pairing import (
-    dataset_interface,
-    detect_pairs,
-    unit_candidates,
-)
+from fmu_surrogate.identify.linear.interface.pairing import detect_pairs, unit_candidates
 from fmu_surrogate.identify.linear.interface.passivity_score import passivity_scores
+from fmu_surrogate.identify.linear.interface.variables import dataset_interface
 
 T = np.linspace(0.0, 20.0, 2001)
 F = np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4) + 0.3 * np.sin(7.7 * T + 1.0)
@@ -116,7 +113,9 @@ def test_without_units_the_data_pair_inputs_and_outputs_that_are_not_as_many():
 
 
 def test_the_dataset_interface_from_causality_and_type():
-    cols = [(n, "", np.zeros((1, T.size))) for n in ("u", "d", "y", "b", "x")]
+    # values that change: an output constant throughout is left out (test_variables.py)
+    rng = np.random.default_rng(0)
+    cols = [(n, "", rng.normal(size=(1, T.size))) for n in ("u", "d", "y", "b", "x")]
     ds = assemble_dataset(T, None, ["u", "d", "y", "b", "x"], cols, runs=np.array([0]),
                           failure_kind=[""], message=[""], n_samples=np.array([T.size]),
                           wall_time=np.zeros(1), params={}, signal_table=["{}"],

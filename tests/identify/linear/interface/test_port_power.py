@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_surrogate.identify.linear.interface.pairing import dataset_interface
 from fmu_surrogate.identify.linear.interface.port_power import power_outputs
+from fmu_surrogate.identify.linear.interface.variables import dataset_interface
 from tests.identify.test_selection import _mass_dataset
 
 

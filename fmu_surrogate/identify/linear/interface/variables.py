@@ -1,0 +1,173 @@
+"""The variables of a harvested dataset a surrogate takes and gives.
+
+:func:`dataset_interface` reads them from the variables' attributes (causality, FMI type): the
+inputs, and the Real outputs to fit.  Left out of the fit, and named in the report:
+
+* outputs of another type (Boolean, Integer);
+* outputs that are a power the FMU shows, an input times another output
+  (:mod:`.port_power`);
+* outputs with one value throughout every successful run (:func:`constant_outputs`): a fixed
+  flange's position, the loss of a lossless part, a temperature the model holds.  Such an
+  output tells nothing of how the FMU answers its inputs, and fitted it broke the fit of the
+  rest: an output identically 0 next to a damped mass's position, velocity and acceleration
+  gave a held-out error of 1e288 % (each output is weighted by its spread, here zero), the mass
+  alone 5.5e-8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+
+__all__ = ["REAL_TYPES", "Interface", "constant_outputs", "dataset_interface"]
+
+#: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
+REAL_TYPES = ("Real", "Float32", "Float64")
+
+
+@dataclass(frozen=True)
+class Interface:
+    """The variables of a harvested dataset a surrogate takes and gives.
+
+    Attributes
+    ----------
+    inputs : tuple of str
+        Every recorded input (causality ``"input"``), in the dataset's order.
+    outputs : tuple of str
+        Recorded outputs of FMI type Real (fitted).
+    not_fitted : tuple of str
+        Recorded outputs of another type (Boolean, Integer): not fitted.
+    discrete_inputs : tuple of str
+        Inputs of a type other than Real: modulating inputs, never in a power pair.
+    products : tuple of (str, str)
+        Real outputs left out of the fit as the product of an input and another output, with
+        that product in words (``("P", "P = 1 · v · F")``: a power the FMU shows,
+        :mod:`.port_power`).
+    constants : tuple of (str, float)
+        Real outputs left out of the fit as one value in every successful run, with that value
+        (:func:`constant_outputs`).
+    """
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    not_fitted: tuple[str, ...]
+    discrete_inputs: tuple[str, ...]
+    products: tuple[tuple[str, str], ...] = ()
+    constants: tuple[tuple[str, float], ...] = ()
+
+    def left_out(self, fitted: Sequence[str] = ()) -> tuple[str, ...]:
+        """The report's lines on the outputs left out of the fit (those not in ``fitted``,
+        which the user may have named), one line per kind.
+
+        Parameters
+        ----------
+        fitted : sequence of str
+            The outputs fitted after all.
+
+        Returns
+        -------
+        tuple of str
+        """
+        skip = set(fitted)
+        discrete = [v for v in self.not_fitted if v not in skip]
+        products = [text for name, text in self.products if name not in skip]
+        constants = [f"{name} = {value:.6g}" for name, value in self.constants if name not in skip]
+        power = ("an input times another output, a power the FMU shows: compute it from the "
+                 "surrogate's variables")
+        constant = "one value in every run: no answer to the inputs; the surrogate leaves them out"
+        kinds = (("discrete outputs", ", ", discrete), (power, "; ", products),
+                 (constant, ", ", constants))
+        return tuple(f"  not fitted ({why}): {sep.join(names)}" for why, sep, names in kinds
+                     if names)
+
+
+def dataset_interface(ds: Any) -> Interface:
+    """The inputs and outputs of a harvested dataset from its variables' attributes.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset (attributes ``causality`` and ``type`` of each recorded variable;
+        a variable without ``type`` counts as Real).
+
+    Returns
+    -------
+    Interface
+
+    Raises
+    ------
+    LinearIdentificationError
+        The dataset records no input or no Real output (name them explicitly).
+    """
+    ins, outs, skip, disc = [], [], [], []
+    units: dict[str, str | None] = {}
+    for v in ds.data_vars.values():
+        base = v.attrs.get("fmu_variable")
+        if base is None:
+            continue
+        el = v.attrs.get("element")
+        name = f"{base}[{el}]" if el else str(base)
+        units[name] = v.attrs.get("units")
+        real = str(v.attrs.get("type", "Real")) in REAL_TYPES
+        if v.attrs.get("causality") == "input":
+            ins.append(name)
+            if not real:
+                disc.append(name)
+        elif v.attrs.get("causality") == "output":
+            (outs if real else skip).append(name)
+    if not ins and outs:
+        raise LinearIdentificationError(
+            f"the dataset records no inputs, only the outputs {outs}: a surrogate is fitted to "
+            "how an FMU's outputs answer its inputs, and a model with no inputs (a free-running "
+            "model, a source) has no port to couple through or to excite. If the FMU has inputs "
+            "the harvest did not record, harvest again recording them (--record) and exciting "
+            "them (--input), or name them with inputs=… (CLI --inputs).")
+    if not ins or not outs:
+        raise LinearIdentificationError(
+            f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "
+            "causality); name the variables to fit with inputs=…, outputs=… (CLI --inputs, "
+            "--outputs), or harvest recording the FMU's inputs and outputs.")
+    from fmu_surrogate.identify.linear.interface.port_power import power_outputs
+
+    constants = constant_outputs(ds, outs)
+    outs = [o for o in outs if o not in dict(constants)]
+    if not outs:
+        raise LinearIdentificationError(
+            f"every Real output of the dataset is constant in every run ({constants}): nothing "
+            "answers the inputs; harvest exciting the inputs (--input), or name the outputs to "
+            "fit with outputs=… (CLI --outputs).")
+    products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
+    left = {name for name, _ in products}
+    return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
+                     tuple(disc), tuple(products), tuple(constants))
+
+
+def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]:
+    """The outputs with one value at every sample of every successful run.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A harvested dataset.
+    outputs : sequence of str
+        Candidates (recorded Real outputs).
+
+    Returns
+    -------
+    list of (str, float)
+        Each constant output with its value, in the order of ``outputs`` (none where the
+        dataset has no successful run).
+    """
+    from fmu_surrogate.fmu.dataset import run_arrays
+
+    arrays = [X for _, X in run_arrays(ds, list(outputs))]
+    if not arrays:
+        return []
+    Y = np.concatenate(arrays)
+    return [(name, float(Y[0, j])) for j, name in enumerate(outputs)
+            if np.all(Y[:, j] == Y[0, j])]

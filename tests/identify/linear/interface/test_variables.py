@@ -1,0 +1,52 @@
+"""The variables a surrogate takes and gives: outputs with one value in every run are left out
+of the fit and named in the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fmu_surrogate.identify.linear.errors import LinearIdentificationError
+from fmu_surrogate.identify.linear.interface.variables import constant_outputs, dataset_interface
+from tests.identify.test_selection import _mass_dataset
+
+
+def _with_constants():
+    """The damped mass of tests/identify/test_selection.py (force in; position, velocity,
+    acceleration out) with a fixed flange's position (0 m) and a held temperature (293.15 K)
+    as further outputs."""
+    ds, _, _ = _mass_dataset()
+    for name, value, unit in (("z", 0.0, "m"), ("T", 293.15, "K")):
+        ds[name] = 0.0 * ds["x"] + value
+        ds[name].attrs.update(fmu_variable=name, causality="output", type="Real", units=unit)
+    return ds
+
+
+def test_constant_outputs_are_found_with_their_value_and_left_out():
+    ds = _with_constants()
+    assert constant_outputs(ds, ["x", "v", "a", "z", "T"]) == [("z", 0.0), ("T", 293.15)]
+    iface = dataset_interface(ds)
+    assert iface.outputs == ("x", "v", "a")
+    line = ("  not fitted (one value in every run: no answer to the inputs; the surrogate "
+            "leaves them out): z = 0, T = 293.15")
+    assert iface.left_out() == (line,)
+    # an output the user names is fitted, and not reported as left out
+    assert iface.left_out(["z"])[0].endswith("out): T = 293.15")
+
+
+def test_the_drop_in_surrogate_fits_the_part_as_without_them():
+    from fmu_surrogate.identify.selection import select_dataset
+
+    choice = select_dataset(_with_constants())
+    assert "not fitted (one value in every run" in choice.report()
+    assert list(choice.surrogate().output_names) == ["x", "v", "a"]
+    # the mass as without them (tests/identify/test_selection.py; measured 5.55e-8); fitted
+    # with z ≡ 0, weighted by its zero spread, the held-out error was 1e288 %
+    assert choice.method == "linear" and choice.linear_error < 1e-4
+
+
+def test_a_dataset_whose_outputs_are_all_constant_is_refused_naming_the_fix():
+    ds = _with_constants().drop_vars(["x", "v", "a"])
+    with pytest.raises(LinearIdentificationError, match="constant in every run.*--input"):
+        dataset_interface(ds)
+    assert np.isfinite(ds["T"].values).all()
