@@ -24,10 +24,14 @@ import numpy as np
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
-__all__ = ["REAL_TYPES", "Interface", "constant_outputs", "dataset_interface"]
+__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_outputs", "dataset_interface"]
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
+#: An output whose values spread by at most this fraction of its magnitude is constant: the
+#: same value up to the round-off of the FMU's arithmetic (a temperature held at 293.15 K and
+#: recomputed each step), orders below any change an input makes
+CONSTANT_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,8 @@ def dataset_interface(ds: Any) -> Interface:
 
 
 def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]:
-    """The outputs with one value at every sample of every successful run.
+    """The outputs with one value at every sample of every successful run (up to
+    :data:`CONSTANT_RTOL` of their magnitude).
 
     Parameters
     ----------
@@ -160,8 +165,8 @@ def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]
     Returns
     -------
     list of (str, float)
-        Each constant output with its value, in the order of ``outputs`` (none where the
-        dataset has no successful run).
+        Each constant output with its first value, in the order of ``outputs`` (none where
+        the dataset has no successful run).
     """
     from fmu_surrogate.fmu.dataset import run_arrays
 
@@ -170,4 +175,4 @@ def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]
         return []
     Y = np.concatenate(arrays)
     return [(name, float(Y[0, j])) for j, name in enumerate(outputs)
-            if np.all(Y[:, j] == Y[0, j])]
+            if np.ptp(Y[:, j]) <= CONSTANT_RTOL * np.abs(Y[:, j]).max()]

@@ -25,6 +25,13 @@ def _with_constants():
 def test_constant_outputs_are_found_with_their_value_and_left_out():
     ds = _with_constants()
     assert constant_outputs(ds, ["x", "v", "a", "z", "T"]) == [("z", 0.0), ("T", 293.15)]
+    # recomputed each step, the temperature carries round-off (1e-13 K): still constant; a
+    # change of 1e-9 of it is not
+    ds["T"].values = ds["T"].values + 1e-13 * np.sin(np.arange(ds["T"].shape[-1]))
+    assert [n for n, _ in constant_outputs(ds, ["T"])] == ["T"]
+    ds["T"].values = ds["T"].values + 293.15e-9 * np.sin(np.arange(ds["T"].shape[-1]))
+    assert constant_outputs(ds, ["T"]) == []
+    ds = _with_constants()
     iface = dataset_interface(ds)
     assert iface.outputs == ("x", "v", "a")
     line = ("  not fitted (one value in every run: no answer to the inputs; the surrogate "
