@@ -39,9 +39,10 @@ factor on the order below it (or the order below was not fitted: a start of orde
 failed), the orders above while each gains so (up to two without
 a gain): a linear order undercounts the states of a strongly nonlinear part (a quarter car, four
 states, at 2000 N: linear order 2, where the nonlinear model misses by 5.47 % held out, 78 % at
-order 1; 2.23 % at order 3; a pendulum that turns over, two states: linear order 1).  The smallest order within that factor of the best is kept (of those
-meeting the tolerance, where some do).  An order given by the user (``order=N``, CLI
-``--order N``) is fitted as given.
+order 1; 2.23 % at order 3; a pendulum that turns over, two states: linear order 1).  The
+smallest order within that factor of the best is kept (of those meeting the tolerance, where
+some do).  An order given by the user (``order=N``, CLI ``--order N``) is fitted as given.
+Where the wall-time budget is spent (``deadline``), no further order is fitted.
 """
 
 from __future__ import annotations

@@ -120,6 +120,11 @@ class ModelChoice:
                 f"  kept: {self.method} — {self.reason}")
 
 
+def _time_left(deadline: float | None) -> bool:
+    """Whether ``time.monotonic()`` is before ``deadline`` (None: no budget)."""
+    return deadline is None or time.monotonic() < deadline
+
+
 def _experiments(data: Sequence[Any], hold: str) -> list[Any]:
     from fmu_surrogate.identify.linear.model.experiments import Experiment
 
@@ -263,7 +268,8 @@ def select_dataset(
         reported are those of the model checked on the held-out runs.
     max_time : float, optional
         Wall-time budget [s] from the call on: once spent, no further nonlinear fit starts
-        (the search keeps its best so far, :func:`~fmu_surrogate.identify.order_search.search_order`) and the one under way stops where it is; the report says so.
+        (the search keeps its best so far: :mod:`~fmu_surrogate.identify.order_search`), the
+        one under way stops where it is, and the report says so.
 
     Returns
     -------
@@ -301,9 +307,6 @@ def select_dataset(
 
     fit, held = split_runs(ds, runs)
     deadline = None if max_time is None else time.monotonic() + float(max_time)
-
-    def time_left() -> bool:
-        return deadline is None or time.monotonic() < deadline
     check = held or fit
     estimator = linear if linear is not None else LinearPHIdentifier()
     original = ds
@@ -436,7 +439,7 @@ def select_dataset(
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
-    if e_nl > tolerance and time_left() and late.alternative is not None:
+    if e_nl > tolerance and _time_left(deadline) and late.alternative is not None:
         # late outputs of a nonlinear component: the linear misfit hid the delay
         data, start, _ = late.alternative
         try:
@@ -449,7 +452,7 @@ def select_dataset(
                      f"{percent(e_late)} one sample earlier")
             nl, e_nl, ds, kept_late = nl_late, e_late, data, True
     ev = getattr(nl, "delay_evidence_", None)
-    if e_nl > tolerance and time_left() and ev is not None and ev.delayed:
+    if e_nl > tolerance and _time_left(deadline) and ev is not None and ev.delayed:
         # taken as delayed where the delayed model misses: the timing test has no power where
         # the past inputs nearly predict the present one (inputs smooth against the step, or a
         # multisine of a few lines), its ratio then near 1 as for delayed outputs (a steep law
@@ -466,7 +469,7 @@ def select_dataset(
                      f"{percent(e_nl)}, with those of the same point by {percent(e_now)}")
             nl, e_nl = nl_now, e_now
     roles = getattr(lin, "roles_", None)  # None: the plain (J, R, Q, B) model
-    if e_nl > tolerance and time_left() and getattr(lin, "offsets", None) == "auto" and \
+    if e_nl > tolerance and _time_left(deadline) and getattr(lin, "offsets", None) == "auto" and \
             not (roles is not None and roles.source):
         # power outputs from rest, so the linear start fitted no offset; a part released under
         # a load (a mass under gravity, not at its rest) moves without input all the same: the
