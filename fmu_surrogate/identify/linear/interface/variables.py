@@ -6,17 +6,12 @@ inputs, and the Real outputs to fit.  Left out of the fit, and named in the repo
 * outputs of another type (Boolean, Integer);
 * outputs that are a power the FMU shows, an input times another output
   (:mod:`.port_power`);
-* outputs with one value throughout every successful run (:func:`constant_values`): a fixed
+* outputs with one value throughout every successful run (:func:`constant_outputs`): a fixed
   flange's position, the loss of a lossless part, a temperature the model holds.  Such an
   output tells nothing of how the FMU answers its inputs, and fitted it broke the fit of the
   rest: an output identically 0 next to a damped mass's position, velocity and acceleration
   gave a held-out error of 1e288 % (each output is weighted by its spread, here zero), the mass
-  alone 5.5e-8;
-* inputs with one value throughout (not excited: a second force left at 0, an ambient
-  temperature at its start value).  Nothing shows how the outputs answer them, and fitted they
-  broke the rest: the same mass with such two inputs, 7.4e3 % held out (a constant input acts
-  on an integrator as a force the fit cannot tell from zero).  The surrogate holds the FMU at
-  their values, and the report says to excite them for one that answers them.
+  alone 5.5e-8.
 """
 
 from __future__ import annotations
@@ -29,7 +24,7 @@ import numpy as np
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
-__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_values", "dataset_interface"]
+__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_outputs", "dataset_interface"]
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
@@ -59,10 +54,7 @@ class Interface:
         :mod:`.port_power`).
     constants : tuple of (str, float)
         Real outputs left out of the fit as one value in every successful run, with that value
-        (:func:`constant_values`).
-    held_inputs : tuple of (str, float)
-        Inputs left out of the fit as one value in every successful run (not excited: nothing
-        shows how the outputs answer them), with that value; not in ``inputs``.
+        (:func:`constant_outputs`).
     """
 
     inputs: tuple[str, ...]
@@ -71,16 +63,15 @@ class Interface:
     discrete_inputs: tuple[str, ...]
     products: tuple[tuple[str, str], ...] = ()
     constants: tuple[tuple[str, float], ...] = ()
-    held_inputs: tuple[tuple[str, float], ...] = ()
 
     def left_out(self, fitted: Sequence[str] = ()) -> tuple[str, ...]:
-        """The report's lines on the variables left out of the fit (those not in ``fitted``,
+        """The report's lines on the outputs left out of the fit (those not in ``fitted``,
         which the user may have named), one line per kind.
 
         Parameters
         ----------
         fitted : sequence of str
-            The variables fitted after all.
+            The outputs fitted after all.
 
         Returns
         -------
@@ -93,11 +84,8 @@ class Interface:
         power = ("an input times another output, a power the FMU shows: compute it from the "
                  "surrogate's variables")
         constant = "one value in every run: no answer to the inputs; the surrogate leaves them out"
-        held = ("inputs with one value in every run, not excited: the surrogate holds the FMU "
-                "there; excite them in the harvest (--input) for one that answers them")
-        inputs = [f"{name} = {value:.6g}" for name, value in self.held_inputs if name not in skip]
         kinds = (("discrete outputs", ", ", discrete), (power, "; ", products),
-                 (constant, ", ", constants), (held, ", ", inputs))
+                 (constant, ", ", constants))
         return tuple(f"  not fitted ({why}): {sep.join(names)}" for why, sep, names in kinds
                      if names)
 
@@ -150,45 +138,41 @@ def dataset_interface(ds: Any) -> Interface:
             "--outputs), or harvest recording the FMU's inputs and outputs.")
     from fmu_surrogate.identify.linear.interface.port_power import power_outputs
 
-    held = constant_values(ds, ins)
-    ins = [i for i in ins if i not in dict(held)]
-    constants = constant_values(ds, outs)
+    constants = constant_outputs(ds, outs)
     outs = [o for o in outs if o not in dict(constants)]
-    if not ins or not outs:
+    if not outs:
         raise LinearIdentificationError(
-            f"every {'input' if not ins else 'Real output'} of the dataset has one value in "
-            f"every run ({held if not ins else constants}): nothing shows how the outputs answer "
-            "the inputs; harvest exciting the inputs (--input), or name the variables to fit "
-            "with inputs=…, outputs=… (CLI --inputs, --outputs).")
-    disc = [i for i in disc if i in ins]
+            f"every Real output of the dataset is constant in every run ({constants}): nothing "
+            "answers the inputs; harvest exciting the inputs (--input), or name the outputs to "
+            "fit with outputs=… (CLI --outputs).")
     products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
     left = {name for name, _ in products}
     return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
-                     tuple(disc), tuple(products), tuple(constants), tuple(held))
+                     tuple(disc), tuple(products), tuple(constants))
 
 
-def constant_values(ds: Any, names: Sequence[str]) -> list[tuple[str, float]]:
-    """The variables with one value at every sample of every successful run (up to
+def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]:
+    """The outputs with one value at every sample of every successful run (up to
     :data:`CONSTANT_RTOL` of their magnitude).
 
     Parameters
     ----------
     ds : xarray.Dataset
         A harvested dataset.
-    names : sequence of str
-        Candidates (recorded inputs or outputs).
+    outputs : sequence of str
+        Candidates (recorded Real outputs).
 
     Returns
     -------
     list of (str, float)
-        Each constant one with its first value, in the order of ``names`` (none where the
-        dataset has no successful run).
+        Each constant output with its first value, in the order of ``outputs`` (none where
+        the dataset has no successful run).
     """
     from fmu_surrogate.fmu.dataset import run_arrays
 
-    arrays = [X for _, X in run_arrays(ds, list(names))]
+    arrays = [X for _, X in run_arrays(ds, list(outputs))]
     if not arrays:
         return []
     Y = np.concatenate(arrays)
-    return [(name, float(Y[0, j])) for j, name in enumerate(names)
+    return [(name, float(Y[0, j])) for j, name in enumerate(outputs)
             if np.ptp(Y[:, j]) <= CONSTANT_RTOL * np.abs(Y[:, j]).max()]
