@@ -53,7 +53,7 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
         Training and held-out runs.
     left_out : sequence of str
         The report's lines on the outputs left out of the fit
-        (:meth:`~fmu_surrogate.identify.linear.interface.variables.Interface.left_out`).
+        (:meth:`~fmu_surrogate.identify.linear.interface.variables.Interface.report_lines`).
 
     Returns
     -------

@@ -293,7 +293,7 @@ def select_dataset(
         iface = dataset_interface(ds)
         inputs = iface.inputs if inputs is None else inputs
         outputs = iface.outputs if outputs is None else outputs
-        left_out = iface.left_out(outputs)
+        left_out = iface.report_lines(outputs)
     from sklearn.base import clone
 
     from fmu_surrogate.identify import first_outputs as fo

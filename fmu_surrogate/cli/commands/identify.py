@@ -204,7 +204,7 @@ def _identify_linear(args: argparse.Namespace, ds: Any, fit: list[int],
         inputs = inputs or list(iface.inputs)
         if outputs is None:
             outputs = list(iface.outputs)
-            left_out = iface.left_out(outputs)
+            left_out = iface.report_lines(outputs)
     late = args.late_outputs == "yes"
     if late:  # fitted one sample earlier (the decision from the data needs --method auto)
         from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier

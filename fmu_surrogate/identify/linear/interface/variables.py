@@ -6,7 +6,7 @@ inputs, and the Real outputs to fit.  Left out of the fit, and named in the repo
 * outputs of another type (Boolean, Integer);
 * outputs that are a power the FMU shows, an input times another output
   (:mod:`.port_power`);
-* outputs with one value throughout every successful run (:func:`constant_outputs`): a fixed
+* outputs with one value throughout every successful run (:func:`constant_values`): a fixed
   flange's position, the loss of a lossless part, a temperature the model holds.  Such an
   output tells nothing of how the FMU answers its inputs, and fitted it broke the fit of the
   rest: an output identically 0 next to a damped mass's position, velocity and acceleration
@@ -24,7 +24,7 @@ import numpy as np
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
-__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_outputs", "dataset_interface"]
+__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_values", "dataset_interface"]
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
@@ -54,7 +54,11 @@ class Interface:
         :mod:`.port_power`).
     constants : tuple of (str, float)
         Real outputs left out of the fit as one value in every successful run, with that value
-        (:func:`constant_outputs`).
+        (:func:`constant_values`).
+    held_inputs : tuple of (str, float)
+        Inputs with one value in every successful run, with that value: not excited, so the
+        fit cannot tell their effect from the operating point (they stay in ``inputs``: the
+        drop-in surrogate keeps the FMU's inputs).
     """
 
     inputs: tuple[str, ...]
@@ -63,10 +67,11 @@ class Interface:
     discrete_inputs: tuple[str, ...]
     products: tuple[tuple[str, str], ...] = ()
     constants: tuple[tuple[str, float], ...] = ()
+    held_inputs: tuple[tuple[str, float], ...] = ()
 
-    def left_out(self, fitted: Sequence[str] = ()) -> tuple[str, ...]:
+    def report_lines(self, fitted: Sequence[str] = ()) -> tuple[str, ...]:
         """The report's lines on the outputs left out of the fit (those not in ``fitted``,
-        which the user may have named), one line per kind.
+        which the user may have named), one line per kind, and on the inputs not excited.
 
         Parameters
         ----------
@@ -86,8 +91,16 @@ class Interface:
         constant = "one value in every run: no answer to the inputs; the surrogate leaves them out"
         kinds = (("discrete outputs", ", ", discrete), (power, "; ", products),
                  (constant, ", ", constants))
-        return tuple(f"  not fitted ({why}): {sep.join(names)}" for why, sep, names in kinds
-                     if names)
+        lines = tuple(f"  not fitted ({why}): {sep.join(names)}" for why, sep, names in kinds
+                      if names)
+        if not self.held_inputs:
+            return lines
+        held = ", ".join(f"{name} = {value:.6g}" for name, value in self.held_inputs)
+        line = (f"  not excited (one value in every run): {held} — the fit cannot tell their "
+                "effect from the operating point, and the surrogate answers their changes in use "
+                "as it happens to (a part that integrates such an input fits poorly); excite "
+                "them in the harvest (--input)")
+        return (*lines, line)
 
 
 def dataset_interface(ds: Any) -> Interface:
@@ -138,7 +151,8 @@ def dataset_interface(ds: Any) -> Interface:
             "--outputs), or harvest recording the FMU's inputs and outputs.")
     from fmu_surrogate.identify.linear.interface.port_power import power_outputs
 
-    constants = constant_outputs(ds, outs)
+    held = constant_values(ds, ins)
+    constants = constant_values(ds, outs)
     outs = [o for o in outs if o not in dict(constants)]
     if not outs:
         raise LinearIdentificationError(
@@ -148,31 +162,31 @@ def dataset_interface(ds: Any) -> Interface:
     products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
     left = {name for name, _ in products}
     return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
-                     tuple(disc), tuple(products), tuple(constants))
+                     tuple(disc), tuple(products), tuple(constants), tuple(held))
 
 
-def constant_outputs(ds: Any, outputs: Sequence[str]) -> list[tuple[str, float]]:
-    """The outputs with one value at every sample of every successful run (up to
+def constant_values(ds: Any, names: Sequence[str]) -> list[tuple[str, float]]:
+    """The variables with one value at every sample of every successful run (up to
     :data:`CONSTANT_RTOL` of their magnitude).
 
     Parameters
     ----------
     ds : xarray.Dataset
         A harvested dataset.
-    outputs : sequence of str
-        Candidates (recorded Real outputs).
+    names : sequence of str
+        Candidates (recorded inputs or Real outputs).
 
     Returns
     -------
     list of (str, float)
-        Each constant output with its first value, in the order of ``outputs`` (none where
-        the dataset has no successful run).
+        Each constant one with its first value, in the order of ``names`` (none where the
+        dataset has no successful run).
     """
     from fmu_surrogate.fmu.dataset import run_arrays
 
-    arrays = [X for _, X in run_arrays(ds, list(outputs))]
+    arrays = [X for _, X in run_arrays(ds, list(names))]
     if not arrays:
         return []
     Y = np.concatenate(arrays)
-    return [(name, float(Y[0, j])) for j, name in enumerate(outputs)
+    return [(name, float(Y[0, j])) for j, name in enumerate(names)
             if np.ptp(Y[:, j]) <= CONSTANT_RTOL * np.abs(Y[:, j]).max()]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
-from fmu_surrogate.identify.linear.interface.variables import constant_outputs, dataset_interface
+from fmu_surrogate.identify.linear.interface.variables import constant_values, dataset_interface
 from tests.identify.test_selection import _mass_dataset
 
 
@@ -22,23 +22,23 @@ def _with_constants():
     return ds
 
 
-def test_constant_outputs_are_found_with_their_value_and_left_out():
+def test_constant_values_are_found_with_their_value_and_left_out():
     ds = _with_constants()
-    assert constant_outputs(ds, ["x", "v", "a", "z", "T"]) == [("z", 0.0), ("T", 293.15)]
+    assert constant_values(ds, ["x", "v", "a", "z", "T"]) == [("z", 0.0), ("T", 293.15)]
     # recomputed each step, the temperature carries round-off (1e-13 K): still constant; a
     # change of 1e-9 of it is not
     ds["T"].values = ds["T"].values + 1e-13 * np.sin(np.arange(ds["T"].shape[-1]))
-    assert [n for n, _ in constant_outputs(ds, ["T"])] == ["T"]
+    assert [n for n, _ in constant_values(ds, ["T"])] == ["T"]
     ds["T"].values = ds["T"].values + 293.15e-9 * np.sin(np.arange(ds["T"].shape[-1]))
-    assert constant_outputs(ds, ["T"]) == []
+    assert constant_values(ds, ["T"]) == []
     ds = _with_constants()
     iface = dataset_interface(ds)
     assert iface.outputs == ("x", "v", "a")
     line = ("  not fitted (one value in every run: no answer to the inputs; the surrogate "
             "leaves them out): z = 0, T = 293.15")
-    assert iface.left_out() == (line,)
+    assert iface.report_lines() == (line,)
     # an output the user names is fitted, and not reported as left out
-    assert iface.left_out(["z"])[0].endswith("out): T = 293.15")
+    assert iface.report_lines(["z"])[0].endswith("out): T = 293.15")
 
 
 def test_the_drop_in_surrogate_fits_the_part_as_without_them():
@@ -57,3 +57,19 @@ def test_a_dataset_whose_outputs_are_all_constant_is_refused_naming_the_fix():
     with pytest.raises(LinearIdentificationError, match="constant in every run.*--input"):
         dataset_interface(ds)
     assert np.isfinite(ds["T"].values).all()
+
+
+def test_inputs_not_excited_stay_inputs_and_are_named():
+    """A second force left at 0 and an ambient temperature at its start value in every run:
+    the drop-in surrogate keeps the FMU's inputs, and the report says they were not excited
+    (the temperature acts on the mass's integrator as a force the fit cannot tell from the
+    operating point)."""
+    ds, _, _ = _mass_dataset()
+    for name, value, unit in (("F2", 0.0, "N"), ("Tamb", 293.15, "K")):
+        ds[name] = 0.0 * ds["F"] + value
+        ds[name].attrs.update(fmu_variable=name, causality="input", type="Real", units=unit)
+    iface = dataset_interface(ds)
+    assert iface.inputs == ("F", "F2", "Tamb")
+    assert iface.held_inputs == (("F2", 0.0), ("Tamb", 293.15))
+    assert iface.report_lines()[-1].startswith(
+        "  not excited (one value in every run): F2 = 0, Tamb = 293.15 — the fit cannot tell")
