@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
 
@@ -24,7 +26,11 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     """
     from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
     from fmu_surrogate.identify.linear.interface.pairing import detect_pairs
-    from fmu_surrogate.identify.linear.interface.variables import REAL_TYPES, dataset_interface
+    from fmu_surrogate.identify.linear.interface.variables import (
+        CONSTANT_RTOL,
+        REAL_TYPES,
+        dataset_interface,
+    )
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.identify.linear.ports import parse_pairs
 
@@ -47,7 +53,12 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
             "no input to fit: name them with inputs=… (CLI --inputs).")
     m = len(inputs)
     hold = est.input_hold or hold_from_dataset(ds)
-    raw = [(t, X[:, :m], X[:, m:], hold) for t, X in arrays]
+    # inputs with one value in every run (not excited) are fitted as deviations from it: a
+    # constant input is an operating point, not a signal (as a signal, an ambient temperature
+    # of 293.15 K drove a mass's integrator: 2.2e4 % held out); the surrogate's wiring adds it
+    U = np.concatenate([X[:, :m] for _, X in arrays])
+    held = np.where(np.ptp(U, axis=0) <= CONSTANT_RTOL * np.abs(U).max(axis=0), U[0], 0.0)
+    raw = [(t, X[:, :m] - held, X[:, m:], hold) for t, X in arrays]
     pairing = None
     if pairs is None and (est.ports is None or est.ports == "auto"):
         discrete = [v for v in inputs if (attr(v, "type") or "Real") not in REAL_TYPES]
@@ -75,6 +86,7 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         d is not None and not power_inputs & set(d) for d in declared))
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
+    est.input_offsets_ = held if held.any() else None
     return est
 
 

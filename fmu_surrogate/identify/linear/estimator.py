@@ -177,8 +177,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     ----------
     system_ : LinearPH
         Fitted system.
-    x0_ : ndarray, shape (n,)
-    result_ : LinearPHFit
+    x0_, result_ : ndarray, shape (n,), and LinearPHFit
     n_inputs_ : int
         Number of ports m seen in :meth:`fit`.
     port_signs_ : ndarray, shape (m,)
@@ -187,10 +186,12 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         The candidate orders and the choice (``order=None``).
     hold_ : str
         Input hold of the (first) training experiment; :meth:`predict` uses it by default.
-    subspace_ : SubspaceInit or None
-        The subspace initial model (``init="subspace"``), for :meth:`plot_order_selection`.
-    pairing_ : Pairing or None
-        Power pairs :meth:`fit_dataset` read from the units, with the reasons.
+    subspace_, pairing_ : SubspaceInit or None, Pairing or None
+        The subspace initial model (``init="subspace"``, for :meth:`plot_order_selection`);
+        the power pairs :meth:`fit_dataset` read from the units, with the reasons.
+    input_offsets_ : ndarray, shape (k_in,), or None
+        Inputs with one value in every run of :meth:`fit_dataset`, fitted as deviations from
+        it (an operating point; 0 for the others); :meth:`predict` and the surrogate take it.
 
     Notes
     -----

@@ -395,6 +395,9 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
         Tu[len(roles.pairs) + c, j] = 1.0
     if roles.source:
         cu[m - 1] = 1.0
+    u0 = getattr(est, "input_offsets_", None)  # held inputs, fitted as deviations from them
+    if u0 is not None:
+        cu -= Tu @ u0
     Ty, Cx_ext = np.zeros((k_out, m)), np.zeros((k_out, n))
     Du, cy = np.zeros((k_out, k_in)), np.zeros(k_out)
     for c, (_, o) in enumerate(roles.pairs):

@@ -95,6 +95,9 @@ class LinearPHPredictions:
         if uu.shape[1] != self.n_inputs_:
             raise InvalidInputError(
                 f"predict: u must have {self.n_inputs_} columns, got {uu.shape[1]}.")
+        offsets = getattr(self, "input_offsets_", None)  # held inputs (fit_dataset)
+        if offsets is not None:
+            uu = uu - offsets
         mode = self.mode if mode is None else mode
         if mode not in _MODES:
             raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}.")

@@ -14,9 +14,11 @@ inputs, and the Real outputs to fit.  Left out of the fit, and named in the repo
   alone 5.5e-8.
 
 Inputs with one value throughout stay inputs (the drop-in surrogate keeps the FMU's inputs: a
-DC motor's held field and direction) and are named as not excited: the fit cannot tell their
-effect from the operating point, harmless where it is 0 or the part does not integrate it, not
-where it does (an ambient temperature held at 293.15 K acting on a mass: 2.2e4 % held out).
+DC motor's held field and direction) and are named as not excited; the linear fit takes them
+as an operating point, deviations from that value
+(:meth:`~fmu_surrogate.identify.LinearPHIdentifier.fit_dataset`, ``input_offsets_``): as
+signals they drove a mass's integrator, an ambient temperature held at 293.15 K giving 2.2e4 %
+held out.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ class Interface:
         Real outputs left out of the fit as one value in every successful run, with that value
         (:func:`constant_values`).
     held_inputs : tuple of (str, float)
-        Inputs with one value in every successful run, with that value: not excited, so the
-        fit cannot tell their effect from the operating point (they stay in ``inputs``: the
-        drop-in surrogate keeps the FMU's inputs).
+        Inputs with one value in every successful run, with that value: not excited, fitted as
+        an operating point (they stay in ``inputs``: the drop-in surrogate keeps the FMU's
+        inputs).
     """
 
     inputs: tuple[str, ...]
@@ -101,10 +103,9 @@ class Interface:
         if not self.held_inputs:
             return lines
         held = ", ".join(f"{name} = {value:.6g}" for name, value in self.held_inputs)
-        line = (f"  not excited (one value in every run): {held} — the fit cannot tell their "
-                "effect from the operating point, and the surrogate answers their changes in use "
-                "as it happens to (a part that integrates such an input fits poorly); excite "
-                "them in the harvest (--input)")
+        line = (f"  not excited (one value in every run): {held} — fitted as the operating "
+                "point, so the surrogate does not know how the FMU answers other values of them; "
+                "excite them in the harvest (--input) for one that does")
         return (*lines, line)
 
 
