@@ -27,8 +27,8 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
     from fmu_surrogate.identify.linear.interface.pairing import detect_pairs
     from fmu_surrogate.identify.linear.interface.variables import (
-        CONSTANT_RTOL,
         REAL_TYPES,
+        constant_columns,
         dataset_interface,
     )
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
@@ -57,7 +57,7 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     # constant input is an operating point, not a signal (as a signal, an ambient temperature
     # of 293.15 K drove a mass's integrator: 2.2e4 % held out); the surrogate's wiring adds it
     U = np.concatenate([X[:, :m] for _, X in arrays])
-    held = np.where(np.ptp(U, axis=0) <= CONSTANT_RTOL * np.abs(U).max(axis=0), U[0], 0.0)
+    held = np.where(constant_columns(U), U[0], 0.0)
     raw = [(t, X[:, :m] - held, X[:, m:], hold) for t, X in arrays]
     pairing = None
     if pairs is None and (est.ports is None or est.ports == "auto"):

@@ -80,8 +80,10 @@ def ported_initial(lay: Layout, data: list[tuple], rate: float) -> Array:
         As = A - eps * np.eye(n)
         Dp = D[:p, :p] if lay.feedthrough else None
         Q, *_ = storage_matrix(As, B[:, :p], C[:p], Dp)
-        lam = np.linalg.eigvalsh(-0.5 * (As + As.T))
-        if (Q is None or not np.linalg.cond(Q) < 1e12) and lam[0] < -W_FLOOR * max(lam[-1], 0):
+        if Q is not None and not np.linalg.cond(Q) < 1e12:
+            Q = None
+        lam = np.linalg.eigvalsh(-0.5 * (As + As.T)) if Q is None else None
+        if lam is not None and lam[0] < -W_FLOOR * max(lam[-1], 0):
             # no power port (or no storage of them found) and R = −sym(A) indefinite in the
             # subspace model's coordinates, where lifting it would change the model (a lag
             # 2/(s+1)³ as a signal block started at a cost of 4.4 and stalled at 0.71, 51 %
@@ -90,7 +92,7 @@ def ported_initial(lay: Layout, data: list[tuple], rate: float) -> Array:
             # the coordinates stay (a mass's position, a pole at −1e-5: the storage's
             # condition of 1.6e4 left Levenberg–Marquardt no step above round-off there)
             Q = solve_continuous_lyapunov(As.T, -np.eye(n))
-        if Q is not None and np.all(np.isfinite(Q)) and np.linalg.cond(Q) < 1e12:
+        if Q is not None and np.all(np.isfinite(Q)) and (lam is None or np.linalg.cond(Q) < 1e12):
             T = np.linalg.cholesky(0.5 * (Q + Q.T)).T  # x' = T x: H = ½|x'|²
             Ti = np.linalg.inv(T)
             A, B, C, x0 = T @ As @ Ti, T @ B, C @ Ti, T @ x0

@@ -31,7 +31,8 @@ import numpy as np
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
-__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_values", "dataset_interface"]
+__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_columns", "constant_values",
+           "dataset_interface"]
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
@@ -194,5 +195,20 @@ def constant_values(ds: Any, names: Sequence[str]) -> list[tuple[str, float]]:
     if not arrays:
         return []
     Y = np.concatenate(arrays)
-    return [(name, float(Y[0, j])) for j, name in enumerate(names)
-            if np.ptp(Y[:, j]) <= CONSTANT_RTOL * np.abs(Y[:, j]).max()]
+    return [(name, float(y0)) for name, y0, c in zip(names, Y[0], constant_columns(Y)) if c]
+
+
+def constant_columns(Y: np.ndarray) -> np.ndarray:
+    """Which columns of ``Y`` hold one value in every row, up to :data:`CONSTANT_RTOL` of
+    their magnitude.
+
+    Parameters
+    ----------
+    Y : ndarray, shape (K, k)
+        Samples of ``k`` variables (every run's, stacked).
+
+    Returns
+    -------
+    ndarray of bool, shape (k,)
+    """
+    return np.ptp(Y, axis=0) <= CONSTANT_RTOL * np.abs(Y).max(axis=0)
