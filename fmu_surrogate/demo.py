@@ -106,7 +106,7 @@ def _run_with(ds: Any, signals: dict[str, Any], **params: float) -> int:
 
 def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dict[str, Any]]:
     """Reduced linear pH model of the chain from run 0; accuracy on held-out run 1."""
-    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.fmu.dataset import relative_errors, run_arrays
     from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.plots import plot_comparison
 
@@ -119,8 +119,8 @@ def _identify_msd(ds: Any, sets: list, out: Path, quick: bool) -> tuple[Any, dic
     est.fit_dataset(ds, inputs=names[:2], outputs=names[2:], runs=[_run_with(ds, sets[0])])
     y_fit = est.predict(t, X[:, :2])
     y_held = est.predict(th, Xh[:, :2])
-    rel_train = float(np.abs(y_fit - X[:, 2:]).max() / np.abs(X[:, 2:]).max())
-    rel_held = float(np.abs(y_held - Xh[:, 2:]).max() / np.abs(Xh[:, 2:]).max())
+    rel_train = float(relative_errors(X[:, 2:], y_fit).max())
+    rel_held = float(relative_errors(Xh[:, 2:], y_held).max())
     plot_comparison(th, Xh[:, 2:], y_held, ["v1", "v2"], units=["m/s", "m/s"],
                     labels=("FMU (n = 100)", f"pH surrogate (n = {MSD_ORDER})"),
                     title=f"Mass-spring-damper chain, held-out input: relative max error "

@@ -165,6 +165,8 @@ def plot_comparison(
     -------
     matplotlib.figure.Figure
     """
+    from fmu_surrogate.fmu.dataset import relative_errors
+
     plt = _pyplot()
     t = np.asarray(t, dtype=float)
     ref = np.asarray(reference, dtype=float).reshape(len(t), -1)
@@ -182,10 +184,10 @@ def plot_comparison(
         ax_err.plot(t, err, color="tab:red", lw=0.8)
         ax_err.axhline(0.0, color="0.6", lw=0.5)
         ax_err.set_ylabel(_label("error", units[j]))
-        scale = float(np.max(np.abs(ref[:, j]))) or 1.0
+        rel = float(relative_errors(ref[:, j], cand[:, j]))
         ax_err.set_title(
-            f"max |error| {np.max(np.abs(err)):.2e} ({100 * np.max(np.abs(err)) / scale:.3g} % of "
-            f"max |{name}|), RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
+            f"max |error| {np.max(np.abs(err)):.2e} ({100 * rel:.3g} % of {name}'s swing), "
+            f"RMS {np.sqrt(np.mean(err**2)):.2e}", fontsize=8, loc="left")
     axes[0, 0].legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("time [s]")
     if title:

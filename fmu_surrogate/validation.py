@@ -52,7 +52,9 @@ class OutputError:
     rms : float
         Root mean square of ``y_s − y_r``.
     scale : float
-        ``max |y_r|``, the reference's size.
+        The reference's swing (:func:`~fmu_surrogate.fmu.dataset.output_scale`: ``max |y_r|``,
+        or its excursion from the start where that is smaller — a pressure of 150 bar ± 30 bar
+        has the scale 30 bar).
     allowed : float
         ``atol + rtol · scale``.
     """
@@ -110,7 +112,7 @@ class ValidationReport:
 
     @property
     def passed(self) -> bool:
-        """Whether every output is within ``atol + rtol · max|reference|``."""
+        """Whether every output is within ``atol + rtol · scale`` (:class:`OutputError`)."""
         return all(e.passed for e in self.errors)
 
     def table(self) -> str:
@@ -304,8 +306,9 @@ def validate(
     stop_time, step : float, optional
         Experiment (default: the reference FMU's default experiment).
     rtol, atol : float
-        An output passes when ``max |y_s − y_r| ≤ atol + rtol · max |y_r|`` (in the reference's
-        units).
+        An output passes when ``max |y_s − y_r| ≤ atol + rtol · s_r`` (in the reference's
+        units), ``s_r`` its swing: ``max |y_r|``, or its excursion from the start where that is
+        smaller (:func:`~fmu_surrogate.fmu.dataset.output_scale`).
     ports : mapping, optional
         Surrogate input or output name -> reference FMU variable, where the names differ.
     outputs : sequence of str, optional
@@ -335,7 +338,7 @@ def validate(
     unit of the same quantity (``mm`` for ``m``) is converted, and so are the inputs.
     """
     from fmu_surrogate.fmu.campaigns.campaign import harvest
-    from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
+    from fmu_surrogate.fmu.dataset import data_var_name, output_scale, run_arrays
     from fmu_surrogate.fmu.model.loading import open_fmu
 
     if not (rtol >= 0 and atol >= 0):
@@ -395,10 +398,9 @@ def validate(
     for k, (j, v) in enumerate(matched):  # into the reference's units
         a, b = _conversion(sur.output_units[j], units[k], f"output {sur.outputs[j]!r}")
         y_sur[:, k] = a * y_sur[:, k] + b
-    errs = []
+    errs, scales = [], output_scale(y_ref)
     for k, name in enumerate(r_out):
-        e = y_sur[:, k] - y_ref[:, k]
-        scale = float(np.max(np.abs(y_ref[:, k])))
+        e, scale = y_sur[:, k] - y_ref[:, k], float(scales[k])
         errs.append(OutputError(name, float(np.max(np.abs(e))), float(np.sqrt(np.mean(e**2))),
                                 scale, atol + rtol * scale))
     return ValidationReport(t, y_ref, y_sur, tuple(r_out), units, tuple(errs), rtol, atol,

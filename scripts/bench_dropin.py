@@ -14,8 +14,8 @@ fixed step) the original system, the system with each component replaced by its 
 surrogate, and with all of them replaced, and solves the all-surrogate system monolithically
 (each component's surrogate is that of its FMU identified at the parameters the system sets: one
 FMU may be identified at several, ``free_mass`` and ``free_mass_sprung``).
-It prints, per component, the held-out validation error (max |error| / max |reference| over the
-outputs), the order and kind of model identify chose, and the speed of the exported surrogate
+It prints, per component, the held-out validation error (max |error| over each output's swing,
+``fmu_surrogate.fmu.dataset.relative_errors``, the worst output), the order and kind of model identify chose, and the speed of the exported surrogate
 against the FMU it replaces (a 10 s co-simulation driven by a compiled C loop, same step, best of
 three; the loop of ``bench_harvest.py``'s native column; the input a sine, or for the
 ``*_detailed`` components their held-out input); per system the
@@ -315,6 +315,7 @@ def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
     """Co-simulate the original, each-replaced and all-replaced systems; monolithic residual."""
     from fmu_surrogate.couple import run
     from fmu_surrogate.couple.descriptions import load_system
+    from fmu_surrogate.fmu.dataset import relative_errors
 
     def with_fmus(replace: dict[str, Path]) -> object:
         sys_ = load_system(path)
@@ -331,11 +332,8 @@ def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
     def error(ds, reference=ref) -> float:
         if str(ds.status.values[0]) != "ok":  # a run that stopped: its message is the result
             return float("inf")
-        out = 0.0
-        for v in names:
-            r, s = reference[v].values[0], ds[v].values[0]
-            out = max(out, float(np.max(np.abs(s - r)) / max(np.max(np.abs(r)), 1e-300)))
-        return out
+        return max((float(relative_errors(reference[v].values[0], ds[v].values[0]))
+                    for v in names), default=0.0)
 
     base = load_system(path)
     row: dict = {"system": path.stem, "components": list(base.components)}

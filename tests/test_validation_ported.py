@@ -154,6 +154,24 @@ def test_power_out_port_of_the_free_mass(fmus):
     assert validate(wrong, fmus["free_mass"], **FM_EXP).errors[0].relative == pytest.approx(2.0)
 
 
+def test_an_output_about_a_large_value_is_judged_by_its_swing(fmus):
+    # released at 100 m/s, the mass swings by about 0.3 m/s under the force; a surrogate twice
+    # as heavy swings half as far: half its swing wrong, 0.16 % of the velocity
+    exp = {**FM_EXP, "parameters": {"v0": 100.0}}
+    ports = PortMap(("F",), ("v",), ("N",), ("m/s",), Tu=[[-1.0]], cu=[0.0], Ty=[[1.0]],
+                    Cx=[[0.0]], Du=[[0.0]], cy=[0.0])
+    heavy = PortedSystem(free_mass_ph(4.0), ports, x0=[400.0])
+    rep = validate(heavy, fmus["free_mass"], rtol=1e-2, **exp)
+    err = rep.errors[0]
+    v = rep.reference[:, 0]
+    assert err.scale == pytest.approx(np.max(np.abs(v - 100.0)), rel=1e-12)
+    assert 0.1 < err.scale < 0.5 and err.max_abs < 1e-2 * np.max(v)
+    # the held force moves both masses exactly (midpoint rule, CVode): 0.5 to round-off
+    assert err.relative == pytest.approx(0.5, rel=1e-6) and not rep.passed
+    assert validate(PortedSystem(free_mass_ph(), ports, x0=[200.0]), fmus["free_mass"],
+                    rtol=1e-9, **exp).passed
+
+
 def test_outputs_in_other_units_are_converted_and_other_quantities_refused(fmus):
     # the velocity in km/h (3.6 per m/s): compared in the reference's m/s
     rep = validate(free_mass_ported(unit="km/h", gain=3.6), fmus["free_mass"], rtol=1e-9,

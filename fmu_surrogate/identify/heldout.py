@@ -61,8 +61,10 @@ def split_runs(ds: Any, runs: Sequence[int] | None = None) -> tuple[list[int], l
 
 def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
                    outputs: Sequence[str], runs: Sequence[int]) -> list[float]:
-    """Worst relative output error ``max_j max_t |ŷ_j − y_j| / max_t |y_j|`` of each run
-    (what :func:`fmu_surrogate.validate` calls an output's relative error), the surrogate
+    """Worst relative output error ``max_j max_t |ŷ_j − y_j| / s_j`` of each run, ``s_j`` the
+    output's swing (:func:`~fmu_surrogate.fmu.dataset.output_scale`: ``max_t |y_j|``, or the
+    excursion from its start where that is smaller; what :func:`fmu_surrogate.validate` calls
+    an output's relative error), the surrogate
     simulated by :func:`fmu_surrogate.ph.simulate` with the dataset's input hold from its
     operating point (``x0`` for a bare system).
 
@@ -84,8 +86,9 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
 
 def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
                   outputs: Sequence[str], runs: Sequence[int]) -> list[np.ndarray]:
-    """Per run, each output's relative error ``max_t |ŷ_j − y_j| / max_t |y_j|``
-    (:func:`heldout_errors` takes the worst); ``inf`` where the surrogate diverges.
+    """Per run, each output's relative error
+    (:func:`~fmu_surrogate.fmu.dataset.relative_errors`; :func:`heldout_errors` takes the
+    worst); ``inf`` where the surrogate diverges.
 
     Parameters
     ----------
@@ -96,7 +99,7 @@ def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     -------
     list of ndarray, shape (k_out,)
     """
-    from fmu_surrogate.fmu.dataset import run_arrays
+    from fmu_surrogate.fmu.dataset import relative_errors, run_arrays
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.ph import PortedSystem, simulate
 
@@ -108,7 +111,5 @@ def output_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
         with np.errstate(over="ignore", invalid="ignore"):
             y_hat = simulate(system, t, u, *(() if isinstance(system, PortedSystem) else (x0,)),
                              hold=hold).y
-        scale = np.maximum(np.abs(y).max(axis=0), 1e-300)
-        err = np.abs(y_hat - y).max(axis=0) / scale
-        out.append(np.where(np.isnan(err), np.inf, err))  # NaN would pass through max() unseen
+        out.append(relative_errors(y, y_hat))
     return out

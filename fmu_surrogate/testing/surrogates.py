@@ -39,7 +39,8 @@ def assert_surrogate_matches(
     inputs : mapping, optional
         Input signals by FMU variable name.
     rtol, atol : float
-        Each output must satisfy ``max |y_s − y_r| ≤ atol + rtol · max |y_r|``.
+        Each output must satisfy ``max |y_s − y_r| ≤ atol + rtol · s_r``, ``s_r`` its swing
+        (:func:`fmu_surrogate.validation.validate`).
     plot : path, optional
         Where to save the comparison plot (always written when given).
     **options

@@ -51,8 +51,9 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "--structure: the dataset's declared states and a structure proposed "
                         "from the data)")
     p.add_argument("--tolerance", type=float, default=TOLERANCE,
-                   help="auto: worst held-out relative output error (max |error| / max |y| "
-                        f"per output) a linear model must reach to be kept (default {TOLERANCE})")
+                   help="auto: worst held-out relative output error (max |error| / the "
+                        "output's swing, max |y| or max |y - y(0)| if smaller) a linear model "
+                        f"must reach to be kept (default {TOLERANCE})")
     p.add_argument("--inputs", help="comma-separated input variables (default: the dataset's "
                                     "inputs)")
     p.add_argument("--outputs", help="comma-separated output variables (default: the dataset's "

@@ -3,8 +3,9 @@
 The names of the format are in :mod:`~fmu_surrogate.fmu.dataset.schema`; datasets are assembled
 by :mod:`~fmu_surrogate.fmu.dataset.build`, written by :mod:`~fmu_surrogate.fmu.dataset.write`,
 read by :mod:`~fmu_surrogate.fmu.dataset.read` and upgraded by
-:mod:`~fmu_surrogate.fmu.dataset.upgrade`.  This module documents the format and gathers the
-public names.
+:mod:`~fmu_surrogate.fmu.dataset.upgrade`; :mod:`~fmu_surrogate.fmu.dataset.output_error` says
+how far a predicted output is from a recorded one.  This module documents the format and gathers
+the public names.
 
 A dataset is an :class:`xarray.Dataset` stored as NetCDF-4 (HDF5, engine ``h5netcdf``).  It is
 self-describing; nothing is pickled.
@@ -96,6 +97,7 @@ from __future__ import annotations
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset, dataset_to_records, records_to_dataset
 from fmu_surrogate.fmu.dataset.deflater import ChunkDeflater
+from fmu_surrogate.fmu.dataset.output_error import STEADY_RTOL, output_scale, relative_errors
 from fmu_surrogate.fmu.dataset.read import (
     data_var_name,
     failed_runs,
@@ -130,6 +132,7 @@ __all__ = [
     "RERUN_KINDS",
     "STATUS_FAILED",
     "STATUS_OK",
+    "STEADY_RTOL",
     "ChunkDeflater",
     "RunRecord",
     "assemble_dataset",
@@ -142,10 +145,12 @@ __all__ = [
     "input_start_values",
     "load_dataset",
     "operating_parameters",
+    "output_scale",
     "parameter_names",
     "part_path",
     "proportional_inputs",
     "records_to_dataset",
+    "relative_errors",
     "run_arrays",
     "runs_table",
     "save_dataset",

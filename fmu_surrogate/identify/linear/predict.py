@@ -134,7 +134,8 @@ class LinearPHPredictions:
         Returns
         -------
         OutputErrors
-            ``relative_max = max|ŷ − y| / max|y|``, ``relative_rms = ‖ŷ − y‖ / ‖y‖``.
+            ``relative_max``: the worst output's ``max |ŷ − y|`` relative to its swing
+            (:func:`~fmu_surrogate.fmu.dataset.relative_errors`), ``relative_rms = ‖ŷ − y‖ / ‖y‖``.
         """
         tt, uu, yy = _validate_triplet(t, u, y, "errors")
         return output_errors(yy, self.predict(tt, uu, x0=x0, mode=mode, hold=hold))

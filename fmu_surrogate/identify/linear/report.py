@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.fmu.dataset import relative_errors
 from fmu_surrogate.identify.base import FitResult
 from fmu_surrogate.ph import LinearPH
 
@@ -141,7 +142,8 @@ class OutputErrors:
     Attributes
     ----------
     relative_max : float
-        ``max |ŷ − y| / max |y|`` over all samples and outputs.
+        The worst output's ``max_t |ŷ_j − y_j|`` relative to its swing (the error ``identify``
+        compares with its tolerance: :func:`~fmu_surrogate.fmu.dataset.relative_errors`).
     relative_rms : float
         ``‖ŷ − y‖_F / ‖y‖_F``.
     """
@@ -163,9 +165,8 @@ def output_errors(y: Array, y_hat: Array) -> OutputErrors:
     OutputErrors
     """
     e = np.asarray(y_hat) - np.asarray(y)
-    scale = max(float(np.max(np.abs(y))), 1e-300)
     return OutputErrors(
-        float(np.max(np.abs(e))) / scale,
+        float(np.max(relative_errors(y, y_hat))),
         float(np.linalg.norm(e)) / max(float(np.linalg.norm(y)), 1e-300),
     )
 
