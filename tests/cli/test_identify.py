@@ -113,7 +113,11 @@ def test_dc_motor_pairs_voltage_current_and_speed_torque(identified, capsys):
     assert s.input_names == ("V", "w", "field", "direction")
     assert s.output_names == ("i", "tau")  # braking (Boolean) is not fitted
     assert sorted(pairs_of(s)) == [("V", "i", 1.0), ("w", "tau", 1.0)]
-    assert "modulating inputs (no power pair): field, direction" in text
+    # held at their start values in every run: no port of the model (a column of B the data
+    # cannot fit), inputs of the surrogate held at those values
+    assert "modulating inputs" not in text
+    assert "not excited (one value in every run): field = 1, direction = 1" in text
+    assert text.count("field = 1") == 1  # said once
     assert "not fitted (discrete outputs): braking" in text
     # one electrical state, linear at constant field and direction: measured 1.0e-4
     assert heldout_error(s, identified["dc_motor"][0]) <= 1e-3

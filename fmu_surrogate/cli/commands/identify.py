@@ -410,7 +410,7 @@ def identify_command(args: argparse.Namespace) -> int:
     prov["held_inputs"] = held_inputs(ds, names, fit + held)
     if varied:
         print(f"  the training runs vary {', '.join(varied)}: the surrogate averages over them")
-    if prov["held_inputs"]:
+    if prov["held_inputs"] and "  not excited (" not in "\n".join(lines):  # said once
         print("  inputs that never changed in the data: " + ", ".join(
             f"{k} = {v:g}" for k, v in prov["held_inputs"].items()) + " — the surrogate holds "
             "for these values only (its FMU refuses others); excite them in the harvest "

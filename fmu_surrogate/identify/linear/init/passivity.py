@@ -173,6 +173,15 @@ def _is_spd(X: Array) -> bool:
     return bool(np.all(np.isfinite(X)))
 
 
+def _inverse(Y: Array) -> Array:
+    """``Y⁻¹`` of a positive definite ``Y``, NaN where round-off left it singular (a model
+    with directions the data never excite: an array FMU with one element driven)."""
+    try:
+        return np.linalg.inv(0.5 * (Y + Y.T))
+    except np.linalg.LinAlgError:
+        return np.full_like(Y, np.nan)
+
+
 def stabilising_shift(A: Array, rate: float | None = None) -> float:
     """The shift ε of a marginally stable (or slightly unstable) model, 0 for a stable one.
 
@@ -225,7 +234,7 @@ def storage_matrix(
         X_min = _riccati_storage(A, B, C, delta, D)
         Y_min = _riccati_storage(A.T, C.T, B.T, delta, Dt)  # dual system: X_max = Y_min⁻¹
         if X_min is not None and Y_min is not None:
-            X = 0.5 * (X_min + np.linalg.inv(Y_min)) if _is_spd(Y_min) else None
+            X = 0.5 * (X_min + _inverse(Y_min)) if _is_spd(Y_min) else None
             if X is None or not _is_spd(X):  # X_max = Y_min⁻¹ lost to round-off: the smallest
                 X = X_min if _is_spd(X_min) else None
             if X is not None:

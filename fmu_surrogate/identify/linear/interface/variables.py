@@ -105,8 +105,9 @@ class Interface:
             return lines
         held = ", ".join(f"{name} = {value:.6g}" for name, value in self.held_inputs)
         line = (f"  not excited (one value in every run): {held} — fitted as the operating "
-                "point, so the surrogate does not know how the FMU answers other values of them; "
-                "excite them in the harvest (--input) for one that does")
+                "point, so the surrogate does not know how the FMU answers other values of them "
+                "(its exported FMU refuses others); excite them in the harvest (--input) for one "
+                "that does")
         return (*lines, line)
 
 

@@ -99,3 +99,23 @@ def test_a_held_input_is_fitted_as_an_operating_point():
     # tolerance above (measured 5.5e-8)
     assert np.abs(y_hat - y2).max(axis=0).max() <= 1e-4 * np.abs(y2).max()
     assert np.allclose(choice.estimator.predict(T, u), y_hat, rtol=0, atol=1e-6 * np.abs(y2).max())
+
+
+def test_a_held_input_takes_no_port_of_the_model():
+    """The same held temperature: a column of zeros (its deviations) had its own port and a
+    column of B fitted from no data, and spoiled the subspace start; without a port, the model
+    is the one fitted without the input, to the last digit, and the surrogate's wiring gives
+    the input no effect."""
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
+
+    ds, _, _ = _mass_dataset()
+    alone = LinearPHIdentifier().fit_dataset(ds, runs=[0])
+    ds["Tamb"] = 0.0 * ds["F"] + 293.15
+    ds["Tamb"].attrs.update(fmu_variable="Tamb", causality="input", type="Real", units="K")
+    held = LinearPHIdentifier().fit_dataset(ds, runs=[0])
+    assert held.system_.B.shape == alone.system_.B.shape  # no port for Tamb
+    for name in ("J", "R", "Q", "B"):  # the same fit: the same arithmetic (measured 0)
+        np.testing.assert_allclose(getattr(held.system_, name), getattr(alone.system_, name),
+                                   rtol=0, atol=1e-12)
+    ports = held.to_surrogate().ports
+    assert not ports.Tu[:, 1].any() and not ports.Du[:, 1].any()
