@@ -97,7 +97,12 @@ from __future__ import annotations
 
 from fmu_surrogate.fmu.dataset.build import assemble_dataset, dataset_to_records, records_to_dataset
 from fmu_surrogate.fmu.dataset.deflater import ChunkDeflater
-from fmu_surrogate.fmu.dataset.output_error import STEADY_RTOL, output_scale, relative_errors
+from fmu_surrogate.fmu.dataset.output_error import (
+    STEADY_RTOL,
+    output_scale,
+    relative_errors,
+    swing_origin,
+)
 from fmu_surrogate.fmu.dataset.read import (
     data_var_name,
     failed_runs,
@@ -155,5 +160,6 @@ __all__ = [
     "runs_table",
     "save_dataset",
     "signal_table",
+    "swing_origin",
     "unescape_name",
 ]

@@ -27,13 +27,36 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["STEADY_RTOL", "output_scale", "relative_errors"]
+__all__ = ["STEADY_RTOL", "output_scale", "relative_errors", "swing_origin"]
 
 #: An output whose excursion from its start stays below this fraction of its magnitude is
 #: steady: its error is measured against the magnitude.  A millionth: above the round-off and
 #: solver noise of any output worth fitting (1e-16 … 1e-8 of its value), below any variation a
 #: tolerance of a user (≥ 1e-4) is about.
 STEADY_RTOL = 1e-6
+
+
+def swing_origin(y: ArrayLike) -> np.ndarray:
+    """Where each output's swing is measured from (module doc): its first sample where the
+    excursion from it is the smaller measure, else zero.
+
+    Parameters
+    ----------
+    y : array_like, shape (K, m) or (K,)
+        A run's recorded outputs, samples along the first axis, the first sample the start.
+
+    Returns
+    -------
+    ndarray, shape (m,) or ()
+        ``y[0]`` or 0 per output: ``output_scale(y) == max |y − swing_origin(y)|``; RMS
+        measures of a fit subtract it too (:func:`~fmu_surrogate.identify.NonlinearPHIdentifier`'s
+        errors), so that they see the same swing.
+    """
+    y = np.asarray(y, dtype=float)
+    magnitude = np.max(np.abs(y), axis=0)
+    excursion = np.max(np.abs(y - y[0]), axis=0)
+    moves = (excursion < magnitude) & (excursion > STEADY_RTOL * magnitude)
+    return np.where(moves, y[0], 0.0)
 
 
 def output_scale(y: ArrayLike) -> np.ndarray:
@@ -51,10 +74,7 @@ def output_scale(y: ArrayLike) -> np.ndarray:
         except for an output that is zero throughout (0).
     """
     y = np.asarray(y, dtype=float)
-    magnitude = np.max(np.abs(y), axis=0)
-    excursion = np.max(np.abs(y - y[0]), axis=0)
-    steady = excursion <= STEADY_RTOL * magnitude
-    return np.where(steady, magnitude, np.minimum(magnitude, excursion))
+    return np.max(np.abs(y - swing_origin(y)), axis=0)
 
 
 def relative_errors(y: ArrayLike, y_hat: ArrayLike) -> np.ndarray:

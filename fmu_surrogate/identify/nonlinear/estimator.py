@@ -69,9 +69,9 @@ __all__ = ["NonlinearFitError", "NonlinearPHFit", "NonlinearPHIdentifier"]
 class NonlinearPHFit(FitResult):
     """What :meth:`NonlinearPHIdentifier.fit` did.
 
-    Errors are relative, ``‖ŷ − y‖_F / ‖y‖_F`` over all samples of the experiments, the model
-    simulated from its initial state by :func:`fmu_surrogate.ph.simulate` (NaN when there is no
-    held-out experiment).  ``cost_history`` is the shooting objective per iteration.
+    Errors are relative, ``‖ŷ − y‖_F / ‖y − y_o‖_F`` (:func:`~.pruning.swing_energy`) over all
+    samples, the model simulated from its initial state by :func:`fmu_surrogate.ph.simulate`
+    (NaN: no held-out experiment).  ``cost_history`` is the shooting objective per iteration.
 
     Parameters
     ----------

@@ -35,6 +35,7 @@ from fmu_surrogate.identify.nonlinear.pruning import (
     prune_terms,
     relative_error,
     surrogate_of,
+    swing_energy,
     without_idle_states,
 )
 from fmu_surrogate.ph import PortedSystem
@@ -81,8 +82,8 @@ class Refit:
     Parameters
     ----------
     checked, refitted : float
-        The RMS error over all experiments (``‖ŷ − y‖_F / ‖y‖_F``) of the model checked on the
-        held-out ones and of the refit (NaN: the refit failed).
+        The RMS error over all experiments (:func:`~.pruning.relative_error`) of the model
+        checked on the held-out ones and of the refit (NaN: the refit failed).
     training : tuple of float
         Their errors on the training experiments.
     kept : bool
@@ -167,9 +168,9 @@ def adopt(est: Any, out: Any, train: list[tuple],
 
 def _error_over_all(train_error: float, validation_error: float, train: list[tuple],
                     val: list[tuple]) -> float:
-    """The relative error over ``train + val`` from those over each (``‖ŷ − y‖_F / ‖y‖_F``)."""
-    n_tr = sum(float(np.sum(e[2] ** 2)) for e in train)
-    n_val = sum(float(np.sum(e[2] ** 2)) for e in val)
+    """The relative error over ``train + val`` from those over each
+    (:func:`~.pruning.relative_error`)."""
+    n_tr, n_val = swing_energy(train), swing_energy(val)
     num = train_error ** 2 * n_tr + validation_error ** 2 * n_val
     return float(np.sqrt(num / (n_tr + n_val))) if n_tr + n_val > 0 else float("nan")
 

@@ -30,7 +30,7 @@ __all__ = ["MAX_HALVINGS", "SCHEME_FLOOR", "STEP_GAIN", "with_internal_step"]
 STEP_GAIN = 1.25
 #: at most this many halvings (16 sub-steps per sample)
 MAX_HALVINGS = 4
-#: no halving below this training error (0.1 % RMS of the outputs, a tenth of the 1 % the
+#: no halving below this training error (0.1 % RMS of the outputs' swing, a tenth of the 1 % the
 #: drop-in selection accepts): each sub-step costs a Newton solve in every step of an exported
 #: FMU, paid only where the scheme would take a noticeable part of the error budget (the
 #: saturating inductor at 1 ms, 0.03 %, keeps its 10x speed-up over the CVODE original)

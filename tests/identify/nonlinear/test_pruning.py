@@ -4,6 +4,7 @@ term is known, and on a fit that leaves negligible terms."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from fmu_surrogate.identify.nonlinear.parametrisation import Layout, to_system
 from fmu_surrogate.identify.nonlinear.pruning import ERROR_GROWTH, prune_terms
@@ -233,3 +234,22 @@ def test_a_system_that_cannot_be_stepped_has_an_infinite_error_and_keeps_its_ter
 
     pruned, dropped = prune_terms(LAYOUT, theta, error)
     assert ("alpha", 0) not in dropped and pruned[alpha] == theta[alpha]
+
+
+def test_an_output_about_a_large_value_counts_by_its_swing(monkeypatch):
+    """A pressure of 150 bar ± 10 bar: an error of 0.1 bar everywhere is 1/100 of the swing's
+    size, not 1/1500 of the pressure's — the fit's errors (internal step, reports) see what
+    the held-out error sees."""
+    from types import SimpleNamespace
+
+    from fmu_surrogate.identify.nonlinear import pruning
+
+    t = np.linspace(0.0, 2.0 * np.pi, 401)[:-1]  # whole periods: RMS of sin exactly 1/√2
+    y = 150.0 + 10.0 * np.sin(t)[:, None]
+
+    def simulate(system, t, u, hold):  # stand-in: off by ``system`` bar everywhere
+        return SimpleNamespace(y=y + system)
+
+    monkeypatch.setattr(pruning, "simulate", simulate)
+    err = pruning.relative_error(0.1, [(t, None, y, "zoh")])
+    assert err == pytest.approx(0.1 / (10.0 / np.sqrt(2.0)), rel=1e-12)
