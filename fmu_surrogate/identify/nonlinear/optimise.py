@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fmu_surrogate.fmu.dataset import swing_origin
 from fmu_surrogate.identify.nonlinear.gauss_newton import (
     Shooting,
     jacobian,
@@ -320,7 +321,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     Ty = torch.as_tensor(np.array(start.ports.Ty, dtype=float))
     Emeas = torch.as_tensor(np.eye(Ty.shape[0])[:, start.measured])
 
-    y_rms = np.sqrt(np.mean(np.vstack([e[2] for e in train]) ** 2, axis=0))
+    # outputs about a large value by their swing (as the errors: fmu.dataset.swing_origin)
+    y_rms = np.sqrt(np.mean(np.vstack([e[2] - swing_origin(e[2]) for e in train]) ** 2, axis=0))
     y_scale = torch.as_tensor(y_rms + 1e-300)
     x_scale = torch.as_tensor(_state_scales(X))
     x_fixed = torch.as_tensor(starts[seg.first])

@@ -107,3 +107,8 @@ def test_outputs_in_different_units_count_alike():
                          np.cos(np.linspace(0, 6, 400)) * 1e-2])
     w = output_weights([y])
     np.testing.assert_allclose(w, [1e-3, 1e-3, 1e2], rtol=1e-2)  # max |y| of 400 samples
+    # a temperature of 293.15 K ± 2 K counts by its swing, as a heat flow of ± 100 W by its
+    # magnitude (by its magnitude it weighed 1/295: a 1 K miss as a 0.34 W one)
+    s = np.sin(np.linspace(0, 6, 400))
+    w = output_weights([np.column_stack([293.15 + 2.0 * s, 100.0 * s])])
+    np.testing.assert_allclose(w, [1 / 2.0, 1 / 100.0], rtol=1e-4)  # sampled max of sin
