@@ -1,5 +1,6 @@
 """Held-out errors measured against an output's swing: a gas accumulator whose pressure varies
-about its charge (the analytic polytropic law as the data)."""
+about its charge (the analytic polytropic law as the data), a heated body's temperature in
+kelvin (scipy's solution)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,38 @@ def test_a_pressure_about_its_charge_is_measured_against_its_swing(accumulator):
     lin = choice.linear
     assert max(heldout_errors(lin.to_surrogate(), lin.x0_, accumulator, ["Q"], ["p"], [2])) == (
         pytest.approx(choice.linear_error, rel=1e-9))  # the figure the choice reports
+
+
+def heated_body(seeds: tuple[int, ...] = (1, 2)):
+    """A body of 500 J/K heated by ``Q`` (W) from 293.15 K, losing heat by convection (2 W/K)
+    and radiation (``εσA = 2.55e-8 W/K⁴``) to 293.15 K; ``T`` (K) out; scipy's solution at
+    1e-10 as the data, 0.5 s samples, runs of band-limited noise about 1.5 kW and a held-out
+    sine (the last).  Kelvin and watts make no power: the input is modulating, the
+    temperature a measured output that swings about 200 K from 293.15 K."""
+    from scipy.integrate import solve_ivp
+    from scipy.signal import butter, filtfilt
+
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
+
+    t = np.linspace(0.0, 600.0, 1201)
+    b, a = butter(2, 0.02)
+
+    def noise(seed):
+        y = filtfilt(b, a, np.random.default_rng(seed).normal(size=t.size))
+        return 1500.0 + 1500.0 * y / np.abs(y).max()
+
+    def body(Q):
+        def f(s, x):
+            T, q = x[0], Q[min(int(s / 0.5), t.size - 1)]
+            return [(q - 2.0 * (T - 293.15) - 2.55e-8 * (T ** 4 - 293.15 ** 4)) / 500.0]
+
+        return solve_ivp(f, (0.0, 600.0), [293.15], t_eval=t, rtol=1e-10, atol=1e-8,
+                         max_step=0.5).y[0]
+
+    Qs = [noise(s) for s in seeds] + [1200.0 + 1200.0 * np.sin(2.0 * np.pi * t / 120.0)]
+    recs = [RunRecord(index=r, values={"Q": Q, "T": body(Q)}) for r, Q in enumerate(Qs)]
+    ds = records_to_dataset(recs, t, None, ["Q", "T"],
+                            attrs={"input_interpolation": "zero-order hold over each step"})
+    for n, c, u in (("Q", "input", "W"), ("T", "output", "K")):
+        ds[n].attrs.update(causality=c, units=u, type="Real")
+    return ds

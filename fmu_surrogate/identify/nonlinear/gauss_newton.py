@@ -294,9 +294,12 @@ def stalled(costs: list[float]) -> float:
     """
     near = STALL_BAND[0] < costs[-1] <= STALL_BAND[1]
     factor = STALL_FACTOR_NEAR if near else STALL_FACTOR
-    if len(costs) > STALL_WINDOW and costs[-1 - STALL_WINDOW] < factor * costs[-1]:
-        return factor
-    return 0.0
+    # near a tolerance the first window does not count: a fit may cross a plateau there before
+    # its steps find the valley (a heated body's radiation law: 3.18e-3 → 3.01e-3 in the first
+    # 10 iterations, 2.1e-5 ten later, 1e-10 at the end; held out 4.8 % stopped, 0.005 % not)
+    if len(costs) <= STALL_WINDOW * (2 if near else 1):
+        return 0.0
+    return factor if costs[-1 - STALL_WINDOW] < factor * costs[-1] else 0.0
 
 
 def _step(A: Any, g: Array, damping: float, pinned: Array, x: Array, lo: Array,

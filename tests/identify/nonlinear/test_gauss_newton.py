@@ -113,9 +113,33 @@ def test_a_fit_with_the_sparse_jacobian_takes_the_dense_fits_steps(mass_experime
     (1e-1, 1.5, True),    # 30 %: the class or the start is wrong, the caller changes them
 ])
 def test_a_fit_stalls_by_how_far_its_cost_fell_and_where_it_is(level, per_ten, stops):
-    costs = list(level * per_ten ** (np.arange(12, 0, -1) / 10.0))  # per_ten x per 10 steps
+    costs = list(level * per_ten ** (np.arange(22, 0, -1) / 10.0))  # per_ten x per 10 steps
     assert bool(gauss_newton.stalled(costs)) is stops
     assert not gauss_newton.stalled(costs[-10:])  # fewer iterations than the window
+    # near a tolerance the first window does not count (a plateau before the valley), above
+    # and below it does
+    near = gauss_newton.STALL_BAND[0] < level <= gauss_newton.STALL_BAND[1]
+    assert bool(gauss_newton.stalled(costs[-12:])) is (stops and not near)
+
+
+def test_a_fit_that_crosses_a_plateau_near_the_tolerance_goes_on():
+    """A body heated from 293.15 K that loses heat as ``T⁴`` (scipy's solution): its fit
+    from the linear start falls 3.18e-3 → 3.01e-3 in the first 10 iterations, then finds the
+    radiation law (2.1e-5 ten iterations later); stopped after 10 it missed the held-out run
+    by 4.8 %."""
+    from fmu_surrogate.identify import LinearPHIdentifier
+    from fmu_surrogate.identify.heldout import heldout_errors
+    from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+    from tests.identify.test_heldout import heated_body
+
+    ds = heated_body()
+    kw = {"inputs": ["Q"], "outputs": ["T"], "runs": [0, 1]}
+    est = NonlinearPHIdentifier(1, linear=LinearPHIdentifier(1).fit_dataset(ds, **kw))
+    est.fit_dataset(ds, **kw)
+    assert est.result_.n_iter > 2 * gauss_newton.STALL_WINDOW
+    # measured 0.020 % of the held-out swing (RK4 fit, scipy data at 1e-10): 0.2 % leaves
+    # room for BLAS and the last iterations
+    assert max(heldout_errors(est.to_surrogate(), None, ds, ["Q"], ["T"], [2])) < 2e-3
 
 
 def test_a_spent_time_budget_stops_the_steps_where_they_are(monkeypatch):
