@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fmu_surrogate.fmu.dataset import output_scale
-from fmu_surrogate.fmu.dataset.build import assemble_dataset
+from fmu_surrogate.fmu.dataset import RunRecord, output_scale, records_to_dataset
 from fmu_surrogate.identify.heldout import heldout_errors
 from fmu_surrogate.identify.selection import select_dataset
 
@@ -27,12 +26,9 @@ def _pressure(Q: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def accumulator():
-    cols = [("Q", "", np.stack(FLOWS)), ("p", "", np.stack([_pressure(Q) for Q in FLOWS]))]
-    ds = assemble_dataset(T, None, ["Q", "p"], cols, runs=np.arange(3),
-                          failure_kind=[""] * 3, message=[""] * 3,
-                          n_samples=np.array([T.size] * 3), wall_time=np.zeros(3), params={},
-                          signal_table=["{}"], signal_index=np.zeros(3, dtype=np.int64),
-                          attrs={"input_interpolation": "zero-order hold over each step"})
+    recs = [RunRecord(index=r, values={"Q": Q, "p": _pressure(Q)}) for r, Q in enumerate(FLOWS)]
+    ds = records_to_dataset(recs, T, None, ["Q", "p"],
+                            attrs={"input_interpolation": "zero-order hold over each step"})
     for n, c, u in (("Q", "input", "l/s"), ("p", "output", "bar")):
         ds[n].attrs.update(causality=c, units=u, type="Real")
     return ds
@@ -64,8 +60,6 @@ def heated_body(seeds: tuple[int, ...] = (1, 2)):
     temperature a measured output that swings about 200 K from 293.15 K."""
     from scipy.integrate import solve_ivp
     from scipy.signal import butter, filtfilt
-
-    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
     t = np.linspace(0.0, 600.0, 1201)
     b, a = butter(2, 0.02)
