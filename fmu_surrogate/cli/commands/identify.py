@@ -401,13 +401,17 @@ def identify_command(args: argparse.Namespace) -> int:
           f"{r.n_iter} iterations, {r.time:.1f} s, stopped: {r.stopping_reason}")
     print("\n".join(lines))
     out = Path(args.out)
-    from fmu_surrogate.fmu.dataset import held_inputs, input_start_values, operating_parameters
+    from fmu_surrogate.fmu.dataset import (
+        constant_variables,
+        input_start_values,
+        operating_parameters,
+    )
 
     prov = _provenance(ds, data, args.method, est)
     prov["parameters"], varied = operating_parameters(ds, fit)
     names = list(getattr(system, "input_names", ()))
     prov["input_starts"] = {k: v for k, v in input_start_values(ds).items() if k in names}
-    prov["held_inputs"] = held_inputs(ds, names, fit + held)
+    prov["held_inputs"] = constant_variables(ds, names, fit + held)
     if varied:
         print(f"  the training runs vary {', '.join(varied)}: the surrogate averages over them")
     if prov["held_inputs"] and "  not excited (" not in "\n".join(lines):  # said once

@@ -104,10 +104,12 @@ from fmu_surrogate.fmu.dataset.output_error import (
     swing_origin,
 )
 from fmu_surrogate.fmu.dataset.read import (
+    CONSTANT_RTOL,
+    constant_columns,
+    constant_variables,
     data_var_name,
     failed_runs,
     fmu_variables,
-    held_inputs,
     input_start_values,
     load_dataset,
     operating_parameters,
@@ -131,6 +133,7 @@ from fmu_surrogate.fmu.dataset.schema import (
 from fmu_surrogate.fmu.dataset.write import part_path, save_dataset
 
 __all__ = [
+    "CONSTANT_RTOL",
     "FAILURE_KINDS",
     "FORMAT_NAME",
     "FORMAT_VERSION",
@@ -141,12 +144,13 @@ __all__ = [
     "ChunkDeflater",
     "RunRecord",
     "assemble_dataset",
+    "constant_columns",
+    "constant_variables",
     "data_var_name",
     "dataset_to_records",
     "escape_name",
     "failed_runs",
     "fmu_variables",
-    "held_inputs",
     "input_start_values",
     "load_dataset",
     "operating_parameters",

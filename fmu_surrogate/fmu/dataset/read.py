@@ -20,13 +20,17 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import xarray as xr
 
-__all__ = ["PROPORTIONAL_RTOL", "data_var_name", "failed_runs", "fmu_variables", "held_inputs",
-           "input_start_values", "load_dataset", "operating_parameters", "parameter_names",
+__all__ = ["CONSTANT_RTOL", "PROPORTIONAL_RTOL", "constant_columns", "constant_variables",
+           "data_var_name", "failed_runs", "fmu_variables", "input_start_values", "load_dataset", "operating_parameters", "parameter_names",
            "proportional_inputs", "run_arrays", "runs_table"]
 
 #: Two inputs count as proportional in a run when their correlation is within this of ±1 (one
 #: signal scaled, up to round-off of the values written: measured 1 − |ρ| ≈ 1e-16).
 PROPORTIONAL_RTOL = 1e-9
+#: A variable whose values spread by at most this fraction of its magnitude is constant: the
+#: same value up to the round-off of the FMU's arithmetic (a temperature held at 293.15 K and
+#: recomputed each step), orders below any change an input makes.
+CONSTANT_RTOL = 1e-12
 
 
 def load_dataset(path: str | os.PathLike) -> xr.Dataset:
@@ -154,33 +158,50 @@ def input_start_values(ds: xr.Dataset) -> dict[str, float]:
         return {}
 
 
-def held_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None
-                ) -> dict[str, float]:
-    """The inputs among ``names`` that keep one value in every sample of the given runs.
+def constant_variables(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None
+                       ) -> dict[str, float]:
+    """The variables among ``names`` with one value in every sample of the given runs (up to
+    :data:`CONSTANT_RTOL` of their magnitude).
 
-    A model identified from such runs has seen no other value of them: it holds at that value
-    only.
+    An input held so: a model identified from such runs has seen no other value of it and
+    holds at that value only.  An output so: it answers none of the inputs (a fixed flange's
+    position, a held temperature).
 
     Parameters
     ----------
     ds : xarray.Dataset
     names : sequence of str
-        Input variables.
+        Variables (inputs or outputs).
     runs : iterable of int, optional
         Run labels (default: the successful runs).
 
     Returns
     -------
     dict of str to float
-        ``{name: value}`` of the inputs that never change.
+        ``{name: first value}`` of the constant ones, in the order of ``names`` (none where
+        there is no run).
     """
-    arrays = run_arrays(ds, list(names), runs=runs)
-    out = {}
-    for j, name in enumerate(names):
-        values = np.concatenate([X[:, j] for _, X in arrays]) if arrays else np.zeros(0)
-        if values.size and np.all(values == values[0]):
-            out[str(name)] = float(values[0])
-    return out
+    arrays = [X for _, X in run_arrays(ds, list(names), runs=runs)]
+    if not arrays:
+        return {}
+    Y = np.concatenate(arrays)
+    return {str(name): float(y0) for name, y0, c in zip(names, Y[0], constant_columns(Y)) if c}
+
+
+def constant_columns(Y: np.ndarray) -> np.ndarray:
+    """Which columns of ``Y`` hold one value in every row, up to :data:`CONSTANT_RTOL` of
+    their magnitude.
+
+    Parameters
+    ----------
+    Y : ndarray, shape (K, k)
+        Samples of ``k`` variables (every run's, stacked).
+
+    Returns
+    -------
+    ndarray of bool, shape (k,)
+    """
+    return np.ptp(Y, axis=0) <= CONSTANT_RTOL * np.abs(Y).max(axis=0)
 
 
 def proportional_inputs(ds: xr.Dataset, names: Sequence[str], runs: Iterable[int] | None = None

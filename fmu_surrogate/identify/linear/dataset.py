@@ -24,13 +24,9 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
         (:func:`~fmu_surrogate.identify.linear.interface.variables.dataset_interface`).
     runs : iterable of int or None
     """
-    from fmu_surrogate.fmu.dataset import data_var_name, run_arrays
+    from fmu_surrogate.fmu.dataset import constant_columns, data_var_name, run_arrays
     from fmu_surrogate.identify.linear.interface.pairing import detect_pairs
-    from fmu_surrogate.identify.linear.interface.variables import (
-        REAL_TYPES,
-        constant_columns,
-        dataset_interface,
-    )
+    from fmu_surrogate.identify.linear.interface.variables import REAL_TYPES, dataset_interface
     from fmu_surrogate.identify.linear.model.experiments import hold_from_dataset
     from fmu_surrogate.identify.linear.ports import parse_pairs
 

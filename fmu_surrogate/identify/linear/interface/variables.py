@@ -6,12 +6,12 @@ inputs, and the Real outputs to fit.  Left out of the fit, and named in the repo
 * outputs of another type (Boolean, Integer);
 * outputs that are a power the FMU shows, an input times another output
   (:mod:`.port_power`);
-* outputs with one value throughout every successful run (:func:`constant_values`): a fixed
-  flange's position, the loss of a lossless part, a temperature the model holds.  Such an
-  output tells nothing of how the FMU answers its inputs, and fitted it broke the fit of the
-  rest: an output identically 0 next to a damped mass's position, velocity and acceleration
-  gave a held-out error of 1e288 % (each output is weighted by its spread, here zero), the mass
-  alone 5.5e-8.
+* outputs with one value throughout every successful run
+  (:func:`~fmu_surrogate.fmu.dataset.constant_variables`): a fixed flange's position, the
+  loss of a lossless part, a temperature the model holds.  Such an output tells nothing of
+  how the FMU answers its inputs, and fitted it broke the fit of the rest: an output
+  identically 0 next to a damped mass's position, velocity and acceleration gave a held-out
+  error of 1e288 % (each output is weighted by its spread, here zero), the mass alone 5.5e-8.
 
 Inputs with one value throughout stay inputs (the drop-in surrogate keeps the FMU's inputs: a
 DC motor's held field and direction) and are named as not excited; the linear fit takes them
@@ -27,19 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 
-__all__ = ["CONSTANT_RTOL", "REAL_TYPES", "Interface", "constant_columns", "constant_values",
-           "dataset_interface"]
+__all__ = ["REAL_TYPES", "Interface", "dataset_interface"]
 
 #: FMI types of continuous-valued variables (fitted, and candidates of power pairs).
 REAL_TYPES = ("Real", "Float32", "Float64")
-#: An output whose values spread by at most this fraction of its magnitude is constant: the
-#: same value up to the round-off of the FMU's arithmetic (a temperature held at 293.15 K and
-#: recomputed each step), orders below any change an input makes
-CONSTANT_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -62,7 +55,7 @@ class Interface:
         :mod:`.port_power`).
     constants : tuple of (str, float)
         Real outputs left out of the fit as one value in every successful run, with that value
-        (:func:`constant_values`).
+        (:func:`~fmu_surrogate.fmu.dataset.constant_variables`).
     held_inputs : tuple of (str, float)
         Inputs with one value in every successful run, with that value: not excited, fitted as
         an operating point (they stay in ``inputs``: the drop-in surrogate keeps the FMU's
@@ -157,10 +150,11 @@ def dataset_interface(ds: Any) -> Interface:
             f"the dataset records {len(ins)} inputs and {len(outs)} Real outputs (attribute "
             "causality); name the variables to fit with inputs=…, outputs=… (CLI --inputs, "
             "--outputs), or harvest recording the FMU's inputs and outputs.")
+    from fmu_surrogate.fmu.dataset import constant_variables
     from fmu_surrogate.identify.linear.interface.port_power import power_outputs
 
-    held = constant_values(ds, ins)
-    constants = constant_values(ds, outs)
+    held = list(constant_variables(ds, ins).items())
+    constants = list(constant_variables(ds, outs).items())
     outs = [o for o in outs if o not in dict(constants)]
     if not outs:
         raise LinearIdentificationError(
@@ -171,45 +165,3 @@ def dataset_interface(ds: Any) -> Interface:
     left = {name for name, _ in products}
     return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),
                      tuple(disc), tuple(products), tuple(constants), tuple(held))
-
-
-def constant_values(ds: Any, names: Sequence[str]) -> list[tuple[str, float]]:
-    """The variables with one value at every sample of every successful run (up to
-    :data:`CONSTANT_RTOL` of their magnitude).
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        A harvested dataset.
-    names : sequence of str
-        Candidates (recorded inputs or Real outputs).
-
-    Returns
-    -------
-    list of (str, float)
-        Each constant one with its first value, in the order of ``names`` (none where the
-        dataset has no successful run).
-    """
-    from fmu_surrogate.fmu.dataset import run_arrays
-
-    arrays = [X for _, X in run_arrays(ds, list(names))]
-    if not arrays:
-        return []
-    Y = np.concatenate(arrays)
-    return [(name, float(y0)) for name, y0, c in zip(names, Y[0], constant_columns(Y)) if c]
-
-
-def constant_columns(Y: np.ndarray) -> np.ndarray:
-    """Which columns of ``Y`` hold one value in every row, up to :data:`CONSTANT_RTOL` of
-    their magnitude.
-
-    Parameters
-    ----------
-    Y : ndarray, shape (K, k)
-        Samples of ``k`` variables (every run's, stacked).
-
-    Returns
-    -------
-    ndarray of bool, shape (k,)
-    """
-    return np.ptp(Y, axis=0) <= CONSTANT_RTOL * np.abs(Y).max(axis=0)
