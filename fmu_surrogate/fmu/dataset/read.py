@@ -21,8 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
 __all__ = ["CONSTANT_RTOL", "PROPORTIONAL_RTOL", "constant_columns", "constant_variables",
-           "data_var_name", "failed_runs", "fmu_variables", "input_start_values", "load_dataset", "operating_parameters", "parameter_names",
-           "proportional_inputs", "run_arrays", "runs_table"]
+           "data_var_name", "failed_runs", "fmu_variables", "input_start_values", "load_dataset",
+           "operating_parameters", "parameter_names", "proportional_inputs", "run_arrays",
+           "runs_table"]
 
 #: Two inputs count as proportional in a run when their correlation is within this of ±1 (one
 #: signal scaled, up to round-off of the values written: measured 1 − |ρ| ≈ 1e-16).
