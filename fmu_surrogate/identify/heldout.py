@@ -64,9 +64,8 @@ def heldout_errors(system: Any, x0: Any, ds: Any, inputs: Sequence[str],
     """Worst relative output error ``max_j max_t |ŷ_j − y_j| / s_j`` of each run, ``s_j`` the
     output's swing (:func:`~fmu_surrogate.fmu.dataset.output_scale`: ``max_t |y_j|``, or the
     excursion from its start where that is smaller; what :func:`fmu_surrogate.validate` calls
-    an output's relative error), the surrogate
-    simulated by :func:`fmu_surrogate.ph.simulate` with the dataset's input hold from its
-    operating point (``x0`` for a bare system).
+    an output's relative error), the surrogate simulated by :func:`fmu_surrogate.ph.simulate`
+    with the dataset's input hold from its operating point (``x0`` for a bare system).
 
     Parameters
     ----------

@@ -314,8 +314,8 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     # an input without a pair that is zero in every record (not excited: fit_dataset hands
     # held inputs over as deviations from their value) takes no port: its column of B could
     # not be fitted, and as an input of zeros it spoiled the subspace start and the order
-    # choice (a gas accumulator with a held temperature: order 5 and 6.2 % held out instead of
-    # order 1 and 4.6 %); the surrogate keeps the input, with no effect
+    # choice (a gas accumulator with a held temperature: order 5 and 6.2 % held out, without
+    # its port order 3 and 5.0 %); the surrogate keeps the input, with no effect
     used_in = {i for i, _, _ in pairs} | {j for j in range(k_in)
                                          if all(not np.any(u[:, j]) for _, u, _, _ in raw)}
     used_out = {o for _, o, _ in pairs}
