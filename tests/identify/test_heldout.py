@@ -26,11 +26,17 @@ def _pressure(Q: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def accumulator():
-    recs = [RunRecord(index=r, values={"Q": Q, "p": _pressure(Q)}) for r, Q in enumerate(FLOWS)]
-    ds = records_to_dataset(recs, T, None, ["Q", "p"],
+    return _dataset(T, FLOWS, [_pressure(Q) for Q in FLOWS], ("Q", "l/s"), ("p", "bar"))
+
+
+def _dataset(t: np.ndarray, us: list, ys: list, u: tuple[str, str], y: tuple[str, str]):
+    """A dataset of one input and one output per run (names and units ``u``, ``y``), the
+    input held over each step."""
+    recs = [RunRecord(index=r, values={u[0]: a, y[0]: b}) for r, (a, b) in enumerate(zip(us, ys))]
+    ds = records_to_dataset(recs, t, None, [u[0], y[0]],
                             attrs={"input_interpolation": "zero-order hold over each step"})
-    for n, c, u in (("Q", "input", "l/s"), ("p", "output", "bar")):
-        ds[n].attrs.update(causality=c, units=u, type="Real")
+    for (n, unit), c in ((u, "input"), (y, "output")):
+        ds[n].attrs.update(causality=c, units=unit, type="Real")
     return ds
 
 
@@ -77,9 +83,4 @@ def heated_body(seeds: tuple[int, ...] = (1, 2)):
                          max_step=0.5).y[0]
 
     Qs = [noise(s) for s in seeds] + [1200.0 + 1200.0 * np.sin(2.0 * np.pi * t / 120.0)]
-    recs = [RunRecord(index=r, values={"Q": Q, "T": body(Q)}) for r, Q in enumerate(Qs)]
-    ds = records_to_dataset(recs, t, None, ["Q", "T"],
-                            attrs={"input_interpolation": "zero-order hold over each step"})
-    for n, c, u in (("Q", "input", "W"), ("T", "output", "K")):
-        ds[n].attrs.update(causality=c, units=u, type="Real")
-    return ds
+    return _dataset(t, Qs, [body(Q) for Q in Qs], ("Q", "W"), ("T", "K"))
