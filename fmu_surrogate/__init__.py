@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "NonlinearPH": "fmu_surrogate.ph.nonlinear",
     "ConvexEffort": "fmu_surrogate.ph.efforts.convex",
     "PowerDissipation": "fmu_surrogate.ph.dissipation",
-    "PortMap": "fmu_surrogate.ph.ports",
+    "PortMap": "fmu_surrogate.ph.port_map",
     "PortedSystem": "fmu_surrogate.ph.ports",
     # pH systems: files, coupling, simulation
     "ph": "fmu_surrogate.ph:",
@@ -133,8 +133,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from fmu_surrogate.ph.interconnect import feedback as feedback
     from fmu_surrogate.ph.interconnect import interconnect as interconnect
     from fmu_surrogate.ph.nonlinear import NonlinearPH as NonlinearPH
+    from fmu_surrogate.ph.port_map import PortMap as PortMap
     from fmu_surrogate.ph.ports import PortedSystem as PortedSystem
-    from fmu_surrogate.ph.ports import PortMap as PortMap
     from fmu_surrogate.ph.simulation.integrators import simulate as simulate
     from fmu_surrogate.ph.structure import StructureError as StructureError
     from fmu_surrogate.ph.system import PHDAE as PHDAE

@@ -41,7 +41,9 @@ outputs; plus ``law_C*{law_s[1]^3, tanh(law_s[2]), max(law_s[3], 0.0), …}`` wi
 the model is continuous-time, so a
 delayed feedthrough (a co-simulation trait, ``PortedSystem.delayed_feedthrough``) is the direct
 one here, and late outputs (another, ``PortedSystem.late_outputs``: those read at a communication
-point are those of the point before) are the outputs of the current state and inputs.  Several surrogates become a package directory (``package.mo``, ``package.order``, one
+point are those of the point before) are the outputs of the current state and inputs, as are
+the first outputs (fixed values, ``first_outputs``, or a first feedthrough, ``first_feedthrough``,
+of a co-simulation FMU).  Several surrogates become a package directory (``package.mo``, ``package.order``, one
 file per model), as ``modelica/FmuSurrogateBenchmarks``.
 """
 

@@ -79,6 +79,9 @@ class Wiring:
     first : ndarray, shape (k_out,), or None
         The outputs shown before the first step when they are fixed values
         (``PortedSystem.first_outputs``).
+    first_feedthrough : ndarray, shape (k_out, k_in), or None
+        With ``inputs_before``: the outputs before the first step also see the change of the
+        inputs from ``inputs_before`` through it (``PortedSystem.first_feedthrough``).
     """
 
     system: Any
@@ -105,6 +108,7 @@ class Wiring:
     law: StaticLaw | None = None
     late: bool = False
     first: np.ndarray | None = None
+    first_feedthrough: np.ndarray | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -189,4 +193,6 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   p.law if p.law is not None and p.law.n_terms else None,
                   bool(surrogate.late_outputs),
                   None if surrogate.first_outputs is None
-                  else np.asarray(surrogate.first_outputs, float))
+                  else np.asarray(surrogate.first_outputs, float),
+                  None if surrogate.first_feedthrough is None
+                  else np.asarray(surrogate.first_feedthrough, float))

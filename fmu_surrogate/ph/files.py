@@ -17,6 +17,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "late_outputs": true,                                    (version 4 on)
      "first_outputs": [...],                                  (version 5 on)
      "system": {..., "max_step": h},                          (version 6 on)
+     "delayed_feedthrough": {..., "first_feedthrough": [[...]]},  (version 7 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -31,7 +32,8 @@ file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, 
 :class:`~fmu_surrogate.ph.StaticLaw`) or whose outputs are those of the point before
 (``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one whose outputs
 before the first step are fixed values (``first_outputs``) as version 5, a NonlinearPH with a
-longest step of its scheme (``max_step``) as version 6, one
+longest step of its scheme (``max_step``) as version 6, one whose first outputs also see the
+change of the inputs from those held before (``first_feedthrough``) as version 7, one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -70,14 +72,15 @@ from fmu_surrogate.ph.efforts.known import PartlyKnownEffort, PolynomialEffort
 from fmu_surrogate.ph.efforts.term import TermEffort
 from fmu_surrogate.ph.interconnect import CompositeEffort
 from fmu_surrogate.ph.nonlinear import NonlinearPH
-from fmu_surrogate.ph.ports import PortedSystem, PortMap
+from fmu_surrogate.ph.port_map import PortMap
+from fmu_surrogate.ph.ports import PortedSystem
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 6
+VERSION = 7
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -219,8 +222,9 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
     first = obj.first_outputs if isinstance(obj, PortedSystem) else None
-    version = (6 if "max_step" in body else 5 if first is not None else 4 if law or late
-               else 3 if delayed else 2)
+    d0 = obj.first_feedthrough if isinstance(obj, PortedSystem) else None
+    version = (7 if d0 is not None else 6 if "max_step" in body else 5 if first is not None
+               else 4 if law or late else 3 if delayed else 2)
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:
@@ -232,6 +236,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             before = obj.inputs_before
             doc["delayed_feedthrough"] = {
                 "inputs_before": None if before is None else before.tolist()}
+            if d0 is not None:
+                doc["delayed_feedthrough"]["first_feedthrough"] = d0.tolist()
         if late:
             doc["late_outputs"] = True
         if first is not None:
@@ -388,9 +394,19 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
     ported = PortedSystem(system, ports, doc.get("x0"), delayed_feedthrough=delay is not None,
                           inputs_before=None if delay is None else delay["inputs_before"],
                           late_outputs=bool(doc.get("late_outputs", False)),
-                          first_outputs=doc.get("first_outputs"))
+                          first_outputs=doc.get("first_outputs"),
+                          first_feedthrough=None if delay is None
+                          else _first_feedthrough(delay, len(ports.output_names),
+                                                  len(ports.input_names)))
     ported.provenance, ported.units = system.provenance, system.units
     return ported
+
+
+def _first_feedthrough(delay: dict, k_out: int, k_in: int) -> np.ndarray | None:
+    """The ``first_feedthrough`` of a ``delayed_feedthrough`` section (JSON keeps no shape for
+    an empty matrix), or ``None``."""
+    d0 = delay.get("first_feedthrough")
+    return None if d0 is None else np.reshape(d0, (k_out, k_in)) if np.size(d0) == 0 else d0
 
 
 def _build(doc: dict, path: Path) -> PHDAE:

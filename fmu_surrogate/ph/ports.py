@@ -1,25 +1,9 @@
-"""How a pH surrogate appears outside: the affine wiring of its ports to the FMU's variables.
+"""How a pH surrogate appears outside: its core, the wiring of its ports, its operating point.
 
 A drop-in surrogate of an FMU keeps the FMU's variable names, causalities, units, signs and
-operating point.  Its pH core ``system`` (structure exact by construction) talks in pH ports
-``(u_ph, y_ph)`` whose product is the power supplied to the core; the FMU's variables
-``(u_ext, y_ext)`` are an affine image of them (:class:`PortMap`)::
-
-    u_ph  = Tu u_ext + cu
-    y_ext = Ty y_ph + Cx x + Du u_ext + cy
-
-* a power port delivering power in the FMU's convention (power "out") has ``Tu[i, j] = −1`` and
-  ``Ty[j', i] = 1``: the external ``y_extᵀu_ext`` is then minus the port power;
-* a modulating (non-power) input is a pH port whose conjugate output is not shown (no row of
-  ``Ty`` uses it);
-* a constant offset or preload is a pH port driven by a constant (its entry of ``cu``, a zero row
-  of ``Tu``); its power is supplied by an internal source and reported as such by
-  :func:`fmu_surrogate.ph.simulate`;
-* a measured non-power output (a position, a temperature) is a row with ``Ty = 0`` and ``Cx``,
-  ``Du``, ``cy`` as fitted;
-* a static nonlinear law of the inputs in the outputs (a spring's force of a displacement
-  input) is the optional ``law``, a :class:`~fmu_surrogate.ph.StaticLaw`:
-  ``y_ext = … + law(u_ext)``.
+operating point: its pH core ``system`` (structure exact by construction) talks in pH ports whose
+product is the power supplied to the core, and the FMU's variables are an affine image of them
+(:class:`~fmu_surrogate.ph.port_map.PortMap`, where the wiring is described).
 
 :class:`PortedSystem` bundles the core, the wiring and the operating point ``x0``.
 
@@ -33,7 +17,10 @@ core's) and samples its outputs the same way: ``PortedSystem(..., delayed_feedth
 evaluates the feedthrough of the outputs at ``t_k`` with the inputs of ``t_{k−1}``, and at the
 first point with ``inputs_before`` (what the FMU held before the first step: the inputs' start
 values, its state at rest) or, when that is ``None``, with the first inputs (the FMU computed its
-first outputs from the inputs set at initialisation).
+first outputs from the inputs set at initialisation).  An FMU with internal dynamics far faster
+than its step (a coil's surge modes, an oil column) shows at the first point their instantaneous
+response to the inputs set at initialisation, settled at every later point:
+``first_feedthrough`` adds ``D₀ (u_ext[0] − inputs_before)`` to the outputs there.
 
 Late outputs.  Other generated code computes its outputs at the start of ``doStep``, before it
 advances its states (the output-then-update order of fixed-step generated code, e.g. exported
@@ -42,223 +29,26 @@ those read after initialisation those of ``t_0`` (the first two points show the 
 ``PortedSystem(..., late_outputs=True)`` samples its outputs so; the core, its power balance and
 its coupling are unchanged.  Its outputs see no input of their own point (no direct feedthrough
 for a co-simulation importer); a surrogate has either a delayed feedthrough or late outputs.
-
-Interface notes (the drop-in surrogate interface, as implemented)
------------------------------------------------------------------
-* ``PortMap.identity(m, input_names=None, output_names=None, *, n_states=0, input_units=None,
-  output_units=None)``: three positional arguments, plus keywords.  A ``PortMap`` whose ``Cx`` has
-  no columns (``n_states=0``, the default of ``identity``) reads no state; a :class:`PortedSystem`
-  widens it to zeros of the system's ``n`` (its ``.ports`` is then a copy with the full ``Cx``).
-* ``PortMap`` compares by value (``==`` on every field, arrays bit for bit); its arrays are
-  read-only.
-* ``PortedSystem.replace(**changes)``: a copy with some constructor arguments changed.
-* ``PortedSystem.feedthrough``: the external feedthrough ``Ty D Tu + Du`` (k_out, k_in), the
-  matrix whose nonzeros are an FMU's output→input dependencies.
-* ``fs.ph.simulate(ported, t, u_ext, x0=None, hold=None)``: ``hold=None`` means ``"zoh"`` for a
-  :class:`PortedSystem` (what a co-simulation importer gives an FMU) and ``"linear"`` for a bare
-  system, as before; it returns a :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory`.
-  A bare system's ``x0`` defaults to the rest state ``0``; its ``Trajectory`` has the
-  steps' outputs ``ybar`` (those of the energy balance).
-* The pH systems also have ``input_matrix`` (``G − P``), ``output_matrix`` (``G + P``), ``W``,
-  ``D``, ``has_feedthrough``, ``output_from_effort(z, u)`` and ``dissipation_rate(z, u)``;
-  ``output(x, u=None)`` needs ``u`` only when ``D ≠ 0`` (else a :class:`StructureError`).
-* ``fs.ph.load`` returns a ``PortedSystem`` for a file saved from one, else the bare system.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.errors import InvalidTypeError
-from fmu_surrogate.ph.static_law import StaticLaw
+from fmu_surrogate.ph.port_map import PortMap
 from fmu_surrogate.ph.structure import StructureError
-from fmu_surrogate.ph.system import PHDAE, _names, as_state_rows
+from fmu_surrogate.ph.system import PHDAE, as_state_rows
 
 Array = NDArray[np.float64]
 
-__all__ = ["PortMap", "PortedSystem"]
-
-_ARRAYS = ("Tu", "cu", "Ty", "Cx", "Du", "cy")
-
-
-def _frozen(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
-    m = np.array(a, dtype=float)  # a copy: the caller's array stays theirs
-    m = m.reshape(shape) if m.size == 0 else m
-    if m.shape != shape:
-        raise StructureError(f"PortMap.{name} must have shape {shape}, got {m.shape}.")
-    if not np.all(np.isfinite(m)):
-        raise StructureError(f"PortMap.{name} contains NaN or Inf entries; pass finite numbers.")
-    m.flags.writeable = False
-    return m
-
-
-def _units(units: Sequence[str | None] | None, count: int, what: str) -> tuple[str | None, ...]:
-    out = (None,) * count if units is None else tuple(None if v is None else str(v)
-                                                      for v in units)
-    if len(out) != count:
-        raise StructureError(f"{what} must give {count} units (None for none), got {len(out)}.")
-    return out
-
-
-@dataclass(frozen=True, eq=False)
-class PortMap:
-    """The affine wiring between external variables and pH ports (module docs).
-
-    Parameters
-    ----------
-    input_names, output_names : tuple of str
-        External inputs (``k_in``) and outputs (``k_out``), in the FMU's order.
-    input_units, output_units : tuple of str or None
-        Their units (``None`` for none).
-    Tu : ndarray, shape (m, k_in)
-    cu : ndarray, shape (m,)
-        ``u_ph = Tu u_ext + cu``.
-    Ty : ndarray, shape (k_out, m)
-    Cx : ndarray, shape (k_out, n)
-    Du : ndarray, shape (k_out, k_in)
-    cy : ndarray, shape (k_out,)
-        ``y_ext = Ty y_ph + Cx x + Du u_ext + cy``.
-    law : StaticLaw, optional
-        A static nonlinear law of the external inputs added to the outputs,
-        ``y_ext = … + law.values(u_ext)`` (none by default).
-
-    Raises
-    ------
-    StructureError
-        Shapes that do not fit together, duplicate names, non-finite numbers, a ``law`` of
-        other sizes.
-    """
-
-    input_names: tuple[str, ...]
-    output_names: tuple[str, ...]
-    input_units: tuple[str | None, ...]
-    output_units: tuple[str | None, ...]
-    Tu: Array
-    cu: Array
-    Ty: Array
-    Cx: Array
-    Du: Array
-    cy: Array
-    law: StaticLaw | None = None
-
-    def __post_init__(self) -> None:
-        Tu, Cx = np.asarray(self.Tu, dtype=float), np.asarray(self.Cx, dtype=float)
-        if Tu.ndim != 2 or Cx.ndim != 2:
-            raise StructureError(f"PortMap.Tu and PortMap.Cx must be 2-D, got shapes {Tu.shape} "
-                                 f"and {Cx.shape}.")
-        (m, k_in), n = Tu.shape, Cx.shape[1]
-        k_out = len(tuple(self.output_names))
-        shapes = {"Tu": (m, k_in), "cu": (m,), "Ty": (k_out, m), "Cx": (k_out, n),
-                  "Du": (k_out, k_in), "cy": (k_out,)}
-        set_ = object.__setattr__
-        set_(self, "input_names", _names(self.input_names, "u", k_in, "PortMap.input_names"))
-        set_(self, "output_names", _names(self.output_names, "y", k_out, "PortMap.output_names"))
-        set_(self, "input_units", _units(self.input_units, k_in, "PortMap.input_units"))
-        set_(self, "output_units", _units(self.output_units, k_out, "PortMap.output_units"))
-        for name in _ARRAYS:
-            set_(self, name, _frozen(getattr(self, name), shapes[name], name))
-        if (law := self.law) is not None and not isinstance(law, StaticLaw):
-            raise StructureError(f"PortMap.law must be a StaticLaw or None, got a "
-                                 f"{type(law).__name__}.")
-        if law is not None and (law.n_inputs, law.n_outputs) != (k_in, k_out):
-            raise StructureError(f"PortMap.law reads {law.n_inputs} inputs into {law.n_outputs} "
-                                 f"outputs but the wiring has {k_in} inputs and {k_out} outputs; "
-                                 f"give the law's W {k_in} columns and its C {k_out} rows.")
-
-    # -- sizes -----------------------------------------------------------------------------
-    @property
-    def n_ports(self) -> int:
-        """Number of pH ports m."""
-        return self.Tu.shape[0]
-
-    @property
-    def n_states(self) -> int:
-        """Number of states read by ``Cx`` (0 when it reads none)."""
-        return self.Cx.shape[1]
-
-    @property
-    def source_ports(self) -> NDArray[np.bool_]:
-        """Which pH ports are driven by an internal constant source only (zero row of ``Tu``)."""
-        return ~np.any(self.Tu != 0, axis=1)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PortMap):
-            return NotImplemented
-        return all(
-            np.array_equal(getattr(self, f.name), getattr(other, f.name)) if f.name in _ARRAYS
-            else getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
-
-    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
-
-    @classmethod
-    def identity(
-        cls,
-        m: int,
-        input_names: Sequence[str] | None = None,
-        output_names: Sequence[str] | None = None,
-        *,
-        n_states: int = 0,
-        input_units: Sequence[str | None] | None = None,
-        output_units: Sequence[str | None] | None = None,
-    ) -> PortMap:
-        """The wiring of a surrogate whose external variables are its pH ports.
-
-        Parameters
-        ----------
-        m : int
-            Number of ports.
-        input_names, output_names : sequence of str, optional
-            External names (default ``u1 … um``, ``y1 … ym``).
-        n_states : int
-            Width of the (zero) ``Cx``; 0 lets :class:`PortedSystem` widen it.
-        input_units, output_units : sequence of str or None, optional
-            Units.
-
-        Returns
-        -------
-        PortMap
-            ``Tu = Ty = I``, everything else zero.
-        """
-        m = int(m)
-        return cls(_names(input_names, "u", m, "input_names"),
-                   _names(output_names, "y", m, "output_names"), input_units, output_units,
-                   np.eye(m), np.zeros(m), np.eye(m), np.zeros((m, int(n_states))),
-                   np.zeros((m, m)), np.zeros(m))
-
-    def to_dict(self) -> dict:
-        """JSON-ready description (exact floats)."""
-        d: dict = {"input_names": list(self.input_names), "output_names": list(self.output_names),
-                   "input_units": list(self.input_units),
-                   "output_units": list(self.output_units), "n_states": self.n_states}
-        d.update({k: getattr(self, k).tolist() for k in _ARRAYS})
-        if self.law is not None:
-            d["law"] = self.law.to_dict()
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> PortMap:
-        """Inverse of :meth:`to_dict`.
-
-        Parameters
-        ----------
-        d : dict
-            As written by :meth:`to_dict`.
-        """
-        k_in, k_out, m, n = (len(d["input_names"]), len(d["output_names"]), len(d["cu"]),
-                             int(d["n_states"]))
-        arr = {"Tu": (m, k_in), "Ty": (k_out, m), "Cx": (k_out, n), "Du": (k_out, k_in)}
-        # JSON keeps no shape for an empty matrix; a filled one is checked as it is
-        kw = {k: np.reshape(d[k], s) if np.size(d[k]) == 0 else d[k] for k, s in arr.items()}
-        law = StaticLaw.from_dict(d["law"]) if d.get("law") is not None else None
-        return cls(tuple(d["input_names"]), tuple(d["output_names"]), tuple(d["input_units"]),
-                   tuple(d["output_units"]), cu=d["cu"], cy=d["cy"], law=law, **kw)
-
+__all__ = ["PortedSystem"]
 
 def _vector(value: ArrayLike, names: Sequence[str], label: str, kind: str) -> Array:
     """``value`` as a read-only vector of one finite number per name, else a StructureError."""
@@ -294,13 +84,18 @@ class PortedSystem:
         The outputs read before the first step, when they are fixed values rather than the
         model's (vendors' FMUs that compute their outputs in ``doStep`` only show their start
         values, or zeros, there); default ``None``: the model's.
+    first_feedthrough : array_like, shape (k_out, k_in), optional
+        With ``inputs_before``: ``D₀``, through which the outputs at the first point also see
+        the change of the inputs from ``inputs_before`` (module docs); default ``None``.
 
     Raises
     ------
     StructureError
         The wiring does not fit the core (ports or states); ``x0``, ``inputs_before`` or
         ``first_outputs`` are not ``n``, ``k_in`` or ``k_out`` finite numbers; ``inputs_before``
-        without a delayed feedthrough, or both a delayed feedthrough and late outputs.
+        without a delayed feedthrough, or both a delayed feedthrough and late outputs;
+        ``first_feedthrough`` not finite ``(k_out, k_in)``, without ``inputs_before`` or with
+        ``first_outputs``.
 
     Examples
     --------
@@ -321,7 +116,8 @@ class PortedSystem:
 
     def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
                  delayed_feedthrough: bool = False, inputs_before: ArrayLike | None = None,
-                 late_outputs: bool = False, first_outputs: ArrayLike | None = None) -> None:
+                 late_outputs: bool = False, first_outputs: ArrayLike | None = None,
+                 first_feedthrough: ArrayLike | None = None) -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -349,6 +145,19 @@ class PortedSystem:
             inputs_before, ports.input_names, "inputs_before", "input")
         self.first_outputs = None if first_outputs is None else _vector(
             first_outputs, ports.output_names, "first_outputs", "output")
+        self.first_feedthrough = None
+        if first_feedthrough is not None:
+            if self.inputs_before is None or self.first_outputs is not None:
+                raise StructureError("first_feedthrough adds the change of the inputs from "
+                                     "inputs_before to the model's first outputs; give "
+                                     "inputs_before and no first_outputs, or leave it out.")
+            d0 = np.array(first_feedthrough, dtype=float)
+            if d0.shape != (self.n_outputs, self.n_inputs) or not np.all(np.isfinite(d0)):
+                raise StructureError(f"first_feedthrough must be finite numbers of shape "
+                                     f"{(self.n_outputs, self.n_inputs)} (outputs × inputs), "
+                                     f"got shape {d0.shape}.")
+            d0.flags.writeable = False
+            self.first_feedthrough = d0
 
     def replace(self, **changes: Any) -> PortedSystem:
         """A copy with some constructor arguments changed, by name, and all others kept.
@@ -437,22 +246,32 @@ class PortedSystem:
         first = u[:1] if self.inputs_before is None else self.inputs_before[None, :]
         return np.concatenate([first, u[:-1]])
 
-    def sampled_outputs(self, y: ArrayLike) -> Array:
+    def sampled_outputs(self, y: ArrayLike, u_ext: ArrayLike | None = None) -> Array:
         """The outputs read at the sampling points from those of each point, ``(N, k_out)``.
 
         ``y`` itself, or with late outputs each point's row replaced by the row of the point
-        before (the first row kept); with ``first_outputs`` those in the first row.
+        before (the first row kept); with ``first_outputs`` those in the first row; with
+        ``first_feedthrough`` ``D₀ (u_ext[0] − inputs_before)`` added to the first row.
 
         Parameters
         ----------
         y : array_like, shape (N, k_out)
             External outputs of each point's state and inputs.
+        u_ext : array_like, shape (N, k_in), optional
+            External inputs at the points (needed with ``first_feedthrough``).
         """
         Y, _ = as_state_rows(y, self.n_outputs, "y")
         if self.late_outputs and Y.shape[0]:
             Y = np.concatenate([Y[:1], Y[:-1]])
         if self.first_outputs is not None and Y.shape[0]:
             Y = np.concatenate([self.first_outputs[None, :], Y[1:]])
+        if self.first_feedthrough is not None and Y.shape[0]:
+            if u_ext is None:
+                raise StructureError("this surrogate's first outputs see its first inputs "
+                                     "(first_feedthrough): pass u_ext to sampled_outputs.")
+            u, _ = as_state_rows(u_ext, self.n_inputs, "u_ext")
+            Y = Y.copy()
+            Y[0] += self.first_feedthrough @ (u[0] - self.inputs_before)
         return Y
 
     def inputs_to_ports(self, u_ext: ArrayLike) -> Array:

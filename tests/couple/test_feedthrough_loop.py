@@ -19,7 +19,7 @@ from fmu_surrogate.couple.surrogates import surrogate_component, surrogate_fmu
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
 from fmu_surrogate.couple.validation import describe, validate
 from fmu_surrogate.ph import LinearPH, PortedSystem, save
-from fmu_surrogate.ph.ports import PortMap
+from fmu_surrogate.ph.port_map import PortMap
 
 pytest.importorskip("libcosimpy")
 

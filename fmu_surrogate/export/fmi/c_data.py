@@ -179,7 +179,12 @@ def _law_data(w: Wiring) -> list[str]:
 
 
 def _first_data(w: Wiring) -> list[str]:
-    """``SUR_FIRST_Y``: the outputs shown before the first step (none when the model's)."""
+    """``SUR_FIRST_Y``: the outputs shown before the first step (none when the model's), or
+    ``SUR_FIRST_D``: the first feedthrough they also see the inputs' change through."""
+    if w.first_feedthrough is not None:
+        return [("/* before the first step the outputs add SUR_FIRST_D (u_ext - <input>_before) "
+                 "(c/wiring.h) */"), "#define SUR_FIRST_D_ON 1",
+                _c_array("SUR_FIRST_D", w.first_feedthrough)]
     if w.first is None:
         return []
     return ["/* the outputs before the first step, fixed values (c/wiring.h) */",

@@ -102,6 +102,10 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
         for i, o in enumerate(outs):
             dy, init = table[o]
             seen = tuple(before[k] for k in np.flatnonzero(sp.y_u[i])) if before else ()
+            if w.first_feedthrough is not None:  # the first outputs see the inputs' change
+                cols = np.flatnonzero(w.first_feedthrough[i])
+                seen = tuple(dict.fromkeys(seen + tuple(a for k in cols
+                                                        for a in (ins[k], before[k]))))
             if not model_exchange:  # co-simulation only: no input, at the start the held ones
                 dy = tuple(d for d in dy if d not in ins)
                 init = tuple(d for d in init if d not in ins or start_on_inputs)
@@ -137,8 +141,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     -------
     ModelSpec
     """
-    if w.delayed and not _sparsity(w).y_u.any():  # no feedthrough: nothing for it to delay
-        w = replace(w, delayed=False, inputs_before=None)
+    if w.delayed and w.first_feedthrough is None and not _sparsity(w).y_u.any():
+        w = replace(w, delayed=False, inputs_before=None)  # no feedthrough: nothing to delay
     system = w.system
     names = exported_names(w)
     n, m = system.n_states, system.n_inputs
@@ -275,8 +279,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
         defines["SUR_LATE"] = 1
         defines["MODEL_EXTRA_DATA"] = (f"{data} int sur_late; "
                                        "double sur_ylate[FMU_ALLOC_SIZE(NYE)];")
-    if w.first is not None:  # c/wiring.h: fixed outputs until the first step, a state flag
-        defines["SUR_FIRST"] = 1
+    if w.first is not None or w.first_feedthrough is not None:  # c/wiring.h: until the first
+        defines["SUR_FIRST"] = 1  # step fixed outputs, or the first feedthrough; a state flag
         defines["MODEL_EXTRA_DATA"] = f"{defines['MODEL_EXTRA_DATA']} int sur_first;"
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))

@@ -378,7 +378,7 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
         power-in ports and it starts at rest (nothing for a wiring to add).
     """
     from fmu_surrogate.ph import PortedSystem, with_names
-    from fmu_surrogate.ph.ports import PortMap
+    from fmu_surrogate.ph.port_map import PortMap
 
     sys_, n = est.system_, est.system_.n_states
     roles = getattr(est, "roles_", None)

@@ -21,18 +21,19 @@ feedthrough) to the recorded ports of a component (no states needed):
 
 :meth:`NonlinearPHIdentifier.fit_dataset` keeps the linear fit's wiring (its
 :class:`~fmu_surrogate.ph.PortMap`: power ports' pairs and orientations, modulating inputs,
-measured outputs, the offsets' constant-source port) and initial state as the start
-(:mod:`.start`) and fits the nonlinear core, the measured outputs' maps and — where the linear
-fit learned them — the initial state and offsets in that wiring: :meth:`to_surrogate
-<NonlinearPHIdentifier.to_surrogate>` is a :class:`~fmu_surrogate.ph.PortedSystem` with the
-data's names, units and signs.  Whether the FMU's outputs see the inputs set at their own
-sampling point or those of the step before is decided from the data
+measured outputs, the offsets' constant-source port) and initial state as the start (:mod:`.start`)
+and fits the nonlinear core, the measured outputs' maps and — where the linear fit learned them —
+the initial state and offsets in that wiring: :meth:`to_surrogate
+<NonlinearPHIdentifier.to_surrogate>` is a :class:`~fmu_surrogate.ph.PortedSystem` with the data's
+names, units and signs.  Whether the FMU's outputs see the inputs set at their own sampling point or
+those of the step before is decided from the data
 (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
-seeing before the first point the inputs' declared start values or the first inputs, which
-match the first outputs better.  Outputs that depend on a modulating input (in no power pair)
-through a static nonlinear law (a spring's force of a displacement input) get a
-:class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted
-with the core; a linear start of order 0 then stays a static map.
+seeing before the first point the inputs' start values or the first inputs, and where the first
+outputs show it the fast response to the inputs set at initialisation
+(:func:`~.delay.with_first_feedthrough`).  Outputs that depend on a modulating input (in no power
+pair) through a static nonlinear law (a spring's force of a displacement input) get a
+:class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted with
+the core; a linear start of order 0 then stays a static map.
 
 Passivity does not depend on the fit: every parameter vector the optimiser can visit is a pH
 system (``J`` skew, ``W₀ = LLᵀ``, ``α, β ≥ 0`` as box constraints).
@@ -191,9 +192,9 @@ class NonlinearPHIdentifier(PHEstimator):
         The fitted linear start.
     delayed_feedthrough_ : bool
         Whether the fitted outputs see the inputs of the step before.
-    inputs_before_ : ndarray, shape (k_in,), or None
+    inputs_before_, first_feedthrough_ : ndarray, shape (k_in,) and (k_out, k_in), or None
         With a delayed feedthrough: the inputs it sees before the first point (``None``: the
-        first inputs).
+        first inputs), and ``PortedSystem.first_feedthrough``.
     delay_evidence_ : DelayEvidence or None
         The data's test (``None`` when the setting decided).
     pruned_terms_ : list of (str, int)
@@ -430,12 +431,10 @@ class NonlinearPHIdentifier(PHEstimator):
         ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
         from fmu_surrogate.identify.nonlinear.continuation import optimise_continued
 
-        t0 = time.perf_counter()
+        t0, (train, val) = time.perf_counter(), self._split(exps)
         self._deadline = None if self.max_time is None else time.monotonic() + self.max_time
-        train, val = self._split(exps)
         core = start.surrogate.system
-        fw = self.feedthrough
-        delayed = bool(self.delayed_feedthrough_)
+        fw, delayed = self.feedthrough, bool(self.delayed_feedthrough_)
         feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
         npd = self.n_port_dissipation
@@ -497,4 +496,5 @@ class NonlinearPHIdentifier(PHEstimator):
             return self.system_
         return PortedSystem(self.system_, self.ports_, self.x0_,
                             delayed_feedthrough=self.delayed_feedthrough_,
-                            inputs_before=self.inputs_before_)
+                            inputs_before=self.inputs_before_,
+                            first_feedthrough=self.first_feedthrough_)

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fmu_surrogate.identify.nonlinear.delay import inputs_before
+from fmu_surrogate.identify.nonlinear.delay import inputs_before, with_first_feedthrough
 from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
 from fmu_surrogate.identify.nonlinear.optimise import optimise
 from fmu_surrogate.identify.nonlinear.parametrisation import sensor_rows
@@ -150,9 +150,13 @@ def adopt(est: Any, out: Any, train: list[tuple],
         surrogate_of(out, start, th, delayed, before), train, bound), start.constant_ports)
     fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
                                              train)
+    first = with_first_feedthrough(fitted, train, setup.input_starts)
+    if first is not fitted:  # the first outputs see the inputs set at initialisation
+        fitted, train_error = first, relative_error(first, train)
     b = out.layout.unpack(theta)
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
-    est.inputs_before_, est.measured_maps_ = before, (Cm, np.array(b["Dm"]), sensor_rows(b))
+    est.inputs_before_, est.first_feedthrough_ = fitted.inputs_before, fitted.first_feedthrough
+    est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b)
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
     est.linear_system_, est.system_ = setup.core, system
     est.x0_, est.hold_ = x0, (train + val)[0][3]

@@ -153,9 +153,10 @@ def ported_trajectory(ported: PortedSystem, core: Trajectory, U_ext: Array,
     src = h * (core.ybar @ p.cu)
     zero = np.zeros(1)
     if ported.delayed_feedthrough:
-        Y = ported.sampled_outputs(ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext)))
+        Y = ported.sampled_outputs(ported.outputs(core.x, ported.inputs_seen_by_outputs(U_ext)),
+                                   U_ext)
     else:
-        Y = ported.sampled_outputs(ported.external_outputs(core.x, U_ext, core.y))
+        Y = ported.sampled_outputs(ported.external_outputs(core.x, U_ext, core.y), U_ext)
     return PortedTrajectory(core.t, core.x, U_ext, Y, core.H, core.stored, core.dissipated,
                             np.concatenate([zero, np.cumsum(ext)]),
                             np.concatenate([zero, np.cumsum(src)]), core,

@@ -13,7 +13,7 @@ import pytest
 from fmu_surrogate.export import export_fmu
 from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
 from fmu_surrogate.ph import PortedSystem, save, simulate
-from fmu_surrogate.ph.ports import PortMap
+from fmu_surrogate.ph.port_map import PortMap
 from tests.export._reference import extrapolated
 from tests.export.fmi.test_fmu_export_feedthrough import _feedthrough_ph
 from tests.export.fmi.test_fmu_export_port_law import STEP

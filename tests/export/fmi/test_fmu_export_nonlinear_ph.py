@@ -14,7 +14,7 @@ from fmu_surrogate.ph import (
     PowerDissipation,
     simulate,
 )
-from fmu_surrogate.ph.ports import PortMap
+from fmu_surrogate.ph.port_map import PortMap
 from tests.export._reference import extrapolated
 
 HC, STEP, T_END = 0.05, 0.01, 3.0

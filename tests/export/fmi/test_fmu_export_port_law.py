@@ -14,7 +14,7 @@ from fmu_surrogate.ph import (
     PowerDissipation,
     simulate,
 )
-from fmu_surrogate.ph.ports import PortMap
+from fmu_surrogate.ph.port_map import PortMap
 
 HC, STEP, T_END = 0.05, 0.01, 2.0
 C, P43 = 4.0, 1.0 / 3.0  # the damper law F = c sign(v)|v|^(4/3)

@@ -12,7 +12,7 @@ from fmu_surrogate.identify.nonlinear.internal_step import (
     with_internal_step,
 )
 from fmu_surrogate.ph import ConvexEffort, NonlinearPH, PortedSystem
-from fmu_surrogate.ph.ports import PortMap
+from fmu_surrogate.ph.port_map import PortMap
 
 
 def _surrogate(omega):
