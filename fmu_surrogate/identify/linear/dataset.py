@@ -83,6 +83,14 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
     est.input_offsets_ = held if held.any() else None
+    est.inputs_before_ = est.first_feedthrough_ = None
+    if est.delayed_feedthrough:  # the first outputs may see the inputs set at initialisation
+        from fmu_surrogate.identify.first_outputs import input_starts, with_first_feedthrough
+
+        fast = with_first_feedthrough(est.to_surrogate(), [(t, X[:, :m], X[:, m:], hold)
+                                                           for t, X in arrays],
+                                      input_starts(ds, inputs))
+        est.inputs_before_, est.first_feedthrough_ = fast.inputs_before, fast.first_feedthrough
     return est
 
 

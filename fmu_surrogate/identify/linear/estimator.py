@@ -8,10 +8,9 @@ to input/output data.  The default is the method of choice for a sum-of-squares 
 ill-conditioned Jacobian: a **subspace initial model** (PO-MOESP, converted to pH form through
 the KYP Riccati equation; :mod:`~fmu_surrogate.identify.linear.init.initial`) refined by **Riemannian
 Levenberg–Marquardt** with forward sensitivities of the exact discretisation
-(:mod:`~fmu_surrogate.identify.linear.optim.lm`).  The paper's set-up (Günther, Jacob & Totzeck: initial guess
-:func:`paper_initial_guess`, Riemannian CG with Armijo steps) stays available as
-``init="paper", optimizer="cg"``, as do steepest descent and trust regions
-(:mod:`~fmu_surrogate.identify.linear.optim.first_order`).
+(:mod:`~fmu_surrogate.identify.linear.optim.lm`).  The paper's set-up (Günther, Jacob & Totzeck:
+:func:`paper_initial_guess`, Riemannian CG with Armijo steps) stays available as ``init="paper",
+optimizer="cg"``, as do steepest descent and trust regions (:mod:`.optim.first_order`).
 
 The pieces, one job per module: ``model/`` (data, discretisation, adjoint gradients,
 sensitivities, the manifold; ``model/ported.py`` the drop-in model with feedthrough), ``init/``
@@ -189,9 +188,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     subspace_, pairing_ : SubspaceInit or None, Pairing or None
         The subspace initial model (``init="subspace"``, for :meth:`plot_order_selection`);
         the power pairs :meth:`fit_dataset` read from the units, with the reasons.
-    input_offsets_ : ndarray, shape (k_in,), or None
+    input_offsets_, inputs_before_, first_feedthrough_ : ndarray or None
         Inputs with one value in every run of :meth:`fit_dataset`, fitted as deviations from
-        it (an operating point; 0 for the others); :meth:`predict` and the surrogate take it.
+        it (0 for the others); with a delayed feedthrough, the surrogate's ``inputs_before``
+        and ``first_feedthrough`` (:mod:`~fmu_surrogate.identify.first_outputs`).
 
     Notes
     -----

@@ -419,4 +419,6 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
     ports = PortMap(tuple(input_names), tuple(output_names),
                     tuple(input_units or [None] * k_in), tuple(output_units or [None] * k_out),
                     Tu, cu, Ty, Cx_ext, Du, cy)
-    return PortedSystem(sys_, ports, est.x0_, delayed_feedthrough=roles.delayed)
+    return PortedSystem(sys_, ports, est.x0_, delayed_feedthrough=roles.delayed,
+                        inputs_before=getattr(est, "inputs_before_", None),
+                        first_feedthrough=getattr(est, "first_feedthrough_", None))

@@ -30,8 +30,9 @@ those of the step before is decided from the data
 (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
 seeing before the first point the inputs' start values or the first inputs, and where the first
 outputs show it the fast response to the inputs set at initialisation
-(:func:`~.delay.with_first_feedthrough`).  Outputs that depend on a modulating input (in no power
-pair) through a static nonlinear law (a spring's force of a displacement input) get a
+(:func:`~fmu_surrogate.identify.first_outputs.with_first_feedthrough`).  Outputs that depend on a
+modulating input (in no power pair) through a static nonlinear law (a spring's force of a
+displacement input) get a
 :class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted with
 the core; a linear start of order 0 then stays a static map.
 
@@ -50,11 +51,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
-from fmu_surrogate.identify.nonlinear.delay import (
-    input_starts,
-    outputs_one_sample_earlier,
-    unresolved_mode,
-)
+from fmu_surrogate.identify.first_outputs import input_starts
+from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier, unresolved_mode
 from fmu_surrogate.identify.nonlinear.finish import FitSetup, Refit, adopt, refine_on_all
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
 from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError

@@ -27,7 +27,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fmu_surrogate.identify.nonlinear.delay import inputs_before, with_first_feedthrough
+from fmu_surrogate.identify.first_outputs import with_first_feedthrough
+from fmu_surrogate.identify.nonlinear.delay import inputs_before
 from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
 from fmu_surrogate.identify.nonlinear.optimise import optimise
 from fmu_surrogate.identify.nonlinear.parametrisation import sensor_rows
