@@ -45,13 +45,14 @@ def test_model_exchange_is_refused(tmp_path):
         export_fmu(_first(), tmp_path / "me.fmu", model_exchange=True)
 
 
-def test_a_first_feedthrough_shows_the_inputs_change_before_the_first_step(tmp_path):
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_first_feedthrough_shows_the_inputs_change_before_the_first_step(tmp_path, version):
     p = nonlinear_ported()
     before = np.linspace(-0.2, 0.3, p.n_inputs)
     d0 = np.arange(1.0, p.n_outputs * p.n_inputs + 1.0).reshape(p.n_outputs, p.n_inputs) / 7
     ps = PortedSystem(p.system, p.ports, p.x0, delayed_feedthrough=True, inputs_before=before,
                       first_feedthrough=d0)
-    fmu = export_fmu(ps, tmp_path / "fast.fmu", fmi_version=2)
+    fmu = export_fmu(ps, tmp_path / "fast.fmu", fmi_version=version)
     t, U = _inputs(ps, 7)
     b = FmpyBackend(interface="cs")
     b.open(fmu)
