@@ -329,11 +329,11 @@ def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
     names = [v for v in ref.data_vars if ref[v].dims == ("run", "time")
              and not str(v).startswith("bond:")]
 
-    def error(ds, reference=ref) -> float:
+    def error(ds, reference=ref, first: int = 0) -> float:
         if str(ds.status.values[0]) != "ok":  # a run that stopped: its message is the result
             return float("inf")
-        return max((float(relative_errors(reference[v].values[0], ds[v].values[0]))
-                    for v in names), default=0.0)
+        return max((float(relative_errors(reference[v].values[0][first:],
+                                          ds[v].values[0][first:])) for v in names), default=0.0)
 
     base = load_system(path)
     row: dict = {"system": path.stem, "components": list(base.components)}
@@ -349,13 +349,24 @@ def system(path: Path, fmus: Path, work: Path, exported: dict[str, Path],
             mono.components[name] = surrogate_component(name, surrogates[name], c.parameters)
         ds = run(mono, stop, step, "monolithic", progress=False)
         row["monolithic_energy_residual"] = float(ds.attrs["energy_residual"])
-        row["monolithic_error"] = error(ds)
+        # the monolithic form is continuous-time: at t0 it shows the outputs of the inputs
+        # there, where an FMU with a delayed feedthrough (or fixed first outputs) shows those of
+        # the inputs before the start (the hydraulic damper: 0 N where the model has 15.8 N at
+        # 2 m/s, 100 % of the swing); compared from the second point then
+        from fmu_surrogate.ph import load
+
+        timed = [load(p) for p in surrogates.values()]
+        first = int(any(getattr(t, "delayed_feedthrough", False)
+                        or getattr(t, "first_outputs", None) is not None for t in timed))
+        row["monolithic_from_point"] = first
+        row["monolithic_error"] = error(ds, first=first)
         # the monolithic form integrates the coupled equations; against the original FMUs
         # co-simulated at a step REFINE times finer, the Jacobi exchange's own lag of one step
         # (3 % on braked_mass and 23 % on the lossless sprung_mass at the coarse step) drops
         # out; driven inputs are then sampled more finely too, so both figures are shown
         fine = run(with_fmus({}), stop, step / REFINE, progress=False)
-        row["monolithic_error_fine"] = error(ds, fine.isel(time=slice(None, None, REFINE)))
+        row["monolithic_error_fine"] = error(ds, fine.isel(time=slice(None, None, REFINE)),
+                                             first)
     except (FmuSurrogateError, RuntimeError, OSError) as exc:  # reported; the rest stands
         row["monolithic_energy_residual"] = None
         row["monolithic_note"] = f"{type(exc).__name__}: {exc}"
@@ -371,7 +382,10 @@ SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
            "damped_mass": (2.0, 0.01), "hydraulic_discharge": (2.0, 0.01),
            "gas_discharge": (2.0, 0.01),
            "braked_mass": (2.0, 0.01), "coil_drive": (10.0, 0.01),
-           "sprung_mass": (5.0, 0.001)}
+           "sprung_mass": (5.0, 0.001),
+           # the same systems with the vendors' detailed components behind the same ports
+           "braked_mass_detailed": (2.0, 0.01), "coil_drive_detailed": (10.0, 0.01),
+           "sprung_mass_detailed": (5.0, 0.001)}
 
 
 def matching_surrogate(name: str, fmu: str, parameters: dict[str, float],
@@ -478,7 +492,8 @@ def _system_line(row: dict) -> str:
     mono = f"{res:.1e}" if res is not None else f"n/a ({row.get('monolithic_note', '')})"
     if row.get("monolithic_error") is not None:
         mono += (f", error {row['monolithic_error']:.3%} (same step), "
-                 f"{row['monolithic_error_fine']:.3%} ({REFINE} times finer co-simulation)")
+                 f"{row['monolithic_error_fine']:.3%} ({REFINE} times finer co-simulation)"
+                 + (", from the second point" if row.get("monolithic_from_point") else ""))
     return f"{row['system']:<22} co-simulation error with replaced: {', '.join(parts)};  " \
            f"monolithic energy residual {mono}"
 

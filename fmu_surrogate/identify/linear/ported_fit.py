@@ -43,6 +43,9 @@ FEEDTHROUGH_RTOL, NOISE_MARGIN = 1e-3, 10.0
 #: data that show a damper's force following its velocity are not (measured: 0.06 % spurious
 #: for a gas accumulator's pressure, the share of a model error; a damper's is 100 %).
 DECLARED_SHARE = 0.05
+#: A feedthrough the data do not show (:func:`without_spurious_feedthrough`): the model refitted
+#: with it held at zero costs at most this many times the fit's cost.
+SPURIOUS_COST = 2.0
 #: Records whose power outputs start at rest but a measured output does not are at rest when
 #: the inputs explain the outputs to this relative error (:func:`unforced_ratio`): measured
 #: 2e-5 for a mass from rest (position, velocity, acceleration out), 1.0 for the quarter car
@@ -235,12 +238,15 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     c0, t1 = time.process_time(), time.perf_counter()
     out = levenberg_marquardt(model.residual, model.jacobian, theta,
                               max_iter=int(est.max_iter), tol=float(est.tol))
-    b = blocks(lay, out.theta)
+    theta, refit = without_spurious_feedthrough(lay, model, out.theta, int(est.max_iter),
+                                                float(est.tol))
+    out = out if refit is None else refit
+    b = blocks(lay, theta)
     if not np.array_equal(b["J"], -b["J"].T):  # pragma: no cover - invariant
         raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
     system = LinearPH(b["J"], b["R"], np.eye(n), b["G"], P=b["P"], S=b["S"], N=b["N"])
     est.system_, est.x0_ = system, np.array(b["x0"], dtype=float)
-    est.roles_, est.theta_, est.layout_ = roles, out.theta, lay
+    est.roles_, est.theta_, est.layout_ = roles, theta, lay
     est.n_inputs_ = len(raw[0][1][0])
     est.hold_ = raw[0][3]
     est.result_ = LinearPHFit(
@@ -253,6 +259,68 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
         jacobian_singular_values=tuple(float(v) for v in out.singular_values),
         port_signs=roles.signs)
+
+
+def without_spurious_feedthrough(lay: Any, model: Any, theta: Array, max_iter: int,
+                                 tol: float) -> tuple[Array, Any]:
+    """``theta`` with the parts of its feedthrough held at exactly zero that the data do not
+    show, and the refit's outcome (``None`` when nothing changed).
+
+    The parts: the ports' dissipative feedthrough (``P, S``; ``N`` may be an offset, the
+    constant source's column, and stays) and each measured output's row of ``Du``, where
+    setting them to zero moves no output by more than :data:`FEEDTHROUGH_RTOL` of it.  The
+    model is refitted with them held at zero (the nested model) and kept where its cost is
+    at most :data:`SPURIOUS_COST` times the fit's: a feedthrough the optimiser left at
+    round-off or at its tolerance (a free mass: ``S`` = 8e-29 N·s/m) is then none, and the
+    surrogate declares no direct dependence of those outputs on its inputs — a spurious one
+    closes an algebraic loop with any part that has one (the free mass on a coil spring with
+    mass was refused by the coupling).
+
+    Parameters
+    ----------
+    lay : Layout
+        The drop-in model's layout.
+    model : PortedModel
+        The model on the training records.
+    theta : ndarray, shape (lay.size,)
+        The fitted parameters.
+    max_iter : int
+        Iterations of the refit.
+    tol : float
+        Its gradient tolerance.
+
+    Returns
+    -------
+    (ndarray, DenseLMOutcome or None)
+    """
+    from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
+
+    sims = [Y for _, Y in model.simulate(theta)]
+    if not sims or (lay.feedthrough and not lay.n):  # a static map is its feedthrough
+        return theta, None
+    scale = np.max([np.abs(Y).max(axis=0) for Y in sims], axis=0)
+    sl = lay.slices
+    held = np.zeros(lay.size, dtype=bool)
+    if lay.feedthrough:  # the entries of L that make P and S
+        held[sl["L"].start + np.flatnonzero(np.tril_indices(lay.n_factor)[0] >= lay.n)] = True
+        cand = np.where(held, 0.0, theta)
+        moved = np.max([np.abs(a - Y).max(axis=0)
+                        for (_, a), Y in zip(model.simulate(cand), sims)], axis=0)
+        if not np.all(moved <= FEEDTHROUGH_RTOL * scale):
+            held[:] = False
+    du = theta[sl["Du"]].reshape(lay.n_measured, lay.m)
+    for j in range(lay.n_measured):  # a row of Du moves its own output only
+        if max(float(np.abs(d[1] @ du[j]).max()) for d in model.data) <= (
+                FEEDTHROUGH_RTOL * scale[lay.n_power + j]):
+            held[sl["Du"].start + j * lay.m: sl["Du"].start + (j + 1) * lay.m] = True
+    if not np.any(held & (theta != 0.0)):
+        return theta, None
+    out = levenberg_marquardt(model.residual, model.jacobian, np.where(held, 0.0, theta),
+                              max_iter=max_iter, tol=tol, held=held)
+    cost = 0.5 * float(np.sum(model.residual(theta) ** 2))
+    if not out.cost_history[-1] <= SPURIOUS_COST * max(cost, 1e-300):
+        return theta, None
+    return out.theta, out
 
 
 def delayed_view(data: list[tuple]) -> list[tuple]:

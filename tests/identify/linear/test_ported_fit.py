@@ -38,6 +38,30 @@ def test_mass_with_feedthrough():
     assert LinearPHIdentifier(1).fit(T, U, y).system_.has_feedthrough
 
 
+def test_a_feedthrough_the_data_do_not_have_is_exactly_zero():
+    """A damped mass (force in; position, velocity, acceleration out; scipy's lsim) fitted with
+    a feedthrough forced: the optimiser leaves the velocity's at round-off, which is set to
+    exactly zero (no declared dependence of v on F: it would close an algebraic loop with any
+    part that has one), while the acceleration keeps its true 1/m."""
+    from tests.identify.linear.test_dataset import M, T, dataset, mass_outputs
+
+    F = np.sin(1.3 * T) + 0.5 * np.sin(3.1 * T + 0.4)
+    y = mass_outputs(F)
+    est = LinearPHIdentifier(2, feedthrough=True, ports=[{"u": "F", "y": "v"}]).fit_dataset(
+        dataset(F, y), inputs=["F"], outputs=["x", "v", "a"])
+    sur = est.to_surrogate()
+    d = dict(zip(sur.output_names, sur.feedthrough[:, 0]))
+    assert d["x"] == 0.0 and d["v"] == 0.0  # exactly: no dependence declared
+    assert d["a"] == pytest.approx(1.0 / M, rel=1e-8)  # measured 1e-13
+    assert sur.output_dependencies[:, 0].tolist() == [name == "a" for name in sur.output_names]
+    from fmu_surrogate.fmu.dataset import relative_errors
+    from fmu_surrogate.ph import simulate
+
+    # the nested refit still exact to the optimiser's tolerance (measured ≤ 5.4e-8 of each
+    # output's swing; the margin covers other BLAS and CPUs)
+    assert relative_errors(y, simulate(sur, T, F[:, None]).y).max() <= 1e-6
+
+
 def test_spring_mass_under_gravity_not_at_rest_learns_x0():
     # a spring–mass–damper under gravity (constant force g m) started away from equilibrium,
     # velocity out: the initial state absorbs the equilibrium shift, no offset needed

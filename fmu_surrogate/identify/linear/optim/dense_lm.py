@@ -12,6 +12,7 @@ at ``max_iter``, a gradient below ``tol``, a relative cost decrease below ``ftol
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ def levenberg_marquardt(
     max_iter: int = 200,
     tol: float = 1e-14,
     callback: Callable[[int, float, float], None] | None = None,
+    held: NDArray[np.bool_] | None = None,
 ) -> DenseLMOutcome:
     """Minimise ``½‖ρ(θ)‖²`` (module docstring).
 
@@ -65,12 +67,29 @@ def levenberg_marquardt(
         Stop when ``‖𝒥ᵀρ‖`` falls below ``tol · max(1, ‖ρ‖²)``.
     callback : callable, optional
         ``callback(iteration, cost, gradient_norm)``.
+    held : ndarray of bool, shape like ``theta``, optional
+        Entries held at their start values (the others are fitted; a nested model).
 
     Returns
     -------
     DenseLMOutcome
     """
     theta = np.array(theta, dtype=float)
+    if held is not None and np.any(held):
+        free = ~np.asarray(held, dtype=bool)
+
+        def full(tf: Array) -> Array:
+            th = theta.copy()
+            th[free] = tf
+            return th
+
+        def jac(tf: Array) -> tuple[Array, Array]:
+            r, J = jacobian(full(tf))
+            return r, J[:, free]
+
+        out = levenberg_marquardt(lambda tf: residual(full(tf)), jac, theta[free],
+                                  max_iter=max_iter, tol=tol, callback=callback)
+        return dataclasses.replace(out, theta=full(out.theta))
     r, Jm = jacobian(theta)
     f = 0.5 * float(r @ r)
     costs = [f]
