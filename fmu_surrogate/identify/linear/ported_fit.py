@@ -19,6 +19,7 @@ The roles of the external variables are a :class:`PortRoles`; the fitted surroga
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -243,7 +244,12 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
                               max_iter=int(est.max_iter), tol=float(est.tol))
     theta, refit = without_spurious_feedthrough(lay, model, out.theta, int(est.max_iter),
                                                 float(est.tol))
-    out = out if refit is None else refit
+    if refit is not None:  # the fit's story, then the refit's
+        out = dataclasses.replace(
+            refit, cost_history=list(out.cost_history) + list(refit.cost_history[1:]),
+            n_iter=out.n_iter + refit.n_iter,
+            stopping_reason=f"{out.stopping_reason}; then {refit.n_iter} more with the "
+            "feedthrough the data do not show held at zero")
     b = blocks(lay, theta)
     if not np.array_equal(b["J"], -b["J"].T):  # pragma: no cover - invariant
         raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
@@ -350,8 +356,6 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
         Whether the data's source declares the power outputs independent of the power inputs
         (:data:`DECLARED_SHARE`; not applied to a delayed feedthrough, whose outputs moved).
     """
-    import dataclasses
-
     from fmu_surrogate.identify.linear.ports import starts_at_rest
 
     k_in, k_out = raw[0][1].shape[1], raw[0][2].shape[1]

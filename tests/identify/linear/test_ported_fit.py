@@ -54,6 +54,8 @@ def test_a_feedthrough_the_data_do_not_have_is_exactly_zero():
     assert d["x"] == 0.0 and d["v"] == 0.0  # exactly: no dependence declared
     assert d["a"] == pytest.approx(1.0 / M, rel=1e-8)  # measured 1e-13
     assert sur.output_dependencies[:, 0].tolist() == [name == "a" for name in sur.output_names]
+    assert est.result_.stopping_reason.endswith("the feedthrough the data do not show held at "
+                                                "zero")  # the report says the refit
     from fmu_surrogate.fmu.dataset import relative_errors
     from fmu_surrogate.ph import simulate
 
