@@ -79,9 +79,9 @@ class Wiring:
     first : ndarray, shape (k_out,), or None
         The outputs shown before the first step when they are fixed values
         (``PortedSystem.first_outputs``).
-    first_feedthrough : ndarray, shape (k_out, k_in), or None
-        With ``inputs_before``: the outputs before the first step also see the change of the
-        inputs from ``inputs_before`` through it (``PortedSystem.first_feedthrough``).
+    fast_feedthrough : ndarray, shape (k_out, k_in), or None
+        With ``delayed``: the outputs also see the change of the inputs from those the last
+        step held through it (``PortedSystem.fast_feedthrough``).
     """
 
     system: Any
@@ -108,7 +108,7 @@ class Wiring:
     law: StaticLaw | None = None
     late: bool = False
     first: np.ndarray | None = None
-    first_feedthrough: np.ndarray | None = None
+    fast_feedthrough: np.ndarray | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -194,5 +194,5 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   bool(surrogate.late_outputs),
                   None if surrogate.first_outputs is None
                   else np.asarray(surrogate.first_outputs, float),
-                  None if surrogate.first_feedthrough is None
-                  else np.asarray(surrogate.first_feedthrough, float))
+                  None if surrogate.fast_feedthrough is None
+                  else np.asarray(surrogate.fast_feedthrough, float))

@@ -25,11 +25,9 @@ and that fit is kept when it halves the error
 (:func:`~fmu_surrogate.identify.selection.select_dataset`; measured on the damped mass with
 fixed values at ``t₀``: 7·10³ % → 5.6·10⁻⁴ %).
 
-The first feedthrough.  An FMU whose outputs see the inputs of the step before (a delayed
-feedthrough) and whose internal dynamics are far faster than its step shows at ``t₀`` their
-instantaneous response to the inputs set at initialisation, settled at every later point
-(:func:`with_first_feedthrough`, :class:`~fmu_surrogate.ph.PortedSystem` ``first_feedthrough``);
-the linear and the nonlinear fits look for it alike.
+An FMU whose outputs see the inputs set at ``t₀`` through dynamics far faster than its step
+shows there their response, as at every later point: its fast feedthrough
+(:func:`~fmu_surrogate.identify.delayed_feedthrough.fast_feedthrough`).
 """
 
 from __future__ import annotations
@@ -40,18 +38,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FIRST_FEEDTHROUGH_GAIN", "first_point_repeated", "fixed_first_outputs",
-           "input_starts", "model_first_points", "suspect_first_points",
-           "with_first_feedthrough", "with_first_outputs", "with_first_points",
-           "without_first_points"]
+__all__ = ["first_point_repeated", "fixed_first_outputs", "input_starts",
+           "model_first_points", "suspect_first_points", "with_first_outputs",
+           "with_first_points", "without_first_points"]
 
 Array = NDArray[np.float64]
-
-#: How many times a first feedthrough must divide the first points' squared misses to be kept:
-#: an effect of the inputs set at initialisation, not a fit to the first points' scatter (the
-#: least-squares fit of one input to ``r`` runs leaves ``(r − 1) / r`` of a random scatter)
-FIRST_FEEDTHROUGH_GAIN = 4.0
-
 
 def fixed_first_outputs(surrogate: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
                         runs: Sequence[int], tolerance: float) -> Array | None:
@@ -121,7 +112,7 @@ def with_first_outputs(surrogate: Any, first: Array | None) -> Any:
     PortedSystem
     """
     return (surrogate if first is None
-            else surrogate.replace(first_outputs=first, first_feedthrough=None))
+            else surrogate.replace(first_outputs=first))
 
 
 def _first_rows(ds: Any, outputs: Sequence[str], runs: Sequence[int]) -> tuple[Array, Array]:
@@ -282,60 +273,3 @@ def input_starts(ds: Any, inputs: Sequence[str]) -> Array | None:
     if not all(name in declared for name in inputs):
         return None
     return np.array([declared[name] for name in inputs])
-
-
-def with_first_feedthrough(surrogate: Any, train: list[tuple],
-                           input_starts: Array | None) -> Any:
-    """``surrogate`` with a first feedthrough where its first outputs see the inputs set at
-    initialisation through dynamics far faster than the step (else ``surrogate`` itself).
-
-    Such an FMU (a coil spring with mass, 0.6 N·s/m through its last segment where the whole
-    coil shows 0.03 N·s/m once its surge modes settle within the step) reads at the first point
-    ``y(t₀) = ŷ(x₀, u_before) + D₀ (u(t₀) − u_before)``, with ``u_before`` the inputs' declared
-    start values.  ``D₀`` is fitted by least squares to the training runs' first points (the
-    residuals of the model with ``inputs_before`` the starts), each output weighed by its swing,
-    and kept where it divides the first points' squared misses, against the surrogate's own, by
-    :data:`FIRST_FEEDTHROUGH_GAIN`.  Its columns are the inputs whose first values leave their
-    starts; it needs two runs more than them (one left to judge it by), else nothing is fitted.
-
-    Parameters
-    ----------
-    surrogate : PortedSystem
-        The fitted surrogate, with a delayed feedthrough.
-    train : list of tuple
-        ``(t, u_ext, y_ext, hold)`` training experiments.
-    input_starts : ndarray, shape (k_in,), or None
-        The inputs' declared start values (``None``: unknown, nothing fitted).
-
-    Returns
-    -------
-    PortedSystem
-    """
-    if (not surrogate.delayed_feedthrough or input_starts is None
-            or surrogate.first_outputs is not None):
-        return surrogate
-    starts = np.asarray(input_starts, dtype=float)
-    du = np.array([u[0] - starts for _, u, _, _ in train])
-    span = np.array([np.ptp(u, axis=0) for _, u, _, _ in train]).max(axis=0) + np.abs(starts)
-    cols = np.flatnonzero(np.abs(du).max(axis=0) > 1e-9 * np.maximum(span, 1e-300))
-    if cols.size == 0 or len(train) < cols.size + 2:
-        return surrogate
-    from fmu_surrogate.fmu.dataset import output_scale
-
-    scale = np.max([output_scale(y) for _, _, y, _ in train], axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    base = surrogate.replace(inputs_before=starts)
-    miss = np.array([(y[0] - base.outputs(base.x0, starts)) / scale for _, _, y, _ in train])
-    own = np.array([(y[0] - surrogate.sampled_outputs(surrogate.outputs(
-        surrogate.x0, surrogate.inputs_seen_by_outputs(u[:1])), u[:1])[0]) / scale
-        for _, u, y, _ in train])
-    a = du[:, cols]
-    if np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) < cols.size:
-        return surrogate
-    coef = np.linalg.lstsq(a, miss, rcond=None)[0]  # (cols, k_out), in swing units
-    left = miss - a @ coef
-    if FIRST_FEEDTHROUGH_GAIN * float(np.sum(left ** 2)) > float(np.sum(own ** 2)):
-        return surrogate
-    d0 = np.zeros((surrogate.n_outputs, surrogate.n_inputs))
-    d0[:, cols] = (coef * scale).T
-    return base.replace(first_feedthrough=d0)

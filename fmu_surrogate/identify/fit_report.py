@@ -129,13 +129,13 @@ def delay_line(nl: Any, outputs: list[str]) -> str:
         before = nl.inputs_before_
         line += ("; before the first point they see " + ("the first inputs" if before is None
                  else "the inputs' start values " + ", ".join(f"{v:g}" for v in before)))
-    d0 = getattr(nl, "first_feedthrough_", None)
-    if d0 is not None:  # names of the fitted wiring (a signal block's may differ)
+    d_f = getattr(nl, "fast_feedthrough_", None)
+    if d_f is not None:  # names of the fitted wiring (a signal block's may differ)
         ins, outs = nl.ports_.input_names, nl.ports_.output_names
-        line += ("; the first outputs also see the first inputs' change from them (dynamics "
-                 "faster than the step, settled at later points): " + ", ".join(
-                     f"{outs[i]} by {d0[i, j]:.4g} per {ins[j]}"
-                     for i, j in zip(*np.nonzero(d0))))
+        line += ("; read after new inputs are set they also see their change from those held "
+                 "(dynamics faster than the step: a fast feedthrough, taken out of the data the "
+                 "model is fitted to): " + ", ".join(f"{outs[i]} by {d_f[i, j]:.4g} per {ins[j]}"
+                                                     for i, j in zip(*np.nonzero(d_f))))
     return line
 
 

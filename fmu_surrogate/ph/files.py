@@ -17,7 +17,8 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "late_outputs": true,                                    (version 4 on)
      "first_outputs": [...],                                  (version 5 on)
      "system": {..., "max_step": h},                          (version 6 on)
-     "delayed_feedthrough": {..., "first_feedthrough": [[...]]},  (version 7 on)
+     "delayed_feedthrough": {..., "first_feedthrough": [[...]]},  (version 7 only)
+     "delayed_feedthrough": {..., "fast_feedthrough": [[...]]},   (version 8 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -32,8 +33,10 @@ file; one whose wiring has a static nonlinear law of its inputs (``ports.law``, 
 :class:`~fmu_surrogate.ph.StaticLaw`) or whose outputs are those of the point before
 (``late_outputs``) is written as version 4 (schema ``surrogate-4.json``), one whose outputs
 before the first step are fixed values (``first_outputs``) as version 5, a NonlinearPH with a
-longest step of its scheme (``max_step``) as version 6, one whose first outputs also see the
-change of the inputs from those held before (``first_feedthrough``) as version 7, one
+longest step of its scheme (``max_step``) as version 6, one whose outputs also see the change
+of the inputs from those held over the step before (``fast_feedthrough``) as version 8 (version
+7 held the same response fitted at the first point only, ``first_feedthrough``: read as the
+fast feedthrough, which it is), one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -80,7 +83,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 7
+VERSION = 8
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -222,8 +225,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     law = isinstance(obj, PortedSystem) and obj.ports.law is not None
     # the oldest version that holds the content: version 2 readers read every other file
     first = obj.first_outputs if isinstance(obj, PortedSystem) else None
-    d0 = obj.first_feedthrough if isinstance(obj, PortedSystem) else None
-    version = (7 if d0 is not None else 6 if "max_step" in body else 5 if first is not None
+    d_f = obj.fast_feedthrough if isinstance(obj, PortedSystem) else None
+    version = (8 if d_f is not None else 6 if "max_step" in body else 5 if first is not None
                else 4 if law or late else 3 if delayed else 2)
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
@@ -236,8 +239,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             before = obj.inputs_before
             doc["delayed_feedthrough"] = {
                 "inputs_before": None if before is None else before.tolist()}
-            if d0 is not None:
-                doc["delayed_feedthrough"]["first_feedthrough"] = d0.tolist()
+            if d_f is not None:
+                doc["delayed_feedthrough"]["fast_feedthrough"] = d_f.tolist()
         if late:
             doc["late_outputs"] = True
         if first is not None:
@@ -395,18 +398,18 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
                           inputs_before=None if delay is None else delay["inputs_before"],
                           late_outputs=bool(doc.get("late_outputs", False)),
                           first_outputs=doc.get("first_outputs"),
-                          first_feedthrough=None if delay is None
-                          else _first_feedthrough(delay, len(ports.output_names),
-                                                  len(ports.input_names)))
+                          fast_feedthrough=None if delay is None
+                          else _fast_feedthrough(delay, len(ports.output_names),
+                                                 len(ports.input_names)))
     ported.provenance, ported.units = system.provenance, system.units
     return ported
 
 
-def _first_feedthrough(delay: dict, k_out: int, k_in: int) -> np.ndarray | None:
-    """The ``first_feedthrough`` of a ``delayed_feedthrough`` section (JSON keeps no shape for
-    an empty matrix), or ``None``."""
-    d0 = delay.get("first_feedthrough")
-    return None if d0 is None else np.reshape(d0, (k_out, k_in)) if np.size(d0) == 0 else d0
+def _fast_feedthrough(delay: dict, k_out: int, k_in: int) -> np.ndarray | None:
+    """The ``fast_feedthrough`` of a ``delayed_feedthrough`` section (version 7: its
+    ``first_feedthrough``; JSON keeps no shape for an empty matrix), or ``None``."""
+    d_f = delay.get("fast_feedthrough", delay.get("first_feedthrough"))
+    return None if d_f is None else np.reshape(d_f, (k_out, k_in)) if np.size(d_f) == 0 else d_f
 
 
 def _build(doc: dict, path: Path) -> PHDAE:

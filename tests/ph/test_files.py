@@ -352,23 +352,29 @@ def load_check_plain(base, tmp_path):
     return load(tmp_path / "plain.json")
 
 
-def test_a_first_feedthrough_is_saved_in_version_7_and_read_back_bit_for_bit(tmp_path):
+def test_a_fast_feedthrough_is_saved_in_version_8_and_read_back_bit_for_bit(tmp_path):
     base = ported(np.random.default_rng(4))
     before = [0.1 + 0.2, -1 / 3, np.pi]
-    d0 = np.random.default_rng(5).normal(size=(base.n_outputs, base.n_inputs))
+    d_f = np.random.default_rng(5).normal(size=(base.n_outputs, base.n_inputs))
     sur = PortedSystem(base.system, base.ports, base.x0, delayed_feedthrough=True,
-                       inputs_before=before, first_feedthrough=d0)
+                       inputs_before=before, fast_feedthrough=d_f)
     save(sur, tmp_path / "fast.json")
     doc = json.loads((tmp_path / "fast.json").read_text())
-    assert doc["version"] == 7
+    assert doc["version"] == 8
     back = load(tmp_path / "fast.json")
-    assert np.array_equal(back.first_feedthrough.view(np.uint64), d0.view(np.uint64))
+    assert np.array_equal(back.fast_feedthrough.view(np.uint64), d_f.view(np.uint64))
     assert np.array_equal(back.inputs_before, before) and back.delayed_feedthrough
     t = np.linspace(0.0, 1.0, 11)
     u = np.random.default_rng(7).normal(size=(t.size, 3))
     np.testing.assert_array_equal(simulate(back, t, u).y, simulate(sur, t, u).y)
-    # a version-6 reader's schema has no place for it: the file is refused by version 6
-    doc["version"] = 6
-    (tmp_path / "six.json").write_text(json.dumps(doc))
-    with pytest.raises(SurrogateFileError, match="first_feedthrough"):
-        load(tmp_path / "six.json")
+    # a version-7 reader's schema has no place for it: the file is refused by version 7
+    seven = dict(doc, version=7)
+    (tmp_path / "seven.json").write_text(json.dumps(seven))
+    with pytest.raises(SurrogateFileError, match="fast_feedthrough"):
+        load(tmp_path / "seven.json")
+    # version 7 held the same response as first_feedthrough: read as the fast feedthrough
+    delay = {"inputs_before": before, "first_feedthrough": d_f.tolist()}
+    old = dict(doc, version=7, delayed_feedthrough=delay,
+               checksums=dict(doc["checksums"], delayed_feedthrough=_digest(delay)))
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert np.array_equal(load(tmp_path / "old.json").fast_feedthrough, d_f)

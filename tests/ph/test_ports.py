@@ -136,35 +136,42 @@ def test_late_outputs_are_those_of_the_point_before():
         PortedSystem(core(), wiring(), delayed_feedthrough=True, late_outputs=True)
 
 
-def test_a_first_feedthrough_adds_the_first_inputs_change_at_the_first_point_only():
+def test_a_fast_feedthrough_adds_the_inputs_change_from_those_held_at_every_point():
     from fmu_surrogate.ph import simulate
 
     kw = {"x0": [0.25, -0.5], "delayed_feedthrough": True, "inputs_before": [0.3]}
     base = PortedSystem(core(), wiring(), **kw)
-    d0 = np.array([[0.6], [-2.0]])
-    fast = PortedSystem(core(), wiring(), **kw, first_feedthrough=d0)
+    d_f = np.array([[0.6], [-2.0]])
+    fast = PortedSystem(core(), wiring(), **kw, fast_feedthrough=d_f)
     t = np.linspace(0.0, 2.0, 21)
     u = 1.5 + np.sin(3 * t)[:, None]
     a, b = simulate(base, t, u), simulate(fast, t, u)
-    # the core and every later point untouched; the first point sees D0 (u(t0) - u_before)
+    # the core untouched; each point sees D_f (u_k - u_{k-1}), the first D_f (u_0 - u_before)
+    du = np.diff(u[:, 0], prepend=0.3)
     np.testing.assert_array_equal(b.x, a.x)
-    np.testing.assert_array_equal(b.y[1:], a.y[1:])
-    np.testing.assert_allclose(b.y[0] - a.y[0], d0[:, 0] * (1.5 - 0.3), rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(b.y - a.y, du[:, None] * d_f[:, 0], rtol=1e-13, atol=1e-15)
+    # without inputs_before the first point sees the first inputs: nothing added there
+    c = simulate(fast.replace(inputs_before=None), t, u)
+    np.testing.assert_allclose(c.y[0], simulate(base.replace(inputs_before=None), t, u).y[0],
+                               rtol=0, atol=0)
+    # fixed first outputs replace the first point, the fast response stays at the others
+    first = fast.replace(first_outputs=[7.0, 8.0])
+    d = simulate(first, t, u)
+    np.testing.assert_array_equal(d.y[0], [7.0, 8.0])
+    np.testing.assert_array_equal(d.y[1:], b.y[1:])
     with pytest.raises(StructureError, match="pass u_ext"):
         fast.sampled_outputs(a.y)
-    with pytest.raises(StructureError, match="give inputs_before"):
-        PortedSystem(core(), wiring(), delayed_feedthrough=True, first_feedthrough=d0)
-    with pytest.raises(StructureError, match="no first_outputs"):
-        fast.replace(first_outputs=[0.0, 0.0])
+    with pytest.raises(StructureError, match="pass delayed_feedthrough=True"):
+        PortedSystem(core(), wiring(), fast_feedthrough=d_f)
     with pytest.raises(StructureError, match=r"shape \(2, 1\)"):
-        fast.replace(first_feedthrough=[[0.6, 0.0]])
+        fast.replace(fast_feedthrough=[[0.6, 0.0]])
 
 
 def _same(a, b):
     """Two PortedSystems with equal fields, arrays bit for bit (None where unset)."""
     assert a.system is b.system and a.ports == b.ports
     assert (a.delayed_feedthrough, a.late_outputs) == (b.delayed_feedthrough, b.late_outputs)
-    for name in ("x0", "inputs_before", "first_outputs", "first_feedthrough"):
+    for name in ("x0", "inputs_before", "first_outputs", "fast_feedthrough"):
         va, vb = getattr(a, name), getattr(b, name)
         assert (va is None) == (vb is None), name
         if va is not None:
@@ -178,7 +185,7 @@ def test_replace_copies_every_field_bit_for_bit_and_applies_a_change():
     late = PortedSystem(core(), wiring(), x0=x0, late_outputs=True, first_outputs=first)
     delayed = PortedSystem(core(), wiring(), x0=x0, delayed_feedthrough=True,
                            inputs_before=[np.pi], first_outputs=first)
-    fast = delayed.replace(first_outputs=None, first_feedthrough=[[0.1 + 0.2], [-1 / 3]])
+    fast = delayed.replace(first_outputs=None, fast_feedthrough=[[0.1 + 0.2], [-1 / 3]])
     for sur in (late, delayed, fast):
         copy = sur.replace()
         assert copy is not sur
@@ -186,7 +193,7 @@ def test_replace_copies_every_field_bit_for_bit_and_applies_a_change():
     # every constructor argument is a field the copy carries over
     assert set(inspect.signature(PortedSystem).parameters) == {
         "system", "ports", "x0", "delayed_feedthrough", "inputs_before", "late_outputs",
-        "first_outputs", "first_feedthrough"}
+        "first_outputs", "fast_feedthrough"}
     # a change takes effect, the other fields stay
     moved = late.replace(x0=[2.0, 3.0])
     np.testing.assert_array_equal(moved.x0, [2.0, 3.0])

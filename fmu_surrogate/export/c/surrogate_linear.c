@@ -97,6 +97,9 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
 #ifdef SUR_LATE
         show_late_outputs(c); /* after a step: those of its start (wiring.h) */
 #endif
+#ifdef SUR_FAST_D_ON
+        show_fast_feedthrough(c); /* inputs set since the step held them (wiring.h) */
+#endif
 #ifdef SUR_FIRST
         show_first_outputs(c); /* before the first step: fixed values (wiring.h) */
 #endif

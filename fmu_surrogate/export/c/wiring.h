@@ -36,10 +36,14 @@
  * Outputs before the first step (SUR_FIRST, PortedSystem.first_outputs): from initialisation (or
  * fmi2Reset) until the first fmi2DoStep the outputs are the fixed values SUR_FIRST_Y, as the FMU
  * the surrogate stands for shows them (outputs computed in doStep only); sur_first is part of the
- * FMU state.  No model exchange.  With SUR_FIRST_D_ON (PortedSystem.first_feedthrough) the model's
- * outputs are kept and SUR_FIRST_D (u_ext - sur_ustep) is added to them instead: the FMU's
- * response to the inputs set at initialisation through dynamics far faster than its step (in
- * co-simulation; model exchange shows the continuous-time model).
+ * FMU state.  No model exchange.
+ *
+ * Fast feedthrough (SUR_FAST_D_ON, PortedSystem.fast_feedthrough; with SUR_DELAYED): in
+ * co-simulation the outputs add SUR_FAST_D (u_ext - sur_ustep), the change of the inputs set
+ * since the last step held them (at the start: since <input>_before), as the FMU the surrogate
+ * stands for responds to new inputs through internal dynamics far faster than its step.  Zero
+ * right after a step, which holds the inputs it was given; model exchange shows the
+ * continuous-time model.
  *
  * Include after fmi2_framework.h, dense.h and surrogate_data.h.
  */
@@ -102,6 +106,19 @@ static void start_step_inputs(ModelInstance *c)
 }
 #endif
 
+#ifdef SUR_FAST_D_ON
+/* The fast feedthrough's response to the inputs set since the last step held them. */
+static void show_fast_feedthrough(ModelInstance *c)
+{
+    double du[FMU_ALLOC_SIZE(NUE)], dy[NYEA];
+    int i;
+    if (c->type != fmi2CoSimulation) return;
+    for (i = 0; i < NUE; i++) du[i] = ues(c)[i] - c->d.sur_ustep[i];
+    dn_matvec(NYE, NUE, NUE, SUR_FAST_D, du, dy);
+    for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] += dy[i];
+}
+#endif
+
 #ifdef SUR_LATE
 /* After the first step: the outputs frozen at the start of the last step replace those just
    computed (last thing of model_evaluate with outputs). */
@@ -128,22 +145,12 @@ static fmi2Status freeze_outputs(ModelInstance *c)
 #endif
 
 #ifdef SUR_FIRST
-/* Before the first step: the fixed outputs replace those just computed (after the late ones),
-   or the first feedthrough adds the inputs' change from those held before the start. */
+/* Before the first step: the fixed outputs replace those just computed (after the late ones). */
 static void show_first_outputs(ModelInstance *c)
 {
     int i;
     if (!c->d.sur_first) return;
-#ifdef SUR_FIRST_D_ON
-    if (c->type == fmi2CoSimulation) {
-        double du[FMU_ALLOC_SIZE(NUE)], dy[NYEA];
-        for (i = 0; i < NUE; i++) du[i] = ues(c)[i] - c->d.sur_ustep[i];
-        dn_matvec(NYE, NUE, NUE, SUR_FIRST_D, du, dy);
-        for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] += dy[i];
-    }
-#else
     for (i = 0; i < NYE; i++) c->d.r[SUR_VR_Y0 + i] = SUR_FIRST_Y[i];
-#endif
 }
 #endif
 

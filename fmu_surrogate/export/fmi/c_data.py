@@ -179,16 +179,18 @@ def _law_data(w: Wiring) -> list[str]:
 
 
 def _first_data(w: Wiring) -> list[str]:
-    """``SUR_FIRST_Y``: the outputs shown before the first step (none when the model's), or
-    ``SUR_FIRST_D``: the first feedthrough they also see the inputs' change through."""
-    if w.first_feedthrough is not None:
-        return [("/* before the first step the outputs add SUR_FIRST_D (u_ext - <input>_before) "
-                 "(c/wiring.h) */"), "#define SUR_FIRST_D_ON 1",
-                _c_array("SUR_FIRST_D", w.first_feedthrough)]
-    if w.first is None:
-        return []
-    return ["/* the outputs before the first step, fixed values (c/wiring.h) */",
-            _c_array("SUR_FIRST_Y", w.first)]
+    """``SUR_FIRST_Y``: the outputs shown before the first step (none when the model's); and
+    ``SUR_FAST_D``: the fast feedthrough, through which they see the inputs set since the last
+    step held them."""
+    out = []
+    if w.fast_feedthrough is not None:
+        out += [("/* the outputs add SUR_FAST_D (u_ext - the inputs the last step held) "
+                 "(c/wiring.h) */"), "#define SUR_FAST_D_ON 1",
+                _c_array("SUR_FAST_D", w.fast_feedthrough)]
+    if w.first is not None:
+        out += ["/* the outputs before the first step, fixed values (c/wiring.h) */",
+                _c_array("SUR_FIRST_Y", w.first)]
+    return out
 
 
 def _linear_data(w: Wiring) -> list[str]:

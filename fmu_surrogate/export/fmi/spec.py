@@ -18,7 +18,8 @@ A surrogate with a delayed feedthrough (:mod:`fmu_surrogate.ph.ports`: in co-sim
 outputs at a communication point see the inputs the last step held, ``c/wiring.h``) has, after
 ``x_start``, the parameters ``<input>_before`` when its ``inputs_before`` are given: the inputs
 held before the first step, their start values those of ``inputs_before``.  Its co-simulation
-outputs depend on no input.  A co-simulation-only FMU declares exactly that; one that also has
+outputs depend on no input, but for those of a fast feedthrough (``fast_feedthrough``: the
+response to inputs set since the last step).  A co-simulation-only FMU declares exactly that; one that also has
 model exchange (no steps: the continuous-time model, outputs with the direct feedthrough) has one
 ``<ModelStructure>`` for both and declares the direct feedthrough: a dependency declared but
 absent (in co-simulation) costs an importer at most an algebraic loop it need not solve, one
@@ -102,14 +103,14 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
         for i, o in enumerate(outs):
             dy, init = table[o]
             seen = tuple(before[k] for k in np.flatnonzero(sp.y_u[i])) if before else ()
-            if w.first_feedthrough is not None:  # the first outputs see the inputs' change
-                cols = np.flatnonzero(w.first_feedthrough[i])
-                seen = tuple(dict.fromkeys(seen + tuple(a for k in cols
-                                                        for a in (ins[k], before[k]))))
+            fast: tuple[str, ...] = ()  # the inputs set since the last step held them
+            if w.fast_feedthrough is not None:
+                fast = tuple(ins[k] for k in np.flatnonzero(w.fast_feedthrough[i]))
+                seen += tuple(before[ins.index(a)] for a in fast) if before else ()
             if not model_exchange:  # co-simulation only: no input, at the start the held ones
                 dy = tuple(d for d in dy if d not in ins)
                 init = tuple(d for d in init if d not in ins or start_on_inputs)
-            table[o] = (dy, init + seen)
+            table[o] = (tuple(dict.fromkeys(dy + fast)), tuple(dict.fromkeys(init + fast + seen)))
     if not model_exchange:  # the states are internal: an output lists the inputs only
         hidden = set(sts) | set(energies)
         table = {k: (tuple(d for d in dy if d in ins), tuple(d for d in init if d not in hidden))
@@ -141,7 +142,7 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     -------
     ModelSpec
     """
-    if w.delayed and w.first_feedthrough is None and not _sparsity(w).y_u.any():
+    if w.delayed and w.fast_feedthrough is None and not _sparsity(w).y_u.any():
         w = replace(w, delayed=False, inputs_before=None)  # no feedthrough: nothing to delay
     system = w.system
     names = exported_names(w)
@@ -161,7 +162,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     if w.law is not None:
         y_text += f" + a static law of u_ext ({w.law.n_terms} terms)"
     if w.delayed:
-        y_text += ", in co-simulation of the inputs the last step held"
+        y_text += (", in co-simulation of the inputs the last step held" + (
+            " and of the change of those set since" if w.fast_feedthrough is not None else ""))
     if w.late:
         y_text += ", in co-simulation that of the state and inputs the last step started from"
     v = [Var(ins[i], "input", start=w.input_starts.get(w.input_names[i], 0.0),
@@ -279,8 +281,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
         defines["SUR_LATE"] = 1
         defines["MODEL_EXTRA_DATA"] = (f"{data} int sur_late; "
                                        "double sur_ylate[FMU_ALLOC_SIZE(NYE)];")
-    if w.first is not None or w.first_feedthrough is not None:  # c/wiring.h: until the first
-        defines["SUR_FIRST"] = 1  # step fixed outputs, or the first feedthrough; a state flag
+    if w.first is not None:  # c/wiring.h: until the first step fixed outputs; a state flag
+        defines["SUR_FIRST"] = 1
         defines["MODEL_EXTRA_DATA"] = f"{defines['MODEL_EXTRA_DATA']} int sur_first;"
     if w.parameters:  # checked by the framework when the FMU leaves initialisation
         defines["MODEL_FIXED_VRS"] = ", ".join(str(par0 + k) for k in range(len(pars)))

@@ -78,19 +78,24 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     power = pairs if pairs is not None else [(k, k, None) for k in range(m)]
     declared = [parse_dependencies(attr(outputs[o], "dependencies")) for _, o, _ in power]
     power_inputs = {inputs[i] for i, _, _ in power}
-    _fit(est, raw, pairs, bool(power) and all(
-        d is not None and not power_inputs & set(d) for d in declared))
+    declared_ok = bool(power) and all(d is not None and not power_inputs & set(d)
+                                      for d in declared)
+    fast = starts = None
+    if est.delayed_feedthrough:  # the response to the inputs just set taken out of the data
+        from fmu_surrogate.identify.delayed_feedthrough import (
+            fast_feedthrough,
+            without_fast_response,
+        )
+        from fmu_surrogate.identify.first_outputs import input_starts
+
+        fast = fast_feedthrough([(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
+        starts = input_starts(ds, inputs) if fast is not None else None
+        raw = without_fast_response(raw, fast, None if starts is None else starts - held)
+    _fit(est, raw, pairs, declared_ok)
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
     est.input_offsets_ = held if held.any() else None
-    est.inputs_before_ = est.first_feedthrough_ = None
-    if est.delayed_feedthrough:  # the first outputs may see the inputs set at initialisation
-        from fmu_surrogate.identify.first_outputs import input_starts, with_first_feedthrough
-
-        fast = with_first_feedthrough(est.to_surrogate(), [(t, X[:, :m], X[:, m:], hold)
-                                                           for t, X in arrays],
-                                      input_starts(ds, inputs))
-        est.inputs_before_, est.first_feedthrough_ = fast.inputs_before, fast.first_feedthrough
+    est.inputs_before_, est.fast_feedthrough_ = starts, fast
     return est
 
 

@@ -188,10 +188,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     subspace_, pairing_ : SubspaceInit or None, Pairing or None
         The subspace initial model (``init="subspace"``, for :meth:`plot_order_selection`);
         the power pairs :meth:`fit_dataset` read from the units, with the reasons.
-    input_offsets_, inputs_before_, first_feedthrough_ : ndarray or None
+    input_offsets_, inputs_before_, fast_feedthrough_ : ndarray or None
         Inputs with one value in every run of :meth:`fit_dataset`, fitted as deviations from
         it (0 for the others); with a delayed feedthrough, the surrogate's ``inputs_before``
-        and ``first_feedthrough`` (:mod:`~fmu_surrogate.identify.first_outputs`).
+        and ``fast_feedthrough`` (:mod:`~fmu_surrogate.identify.delayed_feedthrough`).
 
     Notes
     -----

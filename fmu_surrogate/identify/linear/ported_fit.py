@@ -495,4 +495,4 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
                     Tu, cu, Ty, Cx_ext, Du, cy)
     return PortedSystem(sys_, ports, est.x0_, delayed_feedthrough=roles.delayed,
                         inputs_before=getattr(est, "inputs_before_", None),
-                        first_feedthrough=getattr(est, "first_feedthrough_", None))
+                        fast_feedthrough=getattr(est, "fast_feedthrough_", None))

@@ -28,9 +28,9 @@ the initial state and offsets in that wiring: :meth:`to_surrogate
 names, units and signs.  Whether the FMU's outputs see the inputs set at their own sampling point or
 those of the step before is decided from the data
 (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
-seeing before the first point the inputs' start values or the first inputs, and where the first
-outputs show it the fast response to the inputs set at initialisation
-(:func:`~fmu_surrogate.identify.first_outputs.with_first_feedthrough`).  Outputs that depend on a
+seeing before the first point the inputs' start values or the first inputs, and where the
+outputs show it the fast response to the inputs just set, taken out of the data the model is
+fitted to (:func:`~fmu_surrogate.identify.delayed_feedthrough.fast_feedthrough`).  Outputs that depend on a
 modulating input (in no power pair) through a static nonlinear law (a spring's force of a
 displacement input) get a
 :class:`~fmu_surrogate.ph.StaticLaw` of those inputs in the wiring (:mod:`.input_law`), fitted with
@@ -51,11 +51,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.identify.base import FitResult, PHEstimator
+from fmu_surrogate.identify.delayed_feedthrough import (
+    fast_feedthrough,
+    without_fast_response,
+)
 from fmu_surrogate.identify.first_outputs import input_starts
 from fmu_surrogate.identify.nonlinear.delay import outputs_one_sample_earlier, unresolved_mode
 from fmu_surrogate.identify.nonlinear.finish import FitSetup, Refit, adopt, refine_on_all
 from fmu_surrogate.identify.nonlinear.input_law import law_candidates, law_start_of
-from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError
+from fmu_surrogate.identify.nonlinear.parametrisation import NonlinearFitError, check_settings
 from fmu_surrogate.identify.nonlinear.start import LinearStart, linear_start
 from fmu_surrogate.ph import NonlinearPH, PortedSystem, simulate
 
@@ -190,9 +194,9 @@ class NonlinearPHIdentifier(PHEstimator):
         The fitted linear start.
     delayed_feedthrough_ : bool
         Whether the fitted outputs see the inputs of the step before.
-    inputs_before_, first_feedthrough_ : ndarray, shape (k_in,) and (k_out, k_in), or None
+    inputs_before_, fast_feedthrough_ : ndarray, shape (k_in,) and (k_out, k_in), or None
         With a delayed feedthrough: the inputs it sees before the first point (``None``: the
-        first inputs), and ``PortedSystem.first_feedthrough``.
+        first inputs), and ``PortedSystem.fast_feedthrough``.
     delay_evidence_ : DelayEvidence or None
         The data's test (``None`` when the setting decided).
     pruned_terms_ : list of (str, int)
@@ -281,11 +285,12 @@ class NonlinearPHIdentifier(PHEstimator):
         from fmu_surrogate.identify.linear.model.experiments import Experiment
 
         exps = self._experiments(experiments, u, y, self.input_hold or "linear")
-        self._check_settings()
+        check_settings(self)
         if self.delayed_feedthrough is True:
             raise NonlinearFitError("fit's bare system carries no delayed feedthrough; use "
                                     "fit_dataset, or delayed_feedthrough='auto' or False.")
         self.delayed_feedthrough_, self.inputs_before_, self.delay_evidence_ = False, None, None
+        self.fast_feedthrough_ = None
         train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):
             t0 = time.perf_counter()
@@ -331,7 +336,7 @@ class NonlinearPHIdentifier(PHEstimator):
         if not labels:
             raise NonlinearFitError("the dataset has no usable runs (none with status 'ok' "
                                     "selected).")
-        self._check_settings()
+        check_settings(self)
         train_labels, _ = self._split(labels)
         t0 = time.perf_counter()
         lin = self._fitted_linear(lambda est: est.fit_dataset(
@@ -342,6 +347,10 @@ class NonlinearPHIdentifier(PHEstimator):
         exps = [(t, X[:, :k], X[:, k:], hold) for t, X in run_arrays(ds, inputs + outputs,
                                                                      runs=labels)]
         self._decide_delay(self._split(exps)[0])
+        if self.delayed_feedthrough_:  # the response to the inputs just set, out of the data
+            self.fast_feedthrough_ = fast_feedthrough(self._split(exps)[0])
+            exps = without_fast_response(exps, self.fast_feedthrough_,
+                                         input_starts(ds, inputs))
         if self.delayed_feedthrough_ and unresolved_mode(lin, exps):
             # the linear fit made the delay a state faster than the sampling: fit it again to
             # the outputs one sample earlier, where the delayed feedthrough is a direct one
@@ -378,7 +387,7 @@ class NonlinearPHIdentifier(PHEstimator):
             self.delayed_feedthrough_ = self.delay_evidence_.delayed
         else:
             self.delay_evidence_, self.delayed_feedthrough_ = None, bool(setting)
-        self.inputs_before_ = None
+        self.inputs_before_ = self.fast_feedthrough_ = None
 
     def _split(self, items: list) -> tuple[list, list]:
         """Training and held-out items: the last ``validation_runs`` held out (when more)."""
@@ -402,27 +411,6 @@ class NonlinearPHIdentifier(PHEstimator):
             est = LinearPHIdentifier(self.n_states, ports=self.ports)
         return fit(est)
 
-    def _check_settings(self) -> None:
-        from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
-
-        bad = [k for k in self.ridges if k not in RIDGE_KINDS]
-        if bad:
-            raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
-        if (self.n_states is not None and int(self.n_states) < 1) or \
-                int(self.n_dissipation) < 0 or int(self.max_iter) < 0 or \
-                (self.max_time is not None and not float(self.max_time) >= 0):
-            raise NonlinearFitError("n_states must be >= 1 (or None), n_dissipation, max_iter "
-                                    "and max_time >= 0.")
-        npd = self.n_port_dissipation
-        if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
-            raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0: {npd!r}.")
-        if not (self.delayed_feedthrough == "auto" or isinstance(self.delayed_feedthrough,
-                                                                    (bool, np.bool_))):
-            raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
-                                    f"{self.delayed_feedthrough!r}.")
-        if self.segment_length is not None and int(self.segment_length) < 1:
-            raise NonlinearFitError(f"segment_length must be >= 1 or None: {self.segment_length}.")
-
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
              input_starts: Array | None = None) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
@@ -435,6 +423,8 @@ class NonlinearPHIdentifier(PHEstimator):
         fw, delayed = self.feedthrough, bool(self.delayed_feedthrough_)
         feed = bool(core.has_feedthrough) if fw == "auto" else bool(fw)
         n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
+        if fw == "auto" and getattr(self, "fast_feedthrough_", None) is not None:
+            feed = True  # dynamics faster than the step settle to a feedthrough (fit_dataset)
         npd = self.n_port_dissipation
         n_port = (2 * n_power if feed else 0) if npd == "auto" else int(npd)
         law, start, self.law_candidates_ = law_start_of(start, train, delayed, feed) \
@@ -495,4 +485,4 @@ class NonlinearPHIdentifier(PHEstimator):
         return PortedSystem(self.system_, self.ports_, self.x0_,
                             delayed_feedthrough=self.delayed_feedthrough_,
                             inputs_before=self.inputs_before_,
-                            first_feedthrough=self.first_feedthrough_)
+                            fast_feedthrough=self.fast_feedthrough_)

@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fmu_surrogate.identify.first_outputs import with_first_feedthrough
 from fmu_surrogate.identify.nonlinear.delay import inputs_before
 from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
 from fmu_surrogate.identify.nonlinear.optimise import optimise
@@ -145,18 +144,18 @@ def adopt(est: Any, out: Any, train: list[tuple],
     setup = est._setup
     start, delayed = setup.start, setup.delayed
     before = None  # what a delayed feedthrough sees before the first point, then pruning
-    if delayed:
+    if delayed and getattr(est, "fast_feedthrough_", None) is not None and \
+            setup.input_starts is not None:  # the data's first points less D_f (u_0 − starts)
+        before = np.asarray(setup.input_starts, dtype=float)
+    elif delayed:
         before = inputs_before(surrogate_of(out, start, out.theta), train, setup.input_starts)
     theta, est.pruned_terms_ = prune_terms(out.layout, out.theta, lambda th, bound: relative_error(
         surrogate_of(out, start, th, delayed, before), train, bound), start.constant_ports)
     fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
                                              train)
-    first = with_first_feedthrough(fitted, train, setup.input_starts)
-    if first is not fitted:  # the first outputs see the inputs set at initialisation
-        fitted, train_error = first, relative_error(first, train)
     b = out.layout.unpack(theta)
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
-    est.inputs_before_, est.first_feedthrough_ = fitted.inputs_before, fitted.first_feedthrough
+    est.inputs_before_ = fitted.inputs_before
     est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b)
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
     est.linear_system_, est.system_ = setup.core, system

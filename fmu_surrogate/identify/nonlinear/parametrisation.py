@@ -350,3 +350,27 @@ def sensor_rows(b: dict) -> Array:
     sensor port of the fitted core, in this order (:func:`to_system`,
     :meth:`.start.LinearStart.ports_for`)."""
     return np.flatnonzero(np.any(np.asarray(b["Km"]) != 0, axis=1))
+
+
+def check_settings(est: Any) -> None:
+    """Raise a :class:`NonlinearFitError` naming the fix for settings of ``est`` (a
+    :class:`~fmu_surrogate.identify.NonlinearPHIdentifier`) no fit can work with."""
+    from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
+
+    bad = [k for k in est.ridges if k not in RIDGE_KINDS]
+    if bad:
+        raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
+    if (est.n_states is not None and int(est.n_states) < 1) or \
+            int(est.n_dissipation) < 0 or int(est.max_iter) < 0 or \
+            (est.max_time is not None and not float(est.max_time) >= 0):
+        raise NonlinearFitError("n_states must be >= 1 (or None), n_dissipation, max_iter "
+                                "and max_time >= 0.")
+    npd = est.n_port_dissipation
+    if not (npd == "auto" or (isinstance(npd, (int, np.integer)) and int(npd) >= 0)):
+        raise NonlinearFitError(f"n_port_dissipation must be 'auto' or an int >= 0: {npd!r}.")
+    if not (est.delayed_feedthrough == "auto"
+            or isinstance(est.delayed_feedthrough, (bool, np.bool_))):
+        raise NonlinearFitError(f"delayed_feedthrough must be 'auto', True or False, got "
+                                f"{est.delayed_feedthrough!r}.")
+    if est.segment_length is not None and int(est.segment_length) < 1:
+        raise NonlinearFitError(f"segment_length must be >= 1 or None: {est.segment_length}.")

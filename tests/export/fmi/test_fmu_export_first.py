@@ -1,8 +1,9 @@
 """Exported surrogates that show fixed outputs before their first step
 (``PortedSystem(..., first_outputs=…)``, as vendors' FMUs that compute their outputs in
-``doStep`` only): run the way the harvest runs FMUs, the FMU reproduces
-``fs.ph.simulate(ported, t, u, hold="zoh")`` to round-off, the fixed first row included, again
-after a reset; model exchange is refused."""
+``doStep`` only), or the change of the inputs set since the last step (``fast_feedthrough``):
+run the way the harvest runs FMUs, the FMU reproduces ``fs.ph.simulate(ported, t, u,
+hold="zoh")`` to round-off, the first row included, again after a reset; model exchange is
+refused for fixed first outputs."""
 
 import numpy as np
 import pytest
@@ -46,24 +47,37 @@ def test_model_exchange_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_a_first_feedthrough_shows_the_inputs_change_before_the_first_step(tmp_path, version):
+def test_a_fast_feedthrough_shows_the_change_of_the_inputs_set_since_the_last_step(tmp_path,
+                                                                                  version):
+    from fmpy import read_model_description
+
     p = nonlinear_ported()
     before = np.linspace(-0.2, 0.3, p.n_inputs)
-    d0 = np.arange(1.0, p.n_outputs * p.n_inputs + 1.0).reshape(p.n_outputs, p.n_inputs) / 7
+    d_f = np.arange(1.0, p.n_outputs * p.n_inputs + 1.0).reshape(p.n_outputs, p.n_inputs) / 7
+    d_f[0, -1] = 0.0
     ps = PortedSystem(p.system, p.ports, p.x0, delayed_feedthrough=True, inputs_before=before,
-                      first_feedthrough=d0)
+                      fast_feedthrough=d_f)
     fmu = export_fmu(ps, tmp_path / "fast.fmu", fmi_version=version)
     t, U = _inputs(ps, 7)
     b = FmpyBackend(interface="cs")
     b.open(fmu)
-    try:
+    try:  # inputs set, outputs read, then the step: as a harvest reads an FMU
         out = b.run({}, {n: U[:, k] for k, n in enumerate(ps.input_names)}, t,
                     list(ps.output_names))
     finally:
         b.close()
     Y = np.column_stack([out.values[n] for n in ps.output_names])
     ref = simulate(ps, t, U, hold="zoh").y
-    plain = simulate(ps.replace(first_feedthrough=None), t, U, hold="zoh").y
-    assert _rel(ref[0] - plain[0], d0 @ (U[0] - before)) < 1e-14  # the first point moved
-    # the same AVF steps in C and in numpy: round-off only (measured ≤ 1e-15), first row too
+    plain = simulate(ps.replace(fast_feedthrough=None), t, U, hold="zoh").y
+    du = U - np.vstack([before, U[:-1]])
+    assert _rel(ref - plain, du @ d_f.T) < 1e-13  # every point moved by D_f (u_k − u_{k−1})
+    # the same AVF steps in C and in numpy: round-off only (measured ≤ 1e-15), every row
     assert _rel(Y, ref) < 1e-12
+    # the outputs declare the inputs their fast feedthrough reads
+    md = read_model_description(str(fmu))
+    names = {id(v): v.name for v in md.modelVariables}
+    deps = {names[id(o.variable)]: {names[id(d)] for d in o.dependencies}
+            for o in md.outputs}
+    for i, o in enumerate(ps.output_names):
+        expected = {ps.input_names[k] for k in np.flatnonzero(d_f[i])}
+        assert expected <= deps[o], (o, deps[o])
