@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.init.order import Record, select_order
+from fmu_surrogate.identify.linear.optim.nested import FEEDTHROUGH_RTOL
 
 Array = NDArray[np.float64]
 
@@ -38,18 +39,12 @@ MAX_PARAMETERS = 2000
 #: The power outputs' feedthrough counts (``feedthrough="auto"``) when ``‖D v‖ / ‖y‖`` of the
 #: subspace model exceeds this and NOISE_MARGIN times the model's relative residual: exact data
 #: without feedthrough give ~1e-10; with 1 % noise D picks up a few 1e-3.
-FEEDTHROUGH_RTOL, NOISE_MARGIN = 1e-3, 10.0
+NOISE_MARGIN = 10.0
 #: Power outputs the FMU declares independent of its inputs (``<ModelStructure>``) get a
 #: feedthrough only when it explains more than this share of them: a declaration can be wrong,
 #: data that show a damper's force following its velocity are not (measured: 0.06 % spurious
 #: for a gas accumulator's pressure, the share of a model error; a damper's is 100 %).
 DECLARED_SHARE = 0.05
-#: A feedthrough the data do not show (:func:`without_spurious_feedthrough`): the model refitted
-#: with it held at zero costs at most this many times the fit's cost.
-SPURIOUS_COST = 2.0
-#: Iterations of that refit, which starts next to the fit (the quarter car: its cost 3e-14 →
-#: 1e-21 in them; 100 took 7 s).
-REFIT_ITER = 20
 #: Records whose power outputs start at rest but a measured output does not are at rest when
 #: the inputs explain the outputs to this relative error (:func:`unforced_ratio`): measured
 #: 2e-5 for a mass from rest (position, velocity, acceleration out), 1.0 for the quarter car
@@ -217,6 +212,10 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         blocks,
     )
     from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
+    from fmu_surrogate.identify.linear.optim.nested import (
+        without_spurious_feedthrough,
+        without_state_offsets,
+    )
     from fmu_surrogate.identify.linear.report import LinearPHFit
     from fmu_surrogate.ph import LinearPH
 
@@ -242,14 +241,15 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     c0, t1 = time.process_time(), time.perf_counter()
     out = levenberg_marquardt(model.residual, model.jacobian, theta,
                               max_iter=int(est.max_iter), tol=float(est.tol))
-    theta, refit = without_spurious_feedthrough(lay, model, out.theta, int(est.max_iter),
-                                                float(est.tol))
-    if refit is not None:  # the fit's story, then the refit's
-        out = dataclasses.replace(
-            refit, cost_history=list(out.cost_history) + list(refit.cost_history[1:]),
-            n_iter=out.n_iter + refit.n_iter,
-            stopping_reason=f"{out.stopping_reason}; then {refit.n_iter} more with the "
-            "feedthrough the data do not show held at zero")
+    for held, what in ((without_spurious_feedthrough, "the feedthrough the data do not show"),
+                       (without_state_offsets, "the offsets the initial state carries")):
+        theta, refit = held(lay, model, out.theta, int(est.max_iter), float(est.tol))
+        if refit is not None:  # the fit's story, then the refit's
+            out = dataclasses.replace(
+                refit, cost_history=list(out.cost_history) + list(refit.cost_history[1:]),
+                n_iter=out.n_iter + refit.n_iter,
+                stopping_reason=f"{out.stopping_reason}; then {refit.n_iter} more with {what} "
+                "held at zero")
     b = blocks(lay, theta)
     if not np.array_equal(b["J"], -b["J"].T):  # pragma: no cover - invariant
         raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")
@@ -268,67 +268,6 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
         jacobian_singular_values=tuple(float(v) for v in out.singular_values),
         port_signs=roles.signs)
-
-
-def without_spurious_feedthrough(lay: Any, model: Any, theta: Array, max_iter: int,
-                                 tol: float) -> tuple[Array, Any]:
-    """``theta`` with the parts of its feedthrough held at exactly zero that the data do not
-    show, and the refit's outcome (``None`` when nothing changed).
-
-    The parts: the ports' dissipative feedthrough (``P, S``; ``N`` may be an offset, the
-    constant source's column, and stays) and the entries of the measured outputs' ``Du``, where
-    setting them to zero moves no output by more than :data:`FEEDTHROUGH_RTOL` of it.  The
-    model is refitted with them held at zero (the nested model) and kept where its cost is
-    at most :data:`SPURIOUS_COST` times the fit's: a feedthrough the optimiser left at
-    round-off or at its tolerance (a free mass: ``S`` = 8e-29 N·s/m) is then none, and the
-    surrogate declares no direct dependence of those outputs on its inputs — a spurious one
-    closes an algebraic loop with any part that has one (the free mass on a coil spring with
-    mass was refused by the coupling).
-
-    Parameters
-    ----------
-    lay : Layout
-        The drop-in model's layout.
-    model : PortedModel
-        The model on the training records.
-    theta : ndarray, shape (lay.size,)
-        The fitted parameters.
-    max_iter : int
-        Iterations of the refit.
-    tol : float
-        Its gradient tolerance.
-
-    Returns
-    -------
-    (ndarray, DenseLMOutcome or None)
-    """
-    from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
-
-    sims = [Y for _, Y in model.simulate(theta)]
-    if not sims or (lay.feedthrough and not lay.n):  # a static map is its feedthrough
-        return theta, None
-    scale = np.max([np.abs(Y).max(axis=0) for Y in sims], axis=0)
-    sl = lay.slices
-    held = np.zeros(lay.size, dtype=bool)
-    if lay.feedthrough:  # the entries of L that make P and S
-        held[sl["L"].start + np.flatnonzero(np.tril_indices(lay.n_factor)[0] >= lay.n)] = True
-        cand = np.where(held, 0.0, theta)
-        moved = np.max([np.abs(a - Y).max(axis=0)
-                        for (_, a), Y in zip(model.simulate(cand), sims)], axis=0)
-        if not np.all(moved <= FEEDTHROUGH_RTOL * scale):
-            held[:] = False
-    # an entry of Du moves its own output only, by its input column (the source's: offsets)
-    reach = np.max([np.abs(d[1]).max(axis=0) for d in model.data], axis=0)
-    du = np.abs(theta[sl["Du"]].reshape(lay.n_measured, lay.m)) * reach
-    held[sl["Du"]] = (du <= FEEDTHROUGH_RTOL * scale[lay.n_power:, None]).ravel()
-    if not np.any(held & (theta != 0.0)):
-        return theta, None
-    out = levenberg_marquardt(model.residual, model.jacobian, np.where(held, 0.0, theta),
-                              max_iter=min(max_iter, REFIT_ITER), tol=tol, held=held)
-    cost = 0.5 * float(np.sum(model.residual(theta) ** 2))
-    if not out.cost_history[-1] <= SPURIOUS_COST * max(cost, 1e-300):
-        return theta, None
-    return out.theta, out
 
 
 def delayed_view(data: list[tuple]) -> list[tuple]:

@@ -12,10 +12,11 @@ term's removal is tried alone, the harmless ones are removed in order of the err
 each kept only when the error with all removals so far still holds.  The asymmetries of the
 power laws are tried the same way (:data:`SHAPE_BLOCKS`): a symmetric law is written without
 its gate, one power fewer per evaluation (a power-law damper's fit ends with an asymmetry of
-2e-7, and its exported FMU stepped in 58 instead of 48 ns).  Two parts of the structure are
+2e-7, and its exported FMU stepped in 58 instead of 48 ns).  Parts of the structure are
 tried as well (:data:`STRUCTURE_BLOCKS`): all dissipation of the states (``R = 0, P = 0``, the
 rows of the state in ``W``'s factor: a lossless core — with ``J`` zero too its step is
-explicit, no Newton iteration) and each offset (a column of ``G`` fed by a constant source).
+explicit, no Newton iteration), each offset (a column of ``G`` fed by a constant source) and
+the shift of the nonlinear feedthrough's laws by that source.
 They can compensate each other: a progressive spring's fit ends with a dissipation of 1e-5
 balanced by an offset of 5e-7, each alone worth a third of its error of 3e-5, both gone
 1e-6 — so those not dropped in the first round are tried once more against the result.  A
@@ -57,8 +58,11 @@ TERM_BLOCKS = ("alpha", "beta", "pbeta", "lC")
 SHAPE_BLOCKS = {"asym": "beta", "pasym": "pbeta", "rc": "alpha"}
 #: Parts of the structure that may be dropped as a whole: ``"R"`` all dissipation of the states
 #: (the first ``n`` rows of ``W``'s factor ``L``: ``R`` and ``P``; ``S`` stays), ``"G"`` the
-#: column of a constant source (index: its port).
-STRUCTURE_BLOCKS = ("R", "G")
+#: column of a constant source (index: its port), ``"pdir"`` that column of the nonlinear
+#: feedthrough's directions (a law of the power ports shifted by the source: 7.7e-6 beside
+#: 20 per m/s in a coil spring's fit, and a coupling of the part refused, the law reading an
+#: external input with the coupled state).
+STRUCTURE_BLOCKS = ("R", "G", "pdir")
 #: A term is dropped when the training error without it stays within this factor of the fitted
 #: one (2 %: far below any tolerance a user checks, far above the optimiser's last digits).
 ERROR_GROWTH = 1.02
@@ -98,7 +102,7 @@ def prune_terms(layout: Layout, theta: Array, error: Callable[[Array, float], fl
              if theta[sl[name][0].start + i] != 0.0
              # the asymmetry of a term the fit left without gain is not written anyway
              and (name not in SHAPE_BLOCKS or theta[sl[SHAPE_BLOCKS[name]][0].start + i] != 0.0)]
-    parts = [t for t in [("R", 0), *(("G", int(j)) for j in constant_ports)]
+    parts = [t for t in [("R", 0), *((b, int(j)) for j in constant_ports for b in ("G", "pdir"))]
              if np.any(theta[_entries(layout, *t)] != 0.0)]
 
     def without(th: Array, name: str, i: int) -> Array:
@@ -139,6 +143,8 @@ def _entries(layout: Layout, name: str, i: int) -> Array | slice:
         return slice(sl.start, sl.start + layout.n * w)
     if name == "G":  # a column of G (n × m, row-major)
         return sl.start + i + layout.m * np.arange(layout.n)
+    if name == "pdir":  # a column of the feedthrough terms' directions (Dp × m, row-major)
+        return sl.start + i + layout.m * np.arange(layout.n_port_dissipation)
     return slice(sl.start + i, sl.start + i + 1)
 
 
