@@ -43,8 +43,9 @@ delayed feedthrough (a co-simulation trait, ``PortedSystem.delayed_feedthrough``
 one here, and late outputs (another, ``PortedSystem.late_outputs``: those read at a communication
 point are those of the point before) are the outputs of the current state and inputs, as are
 the first outputs (fixed values, ``first_outputs``) and a fast feedthrough (the response to
-inputs set since the last step, ``fast_feedthrough``) of a co-simulation FMU.  Several surrogates become a package directory (``package.mo``, ``package.order``, one
-file per model), as ``modelica/FmuSurrogateBenchmarks``.
+inputs set since the last step, ``fast_feedthrough``) of a co-simulation FMU.  Several
+surrogates become a package directory (``package.mo``, ``package.order``, one file per model),
+as ``modelica/FmuSurrogateBenchmarks``.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FAST_LAGS", "FAST_ROWS", "FAST_SHARE", "FAST_T", "DelayEvidence", "detect_delayed_feedthrough",
-           "fast_feedthrough", "without_fast_response"]
+__all__ = ["FAST_LAGS", "FAST_ROWS", "FAST_SHARE", "FAST_T", "DelayEvidence",
+           "detect_delayed_feedthrough", "fast_feedthrough", "without_fast_response"]
 
 Array = NDArray[np.float64]
 

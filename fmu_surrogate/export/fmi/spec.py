@@ -19,12 +19,13 @@ outputs at a communication point see the inputs the last step held, ``c/wiring.h
 ``x_start``, the parameters ``<input>_before`` when its ``inputs_before`` are given: the inputs
 held before the first step, their start values those of ``inputs_before``.  Its co-simulation
 outputs depend on no input, but for those of a fast feedthrough (``fast_feedthrough``: the
-response to inputs set since the last step).  A co-simulation-only FMU declares exactly that; one that also has
-model exchange (no steps: the continuous-time model, outputs with the direct feedthrough) has one
-``<ModelStructure>`` for both and declares the direct feedthrough: a dependency declared but
-absent (in co-simulation) costs an importer at most an algebraic loop it need not solve, one
-absent but real (in model exchange) would give it wrong outputs.  Without a feedthrough (no
-output depends on an input) there is nothing to delay, and the FMU is exported as one without.
+response to inputs set since the last step).  A co-simulation-only FMU declares exactly that; one
+that also has model exchange (no steps: the continuous-time model, outputs with the direct
+feedthrough) has one ``<ModelStructure>`` for both and declares the direct feedthrough: a
+dependency declared but absent (in co-simulation) costs an importer at most an algebraic loop it
+need not solve, one absent but real (in model exchange) would give it wrong outputs.  Without a
+feedthrough (no output depends on an input) there is nothing to delay, and the FMU is exported
+as one without.
 
 A surrogate with late outputs (:mod:`fmu_surrogate.ph.ports`: in co-simulation the outputs read
 at a communication point are those of the point before, state and inputs, ``c/wiring.h``) is

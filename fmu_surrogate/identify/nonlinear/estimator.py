@@ -347,10 +347,10 @@ class NonlinearPHIdentifier(PHEstimator):
         exps = [(t, X[:, :k], X[:, k:], hold) for t, X in run_arrays(ds, inputs + outputs,
                                                                      runs=labels)]
         self._decide_delay(self._split(exps)[0])
+        starts = input_starts(ds, inputs)
         if self.delayed_feedthrough_:  # the response to the inputs just set, out of the data
             self.fast_feedthrough_ = fast_feedthrough(self._split(exps)[0])
-            exps = without_fast_response(exps, self.fast_feedthrough_,
-                                         input_starts(ds, inputs))
+            exps = without_fast_response(exps, self.fast_feedthrough_, starts)
         if self.delayed_feedthrough_ and unresolved_mode(lin, exps):
             # the linear fit made the delay a state faster than the sampling: fit it again to
             # the outputs one sample earlier, where the delayed feedthrough is a direct one
@@ -359,7 +359,6 @@ class NonlinearPHIdentifier(PHEstimator):
                 outputs_one_sample_earlier(ds, outputs), inputs=inputs, outputs=outputs,
                 runs=train_labels), learn=False, refit=True)
             lin_time += time.perf_counter() - t0
-        starts = input_starts(ds, inputs)
         with threadpool_limits(limits=1, user_api="blas"):
             start = linear_start(lin, self.n_states)
             U = np.vstack([e[1] for e in self._split(exps)[0]])  # a static map with a law of
