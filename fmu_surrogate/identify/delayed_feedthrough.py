@@ -49,8 +49,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FAST_LAGS", "FAST_ROWS", "FAST_SHARE", "FAST_T", "DelayEvidence",
-           "detect_delayed_feedthrough", "fast_feedthrough", "without_fast_response"]
+__all__ = ["FAST_LAGS", "FAST_ROWS", "FAST_SHARE", "FAST_T", "FIRST_RESPONSE_GAIN",
+           "DelayEvidence", "detect_delayed_feedthrough", "fast_feedthrough",
+           "with_first_response", "without_fast_response"]
 
 Array = NDArray[np.float64]
 
@@ -308,3 +309,72 @@ def without_fast_response(experiments: list[tuple], fast_feedthrough: Array | No
         du = u - np.concatenate([before, u[:-1]])
         out.append((t, u, y - du @ np.asarray(fast_feedthrough).T, h))
     return out
+
+
+#: How many times a fast feedthrough fitted at the first points must divide their squared misses
+#: to be kept (:func:`with_first_response`): an effect of the inputs set at initialisation, not a
+#: fit to the first points' scatter (the least-squares fit of one input to ``r`` runs leaves
+#: ``(r − 1) / r`` of a random scatter)
+FIRST_RESPONSE_GAIN = 4.0
+
+
+def with_first_response(surrogate: Any, train: list[tuple], input_starts: Array | None) -> Any:
+    """``surrogate`` with a fast feedthrough fitted at the first points, where the one-step
+    predictor could not find one (:func:`fast_feedthrough`: inputs their own past predicts, a
+    chirp or a few sines, leave it no change to see), else ``surrogate`` itself.
+
+    At initialisation the inputs leave their declared start values, a change no past predicts:
+    such an FMU (the coil spring with mass) reads ``y(t₀) = ŷ(x₀, u_before) + D_f (u(t₀) −
+    u_before)``.  ``D_f`` is fitted by least squares to the training runs' first points (the
+    residuals of the model with ``inputs_before`` the starts), each output by its swing, on the
+    inputs whose first values leave their starts, with two runs more than those inputs; it is
+    kept where it divides the first points' squared misses, against the surrogate's own, by
+    :data:`FIRST_RESPONSE_GAIN`, and the whole runs' misses not grow (it applies at every point).
+
+    Parameters
+    ----------
+    surrogate : PortedSystem
+        The fitted surrogate, with a delayed feedthrough and none fast.
+    train : list of tuple
+        ``(t, u_ext, y_ext, hold)`` training experiments.
+    input_starts : ndarray, shape (k_in,), or None
+        The inputs' declared start values (``None``: unknown, nothing fitted).
+
+    Returns
+    -------
+    PortedSystem
+    """
+    from fmu_surrogate.fmu.dataset import output_scale
+    from fmu_surrogate.ph import simulate
+
+    if (not surrogate.delayed_feedthrough or input_starts is None
+            or surrogate.first_outputs is not None or surrogate.fast_feedthrough is not None):
+        return surrogate
+    starts = np.asarray(input_starts, dtype=float)
+    du = np.array([u[0] - starts for _, u, _, _ in train])
+    span = np.array([np.ptp(u, axis=0) for _, u, _, _ in train]).max(axis=0) + np.abs(starts)
+    cols = np.flatnonzero(np.abs(du).max(axis=0) > 1e-9 * np.maximum(span, 1e-300))
+    if cols.size == 0 or len(train) < cols.size + 2:
+        return surrogate
+    scale = np.max([output_scale(y) for _, _, y, _ in train], axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    base = surrogate.replace(inputs_before=starts)
+    miss = np.array([(y[0] - base.outputs(base.x0, starts)) / scale for _, _, y, _ in train])
+    own = np.array([(y[0] - surrogate.sampled_outputs(surrogate.outputs(
+        surrogate.x0, surrogate.inputs_seen_by_outputs(u[:1])), u[:1])[0]) / scale
+        for _, u, y, _ in train])
+    a = du[:, cols]
+    if np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) < cols.size:
+        return surrogate
+    coef = np.linalg.lstsq(a, miss, rcond=None)[0]  # (cols, k_out), in swing units
+    if FIRST_RESPONSE_GAIN * float(np.sum((miss - a @ coef) ** 2)) > float(np.sum(own ** 2)):
+        return surrogate
+    d_f = np.zeros((surrogate.n_outputs, surrogate.n_inputs))
+    d_f[:, cols] = (coef * scale).T
+    fast = base.replace(fast_feedthrough=d_f)
+
+    def misses(sur: Any) -> float:
+        return sum(float(np.sum(((y - simulate(sur, t, u, sur.x0, hold=h).y) / scale) ** 2))
+                   for t, u, y, h in train)
+
+    return fast if misses(fast) <= misses(surrogate) else surrogate

@@ -80,22 +80,26 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     power_inputs = {inputs[i] for i, _, _ in power}
     declared_ok = bool(power) and all(d is not None and not power_inputs & set(d)
                                       for d in declared)
-    fast = starts = None
-    if est.delayed_feedthrough:  # the response to the inputs just set taken out of the data
-        from fmu_surrogate.identify.delayed_feedthrough import (
-            fast_feedthrough,
-            without_fast_response,
-        )
-        from fmu_surrogate.identify.first_outputs import input_starts
+    from fmu_surrogate.identify.delayed_feedthrough import (
+        fast_feedthrough,
+        with_first_response,
+        without_fast_response,
+    )
+    from fmu_surrogate.identify.first_outputs import input_starts
 
-        fast = fast_feedthrough([(t, X[:, :m], X[:, m:], hold) for t, X in arrays])
-        starts = input_starts(ds, inputs) if fast is not None else None
+    runs_ = [(t, X[:, :m], X[:, m:], hold) for t, X in arrays]
+    fast = fast_feedthrough(runs_) if est.delayed_feedthrough else None
+    starts = input_starts(ds, inputs)
+    if fast is not None:  # the response to the inputs just set taken out of the data
         raw = without_fast_response(raw, fast, None if starts is None else starts - held)
     _fit(est, raw, pairs, declared_ok)
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
     est.input_offsets_ = held if held.any() else None
-    est.inputs_before_, est.fast_feedthrough_ = starts, fast
+    est.inputs_before_, est.fast_feedthrough_ = (None if fast is None else starts), fast
+    if est.delayed_feedthrough and fast is None:  # where the predictor saw no change
+        sur = with_first_response(est.to_surrogate(), runs_, starts)
+        est.inputs_before_, est.fast_feedthrough_ = sur.inputs_before, sur.fast_feedthrough
     return est
 
 

@@ -290,7 +290,7 @@ class NonlinearPHIdentifier(PHEstimator):
             raise NonlinearFitError("fit's bare system carries no delayed feedthrough; use "
                                     "fit_dataset, or delayed_feedthrough='auto' or False.")
         self.delayed_feedthrough_, self.inputs_before_, self.delay_evidence_ = False, None, None
-        self.fast_feedthrough_ = None
+        self.fast_feedthrough_, self._fast_from_data = None, False
         train, _ = self._split(exps)
         with threadpool_limits(limits=1, user_api="blas"):
             t0 = time.perf_counter()
@@ -351,6 +351,7 @@ class NonlinearPHIdentifier(PHEstimator):
         if self.delayed_feedthrough_:  # the response to the inputs just set, out of the data
             self.fast_feedthrough_ = fast_feedthrough(self._split(exps)[0])
             exps = without_fast_response(exps, self.fast_feedthrough_, starts)
+            self._fast_from_data = self.fast_feedthrough_ is not None
         if self.delayed_feedthrough_ and unresolved_mode(lin, exps):
             # the linear fit made the delay a state faster than the sampling: fit it again to
             # the outputs one sample earlier, where the delayed feedthrough is a direct one
@@ -387,6 +388,7 @@ class NonlinearPHIdentifier(PHEstimator):
         else:
             self.delay_evidence_, self.delayed_feedthrough_ = None, bool(setting)
         self.inputs_before_ = self.fast_feedthrough_ = None
+        self._fast_from_data = False
 
     def _split(self, items: list) -> tuple[list, list]:
         """Training and held-out items: the last ``validation_runs`` held out (when more)."""

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from fmu_surrogate.identify.delayed_feedthrough import with_first_response
 from fmu_surrogate.identify.nonlinear.delay import inputs_before
 from fmu_surrogate.identify.nonlinear.internal_step import with_internal_step
 from fmu_surrogate.identify.nonlinear.optimise import optimise
@@ -144,8 +145,8 @@ def adopt(est: Any, out: Any, train: list[tuple],
     setup = est._setup
     start, delayed = setup.start, setup.delayed
     before = None  # what a delayed feedthrough sees before the first point, then pruning
-    if delayed and getattr(est, "fast_feedthrough_", None) is not None and \
-            setup.input_starts is not None:  # the data's first points less D_f (u_0 − starts)
+    from_data = getattr(est, "_fast_from_data", False)
+    if delayed and from_data and setup.input_starts is not None:  # less D_f (u_0 − starts)
         before = np.asarray(setup.input_starts, dtype=float)
     elif delayed:
         before = inputs_before(surrogate_of(out, start, out.theta), train, setup.input_starts)
@@ -153,6 +154,11 @@ def adopt(est: Any, out: Any, train: list[tuple],
         surrogate_of(out, start, th, delayed, before), train, bound), start.constant_ports)
     fitted, train_error = with_internal_step(surrogate_of(out, start, theta, delayed, before),
                                              train)
+    if delayed and not from_data:  # none the one-step predictor could see: the first points
+        fast = with_first_response(fitted, train, setup.input_starts)
+        if fast is not fitted:
+            fitted, train_error = fast, relative_error(fast, train)
+        est.fast_feedthrough_ = fast.fast_feedthrough
     b = out.layout.unpack(theta)
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
     est.inputs_before_ = fitted.inputs_before
