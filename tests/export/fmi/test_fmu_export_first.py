@@ -81,3 +81,45 @@ def test_a_fast_feedthrough_shows_the_change_of_the_inputs_set_since_the_last_st
     for i, o in enumerate(ps.output_names):
         expected = {ps.input_names[k] for k in np.flatnonzero(d_f[i])}
         assert expected <= deps[o], (o, deps[o])
+
+
+def test_a_master_that_reads_after_each_step_sees_no_fast_response(tmp_path):
+    """libcosim's order: inputs set, step, outputs read. After a step the FMU holds the inputs
+    it stepped with, so the fast feedthrough adds nothing: the outputs are those of the model
+    with its delayed feedthrough alone; set new inputs and it adds ``D_f`` times their change."""
+    from fmpy import read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    from tests.export._unzip import extracted
+
+    p = nonlinear_ported()
+    before = np.linspace(-0.2, 0.3, p.n_inputs)
+    d_f = np.arange(1.0, p.n_outputs * p.n_inputs + 1.0).reshape(p.n_outputs, p.n_inputs) / 7
+    ps = PortedSystem(p.system, p.ports, p.x0, delayed_feedthrough=True, inputs_before=before,
+                      fast_feedthrough=d_f)
+    fmu = export_fmu(ps, tmp_path / "fast.fmu", fmi_version=2)
+    t, U = _inputs(ps, 7)
+    plain = simulate(ps.replace(fast_feedthrough=None), t, U, hold="zoh").y
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    ins, outs = [vr[n] for n in ps.input_names], [vr[n] for n in ps.output_names]
+    inst = FMU2Slave(guid=md.guid, unzipDirectory=extracted(fmu),
+                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName="t")
+    inst.instantiate()
+    inst.setupExperiment(startTime=0.0)
+    inst.enterInitializationMode()
+    inst.exitInitializationMode()
+    try:
+        for k in range(len(t) - 1):
+            inst.setReal(ins, list(U[k]))
+            inst.doStep(t[k], t[k + 1] - t[k])
+            after = np.array(inst.getReal(outs))
+            # the same AVF steps in C and in numpy: round-off only (measured ≤ 1e-15)
+            assert _rel(after, plain[k + 1]) < 1e-12
+            if k + 2 < len(t):  # the next inputs set: their change shows at once
+                inst.setReal(ins, list(U[k + 1]))
+                moved = np.array(inst.getReal(outs)) - after
+                assert _rel(moved, d_f @ (U[k + 1] - U[k])) < 1e-12
+    finally:
+        inst.terminate()
+        inst.freeInstance()
