@@ -173,13 +173,16 @@ def _state_scales(X: Array) -> Array:
 
 
 def _port_spreads(U: Array, Y: Array, Ty: Array) -> tuple[Array, Array]:
-    """Per pH port, the RMS ``σ_u``, ``σ_y`` of its input and output (1 both where either has
-    no spread) in the port inputs ``U`` (K, m) and the external outputs ``Y`` (K, k_out)."""
-    m = Ty.shape[1]
-    su = np.sqrt(np.mean(U * U, axis=0)) if U.size else np.zeros(m)
-    Yph = Y @ np.linalg.pinv(Ty).T if Y.size else np.zeros((0, m))  # the port outputs
-    sy = np.sqrt(np.mean(Yph * Yph, axis=0)) if Yph.size else np.zeros(m)
-    ok = (su > 0) & (sy > 0) & np.isfinite(su) & np.isfinite(sy)
+    """Per pH port, the RMS ``σ_u``, ``σ_y`` of its input and output in the port inputs ``U``
+    (K, m) and the external outputs ``Y`` (K, k_out); 1 both where either has no spread, but a
+    port whose output is not shown gets ``σ_y`` of the power ports' mean power (0.486 % so)."""
+    su = np.sqrt(np.mean(U * U, axis=0)) if U.size else np.zeros(Ty.shape[1])
+    Yph = Y @ np.linalg.pinv(Ty).T if Y.size else np.zeros((0, Ty.shape[1]))  # port outputs
+    sy = np.sqrt(np.mean(Yph * Yph, axis=0)) if Yph.size else np.zeros(Ty.shape[1])
+    ok = (su > 0) & (sy > 0) & np.isfinite(su) & np.isfinite(sy)  # shown outputs only
+    lone = ~ok & (su > 0) & np.isfinite(su) & ~np.any(Ty != 0, axis=0)  # a source, modulating
+    if ok.any():  # a gas accumulator in Pa and m³/s then fits as in bar and l/s: 0.065 %
+        sy, ok = np.where(lone, np.exp(np.mean(np.log(su[ok] * sy[ok]))) / su, sy), ok | lone
     return np.where(ok, su, 1.0), np.where(ok, sy, 1.0)
 
 
