@@ -173,6 +173,25 @@ def _lumped():
                         delayed_feedthrough=True, inputs_before=[0.0])
 
 
+def _linear_fit(runs):
+    """The surrogate of the linear fit of order 1 with a delayed feedthrough to the coil's runs
+    as a harvested dataset (the velocity's start value 0), the first five runs trained on."""
+    import json
+
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
+    from fmu_surrogate.identify import LinearPHIdentifier
+
+    recs = [RunRecord(index=r, values={"v": u[:, 0], "F": y[:, 0]})
+            for r, (_, u, y, _) in enumerate(runs)]
+    ds = records_to_dataset(recs, runs[0][0], None, ["v", "F"], attrs={
+        "input_interpolation": "zero-order hold over each step",
+        "input_start_values": json.dumps({"v": 0.0})})
+    for n, unit, c in (("v", "m/s", "input"), ("F", "N", "output")):
+        ds[n].attrs.update(causality=c, units=unit, type="Real")
+    est = LinearPHIdentifier(order=1, delayed_feedthrough=True).fit_dataset(ds, runs=range(5))
+    return est.to_surrogate()
+
+
 def test_a_coil_with_mass_shows_the_velocity_just_set_through_its_last_segments_damper():
     """Read after a new velocity is set, the coil's force moves by c_seg times its change (the
     last segment's damper, the inner nodes where the step left them); the step after, the surge
@@ -204,23 +223,11 @@ def test_the_linear_fit_of_a_coil_with_mass_finds_its_fast_feedthrough():
     """The coil's harvest as a dataset (the velocity's start value 0): the linear fit of order 1
     with a delayed feedthrough takes the fast response out of the data, finds the lumped spring
     in the rest, and the held-out run is as close as the coil's settling allows."""
-    import json
-
     from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as coil
-    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-    from fmu_surrogate.identify import LinearPHIdentifier
     from fmu_surrogate.ph import simulate
 
     runs = _coil_runs()
-    recs = [RunRecord(index=r, values={"v": u[:, 0], "F": y[:, 0]})
-            for r, (_, u, y, _) in enumerate(runs)]
-    ds = records_to_dataset(recs, runs[0][0], None, ["v", "F"], attrs={
-        "input_interpolation": "zero-order hold over each step",
-        "input_start_values": json.dumps({"v": 0.0})})
-    for n, unit, c in (("v", "m/s", "input"), ("F", "N", "output")):
-        ds[n].attrs.update(causality=c, units=unit, type="Real")
-    est = LinearPHIdentifier(order=1, delayed_feedthrough=True).fit_dataset(ds, runs=range(5))
-    sur = est.to_surrogate()
+    sur = _linear_fit(runs)
     assert sur.inputs_before.tolist() == [0.0]
     np.testing.assert_allclose(sur.fast_feedthrough, [[coil.PARAMS["c_seg"]]], rtol=5e-3)
     # the series damping of the settled coil, c_seg / N, is the model's feedthrough (measured
@@ -237,24 +244,12 @@ def test_where_the_inputs_past_predicts_them_the_first_points_show_the_fast_feed
     """The coil driven by cosines, which their own past predicts: the one-step predictor sees no
     change of the inputs to find the fast feedthrough by; the first points do (the velocity
     leaves its start value 0 there), and the linear fit finds it at them."""
-    import json
-
     from fmu_surrogate.benchmarks.vendor import progressive_spring_detailed as coil
-    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-    from fmu_surrogate.identify import LinearPHIdentifier
     from fmu_surrogate.ph import simulate
 
     runs = _coil_runs(smooth=True)
     assert fast_feedthrough(runs) is None
-    recs = [RunRecord(index=r, values={"v": u[:, 0], "F": y[:, 0]})
-            for r, (_, u, y, _) in enumerate(runs)]
-    ds = records_to_dataset(recs, runs[0][0], None, ["v", "F"], attrs={
-        "input_interpolation": "zero-order hold over each step",
-        "input_start_values": json.dumps({"v": 0.0})})
-    for n, unit, c in (("v", "m/s", "input"), ("F", "N", "output")):
-        ds[n].attrs.update(causality=c, units=unit, type="Real")
-    est = LinearPHIdentifier(order=1, delayed_feedthrough=True).fit_dataset(ds, runs=range(5))
-    sur = est.to_surrogate()
+    sur = _linear_fit(runs)
     assert sur.inputs_before.tolist() == [0.0]
     # c_seg less what the fitted model shows of it at the start (measured 0.5946 for 0.6)
     np.testing.assert_allclose(sur.fast_feedthrough, [[coil.PARAMS["c_seg"]]], rtol=2e-2)
