@@ -30,10 +30,11 @@ rejected like one that raises the cost.
 
 Outputs.  The objective compares the data's outputs with the model's in the linear fit's
 wiring: a power output is the port output ``Ty y_ph``, a measured output ``C_m x + D_m u_ph``
-(:mod:`.start`), plus the static law of the modulating inputs when there is one
-(:mod:`.input_law`: its gains start at the least-squares fit to the linear start's residual);
-the experiments start from the learned common ``x0`` when the linear fit learned one.  A core
-of order 0 (a static map) has no energy ridges or state dissipation to fit.
+(:mod:`.start`; ``+ K_m z(x)`` where that misses :data:`EFFORT_COST`: a spring's force reads
+the effort, an acceleration beside a displacement both), plus the static law of the modulating
+inputs when there is one (:mod:`.input_law`: its gains start at the least-squares fit to the
+linear start's residual); the experiments start from the learned common ``x0`` when the linear
+fit learned one.  A core of order 0 (a static map) has no energy ridges or state dissipation.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ MAX_SUBSTEPS = 20
 #: solvers inside the FMUs harvested, far below any error a user checks.
 TARGET_COST = 1e-10
 #: A fit with measured outputs whose cost stays above this (an RMS error above 1 % of the
-#: outputs) is tried again with them reading the effort, ``K_m z(x)``, and the better one kept
-#: (measured outputs read the state first: a position, a flux; a spring's force is an effort).
+#: outputs) is tried again with them reading the effort and the state (module doc), and the
+#: better one kept (the state first: a position, a flux).
 EFFORT_COST = 1e-4
 
 
@@ -439,10 +440,9 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                 return Optimised(layout, theta0, np.asarray([c0]), 0,
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
                                  static_law, effort)
-            # the measured outputs read the state or the effort: the other map stays zero
-            fixed = layout.slices()["Cm" if effort else "Km"][0]
-            lo_, hi_ = lo.copy(), hi.copy()
-            lo_[fixed] = hi_[fixed] = 0.0
+            lo_, hi_ = lo.copy(), hi.copy()  # the state alone (K_m at 0), or both (module doc)
+            if not effort:
+                lo_[layout.slices()["Km"][0]] = hi_[layout.slices()["Km"][0]] = 0.0
             with _progress_bar(est, n) as bar:
                 phi, costs, reason = projected_lm(
                     fun, jac, theta0 / sc, lo_, hi_, int(est.max_iter), float(est.tol),

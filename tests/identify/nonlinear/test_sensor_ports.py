@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fmu_surrogate as fs
-from tests.identify.conftest import CHOICE_DT
+from tests.identify.conftest import CHOICE_DT, PORTS
 
 
 def _run(mass_experiment, seed, T=20.0):
@@ -54,3 +54,40 @@ def test_the_sensor_port_exchanges_no_power(fitted, mass_experiment):
     # force port's (round-off, measured 1.2e-15 of the energy scale)
     assert np.all(tr.core.u[:, 1] == 0.0)
     assert abs(tr.energy_residual) <= 1e-10 * tr.core.energy_scale
+
+
+def _displacement(fsp, k1=1.0, k3=2.0):
+    """The spring's deflection from its force ``k1 q + k3 q³`` (Cardano: the one real root)."""
+    h, d = fsp / (2.0 * k3), np.sqrt((fsp / (2.0 * k3)) ** 2 + (k1 / (3.0 * k3)) ** 3)
+    return np.cbrt(h + d) + np.cbrt(h - d)
+
+
+def test_an_acceleration_beside_a_displacement_reads_the_effort_and_the_state(mass_experiment):
+    # the mass's velocity (the power output), displacement (the state) and acceleration (the
+    # spring's force, an effort, with the damper's and the input): neither map alone holds
+    # both measured outputs, so the effort's fit reads the state too
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
+
+    recs = []
+    for i, seed in enumerate((1, 2, 3)):
+        t, u, y = mass_experiment(seed, dt=0.04, spring_force=True)
+        v, fsp = y[:, 0], y[:, 1]
+        q = _displacement(fsp)
+        assert np.allclose(q + 2.0 * q**3, fsp, rtol=1e-12, atol=1e-12)
+        a = u[:, 0] - 0.5 * np.sign(v) * np.abs(v) ** (4 / 3) - fsp
+        recs.append(RunRecord(index=i, values={"F": u[:, 0], "v": v, "q": q, "a": a}))
+    ds = records_to_dataset(recs, t, None, ["F", "v", "q", "a"])
+    outs = ["v", "q", "a"]
+    lin = fs.LinearPHIdentifier(2, ports=PORTS).fit_dataset(ds, inputs=["F"], outputs=outs,
+                                                           runs=[0, 1])
+    nl = fs.NonlinearPHIdentifier(2, linear=lin, ports=PORTS).fit_dataset(
+        ds, inputs=["F"], outputs=outs)
+    # held out: measured 4.0 % (one map at a time: 27 %; the linear model 51 %); the
+    # acceleration also reads the power-law damper, a dissipation no map of z(x) holds, so the
+    # fit stays at a few percent: 6 % leaves room for the optimiser's path
+    assert nl.result_.validation_error <= 0.06
+    assert nl.result_.linear_validation_error >= 0.4
+    sur = nl.to_surrogate()
+    sensors = np.flatnonzero(sur.ports.Ty[:, 1:].any(axis=1))  # behind the sensor ports
+    assert "a" in np.asarray(sur.output_names)[sensors]
+    assert np.any(sur.ports.Cx[list(sur.output_names).index("q")] != 0)  # and the state
