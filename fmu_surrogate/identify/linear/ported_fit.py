@@ -248,8 +248,9 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
             out = dataclasses.replace(
                 refit, cost_history=list(out.cost_history) + list(refit.cost_history[1:]),
                 n_iter=out.n_iter + refit.n_iter,
-                stopping_reason=f"{out.stopping_reason}; then {refit.n_iter} more with {what} "
-                "held at zero")
+                stopping_reason=f"{out.stopping_reason}; then " + (
+                    f"{refit.n_iter} more with {what} held at zero" if refit.n_iter else
+                    f"{what} held at zero (the rest already at its optimum)"))
     b = blocks(lay, theta)
     if not np.array_equal(b["J"], -b["J"].T):  # pragma: no cover - invariant
         raise AssertionError("internal error: the fitted J lost its exact skew-symmetry.")

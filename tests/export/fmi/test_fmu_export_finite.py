@@ -7,6 +7,7 @@ import pytest
 
 from fmu_surrogate.export import export_fmu
 from fmu_surrogate.ph import LinearPH
+from tests.export._unzip import cs_slave
 
 
 @pytest.fixture(scope="module")
@@ -17,22 +18,10 @@ def mass(tmp_path_factory):
     return export_fmu(system, tmp_path_factory.mktemp("finite") / "mass.fmu")
 
 
-def _slave(fmu, tmp_path):
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    md = read_model_description(str(fmu))
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(fmu), tmp_path / "x"),
-                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="m")
-    slave.instantiate()
-    slave.setupExperiment(startTime=0.0)
-    return slave, {v.name: v.valueReference for v in md.modelVariables}
-
-
-def test_an_overflowing_calculated_variable_is_named(mass, tmp_path, capfd):
+def test_an_overflowing_calculated_variable_is_named(mass, capfd):
     from fmpy.fmi1 import FMICallException
 
-    slave, vr = _slave(mass, tmp_path)
+    slave, vr = cs_slave(mass, "m")
     slave.enterInitializationMode()
     # a finite start (1e200 kg m/s) whose stored energy ½ p² overflows: H is calculated
     slave.setReal([vr["x_start[1]"]], [1e200])
@@ -42,10 +31,10 @@ def test_an_overflowing_calculated_variable_is_named(mass, tmp_path, capfd):
     assert "variable 'H' is not finite (inf)" in capfd.readouterr().out
 
 
-def test_an_overflowing_state_fails_the_step_with_its_name(mass, tmp_path, capfd):
+def test_an_overflowing_state_fails_the_step_with_its_name(mass, capfd):
     from fmpy.fmi1 import FMICallException
 
-    slave, vr = _slave(mass, tmp_path)
+    slave, vr = cs_slave(mass, "m")
     slave.enterInitializationMode()
     slave.exitInitializationMode()
     # a finite force whose supplied energy over the step, ∫ F v dt = F² h² / 2, overflows

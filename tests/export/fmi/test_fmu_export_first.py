@@ -87,10 +87,7 @@ def test_a_master_that_reads_after_each_step_sees_no_fast_response(tmp_path):
     """libcosim's order: inputs set, step, outputs read. After a step the FMU holds the inputs
     it stepped with, so the fast feedthrough adds nothing: the outputs are those of the model
     with its delayed feedthrough alone; set new inputs and it adds ``D_f`` times their change."""
-    from fmpy import read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    from tests.export._unzip import extracted
+    from tests.export._unzip import cs_slave
 
     p = nonlinear_ported()
     before = np.linspace(-0.2, 0.3, p.n_inputs)
@@ -100,13 +97,8 @@ def test_a_master_that_reads_after_each_step_sees_no_fast_response(tmp_path):
     fmu = export_fmu(ps, tmp_path / "fast.fmu", fmi_version=2)
     t, U = _inputs(ps, 7)
     plain = simulate(ps.replace(fast_feedthrough=None), t, U, hold="zoh").y
-    md = read_model_description(str(fmu))
-    vr = {v.name: v.valueReference for v in md.modelVariables}
+    inst, vr = cs_slave(fmu, "t")
     ins, outs = [vr[n] for n in ps.input_names], [vr[n] for n in ps.output_names]
-    inst = FMU2Slave(guid=md.guid, unzipDirectory=extracted(fmu),
-                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName="t")
-    inst.instantiate()
-    inst.setupExperiment(startTime=0.0)
     inst.enterInitializationMode()
     inst.exitInitializationMode()
     try:

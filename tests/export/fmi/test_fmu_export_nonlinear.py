@@ -186,18 +186,9 @@ def test_nonexportable_nonlinear_surrogates_are_refused(tmp_path):
 
 def test_fmu_state_keeps_the_scheme_history(fmus):
     """The Newton predictor extrapolates from the previous step: it is part of the FMU state."""
-    from fmpy import read_model_description
-    from fmpy.fmi2 import FMU2Slave
+    from tests.export._unzip import cs_slave
 
-    from tests.export._unzip import extracted
-
-    f = str(fmus["ode"])
-    md = read_model_description(f)
-    inst = FMU2Slave(guid=md.guid, unzipDirectory=extracted(f),
-                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName="s")
-    inst.instantiate()
-    inst.setupExperiment(startTime=0.0)
-    vr = {v.name: v.valueReference for v in md.modelVariables}
+    inst, vr = cs_slave(fmus["ode"])
     inst.setReal([vr["x_start[1]"], vr["x_start[2]"]], [0.5, -0.3])
     inst.enterInitializationMode()
     inst.exitInitializationMode()
