@@ -76,8 +76,9 @@ def _from_rest(records: Sequence[Any]) -> bool:
     or the same feedthrough of the inputs' first samples in every run (an acceleration output
     of a force input: ``y_0 = D u_0``, fitted over more distinct first inputs than inputs, so
     that a state's value is not mistaken for one).  A state that starts at an equilibrium with
-    the first inputs (a part initialised in steady state) passes too, and gives out the energy
-    stored; the margin then names no pairing, or the true one."""
+    the first inputs (a part initialised in steady state) passes too, with the risk of data that
+    do not start at rest (module docstring): the energy it stores can take the true pairing
+    below its start."""
     runs = [(np.asarray(u, float), np.asarray(y, float)) for _t, u, y, _h in records]
     runs = [(u, y) for u, y in runs if y.shape[0]]
     if not runs:
