@@ -125,6 +125,38 @@ def system_factory():
     return lambda **kw: example_system(**kw)
 
 
+def _duffing_experiment(seed, std, v0=0.0, f_high=5.0):
+    """The Duffing benchmark's oscillator ``y'' + 2.151 y' + 10 y + 1e5 y³ = u`` (docs/design.md
+    §5) under band-limited noise (below ``f_high`` Hz, standard deviation ``std``, zero-order
+    hold, 10 s at 10 ms) from ``y = 0, y' = v0``: ``(t, u (K, 1), (y, y', y'') (K, 3))``, one
+    scipy solve per hold interval (rtol 1e-10)."""
+    t = np.arange(0.0, 10.0 + 1e-9, 0.01)
+    rng = np.random.default_rng(seed)
+    f = np.fft.rfftfreq(t.size, 0.01)
+    X = rng.normal(size=f.size) + 1j * rng.normal(size=f.size)
+    X[f > f_high] = 0.0
+    u = np.fft.irfft(X, t.size)
+    u *= std / u.std()
+
+    def rhs(s, x):
+        return [x[1], u[min(int(s / 0.01 + 1e-9), t.size - 1)] - 2.151 * x[1] - 10.0 * x[0]
+                - 1e5 * x[0] ** 3]
+
+    x = np.empty((t.size, 2))
+    x[0] = (0.0, v0)
+    for k in range(t.size - 1):
+        x[k + 1] = solve_ivp(rhs, (t[k], t[k + 1]), x[k], rtol=1e-10, atol=1e-12).y[:, -1]
+    a = u - 2.151 * x[:, 1] - 10.0 * x[:, 0] - 1e5 * x[:, 0] ** 3
+    return t, u[:, None], np.column_stack([x, a])
+
+
+@pytest.fixture(scope="session")
+def duffing_experiment():
+    """``duffing_experiment(seed, std, v0=0.0, f_high=5.0) -> (t, u, y)``: the Duffing
+    oscillator with displacement, velocity and acceleration out (no units)."""
+    return _duffing_experiment
+
+
 def _mass_experiment(seed, T=20.0, dt=0.02, c=0.5, k1=1.0, k3=2.0, spring_force=False):
     """A random multisine force (0.05–0.6 Hz, peak ≈ 4) on the unit mass, from rest; with
     ``spring_force`` the spring's force ``k1 q + k3 q³`` as a second output column."""

@@ -144,8 +144,9 @@ class NonlinearPHIdentifier(PHEstimator):
     max_iter : int
         Levenberg–Marquardt iterations per start (:mod:`.gauss_newton`); the fit also stops at
         a cost below :data:`~fmu_surrogate.identify.nonlinear.optimise.TARGET_COST`, or where
-        it stalls (:func:`~.gauss_newton.stalled`).  A strongly stiffening oscillator needs
-        more than 100 (the unitless Duffing at three levels: 122, held out 0.84 %; 10.7 % at 100).
+        it stalls (:func:`~.gauss_newton.stalled`).  A strongly stiffening oscillator may need
+        more than 100 (the Duffing benchmark's FMU at three levels: 122, held out 0.84 %;
+        10.7 % at 100).
     max_time : float or None
         Wall-time budget [s] of the optimiser in one fit (its starts and continuation stages
         together, :meth:`refine` its own): where spent, the fit stops at its best so far.
