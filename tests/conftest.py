@@ -127,16 +127,13 @@ def system_factory():
 
 def _duffing_experiment(seed, std, v0=0.0, f_high=5.0):
     """The Duffing benchmark's oscillator ``y'' + 2.151 y' + 10 y + 1e5 y³ = u`` (docs/design.md
-    §5) under band-limited noise (below ``f_high`` Hz, standard deviation ``std``, zero-order
-    hold, 10 s at 10 ms) from ``y = 0, y' = v0``: ``(t, u (K, 1), (y, y', y'') (K, 3))``, one
+    §5) under the harvest's band-limited noise (below ``f_high`` Hz, standard deviation ``std``,
+    zero-order hold, 10 s at 10 ms) from ``y = 0, y' = v0``: ``(t, u (K, 1), (y, y', y'') (K, 3))``, one
     scipy solve per hold interval (rtol 1e-10)."""
+    from fmu_surrogate.fmu.signals.excitation import BandLimitedNoise
+
     t = np.arange(0.0, 10.0 + 1e-9, 0.01)
-    rng = np.random.default_rng(seed)
-    f = np.fft.rfftfreq(t.size, 0.01)
-    X = rng.normal(size=f.size) + 1j * rng.normal(size=f.size)
-    X[f > f_high] = 0.0
-    u = np.fft.irfft(X, t.size)
-    u *= std / u.std()
+    u = BandLimitedNoise(f_high=f_high, duration=10.0, std=std, seed=seed)(t)
 
     def rhs(s, x):
         return [x[1], u[min(int(s / 0.01 + 1e-9), t.size - 1)] - 2.151 * x[1] - 10.0 * x[0]
