@@ -318,6 +318,9 @@ def plot_surrogate(system: Any, *, title: str | None = None, path: str | Path | 
                   ("Du | cy: outputs from inputs, offset", np.column_stack([p.Du, p.cy]), outs,
                    ins + ["cy"]),
                   ("x0 (operating point)", ported.x0.reshape(-1, 1), xs, ["x0"])]
+        if p.reads_rate:
+            wiring.insert(3, ("Cdx: outputs from the states' rates", p.Cdx, outs,
+                              [f"d{x}/dt" for x in xs]))
         if p.law is not None:  # the static law: each term's argument, and its output gains
             terms = [f"{kind} {k + 1}" for k, kind in enumerate(p.law.kinds)]
             wiring += [("law W | b: term arguments s = W u + b",

@@ -164,11 +164,11 @@ def _power_output(p: _Part, var: str) -> tuple[int, int]:
     j = w.output_names.index(var)
     got = _signed(w.Ty[j])
     law = w.law is not None and w.law.C[j].any()
-    if got is None or w.Cx[j].any() or w.Du[j].any() or w.cy[j] or law:
+    if got is None or w.Cx[j].any() or w.Cdx[j].any() or w.Du[j].any() or w.cy[j] or law:
         raise CouplingError(f"connection from {p.name}.{var}: it is not one pH port output with a "
-                            "sign ±1 (it reads states, inputs, a static law of them or an offset: "
-                            "a measured output); the monolithic form connects power ports only — "
-                            "use a co-simulation algorithm.")
+                            "sign ±1 (it reads states, their rates, inputs, a static law of them "
+                            "or an offset: a measured output); the monolithic form connects power "
+                            "ports only — use a co-simulation algorithm.")
     return p.port0 + got[0], got[1]
 
 
@@ -338,6 +338,8 @@ def _variables(asm: Assembled, x: np.ndarray, u_ext: list[np.ndarray]
                 i, s = asm.inputs[key]
                 e[:, j] = s * u[:, i]
         y_ext = y[:, sl] @ w.Ty.T + xs @ w.Cx.T + e @ w.Du.T + w.cy
+        if w.reads_rate:  # the rate of the component's state, at its port inputs
+            y_ext = y_ext + p.core.flow(xs, u[:, sl]) @ w.Cdx.T
         if w.law is not None:  # a static law of the inputs (on unconnected outputs only)
             y_ext = y_ext + w.law.values(e)
         values.update({f"{p.name}.{v}": y_ext[:, j] for j, v in enumerate(w.output_names)})

@@ -49,7 +49,7 @@ def as_delayed_feedthrough(surrogate: Any, step: float) -> Any:
 
     core, p = surrogate.system, surrogate.ports
     if not (surrogate.late_outputs and isinstance(core, LinearPH)) or np.any(p.Ty != 0) or \
-            not np.array_equal(core.E, np.eye(core.n_states)):
+            p.reads_rate or not np.array_equal(core.E, np.eye(core.n_states)):
         return None
     A, B, _ = core.state_space()
     n, m = B.shape

@@ -19,6 +19,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "system": {..., "max_step": h},                          (version 6 on)
      "delayed_feedthrough": {..., "first_feedthrough": [[...]]},  (version 7 only)
      "delayed_feedthrough": {..., "fast_feedthrough": [[...]]},   (version 8 on)
+     "ports": {..., "Cdx": [[...]]},                          (version 9 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -36,7 +37,8 @@ before the first step are fixed values (``first_outputs``) as version 5, a Nonli
 longest step of its scheme (``max_step``) as version 6, one whose outputs also see the change
 of the inputs from those held over the step before (``fast_feedthrough``) as version 8 (version
 7 held the same response fitted at the first point only, ``first_feedthrough``: read as the
-fast feedthrough, which it is), one
+fast feedthrough, which it is), one whose outputs read the rate of its core's state
+(``ports.Cdx``, written when nonzero) as version 9, one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -83,7 +85,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 8
+VERSION = 9
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -226,8 +228,9 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     # the oldest version that holds the content: version 2 readers read every other file
     first = obj.first_outputs if isinstance(obj, PortedSystem) else None
     d_f = obj.fast_feedthrough if isinstance(obj, PortedSystem) else None
-    version = (8 if d_f is not None else 6 if "max_step" in body else 5 if first is not None
-               else 4 if law or late else 3 if delayed else 2)
+    rate = isinstance(obj, PortedSystem) and obj.ports.reads_rate
+    version = (9 if rate else 8 if d_f is not None else 6 if "max_step" in body
+               else 5 if first is not None else 4 if law or late else 3 if delayed else 2)
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
     if units:

@@ -6,7 +6,7 @@ operating point.  Its pH core ``system`` (structure exact by construction) talks
 ``(u_ext, y_ext)`` are an affine image of them (:class:`PortMap`)::
 
     u_ph  = Tu u_ext + cu
-    y_ext = Ty y_ph + Cx x + Du u_ext + cy
+    y_ext = Ty y_ph + Cx x + Cdx ẋ + Du u_ext + cy
 
 * a power port delivering power in the FMU's convention (power "out") has ``Tu[i, j] = −1`` and
   ``Ty[j', i] = 1``: the external ``y_extᵀu_ext`` is then minus the port power;
@@ -17,6 +17,11 @@ operating point.  Its pH core ``system`` (structure exact by construction) talks
   :func:`fmu_surrogate.ph.simulate`;
 * a measured non-power output (a position, a temperature) is a row with ``Ty = 0`` and ``Cx``,
   ``Du``, ``cy`` as fitted;
+* a measured output that reads the state's rate (an acceleration beside a momentum state: the
+  net force through the mass, the damper's nonlinear force with it) is a row of ``Cdx``:
+  ``ẋ = (J − R(x)) z(x) + (G − P) u_ph`` at the point's state and inputs, so it also feeds
+  the inputs through (:attr:`PortedSystem.feedthrough`); only a core with ``E = I`` has one
+  (an ODE, as every surrogate identified from input-output data);
 * a static nonlinear law of the inputs in the outputs (a spring's force of a displacement
   input) is the optional ``law``, a :class:`~fmu_surrogate.ph.StaticLaw`:
   ``y_ext = … + law(u_ext)``.
@@ -27,8 +32,10 @@ Interface notes
   output_units=None)``: three positional arguments, plus keywords.  A ``PortMap`` whose ``Cx`` has
   no columns (``n_states=0``, the default of ``identity``) reads no state; a :class:`PortedSystem`
   widens it to zeros of the system's ``n`` (its ``.ports`` is then a copy with the full ``Cx``).
+  ``Cdx`` (the same shape as ``Cx``) is zero unless given.
 * ``PortMap`` compares by value (arrays bit for bit); its arrays are read-only.
-* ``PortedSystem.feedthrough``: the external feedthrough ``Ty D Tu + Du`` (k_out, k_in), the
+* ``PortedSystem.feedthrough``: the external feedthrough ``Ty D Tu + Cdx (G − P) Tu + Du``
+  (k_out, k_in), the
   matrix whose nonzeros are an FMU's output→input dependencies.
 """
 
@@ -48,7 +55,7 @@ Array = NDArray[np.float64]
 
 __all__ = ["PortMap"]
 
-_ARRAYS = ("Tu", "cu", "Ty", "Cx", "Du", "cy")
+_ARRAYS = ("Tu", "cu", "Ty", "Cx", "Du", "cy", "Cdx")
 
 
 def _frozen(a: ArrayLike, shape: tuple[int, ...], name: str) -> Array:
@@ -87,10 +94,12 @@ class PortMap:
     Cx : ndarray, shape (k_out, n)
     Du : ndarray, shape (k_out, k_in)
     cy : ndarray, shape (k_out,)
-        ``y_ext = Ty y_ph + Cx x + Du u_ext + cy``.
+        ``y_ext = Ty y_ph + Cx x + Cdx ẋ + Du u_ext + cy``.
     law : StaticLaw, optional
         A static nonlinear law of the external inputs added to the outputs,
         ``y_ext = … + law.values(u_ext)`` (none by default).
+    Cdx : ndarray, shape (k_out, n), optional
+        How the outputs read the state's rate ``ẋ`` (zero by default).
 
     Raises
     ------
@@ -110,6 +119,7 @@ class PortMap:
     Du: Array
     cy: Array
     law: StaticLaw | None = None
+    Cdx: Array | None = None
 
     def __post_init__(self) -> None:
         Tu, Cx = np.asarray(self.Tu, dtype=float), np.asarray(self.Cx, dtype=float)
@@ -121,6 +131,9 @@ class PortMap:
         shapes = {"Tu": (m, k_in), "cu": (m,), "Ty": (k_out, m), "Cx": (k_out, n),
                   "Du": (k_out, k_in), "cy": (k_out,)}
         set_ = object.__setattr__
+        if self.Cdx is None:
+            set_(self, "Cdx", np.zeros((k_out, n)))
+        shapes["Cdx"] = (k_out, n)
         set_(self, "input_names", _names(self.input_names, "u", k_in, "PortMap.input_names"))
         set_(self, "output_names", _names(self.output_names, "y", k_out, "PortMap.output_names"))
         set_(self, "input_units", _units(self.input_units, k_in, "PortMap.input_units"))
@@ -145,6 +158,11 @@ class PortMap:
     def n_states(self) -> int:
         """Number of states read by ``Cx`` (0 when it reads none)."""
         return self.Cx.shape[1]
+
+    @property
+    def reads_rate(self) -> bool:
+        """Whether an output reads the state's rate (a nonzero ``Cdx``)."""
+        return bool(self.Cdx.any())
 
     @property
     def source_ports(self) -> NDArray[np.bool_]:
@@ -200,7 +218,9 @@ class PortMap:
         d: dict = {"input_names": list(self.input_names), "output_names": list(self.output_names),
                    "input_units": list(self.input_units),
                    "output_units": list(self.output_units), "n_states": self.n_states}
-        d.update({k: getattr(self, k).tolist() for k in _ARRAYS})
+        d.update({k: getattr(self, k).tolist() for k in _ARRAYS if k != "Cdx"})
+        if self.reads_rate:  # written when used (schema version 9 on)
+            d["Cdx"] = self.Cdx.tolist()
         if self.law is not None:
             d["law"] = self.law.to_dict()
         return d
@@ -216,9 +236,11 @@ class PortMap:
         """
         k_in, k_out, m, n = (len(d["input_names"]), len(d["output_names"]), len(d["cu"]),
                              int(d["n_states"]))
-        arr = {"Tu": (m, k_in), "Ty": (k_out, m), "Cx": (k_out, n), "Du": (k_out, k_in)}
+        arr = {"Tu": (m, k_in), "Ty": (k_out, m), "Cx": (k_out, n), "Du": (k_out, k_in),
+               "Cdx": (k_out, n)}
         # JSON keeps no shape for an empty matrix; a filled one is checked as it is
-        kw = {k: np.reshape(d[k], s) if np.size(d[k]) == 0 else d[k] for k, s in arr.items()}
+        kw = {k: np.reshape(d[k], s) if np.size(d[k]) == 0 else d[k] for k, s in arr.items()
+              if k in d}
         law = StaticLaw.from_dict(d["law"]) if d.get("law") is not None else None
         return cls(tuple(d["input_names"]), tuple(d["output_names"]), tuple(d["input_units"]),
                    tuple(d["output_units"]), cu=d["cu"], cy=d["cy"], law=law, **kw)

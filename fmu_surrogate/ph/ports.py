@@ -137,10 +137,15 @@ class PortedSystem:
             raise StructureError(f"the PortMap wires {ports.n_ports} pH ports (rows of Tu) but "
                                  f"the system has {m}; give Tu one row per port of the system.")
         if ports.n_states == 0 and n:
-            ports = replace(ports, Cx=np.zeros((len(ports.output_names), n)))
+            k_out = len(ports.output_names)
+            ports = replace(ports, Cx=np.zeros((k_out, n)), Cdx=np.zeros((k_out, n)))
         if ports.n_states != n:
             raise StructureError(f"PortMap.Cx reads {ports.n_states} states but the system has "
                                  f"{n}; give Cx {n} columns.")
+        if ports.reads_rate and not np.array_equal(system.E, np.eye(n)):
+            raise StructureError("PortMap.Cdx reads the state's rate ẋ, which a core with E ≠ I "
+                                 "(a DAE) does not give explicitly; read its states or efforts "
+                                 "instead (Cdx = 0).")
         if inputs_before is not None and not delayed_feedthrough:
             raise StructureError("inputs_before is what a delayed feedthrough sees before the "
                                  "first point; pass delayed_feedthrough=True or leave it out.")
@@ -225,8 +230,9 @@ class PortedSystem:
 
     @property
     def feedthrough(self) -> Array:
-        """External linear feedthrough ``Ty D Tu + Du`` (k_out, k_in)."""
-        return self.ports.Ty @ self.system.D @ self.ports.Tu + self.ports.Du
+        """External linear feedthrough ``Ty D Tu + Cdx (G − P) Tu + Du`` (k_out, k_in)."""
+        p = self.ports
+        return (p.Ty @ self.system.D + p.Cdx @ self.system.input_matrix) @ p.Tu + p.Du
 
     @property
     def output_dependencies(self) -> NDArray[np.bool_]:
@@ -297,7 +303,8 @@ class PortedSystem:
         return out[0] if single else out
 
     def outputs(self, x: ArrayLike, u_ext: ArrayLike) -> Array:
-        """``y_ext = Ty y_ph + Cx x + Du u_ext + cy (+ law)``; ``(N, n), (N, k_in) -> (N, k_out)``.
+        """``y_ext = Ty y_ph + Cx x + Cdx ẋ + Du u_ext + cy (+ law)``; ``(N, n), (N, k_in) ->
+        (N, k_out)``.
 
         Parameters
         ----------
@@ -312,7 +319,8 @@ class PortedSystem:
         return y[0] if single else y
 
     def external_outputs(self, x: Array, u_ext: Array, y_ph: Array) -> Array:
-        """``Ty y_ph + Cx x + Du u_ext + cy (+ law)`` from port outputs (rows of 2-D arrays).
+        """``Ty y_ph + Cx x + Cdx ẋ + Du u_ext + cy (+ law)`` from port outputs (rows of 2-D
+        arrays; ``ẋ`` the core's flow at ``x`` and ``u_ext``'s port inputs).
 
         Parameters
         ----------
@@ -325,4 +333,6 @@ class PortedSystem:
         """
         p = self.ports
         y = y_ph @ p.Ty.T + x @ p.Cx.T + u_ext @ p.Du.T + p.cy
+        if p.reads_rate:
+            y = y + self.system.flow(x, self.inputs_to_ports(u_ext)) @ p.Cdx.T
         return y if p.law is None else y + p.law.values(u_ext)

@@ -78,8 +78,8 @@ class LinearStart:
         return u_ext @ self.ports.Tu.T + self.ports.cu
 
     def ports_for(self, Cm: Array, Dm: Array, law: StaticLaw | None = None,
-                  sensors: NDArray[np.int64] | None = None) -> PortMap:
-        """The wiring with the measured outputs ``C_m x + D_m u_ph`` of a fitted core.
+                  sensors: NDArray[np.int64] | None = None, Cd: Array | None = None) -> PortMap:
+        """The wiring with the measured outputs ``C_m x + C_d ẋ + D_m u_ph`` of a fitted core.
 
         Parameters
         ----------
@@ -90,22 +90,27 @@ class LinearStart:
             Measured outputs that also read the effort, ``K_m z(x)``: the core's sensor ports
             (:func:`.parametrisation.sensor_rows`), one after the other behind its ports, with
             their inputs held at zero and their outputs added to these measured outputs.
+        Cd : ndarray, shape (k, n), optional
+            How the measured outputs read the state's rate (zero if not given).
         """
         p = self.ports
         Cx = np.zeros((len(p.output_names), Cm.shape[1]))
+        Cdx = np.zeros_like(Cx)
         Du, cy = np.zeros_like(p.Du), np.zeros_like(p.cy)
         Cx[self.measured] = Cm
+        if Cd is not None:
+            Cdx[self.measured] = Cd
         Du[self.measured] = Dm @ p.Tu
         cy[self.measured] = Dm @ p.cu
         rows = np.zeros(0, dtype=np.int64) if sensors is None else np.asarray(sensors)
         if not rows.size:
-            return dataclasses.replace(p, Cx=Cx, Du=Du, cy=cy, law=law)
+            return dataclasses.replace(p, Cx=Cx, Cdx=Cdx, Du=Du, cy=cy, law=law)
         s = rows.size
         Ty = np.hstack([p.Ty, np.zeros((p.Ty.shape[0], s))])
         Ty[self.measured[rows], p.Ty.shape[1] + np.arange(s)] = 1.0
         return dataclasses.replace(p, Tu=np.vstack([p.Tu, np.zeros((s, p.Tu.shape[1]))]),
-                                   cu=np.concatenate([p.cu, np.zeros(s)]), Ty=Ty, Cx=Cx, Du=Du,
-                                   cy=cy, law=law)
+                                   cu=np.concatenate([p.cu, np.zeros(s)]), Ty=Ty, Cx=Cx, Cdx=Cdx,
+                                   Du=Du, cy=cy, law=law)
 
 
 def _pad(lin: dict[str, Array], n: int) -> dict[str, Array]:
@@ -165,7 +170,8 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
                                  output_units=nm[3])
         x0 = np.asarray(getattr(est, "x0_", np.zeros(r)), dtype=float)
     if ports.n_states != r:
-        ports = dataclasses.replace(ports, Cx=np.zeros((len(ports.output_names), r)))
+        ports = dataclasses.replace(ports, Cx=np.zeros((len(ports.output_names), r)),
+                                    Cdx=np.zeros((len(ports.output_names), r)))
     surrogate = PortedSystem(core, ports, x0)
     measured = np.flatnonzero(~np.any(ports.Ty != 0, axis=1))
     power = np.setdiff1d(np.arange(len(ports.output_names)), measured)
