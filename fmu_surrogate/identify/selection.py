@@ -407,19 +407,20 @@ def select_dataset(
         return replace(kept, estimator=new, linear=new, details=kept.details + line)
     from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
 
-    def nonlinear_fit(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
+    def nonlinear_fit(data: Any, start: Any, direct: Any) -> tuple[Any, float, str]:
         return search_order(start, data, list(inputs), list(outputs), fit, tolerance,
                             lambda lin_start: nonlinear_at(data, lin_start, direct), deadline)
 
-    def nonlinear_at(data: Any, start: Any, direct: bool) -> tuple[Any, float, str]:
+    def nonlinear_at(data: Any, start: Any, direct: Any) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough); direct: the outputs see the inputs of their own point (late
-        # outputs taken one sample earlier, or a delay the timing test left unclear)
+        # outputs taken one sample earlier, or a delay the timing test left unclear), None: those
+        # of the step before (where it could not tell), False: the timing test decides
         settings = dict(nonlinear or {})
         if deadline is not None:
             settings.setdefault("max_time", max(deadline - time.monotonic(), 0.0))
-        if direct:
-            settings["delayed_feedthrough"] = False
+        if direct is not False:
+            settings["delayed_feedthrough"] = direct is None
         nl = NonlinearPHIdentifier(n_states=None, linear=start,
                                    validation_runs=len(held), **settings
                                    ).fit_dataset(data, inputs=list(inputs),
@@ -456,17 +457,19 @@ def select_dataset(
     if (e_nl > tolerance or fast) and _time_left(deadline) and ev is not None and ev.delayed:
         # delayed but missed, or with a fast feedthrough (a steep law so 0.725 %, at its point
         # 1.7e-9): the timing test is weak where the past inputs predict the present one (that
-        # law under noise, 250 samples a period: ratio 2.75): fitted at the own point too
+        # law under noise, 250 samples a period: ratio 2.75): fitted at the other timing too
+        was = bool(nl.delayed_feedthrough_)
         try:
             nl_now, e_now, lines_now = (nonlinear_fit if e_nl > tolerance else nonlinear_at)(
-                ds, lin, True)  # met with a fast feedthrough: at the start's order only
-        except Exception:  # noqa: BLE001 - the delayed fit stays
+                ds, lin, True if was else None)  # with a fast feedthrough: the start's order
+        except Exception:  # noqa: BLE001 - the first fit stays
             e_now = float("inf")
         if e_now < e_nl:
+            e_del, e_own = (e_nl, e_now) if was else (e_now, e_nl)
             lines = (lines_now + f"\n  the timing test was not clear (ratio "
                      f"{max(ev.ratios):.3g}; inputs their past predicts leave it near 1 either "
                      f"way): with the inputs of the step before the nonlinear model misses by "
-                     f"{percent(e_nl)}, with those of the same point by {percent(e_now)}")
+                     f"{percent(e_del)}, with those of the same point by {percent(e_own)}")
             nl, e_nl = nl_now, e_now
     roles = getattr(lin, "roles_", None)  # None: the plain (J, R, Q, B) model
     if e_nl > tolerance and _time_left(deadline) and getattr(lin, "offsets", None) == "auto" and \
@@ -482,19 +485,16 @@ def select_dataset(
         except Exception:  # noqa: BLE001 - the fit without the source stays
             e_src = float("inf")
         if e_src < e_nl:
-            lines = (lines_src + f"\n  fitted with a constant source too (a part released "
-                     f"under a load moves without input from rest: gravity, a preload): the "
-                     f"nonlinear model misses by {percent(e_src)} with it, by {percent(e_nl)} "
-                     f"without it")
+            lines = (lines_src + f"\n  fitted with a constant source too (a part released under "
+                     f"a load moves without input from rest: gravity, a preload): the nonlinear "
+                     f"model misses by {percent(e_src)} with it, by {percent(e_nl)} without it")
             nl, e_nl, ds, kept_late = nl_src, e_src, own, late.late
     details += lines
     if e_nl < e_lin:
-        kept = choice("nonlinear", nl, e_nl,
-                      f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
-                      f"{percent(tolerance)} and the nonlinear model lowers it to "
+        kept = choice("nonlinear", nl, e_nl, f"the linear {where} error {percent(e_lin)} exceeds "
+                      f"the tolerance {percent(tolerance)} and the nonlinear model lowers it to "
                       f"{percent(e_nl)}")
         return refit_nonlinear(kept, deadline) if refine and held else kept
-    return choice("linear", lin, e_nl,
-                  f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
-                  f"{percent(tolerance)}, but the nonlinear model is no better "
+    return choice("linear", lin, e_nl, f"the linear {where} error {percent(e_lin)} exceeds the "
+                  f"tolerance {percent(tolerance)}, but the nonlinear model is no better "
                   f"({percent(e_nl)})")

@@ -88,6 +88,30 @@ def test_ported_system_refuses_wiring_that_does_not_fit_the_core():
         PortedSystem(core(), wiring(), x0=[1.0, 2.0, 3.0])
 
 
+def test_an_output_reading_the_state_rate_sees_the_flow_and_feeds_the_inputs_through():
+    s = core()
+    cdx = np.array([[0.0, 0.0], [0.5, -1.0]])
+    sur = PortedSystem(s, wiring(Cdx=cdx))
+    x, u = np.array([[0.3, 0.4], [-0.1, 0.2]]), np.array([[1.5], [-2.0]])
+    u_ph = np.column_stack([-u[:, 0], np.full(2, 0.5)])
+    rate = (x @ s.Q) @ (s.J - s.R).T + u_ph @ (s.B - s.P).T  # ẋ of the linear core (E = I)
+    base = PortedSystem(s, wiring()).outputs(x, u)
+    np.testing.assert_allclose(sur.outputs(x, u), base + rate @ cdx.T, rtol=1e-14, atol=1e-15)
+    # the feedthrough holds Cdx (G − P) Tu beside Du: the outputs' slope in the inputs
+    np.testing.assert_allclose(sur.feedthrough[:, 0],
+                               sur.outputs(x[0], [1.0]) - sur.outputs(x[0], [0.0]),
+                               rtol=1e-13, atol=1e-15)
+    assert sur.ports.reads_rate and not wiring().reads_rate
+    assert PortMap.from_dict(wiring(Cdx=cdx).to_dict()) == wiring(Cdx=cdx)
+    assert "Cdx" not in wiring().to_dict()  # written when used: older readers read the rest
+    with pytest.raises(StructureError, match=r"PortMap.Cdx must have shape \(2, 2\)"):
+        wiring(Cdx=[[1.0, 0.0]])
+    dae = LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.1]), np.eye(2), [[0.0, 0.0], [1.0, 1.0]],
+                   E=np.diag([1.0, 0.0]))
+    with pytest.raises(StructureError, match="E ≠ I"):
+        PortedSystem(dae, wiring(Cdx=cdx))
+
+
 def test_a_delayed_feedthrough_shows_the_inputs_of_the_point_before():
     """The states are those of the undelayed surrogate; each output is the wiring's output of
     that state and the inputs one point earlier (at the first point ``inputs_before``)."""

@@ -377,7 +377,8 @@ class NonlinearPHIdentifier(PHEstimator):
                     "it with fit_dataset on the same variables (or pass linear=None).")
             self._fit(exps, start, lin_time, starts)
         self._wiring = start
-        self.ports_ = start.ports_for(*self.measured_maps_[:2], self.law_, self.measured_maps_[2])
+        Cm, Dm, sensors, Cd = self.measured_maps_
+        self.ports_ = start.ports_for(Cm, Dm, self.law_, sensors, Cd)
         return self
 
     def _decide_delay(self, train: list[tuple]) -> None:
@@ -387,7 +388,7 @@ class NonlinearPHIdentifier(PHEstimator):
         setting = self.delayed_feedthrough
         if setting == "auto":
             self.delay_evidence_ = detect_delayed_feedthrough(train)
-            self.delayed_feedthrough_ = self.delay_evidence_.delayed
+            self.delayed_feedthrough_ = self.delay_evidence_.decided_delayed
         else:
             self.delay_evidence_, self.delayed_feedthrough_ = None, bool(setting)
         self.inputs_before_ = self.fast_feedthrough_ = None

@@ -162,7 +162,8 @@ def adopt(est: Any, out: Any, train: list[tuple],
     b = out.layout.unpack(theta)
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
     est.inputs_before_ = fitted.inputs_before
-    est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b)
+    Cd = np.array(b["Cd"]) if Cm.shape[1] == out.layout.n else np.zeros_like(Cm)  # idle: ẋ = 0
+    est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b), Cd
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
     est.linear_system_, est.system_ = setup.core, system
     est.x0_, est.hold_ = x0, (train + val)[0][3]
@@ -242,6 +243,6 @@ def refine_on_all(est: Any) -> Any:
         old, refined=refit, time=seconds, n_iter=old.n_iter + out.n_iter,
         cost_history=np.concatenate([np.asarray(old.cost_history), out.costs]))
     if est.ports_ is not None:
-        est.ports_ = est._wiring.ports_for(*est.measured_maps_[:2], est.law_,
-                                           est.measured_maps_[2])
+        Cm, Dm, sensors, Cd = est.measured_maps_
+        est.ports_ = est._wiring.ports_for(Cm, Dm, est.law_, sensors, Cd)
     return est

@@ -35,7 +35,8 @@ approached it by a factor per iteration and stopped at 1e-6 after 100 iterations
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -344,3 +345,24 @@ def _solve(A: Any, damping: float, b: Array) -> Array:
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(M), b)
     except np.linalg.LinAlgError:
         return np.linalg.lstsq(M, b, rcond=None)[0]
+
+
+@contextmanager
+def progress_bar(est: Any, n: int) -> Iterator[Callable[[list[float]], None] | None]:
+    """A tqdm bar over the iterations of one fit where ``est.progress`` asks for it: the
+    callback of :func:`projected_lm` (``None`` otherwise)."""
+    if not getattr(est, "progress", False):
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=int(est.max_iter), desc=f"NonlinearPH fit (order {n})", leave=False)
+
+    def update(costs: list[float]) -> None:
+        bar.update(1)
+        bar.set_postfix(cost=f"{costs[-1]:.3e}")
+
+    try:
+        yield update
+    finally:
+        bar.close()

@@ -31,7 +31,8 @@ rejected like one that raises the cost.
 Outputs.  The objective compares the data's outputs with the model's in the linear fit's
 wiring: a power output is the port output ``Ty y_ph``, a measured output ``C_m x + D_m u_ph``
 (:mod:`.start`; ``+ K_m z(x)`` where that misses :data:`EFFORT_COST`: a spring's force reads
-the effort, an acceleration beside a displacement both), plus the static law of the modulating
+the effort; where that misses too, ``+ C_d ẋ`` from the best fit: an acceleration reads the
+rate of a momentum, a damper's force with it), plus the static law of the modulating
 inputs when there is one (:mod:`.input_law`: its gains start at the least-squares fit to the
 linear start's residual); the experiments start from the learned common ``x0`` when the linear
 fit learned one.  A core of order 0 (a static map) has no energy ridges or state dissipation.
@@ -40,8 +41,7 @@ fit learned one.  A core of order 0 (a static map) has no energy ridges or state
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,7 @@ from fmu_surrogate.fmu.dataset import swing_origin
 from fmu_surrogate.identify.nonlinear.gauss_newton import (
     Shooting,
     jacobian,
+    progress_bar,
     projected_lm,
     residuals,
 )
@@ -335,6 +336,9 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     mu = float(est.continuity_weight)
     su, sy = _port_spreads(U, np.vstack([e[2] for e in train]), np.asarray(start.ports.Ty))
     sc = _scales(layout, X, y_rms, np.sqrt(su / sy), su * sy, n_power)
+    if k_meas and n and X.shape == (U.shape[0], n):  # C_d in the states' time scale: as C_m
+        rate = np.mean((X @ (lin["J"] - lin["R"]).T + U @ (lin["G"] - lin["P"]).T) ** 2)
+        sc[layout.slices()["Cd"][0]] = np.sqrt(np.mean(X * X) / rate) if rate > 0 else 1.0
     if n_law:  # the external inputs the outputs see at the nodes, cut as the data
         lnode = make_segments([(e[0], ue, e[2], e[3]) for e, ue in zip(train, law_inputs)],
                               est.segment_length, delayed).unode
@@ -370,13 +374,14 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         """:func:`forward`, and the vector field and the states at the nodes."""
         field = VectorField(layout, theta)
         b = field.blocks
-        Yph, Xn = rollout(field, forward_states(field), seg, substeps)
+        Yph, Xn, *Rn = rollout(field, forward_states(field), seg, substeps,
+                               rates=bool(k_meas and reading[0]))
         Y = Yph @ Ty.T
         if k_meas:
             Ym = Xn @ b["Cm"].mT.unsqueeze(-3) + seg.unode @ b["Dm"].mT.unsqueeze(-3)
-            if reading[0]:  # K_m is held at zero while the outputs read the state
+            if reading[0]:  # K_m, C_d are held at zero while the outputs read the state
                 Zn = field.effort(Xn.flatten(-3, -2)).reshape(Xn.shape)  # (..., S, L, n)
-                Ym = Ym + Zn @ b["Km"].mT.unsqueeze(-3)
+                Ym = Ym + Zn @ b["Km"].mT.unsqueeze(-3) + Rn[0] @ b["Cd"].mT.unsqueeze(-3)
             Y = Y + Ym @ Emeas.T
         if n_law:
             Y = Y + field.law(lnode, ldirs, static_law.kinds)
@@ -415,16 +420,19 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     best = None
-    tries = [(law, False if warm is None else warm.reading, False) for law in laws]
+    rated = warm is not None and bool(np.any(warm.layout.unpack(warm.theta)["Cd"]))
+    tries = [(law, False if warm is None else warm.reading, False, rated) for law in laws]
     if layout.periodic.any() and (warm is None or not warm.layout.periodic.any()):
-        tries.append((laws[0], tries[0][1], True))  # a turning start too (.continuation)
+        tries.append((laws[0], tries[0][1], True, rated))  # a turning start too (.continuation)
     tried: list[Array] = []
     try:
-        for law, effort, turning in tries:  # grows by the starts reading the effort (below)
+        for law, effort, turning, rate in tries:  # grows by the starts reading more (below)
             reading[0] = effort
             theta0 = theta_start(law, effort)
             if warm is not None:
                 theta0 = _transfer(warm, layout, theta0)
+            elif rate:  # from the best fit, which it can only improve
+                theta0 = best[1].theta.copy()
             if turning:
                 theta0 = _turning_start(layout, theta0, lin, train, seg, free,
                                         lambda th: float(np.sum(fun(th / sc) ** 2)))
@@ -440,10 +448,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                 return Optimised(layout, theta0, np.asarray([c0]), 0,
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
                                  static_law, effort)
-            lo_, hi_ = lo.copy(), hi.copy()  # the state alone (K_m at 0), or both (module doc)
-            if not effort:
-                lo_[layout.slices()["Km"][0]] = hi_[layout.slices()["Km"][0]] = 0.0
-            with _progress_bar(est, n) as bar:
+            lo_, hi_ = lo.copy(), hi.copy()  # the state (K_m, C_d at 0), the effort too, or all
+            for name in () if rate else ("Cd",) if effort else ("Km", "Cd"):
+                lo_[layout.slices()[name][0]] = hi_[layout.slices()[name][0]] = 0.0
+            with progress_bar(est, n) as bar:
                 phi, costs, reason = projected_lm(
                     fun, jac, theta0 / sc, lo_, hi_, int(est.max_iter), float(est.tol),
                     TARGET_COST, bar, getattr(est, "_deadline", None))
@@ -453,11 +461,13 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                     len(costs) - 1, reason, len(seg.first), L, substeps, static_law, effort))
             if best[0] <= TARGET_COST:  # the second start cannot do better
                 break
-            if (law, effort, turning) == tries[-1] and k_meas and not effort and \
+            if (law, effort, turning, rate) == tries[-1] and k_meas and not rate and \
                     best[0] > EFFORT_COST and warm is None:
                 # the measured outputs read the state and the fit stays poor: they may read an
-                # effort (a spring's force): the same starts with K_m z(x) instead of C_m x
-                tries += [(law_, True, False) for law_ in laws]
+                # effort (a spring's force): the same starts with K_m z(x) instead of C_m x;
+                # still poor, the state's rate (an acceleration holds a damper's force) too
+                tries += ([(law, True, False, True)] if effort else
+                          [(law_, True, False, False) for law_ in laws])
     finally:
         torch.set_num_threads(threads)
     return best[1]
@@ -477,24 +487,3 @@ def _turning_start(layout: Layout, theta: Array, lin: dict[str, Array], train: l
         b["x"][:] = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)[free]
         best = min(best, (cost(th), th), key=lambda cb: cb[0])
     return best[1]
-
-
-@contextmanager
-def _progress_bar(est: Any, n: int) -> Iterator[Callable[[list[float]], None] | None]:
-    """A tqdm bar over the iterations of one fit where ``est.progress`` asks for it: the
-    callback of :func:`~.gauss_newton.projected_lm` (``None`` otherwise)."""
-    if not getattr(est, "progress", False):
-        yield None
-        return
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=int(est.max_iter), desc=f"NonlinearPH fit (order {n})", leave=False)
-
-    def update(costs: list[float]) -> None:
-        bar.update(1)
-        bar.set_postfix(cost=f"{costs[-1]:.3e}")
-
-    try:
-        yield update
-    finally:
-        bar.close()

@@ -23,8 +23,9 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
-* the measured outputs' ``y = C_m x + K_m z(x) + D_m u`` (outputs that are not conjugate to
-  a port: a position reads the state, a spring's force its effort);
+* the measured outputs' ``y = C_m x + K_m z(x) + D_m u + C_d ẋ`` (outputs that are not
+  conjugate to a port: a position reads the state, a spring's force its effort, an
+  acceleration the rate of a momentum, the damper's force with it);
 * per term of the static law of the modulating inputs (:mod:`.input_law`) its scale ``a_k`` and
   offset ``b_k``, then the law's gains ``C`` (one row per external output);
 * the free initial states of the shooting segments.
@@ -80,7 +81,7 @@ class Layout:
     learn_x0 : bool
         Whether the experiments' common initial state is a parameter.
     n_measured : int
-        Number of measured outputs ``C_m x + K_m z(x) + D_m u``.
+        Number of measured outputs ``C_m x + K_m z(x) + D_m u + C_d ẋ``.
     n_law : int
         Number of terms of the static law of the modulating inputs.
     n_outputs : int
@@ -120,7 +121,7 @@ class Layout:
                 ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
-                ("Km", (k, n)),
+                ("Km", (k, n)), ("Cd", (k, n)),
                 ("la", (self.n_law,)), ("lb", (self.n_law,)),
                 ("lC", (self.n_outputs if self.n_law else 0, self.n_law)),
                 ("x", (self.n_shoot, n))]

@@ -237,7 +237,8 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
         core = with_names(core, inputs=[*core.input_names[:m], *(f"{y}_sensor" for y in read)],
                           outputs=[*core.output_names[:m], *(f"{y}_read" for y in read)])
     return PortedSystem(core,
-                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law, sensors), x0,
+                        start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law, sensors,
+                                        np.array(b["Cd"])), x0,
                         delayed_feedthrough=delayed, inputs_before=before if delayed else None)
 
 

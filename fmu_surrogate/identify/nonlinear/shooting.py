@@ -195,9 +195,10 @@ class VectorField:
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")  # a diverging trial: inf, NaN
 def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
-            substeps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+            substeps: int = 1, rates: bool = False) -> tuple[torch.Tensor, ...]:
     """RK4 over all segments at once: outputs (..., S, L + 1, m) and states (..., S, L + 1, n)
-    at the nodes (the leading axes those of a batch of parameter vectors).
+    at the nodes (the leading axes those of a batch of parameter vectors), with ``rates`` also
+    the states' rates ``ẋ = f(x, u)`` there (..., S, L + 1, n), the inputs of the nodes'.
 
     Dual numbers in (the parameters, the start states or both) give dual numbers out: the
     steps run in NumPy with their forward-mode tangents carried by hand (module doc, "Speed").
@@ -213,6 +214,8 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
     substeps : int
         RK4 steps per sample step (the input held as the data say within the step): keeps a
         fast mode inside RK4's stability region, ``h ρ / substeps ≲ 2.5``.
+    rates : bool
+        Whether to return the states' rates at the nodes too (measured outputs that read them).
     """
     lead = tuple(field.T.shape[:-2])
     f = _Tangents(field, lead)
@@ -229,6 +232,10 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
     ubd, dubd = f.inputs(u1 - u0) if ramp else (None, None)
     y, dy, z = f.output(x, dx, unode[:, 0])
     ys, dys, xs, dxs = [y], [dy], [x], [dx]
+    if rates:  # the field at the nodes' inputs (the first step's k1 where they are its own)
+        ubn, dubn = f.inputs(unode)
+        r, dr = f(x, dx, ubn[..., 0, :], _at(dubn, 0), z)
+        rs, drs = [r], [dr]
     for k in range(h.shape[1]):
         hk = h[:, k : k + 1]
         half, sixth = 0.5 * hk, hk / 6.0
@@ -254,7 +261,12 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
         dys.append(dy)
         xs.append(x)
         dxs.append(dx)
-    return _torch(ys, dys, lead), _torch(xs, dxs, lead)
+        if rates:
+            r, dr = f(x, dx, ubn[..., k + 1, :], _at(dubn, k + 1), z)
+            rs.append(r)
+            drs.append(dr)
+    out = _torch(ys, dys, lead), _torch(xs, dxs, lead)
+    return out + (_torch(rs, drs, lead),) if rates else out
 
 
 class _Tangents:
