@@ -35,7 +35,8 @@ parameters ``port_diss_*``::
 and a ``PortedSystem`` shows its external variables (names, units) wired to the pH ports
 ``(u, y_ph)`` by the parameters of its ``PortMap`` (``u = Tu*inputs + cu``,
 ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy``: signs, constant sources in ``cu``, measured
-outputs; plus ``law_C*{law_s[1]^3, tanh(law_s[2]), max(law_s[3], 0.0), …}`` with
+outputs; ``+ Cdx*der(x)`` for outputs that read the state's rate, ``PortMap.Cdx``; plus
+``law_C*{law_s[1]^3, tanh(law_s[2]), max(law_s[3], 0.0), …}`` with
 ``law_s = law_W*inputs + law_b`` for a static law of the inputs, ``PortMap.law``:
 :mod:`fmu_surrogate.export.modelica_wiring`), starting from its operating point ``x_start``;
 the model is continuous-time, so a
@@ -68,6 +69,7 @@ from fmu_surrogate.export.expressions.effort import (
 from fmu_surrogate.export.expressions.render import number, render_modelica_function, used_params
 from fmu_surrogate.export.modelica_wiring import (
     LAW_NAMES,
+    RATE_NAMES,
     WIRING_NAMES,
     array_literal,
     io_lines,
@@ -174,7 +176,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         The surrogate, or its JSON file.  A feedthrough ``P, S, N`` appears as parameters of
         those names; a ``PortedSystem`` shows its external inputs and outputs (names, units) and
         the wiring ``u = Tu*inputs + cu``, ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy`` to the pH
-        ports ``(u, y_ph)``; its operating point is ``x_start``.
+        ports ``(u, y_ph)`` (``+ Cdx*der(x)`` for outputs that read the state's rate); its
+        operating point is ``x_start``.
     model_name : str
         Name of the model (a Modelica identifier).
     within : str, optional
@@ -212,7 +215,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     # effort data keep their names unless one means a system matrix with other values
     sys_mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
     internal = set(_INTERNAL) | (_FEEDTHROUGH if ft else set()) | (
-        WIRING_NAMES if ported else set()) | (LAW_NAMES if w.law is not None else set())
+        WIRING_NAMES if ported else set()) | (LAW_NAMES if w.law is not None else set()) | (
+        RATE_NAMES if w.Cdx is not None else set())
     pnames = {}
     for p, a in ex.params.items():
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))

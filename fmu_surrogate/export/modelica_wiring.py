@@ -12,7 +12,10 @@ outputs::
                                                      max(law_s[3], 0.0), ...};
 
 each term written with its kind's built-in function (``^3`` for ``cubic``, ``tanh``, ``max``
-for ``hinge``).
+for ``hinge``).  Outputs that read the state's rate (``PortMap.Cdx``, a core with ``E = I``: an
+acceleration beside a momentum state) add the parameter ``Cdx`` and the term ``Cdx*der(x)``::
+
+    outputs = Ty*y_ph + Cx*x + Cdx*der(x) + Du*inputs + cy;
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import numpy as np
 
 from fmu_surrogate.export.expressions.render import number
 
-__all__ = ["LAW_NAMES", "WIRING_NAMES", "array_literal", "io_lines", "string_literal",
-           "wiring_equation", "wiring_locals", "wiring_parameters"]
+__all__ = ["LAW_NAMES", "RATE_NAMES", "WIRING_NAMES", "array_literal", "io_lines",
+           "string_literal", "wiring_equation", "wiring_locals", "wiring_parameters"]
 
 #: names the model uses with a port wiring (a PortedSystem)
 WIRING_NAMES = frozenset(["Tu", "cu", "Ty", "Cx", "Du", "cy", "y_ph"])
+#: names the model uses with outputs that read the state's rate (``PortMap.Cdx``)
+RATE_NAMES = frozenset(["Cdx"])
 #: names the model uses with a static law, and the built-ins its terms call
 LAW_NAMES = frozenset(["law_W", "law_b", "law_C", "law_s", "tanh", "max"])
 
@@ -111,6 +116,9 @@ def wiring_parameters(w: Any, n: int, m: int) -> list[str]:
                f'"Outputs from the pH port outputs: outputs = Ty*y_ph + Cx*x + Du*inputs + cy";')
     out.append(f'  parameter Real Cx[{k_out}, {n}] = {array_literal(w.Cx, "    ")} '
                f'"Outputs measured from the state";')
+    if w.Cdx is not None:
+        out.append(f'  parameter Real Cdx[{k_out}, {n}] = {array_literal(w.Cdx, "    ")} '
+                   f'"Outputs measured from the state\'s rate der(x)";')
     if k_in:
         out.append(f'  parameter Real Du[{k_out}, {k_in}] = {array_literal(w.Du, "    ")} '
                    f'"Outputs measured from the inputs";')
@@ -148,7 +156,8 @@ def wiring_locals(w: Any, m: int) -> list[str]:
 
 
 def wiring_equation(w: Any, ins: list[str], outs: list[str]) -> list[str]:
-    """The equations of the outputs: ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy (+ law)``.
+    """The equations of the outputs: ``outputs = Ty*y_ph + Cx*x (+ Cdx*der(x)) + Du*inputs + cy
+    (+ law)``.
 
     Parameters
     ----------
@@ -158,7 +167,8 @@ def wiring_equation(w: Any, ins: list[str], outs: list[str]) -> list[str]:
         Modelica names of the inputs and outputs.
     """
     ext_u = "{" + ", ".join(ins) + "}"
-    rhs = f"Ty*y_ph + Cx*x{f' + Du*{ext_u}' if ins else ''} + cy"
+    rate = " + Cdx*der(x)" if w.Cdx is not None else ""
+    rhs = f"Ty*y_ph + Cx*x{rate}{f' + Du*{ext_u}' if ins else ''} + cy"
     law = w.law
     if law is None:
         return [f"  {{{', '.join(outs)}}} = {rhs};"]

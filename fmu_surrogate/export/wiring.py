@@ -4,11 +4,15 @@ A bare ``LinearPH``/``PHDAE`` shows its pH ports as they are (the identity wirin
 of the system).  A :class:`~fmu_surrogate.ph.ports.PortedSystem` shows the external variables of
 its :class:`~fmu_surrogate.ph.ports.PortMap`::
 
-    u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Du u_ext + cy (+ law(u_ext))
+    u_ph = Tu u_ext + cu,       y_ext = Ty y_ph + Cx x + Cdx ẋ + Du u_ext + cy (+ law(u_ext))
 
 with the optional static nonlinear law of the inputs (``PortMap.law``, a
-:class:`~fmu_surrogate.ph.StaticLaw`) evaluated wherever the outputs are.  Ports driven by a constant only (a zero row of ``Tu``) are *sources*: the exporters make their
-value (``cu``) a parameter, so a user can change the preload.  A ``PortedSystem`` with a delayed
+:class:`~fmu_surrogate.ph.StaticLaw`) evaluated wherever the outputs are, and the optional
+``Cdx``: outputs that read the state's rate ``ẋ = (J − R(x)) z(x) + (G − P) u_ph`` (an
+acceleration beside a momentum state; a core with ``E = I`` only), the rate at the state and
+the port inputs the outputs see.  Ports driven by a constant only (a zero row of ``Tu``) are
+*sources*: the exporters make their value (``cu``) a parameter, so a user can change the
+preload.  A ``PortedSystem`` with a delayed
 feedthrough (its outputs at a communication point see the inputs held over the step before,
 :mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``, one with late
 outputs (those read at a communication point are those of the point before, state and inputs)
@@ -82,6 +86,8 @@ class Wiring:
     fast_feedthrough : ndarray, shape (k_out, k_in), or None
         With ``delayed``: the outputs also see the change of the inputs from those the last
         step held through it (``PortedSystem.fast_feedthrough``).
+    Cdx : ndarray, shape (k_out, n), or None
+        How the outputs read the state's rate ``ẋ`` (``PortMap.Cdx``; ``None`` when none does).
     """
 
     system: Any
@@ -109,6 +115,7 @@ class Wiring:
     late: bool = False
     first: np.ndarray | None = None
     fast_feedthrough: np.ndarray | None = None
+    Cdx: np.ndarray | None = None
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -195,4 +202,17 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   None if surrogate.first_outputs is None
                   else np.asarray(surrogate.first_outputs, float),
                   None if surrogate.fast_feedthrough is None
-                  else np.asarray(surrogate.fast_feedthrough, float))
+                  else np.asarray(surrogate.fast_feedthrough, float),
+                  _rate_reading(p, s))
+
+
+def _rate_reading(p: Any, system: Any) -> np.ndarray | None:
+    """``PortMap.Cdx`` as a ``(k_out, n)`` array, ``None`` when no output reads the rate."""
+    cdx = getattr(p, "Cdx", None)
+    if cdx is None or not np.any(cdx):
+        return None
+    n = system.n_states
+    if not np.array_equal(system.E, np.eye(n)):  # PortedSystem refuses it too
+        raise ExportError("PortMap.Cdx reads the state's rate, which a core with E ≠ I does not "
+                          "give explicitly; export it with Cdx = 0.")
+    return np.asarray(cdx, float).reshape(len(p.output_names), n)

@@ -383,7 +383,8 @@ def test_errors_name_the_problem(tmp_path):
 def _check_ported_equations(sur, text, extra=None, inputs=None):
     """Balanced, everything used, every residual zero for values from the ph objects (and
     ``extra(ue)``: values of further unknowns at the external inputs ``ue``, random unless
-    ``inputs`` are given)."""
+    ``inputs`` are given).  ``der(x)`` is random (the state equation's residual is then its
+    difference from the flow), the flow itself when the outputs read it (``Cdx``)."""
     cls = mc.model(text)
     system, p = sur.system, sur.ports
     r = _rng(12)
@@ -391,6 +392,8 @@ def _check_ported_equations(sur, text, extra=None, inputs=None):
     x, ue, d = r.normal(size=n), r.normal(size=sur.n_inputs), r.normal(size=n)
     ue = ue if inputs is None else np.asarray(inputs, dtype=float)
     u = sur.inputs_to_ports(ue)
+    if p.reads_rate:
+        d = system.flow(x, u)
     z = system.effort(x)
     y = system.output_from_effort(z, u)
     ins = _port_names(cls, "RealInput")

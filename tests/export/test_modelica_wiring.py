@@ -1,7 +1,8 @@
 """The outside of an exported Modelica model: a drop-in surrogate's static law of its inputs
 (``PortMap.law``) as the parameters law_W, law_b, law_C, the arguments law_s and a term per
 kind (``^3``, ``tanh``, ``max``) in the outputs' equation; every equation holds for values of the
-ph objects, on both sides of the law's kink."""
+ph objects, on both sides of the law's kink.  Outputs that read the state's rate
+(``PortMap.Cdx``, a mass's acceleration) as the parameter Cdx and the term ``Cdx*der(x)``."""
 
 from dataclasses import replace
 
@@ -11,6 +12,8 @@ import pytest
 from fmu_surrogate.export.modelica import modelica_model
 from fmu_surrogate.ph import PortedSystem
 from tests.export import _modelica_check as mc
+from tests.export.fmi.test_fmu_export_rate import linear as rate_linear
+from tests.export.fmi.test_fmu_export_rate import nonlinear as rate_nonlinear
 from tests.export.fmi.test_fmu_export_static_law import linear, nonlinear
 from tests.export.test_modelica import _check_ported_equations
 
@@ -47,3 +50,29 @@ def test_the_law_names_stay_clear_of_port_names():
     bare = replace(ports, law=None)
     text = modelica_model(PortedSystem(sur.system, bare, sur.x0), "Spring")
     assert "RealInput law_s(" in text and "law_C" not in text
+
+
+@pytest.mark.parametrize("make", [rate_linear, rate_nonlinear], ids=["linear", "nonlinear"])
+def test_outputs_that_read_the_rate_equations_hold(make):
+    """The acceleration a = der(p)/m of a mass: Cdx a parameter (exact literals), Cdx*der(x) in
+    the outputs' equation, every equation zero for der(x) the flow and the outputs of the ph
+    objects (_check_ported_equations: RTOL; measured 0, the same products); a zero Cdx writes
+    the model of a PortMap without one."""
+    sur = make()
+    text = modelica_model(sur, "Mass")
+    assert "  {v, a} = Ty*y_ph + Cx*x + Cdx*der(x) + Du*{F} + cy;" in text
+    assert "  der(x) = (J - R)*z" in text  # E = I: der(x) is the state equation's own
+    cls = _check_ported_equations(sur, text)
+    assert np.array_equal(mc.Evaluator(cls).params["Cdx"], sur.ports.Cdx)
+    p = replace(sur.ports, Cdx=np.zeros((2, 2)))
+    zero = modelica_model(PortedSystem(sur.system, p, sur.x0), "Mass")
+    bare = modelica_model(PortedSystem(sur.system, replace(p, Cdx=None), sur.x0), "Mass")
+    assert zero == bare and "Cdx" not in zero
+    assert "  {v, a} = Ty*y_ph + Cx*x + Du*{F} + cy;" in zero
+    # a port named after the parameter keeps its name unless the model has that parameter
+    named = replace(sur.ports, input_names=("Cdx",))
+    assert "  u = Tu*{Cdx_2} + cu;" in modelica_model(PortedSystem(sur.system, named, sur.x0),
+                                                        "Mass")
+    bare_named = replace(named, Cdx=None)
+    assert "  u = Tu*{Cdx} + cu;" in modelica_model(
+        PortedSystem(sur.system, bare_named, sur.x0), "Mass")

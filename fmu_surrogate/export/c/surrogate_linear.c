@@ -7,6 +7,7 @@
  *
  *   u = TU u_ext + CU   (sources: ports with a zero row of TU take their parameter's value)
  *   y_ext = TY y + CX x + DU u_ext + CY (+ a static law of u_ext, SUR_LAW_K: wiring.h)
+ *           (+ CDX x', outputs that read the state's rate, SUR_CDX_ON: wiring.h)
  *
  * Co-simulation: the input is held over a communication step (zero-order hold), so the step is
  * exact: w = (x, u), w' = M w with M = [[A, Bu], [0, 0]], x(t0 + h) = [exp(M h) w(t0)]_x.  The
@@ -86,14 +87,23 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
     }
 #endif
     if (outputs) {
-        const double *ue = seen_inputs(c);
+        const double *ue = seen_inputs(c), *rate = dx; /* x' of the inputs the outputs see */
+#ifdef SUR_CDX_ON
+        double dxo[NXA];
+#endif
         if (ue != ues(c)) { /* delayed feedthrough (wiring.h): y of the inputs the step held */
             ports_of(c, ue, u);
             dn_matvec(NU, NX, NX, SUR_C, x, y);
             dn_matvec(NU, NU, NU, SUR_D, u, du);
             for (i = 0; i < NU; i++) y[i] += du[i];
+#ifdef SUR_CDX_ON
+            dn_matvec(NX, NX, NX, SUR_A, x, dxo); /* and x' (outputs that read it) */
+            dn_matvec(NX, NU, NU, SUR_B, u, bu);
+            for (i = 0; i < NX; i++) dxo[i] += bu[i];
+            rate = dxo;
+#endif
         }
-        external_outputs(c, y, x, ue);
+        external_outputs(c, y, x, rate, ue);
 #ifdef SUR_LATE
         show_late_outputs(c); /* after a step: those of its start (wiring.h) */
 #endif

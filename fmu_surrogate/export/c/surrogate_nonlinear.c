@@ -34,7 +34,8 @@
  * step is x1 = x0 + h B u, no Newton iteration.
  * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
  * SUR_LATE they are those of the state and inputs the last step started from (wiring.h); with
- * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h).
+ * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h); with
+ * SUR_CDX_ON (E = I) they add SUR_CDX x', the flow at the state and the inputs they see.
  */
 #include <float.h>
 
@@ -407,16 +408,11 @@ fmi2Status model_initialize(ModelInstance *c)
     return fmi2OK;
 }
 
-fmi2Status model_evaluate(ModelInstance *c, int outputs)
+/* The flow f = T z + B u - R_nl(z) z at the effort z and the port inputs u (E x' = f). */
+static void core_flow(const double *z, const double *u, double *f)
 {
-    double *x = &c->d.r[SUR_VR_X0], z[NXA], f[NXA], b[NXA], u[NUA];
-    int i, j;
-    port_inputs(c, u);
-#if SUR_NA > 0
-    if (c->type == fmi2ModelExchange && !(c->d.state & ST_INITIALIZATION) && consistent(c, x, u))
-        return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
-#endif
-    effort(c, x, z);
+    double b[NXA];
+    int i;
     mv_SUR_T(z, f);
     bu(u, b);
     for (i = 0; i < NX; i++) f[i] += b[i];
@@ -427,6 +423,19 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         for (i = 0; i < NX; i++) f[i] -= fn[i];
     }
 #endif
+}
+
+fmi2Status model_evaluate(ModelInstance *c, int outputs)
+{
+    double *x = &c->d.r[SUR_VR_X0], z[NXA], f[NXA], u[NUA];
+    int i, j;
+    port_inputs(c, u);
+#if SUR_NA > 0
+    if (c->type == fmi2ModelExchange && !(c->d.state & ST_INITIALIZATION) && consistent(c, x, u))
+        return model_fail(c, "the algebraic equations have no solution at t = %g", c->d.time);
+#endif
+    effort(c, x, z);
+    core_flow(z, u, f);
     /* E_dd x_d' = f_d (SUR_EINV: the inverse of E restricted to the differential rows/states) */
     for (i = 0; i < SUR_ND; i++) {
         double acc = 0.0;
@@ -437,13 +446,20 @@ fmi2Status model_evaluate(ModelInstance *c, int outputs)
         double y[NUA], d, s;
         port_power(c, z, u, y, &d, &s);
         if (outputs) {
-            const double *ue = seen_inputs(c);
+            const double *ue = seen_inputs(c), *rate = f; /* x' = f (Cdx: E = I) */
             double uo[NUA], yo[NUA], d_o, s_o;
+#ifdef SUR_CDX_ON
+            double fo[NXA];
+#endif
             if (ue != ues(c)) { /* delayed feedthrough (wiring.h): y of the inputs the step held */
                 ports_of(c, ue, uo);
                 port_power(c, z, uo, yo, &d_o, &s_o);
+#ifdef SUR_CDX_ON
+                core_flow(z, uo, fo); /* and x' (outputs that read it) */
+                rate = fo;
+#endif
             }
-            external_outputs(c, ue != ues(c) ? yo : y, x, ue);
+            external_outputs(c, ue != ues(c) ? yo : y, x, rate, ue);
 #ifdef SUR_LATE
             show_late_outputs(c); /* after a step: those of its start (wiring.h) */
 #endif
@@ -810,10 +826,13 @@ fmi2Status model_directional_derivative(ModelInstance *c, const fmi2ValueReferen
             const int r = (int)un - SUR_VR_DX0;
             for (j = 0; j < SUR_ND; j++) acc += SUR_EINV[r * SUR_ND + j] * f[SUR_ROWS_D[j]];
         } else if ((int)un >= SUR_VR_Y0 && (int)un < SUR_VR_Y0 + NYE) {
-            const int r = (int)un - SUR_VR_Y0; /* Ty dy + Cx dx + Du du_ext */
+            const int r = (int)un - SUR_VR_Y0; /* Ty dy + Cx dx + Du du_ext (+ Cdx dx') */
             for (j = 0; j < NU; j++) acc += SUR_TY[r * NU + j] * dy[j];
             for (l = 0; l < NX; l++) acc += SUR_CX[r * NX + l] * dxs[l];
             for (j = 0; j < NUE; j++) acc += SUR_DU[r * NUE + j] * due[j];
+#ifdef SUR_CDX_ON
+            for (l = 0; l < NX; l++) acc += SUR_CDX[r * NX + l] * f[l]; /* f = d(x'), E = I */
+#endif
 #ifdef SUR_LAW_K
             acc += dlaw[r];
 #endif

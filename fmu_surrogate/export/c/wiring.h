@@ -7,7 +7,12 @@
  *
  * With SUR_HAS_SRC the energy supplied by the constant part of u (sources and offsets),
  * integral of y' cu, is the variable energy_supplied_sources.
- *   y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY (+ law)
+ *   y_ext = SUR_TY y + SUR_CX x + SUR_DU u_ext + SUR_CY (+ law) (+ SUR_CDX x')
+ *
+ * Outputs that read the state's rate (SUR_CDX_ON, PortMap.Cdx; a core with E = I): they add
+ * SUR_CDX x', with x' = (J - R(x)) z(x) + (G - P) u the rate at the state and at the port inputs
+ * of the external inputs the outputs see (those the last step held with SUR_DELAYED), which the
+ * model's code passes to external_outputs.
  *
  * Static law (SUR_LAW_K terms, fmu_surrogate.ph.StaticLaw): a nonlinear law of the external
  * inputs the outputs see, added to them like SUR_DU u_ext,
@@ -197,10 +202,10 @@ static void law_directional(const double *ue, const double *due, double *dlaw)
 }
 #endif
 
-/* The external outputs (written to their variables) from the pH port outputs y, the states x
-   and the external inputs ue they see (seen_inputs). */
+/* The external outputs (written to their variables) from the pH port outputs y, the states x,
+   their rate xdot and the external inputs ue they see (seen_inputs; y and xdot of those). */
 static void external_outputs(ModelInstance *c, const double *y, const double *x,
-                             const double *ue)
+                             const double *xdot, const double *ue)
 {
     double a[NYEA], b[NYEA];
     int i;
@@ -209,6 +214,12 @@ static void external_outputs(ModelInstance *c, const double *y, const double *x,
     for (i = 0; i < NYE; i++) a[i] += b[i] + SUR_CY[i];
     mv_SUR_DU(ue, b);
     for (i = 0; i < NYE; i++) a[i] += b[i];
+#ifdef SUR_CDX_ON
+    mv_SUR_CDX(xdot, b); /* the rate's part, before the law's (PortedSystem.external_outputs) */
+    for (i = 0; i < NYE; i++) a[i] += b[i];
+#else
+    (void)xdot;
+#endif
 #ifdef SUR_LAW_K
     {
         double f[SUR_LAW_K], slope[SUR_LAW_K];

@@ -9,7 +9,8 @@ data, the effort's C code and, for a :class:`~fmu_surrogate.ph.NonlinearPH` with
 dissipation, the C code of its force ``R_nl(z) z`` (``SUR_NL`` 1; ``R`` is then the constant
 part ``R₀``) and, with a nonlinear feedthrough, that of ``S_nl(u) u`` (``SUR_PNL`` 1).  A
 static law of the external inputs in the outputs (``PortMap.law``) is ``SUR_LAW_K`` terms with
-constant arrays, evaluated by ``c/wiring.h`` wherever the outputs are.
+constant arrays, evaluated by ``c/wiring.h`` wherever the outputs are; outputs that read the
+state's rate (``PortMap.Cdx``) are ``SUR_CDX_ON`` with the matrix ``SUR_CDX``.
 """
 
 from __future__ import annotations
@@ -126,8 +127,10 @@ def linear_matrices(w: Wiring) -> dict[str, np.ndarray]:
         On the pH ports: ``x' = A x + B u``, ``y = C x + D u``, ``H = ½ xᵀ HM x``; with
         ``w = (x, u)``: ``w' = M w``, dissipated power ``wᵀ PR w = [z; u]ᵀ W [z; u]``, supplied
         power ``wᵀ PS w = yᵀu``.  On the external variables (``Tu``, ``Ty``, … of the wiring):
-        ``BE = B Tu`` (n, k_in), ``CE = Ty C + Cx`` (k_out, n), ``DE = Ty D Tu + Du``
-        (k_out, k_in), the derivatives of ``x'`` and ``y_ext``.
+        ``BE = B Tu`` (n, k_in), ``CE = Ty C + Cx`` (k_out, n), ``DE = DY Tu + Du``
+        (k_out, k_in), the derivatives of ``x'`` and ``y_ext``, with ``DY = Ty D`` (k_out, m)
+        how the outputs see the pH port inputs; outputs that read the rate (``Cdx``) add
+        ``Cdx A`` to ``CE`` and ``Cdx B`` to ``DY``.
     """
     s = w.system
     n, m = s.n_states, s.n_inputs
@@ -143,8 +146,11 @@ def linear_matrices(w: Wiring) -> dict[str, np.ndarray]:
     PR[:n, :n], PR[:n, n:], PR[n:, :n], PR[n:, n:] = Q.T @ s.R @ Q, Q.T @ s.P, s.P.T @ Q, s.S
     # yᵀu = xᵀCᵀu + uᵀDu, and uᵀDu = uᵀ S u (N is skew)
     PS[:n, n:], PS[n:, :n], PS[n:, n:] = 0.5 * C.T, 0.5 * C, 0.5 * (D + D.T)
+    CE, DY = w.Ty @ C + w.Cx, w.Ty @ D
+    if w.Cdx is not None:  # y_ext += Cdx x' = Cdx (A x + B u)
+        CE, DY = CE + w.Cdx @ A, DY + w.Cdx @ Bu
     return {"A": A, "B": Bu, "C": C, "D": D, "HM": Q.T @ E, "M": M, "PR": PR, "PS": PS,
-            "BE": Bu @ w.Tu, "CE": w.Ty @ C + w.Cx, "DE": w.Ty @ D @ w.Tu + w.Du}
+            "BE": Bu @ w.Tu, "CE": CE, "DY": DY, "DE": DY @ w.Tu + w.Du}
 
 
 def _wiring_data(w: Wiring) -> list[str]:
@@ -153,7 +159,17 @@ def _wiring_data(w: Wiring) -> list[str]:
             _c_array("SUR_CX", w.Cx), _c_array("SUR_DU", w.Du), _c_array("SUR_CY", w.cy),
             f"#define SUR_NSRC {w.sources.size}", _c_ints("SUR_SRC", w.sources), *_law_data(w),
             _c_matvec("SUR_TU", w.Tu), _c_matvec("SUR_TY", w.Ty), _c_matvec("SUR_CX", w.Cx),
-            _c_matvec("SUR_DU", w.Du)]
+            _c_matvec("SUR_DU", w.Du), *_rate_data(w)]
+
+
+def _rate_data(w: Wiring) -> list[str]:
+    """``SUR_CDX_ON`` and ``SUR_CDX``: how the outputs read the state's rate (none when no
+    output does, so that such a surrogate's data are as before)."""
+    if w.Cdx is None:
+        return []
+    return [("/* y_ext += SUR_CDX x', the state's rate at the state and inputs the outputs "
+             "see (c/wiring.h) */"), "#define SUR_CDX_ON 1", _c_array("SUR_CDX", w.Cdx),
+            _c_matvec("SUR_CDX", w.Cdx)]
 
 
 #: the codes of a static law's term kinds in ``c/wiring.h`` (``SUR_LAW_KIND``)

@@ -29,6 +29,11 @@ which also evaluates a static law of the inputs, ``PortMap.law``, wherever the o
 The co-simulation FMU reproduces ``ph.simulate(..., hold="zoh")`` on its internal grid to
 round-off (tests/export/fmi).
 
+Outputs of a ``PortedSystem`` that read the state's rate (``PortMap.Cdx``: an acceleration beside
+a momentum state) add ``Cdx ẋ``, the core's flow at the state and at the inputs the outputs see,
+where ``c/wiring.h`` forms the outputs; their ``<ModelStructure>`` and directional derivatives
+include it (the states through the flow, the inputs through ``Cdx (G − P) Tu``).
+
 A ``PortedSystem`` with a delayed feedthrough (its FMU's outputs at a communication point see the
 inputs held over the step before, :mod:`fmu_surrogate.ph.ports`) behaves in co-simulation as that
 FMU: it keeps the inputs the last step held, computes the outputs from the state and them (an

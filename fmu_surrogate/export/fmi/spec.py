@@ -64,7 +64,7 @@ def _start_name(i: int) -> str:
 
 def _sparsity(w: Wiring) -> Sparsity:
     if is_exact_linear(w.system):
-        sp = linear_sparsity(linear_matrices(w), w.Tu, w.Ty, w.sources)
+        sp = linear_sparsity(linear_matrices(w), w.Tu, w.sources)
     else:
         sp = nonlinear_sparsity(w, *algebraic(w.system))
     return with_static_law(sp, w.law)
@@ -160,6 +160,8 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     law = "" if getattr(system, "nonlinear_feedthrough", None) is None else " + S_nl(u) u"
     y_text = (f"y = (G + P)^T z(x) + (S - N) u{law}" if w.identity else
               "y_ext = Ty y + Cx x + Du u_ext + cy of the pH port outputs y")
+    if w.Cdx is not None:
+        y_text += " + Cdx x' (the states' rate)"
     if w.law is not None:
         y_text += f" + a static law of u_ext ({w.law.n_terms} terms)"
     if w.delayed:

@@ -8,7 +8,8 @@ connects two exported surrogates back to back sees no algebraic loop.  Nonlinear
 taken as dense in the differential states; an index-1 algebraic state depends on the inputs that
 enter the algebraic equations, and so does everything computed from it.  A static law of the
 external inputs in the outputs (``PortMap.law``) adds its own output→input pairs
-(:func:`with_static_law`).
+(:func:`with_static_law`).  An output that reads the state's rate (``PortMap.Cdx``) depends on
+what that rate depends on: the states through the flow, the inputs through ``Cdx (G − P) Tu``.
 """
 
 from __future__ import annotations
@@ -61,27 +62,27 @@ def _quad_mask(P: np.ndarray) -> np.ndarray:
     return np.any((P + P.T) != 0, axis=1)
 
 
-def linear_sparsity(mats: dict[str, np.ndarray], Tu: np.ndarray, Ty: np.ndarray,
-                    sources: np.ndarray) -> Sparsity:
+def linear_sparsity(mats: dict[str, np.ndarray], Tu: np.ndarray, sources: np.ndarray
+                    ) -> Sparsity:
     """Dependencies of an exact linear surrogate from the matrices its C code uses.
 
     Parameters
     ----------
     mats : dict of str to ndarray
         :func:`~fmu_surrogate.export.fmi.c_data.linear_matrices`: ``A`` (n, n), ``BE`` (n, k_in),
-        ``CE`` (k_out, n), ``DE`` (k_out, k_in) on the external inputs and outputs, ``HM``
-        (n, n), and the powers' ``PR``, ``PS`` ((n + m) square) on ``w = (x, u_ph)``.
+        ``CE`` (k_out, n), ``DE`` (k_out, k_in) on the external inputs and outputs, ``DY``
+        (k_out, m) the outputs on the pH port inputs, ``HM`` (n, n), and the powers' ``PR``,
+        ``PS`` ((n + m) square) on ``w = (x, u_ph)``.
     Tu : ndarray, shape (m, k_in)
         How the external inputs drive the pH ports.
-    Ty : ndarray, shape (k_out, m)
-        How the pH port outputs enter the external outputs.
     sources : ndarray of int
         The pH ports driven by constant sources.
 
     Returns
     -------
     Sparsity
-        An output depends on an external input exactly where ``DE = Ty D Tu + Du ≠ 0``.
+        An output depends on an external input exactly where ``DE = DY Tu + Du ≠ 0`` (``DY =
+        Ty D + Cdx B`` with outputs that read the rate), on a state where ``CE ≠ 0``.
     """
     n = mats["A"].shape[0]
     tu = (Tu != 0).astype(int)
@@ -93,7 +94,7 @@ def linear_sparsity(mats: dict[str, np.ndarray], Tu: np.ndarray, Ty: np.ndarray,
     return Sparsity(mats["CE"] != 0, mats["DE"] != 0, mats["A"] != 0, mats["BE"] != 0,
                     _quad_mask(mats["HM"]), np.zeros(Tu.shape[1], bool), diss[:n],
                     on_inputs(diss[n:]), supp[:n], on_inputs(supp[n:]),
-                    (Ty @ mats["D"])[:, sources] != 0, mats["B"][:, sources] != 0,
+                    mats["DY"][:, sources] != 0, mats["B"][:, sources] != 0,
                     diss[n + sources], supp[n + sources])
 
 
@@ -104,8 +105,8 @@ def _bool_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsity:
     """Dependencies of a nonlinear surrogate ``E x' = (J − R) z(x) + (G − P) u``,
     ``y = (G + P)ᵀ z(x) + D u`` (``+ S_nl(u) u`` for a nonlinear feedthrough), on its external
-    variables (``w``: its
-    :class:`~fmu_surrogate.export.wiring.Wiring`).
+    variables (``w``: its :class:`~fmu_surrogate.export.wiring.Wiring`; outputs that read
+    ``x'``, its ``Cdx``, depend on what ``x'`` depends on).
 
     Parameters
     ----------
@@ -145,10 +146,15 @@ def nonlinear_sparsity(w: Any, rows_a: np.ndarray, cols_a: np.ndarray) -> Sparsi
     src = w.sources
     n_d, k_out = rows_d.size, ty.shape[0]
     ye_x = _bool_product(ty, np.tile(x_d, (m, 1))) | (w.Cx != 0)
-    return Sparsity(ye_x, _bool_product(_bool_product(ty, y_u), tu) | (w.Du != 0),
+    ye_ph = _bool_product(ty, y_u)  # the outputs on the pH port inputs
+    if w.Cdx is not None:  # outputs that read x' (E = I): the flow's states and port inputs
+        cdx = w.Cdx[:, cols_d] != 0
+        ye_x = ye_x | _bool_product(cdx, np.tile(x_d, (n_d, 1)))
+        ye_ph = ye_ph | _bool_product(cdx, dx_u)
+    return Sparsity(ye_x, _bool_product(ye_ph, tu) | (w.Du != 0),
                     np.tile(x_d, (n_d, 1)), _bool_product(dx_u, tu), x_d,
                     _bool_product(u_alg, tu), x_d, _bool_product(diss_u, tu), x_d,
-                    _bool_product(supp_u, tu), _bool_product(ty, y_u)[:, src].reshape(k_out, -1),
+                    _bool_product(supp_u, tu), ye_ph[:, src].reshape(k_out, -1),
                     dx_u[:, src], diss_u[src], supp_u[src])
 
 
