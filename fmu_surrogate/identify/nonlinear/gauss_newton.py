@@ -203,7 +203,8 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
 def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0: Array,
                  lo: Array, hi: Array, max_iter: int, tol: float, target: float,
                  callback: Callable[[list[float]], None] | None = None,
-                 deadline: float | None = None) -> tuple[Array, list[float], str]:
+                 deadline: float | None = None,
+                 counted: NDArray[np.bool_] | None = None) -> tuple[Array, list[float], str]:
     """Levenberg–Marquardt steps projected onto the box ``lo ≤ x ≤ hi`` (module doc).
 
     Parameters
@@ -226,6 +227,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         ``callback(costs)`` after each iteration (a progress bar).
     deadline : float, optional
         ``time.monotonic()`` at which no further iteration starts (a wall-time budget).
+    counted : ndarray of bool, shape (p,), optional
+        The variables whose curvature sets the damping's scale (all by default).
 
     Returns
     -------
@@ -246,7 +249,8 @@ def projected_lm(fun: Callable[[Array], Array], jac: Callable[[Array], Any], x0:
         A = J.T @ J
         # a variable at its bound whose descent direction leaves the box stays on the bound
         pinned = ((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))
-        level = max(float(np.mean(A.diagonal())), 1e-300)
+        diag = A.diagonal()
+        level = max(float(np.mean(diag if counted is None else diag[counted])), 1e-300)
         while True:
             step = _step(A, g, level * lam, pinned, x, lo, hi)
             # the whole step shortened to the first bound it meets: the direction is kept and
