@@ -127,7 +127,8 @@ def residuals(shoot: Shooting, ry: Array, x_end: Array, x_free: Array) -> Array:
     return np.concatenate([ry.ravel(), d.ravel()])
 
 
-def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array | sp.csr_matrix:
+def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any,
+             skip: NDArray[np.bool_] | None = None) -> Array | sp.csr_matrix:
     """The Jacobian of :func:`residuals` at ``θ`` (module doc).
 
     Parameters
@@ -139,6 +140,9 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
         ``(..., len(θ))`` of parameter vectors.
     theta : Tensor, shape (n_model + n_free n,)
         The parameters.
+    skip : ndarray of bool, shape (n_model,), optional
+        Model parameters whose columns are left at zero, not computed (held ones that no step
+        moves).
 
     Returns
     -------
@@ -150,22 +154,27 @@ def jacobian(shoot: Shooting, forward: Callable[..., Any], theta: Any) -> Array 
     Pm, n = shoot.n_model, shoot.n
     nf = shoot.free_segments.size
     k = n if nf else 0
-    tangent = torch.zeros((Pm + k, theta.numel()), dtype=theta.dtype)
-    tangent[:Pm, :Pm] = torch.eye(Pm, dtype=theta.dtype)
+    cols = np.arange(Pm) if skip is None else np.flatnonzero(~np.asarray(skip, dtype=bool))
+    q = cols.size
+    tangent = torch.zeros((q + k, theta.numel()), dtype=theta.dtype)
+    tangent[np.arange(q), cols] = 1.0
     for i in range(k):  # component i of every free start state at once
-        tangent[Pm + i, Pm + i::n] = 1.0
+        tangent[q + i, Pm + i::n] = 1.0
     with fwad.dual_level():
-        ry, xe = forward(fwad.make_dual(theta.expand(Pm + k, -1).contiguous(), tangent))
+        ry, xe = forward(fwad.make_dual(theta.expand(q + k, -1).contiguous(), tangent))
         dry, dxe = fwad.unpack_dual(ry).tangent, fwad.unpack_dual(xe).tangent
     dry, dxe = dry.numpy(), dxe.numpy()
     S, R = dry.shape[1], dry.shape[2]
     scale = shoot.defect_scale
-    model = np.concatenate([dry[:Pm].reshape(Pm, S * R),
-                            (dxe[:Pm, shoot.cur] * scale).reshape(Pm, -1)], axis=1).T
+    computed = np.concatenate([dry[:q].reshape(q, S * R),
+                               (dxe[:q, shoot.cur] * scale).reshape(q, -1)], axis=1)
+    model = np.zeros((Pm, computed.shape[1]))
+    model[cols] = computed
+    model = model.T
     n_rows = model.shape[0]
     if k == 0:
         return model if model.size <= DENSE_LIMIT else sp.csr_matrix(model)
-    dry_s, dxe_s = dry[Pm:], dxe[Pm:]  # (n, S, R), (n, S, n)
+    dry_s, dxe_s = dry[q:], dxe[q:]  # (n, S, R), (n, S, n)
     seg = shoot.free_segments
     col = np.arange(nf)[:, None] * n + np.arange(n)[None, :]  # (nf, n), in the states' block
     rows, cols, vals = [], [], []

@@ -374,6 +374,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         return run(theta)[:2]
 
     reading = [False]  # whether the measured outputs read the effort (the start being fitted)
+    held = [np.zeros(n_model, dtype=bool)]  # the output maps held at zero: columns not computed
 
     def run(theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, VectorField, torch.Tensor]:
         """:func:`forward`, and the vector field and the states at the nodes."""
@@ -403,7 +404,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         return r if np.all(np.isfinite(r)) and resolved(field, Xn) else np.full_like(r, 1e150)
 
     def jac(phi: Array) -> Any:
-        J = jacobian(shoot, forward, torch.as_tensor(sc * phi, dtype=torch.float64))
+        J = jacobian(shoot, forward, torch.as_tensor(sc * phi, dtype=torch.float64), held[0])
         return J * sc if isinstance(J, np.ndarray) else J @ sp.diags(sc)
 
     def resolved(field: VectorField, Xn: torch.Tensor) -> bool:
@@ -454,10 +455,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                                  "max_iter = 0: the linear start", len(seg.first), L, substeps,
                                  static_law, effort)
             lo_, hi_ = lo.copy(), hi.copy()  # the state (K_m, C_d at 0), the effort too, or all
+            held[0] = np.zeros(n_model, dtype=bool)
             for name in () if rate else ("Cd",) if effort else ("Km", "Cd"):
                 lo_[layout.slices()[name][0]] = hi_[layout.slices()[name][0]] = 0.0
-            # a C_d held at zero is left out of the damping's scale: the steps are then those of
-            # a model without it (Levenberg's level is a mean over the variables' curvatures)
+                held[0][layout.slices()[name][0]] = True
+            # a held C_d is out of Levenberg's scale: the steps are a model's without it
             counted = np.ones(layout.size, dtype=bool)
             counted[layout.slices()["Cd"][0]] = rate
             with progress_bar(est, n) as bar:
