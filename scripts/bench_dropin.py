@@ -173,6 +173,15 @@ COMPONENTS: dict[str, dict] = {
         "train": [f"p=noise:f_high=10,duration=1,std=50,offset=100,seed={k}" for k in (1, 2, 3)],
         "heldout": ["p=chirp:f0=1,f1=10,t1=1,amplitude=60,offset=100"],
         "stop": 1.0, "step": 0.01, "linear": False},
+    # a mass on the progressive spring with the power-law damper, its acceleration a measured
+    # output (a feedthrough of the force): three levels, identify's held-out one in between
+    # (elongation up to 0.8, 1.7 and 1.5 x_ref, the stiffness 3, 10 and 7 times k; the
+    # damper's force up to 9, 23 and 23 N); the held-out chirp swings it to ±1.2 x_ref
+    "sprung_mass_sensor": {
+        "train": [f"F=noise:f_high=5,duration=10,std={s},seed={k}"
+                  for k, s in ((1, 5), (2, 15), (3, 10))],
+        "heldout": ["F=chirp:f0=0.2,f1=5,t1=10,amplitude=15"],
+        "stop": 10.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments

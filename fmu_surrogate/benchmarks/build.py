@@ -134,6 +134,10 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("coupled_mass_clock", "mass coupled to a driven end, fixed-step RK4 on a clock "
                   "of its own compared without a tolerance (20-sim's), co-simulation only",
                   specs_detailed.coupled_mass_clock_spec, {}),
+        Benchmark("sprung_mass_sensor", "mass on a progressive spring with a power-law damper "
+                  "to ground: force in, velocity and acceleration (feedthrough of the force) "
+                  "out, co-simulation only, states internal, fixed-step RK4",
+                  specs_detailed.sprung_mass_sensor_spec, {}),
     )
 }
 

@@ -5,8 +5,9 @@ a displacement input (:func:`progressive_spring_displacement_spec`,
 20-sim's FMUs do (:func:`coupled_mass_clock_spec`), of the pendulum on a driven joint that
 turns over (:func:`pendulum_joint_spec`) and of the nonlinear hydraulic components in bar and l/min,
 the gas-charged accumulator and the turbulent orifice (:func:`gas_accumulator_spec`,
-:func:`turbulent_orifice_spec`, physics in :mod:`.vendor.hydraulic`); :mod:`.specs` has no room
-left.
+:func:`turbulent_orifice_spec`, physics in :mod:`.vendor.hydraulic`) and of the mass on the
+progressive spring with an acceleration sensor (:func:`sprung_mass_sensor_spec`);
+:mod:`.specs` has no room left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
 :mod:`.specs` (so the same experiments apply), the parameters of its detailed physics, and many
@@ -36,7 +37,7 @@ __all__ = ["coupled_mass_clock_spec", "gas_accumulator_spec", "pendulum_joint_sp
            "power_damper_detailed_spec", "progressive_spring_damper_spec",
            "progressive_spring_detailed_spec", "progressive_spring_displacement_spec",
            "saturating_inductor_detailed_spec", "saturating_motor_spec",
-           "turbulent_orifice_spec"]
+           "sprung_mass_sensor_spec", "turbulent_orifice_spec"]
 
 
 def _with_cvode(spec: ModelSpec) -> ModelSpec:
@@ -367,4 +368,46 @@ def turbulent_orifice_spec() -> ModelSpec:
         v,
         Experiment(0.0, 1.0, 1e-2),
         defines={"MODEL_DO_STEP": 1},
+    )
+
+
+def sprung_mass_sensor_spec() -> ModelSpec:
+    """Mass on the progressive spring with the power-law damper to ground
+    (:mod:`fmu_surrogate.benchmarks.vendor.progressive_spring`): force in, velocity out (the
+    power port) and acceleration out (a measured output with a direct feedthrough of the
+    force); co-simulation only, elongation and momentum internal, fixed-step RK4."""
+    p = _lumped_spring.SPRUNG_MASS_PARAMS
+    v = (
+        Var("F", "input", start=0.0, unit="N",
+            description="force on the mass (effort; F v: power into the component)"),
+        Var("m", "parameter", "tunable", p["m"], unit="kg", description="mass (> 0)"),
+        Var("k", "parameter", "tunable", p["k"], unit="N/m",
+            description="spring stiffness at x = 0 (> 0)"),
+        Var("x_ref", "parameter", "tunable", p["x_ref"], unit="m",
+            description="elongation at which the stiffness term has doubled (> 0)"),
+        Var("c", "parameter", "tunable", p["c"],
+            description="damper coefficient c in N / (m/s)^(4/3) (>= 0)"),
+        Var("x0", "parameter", "fixed", p["x0"], unit="m", description="initial elongation"),
+        Var("v0", "parameter", "fixed", p["v0"], unit="m/s", description="initial velocity"),
+        Var("x", unit="m", description="elongation of the spring (state)"),
+        Var("p", unit="N.s", description="momentum m v of the mass (state)"),
+        Var("der(x)", derivative="x", unit="m/s", description="x' = p / m"),
+        Var("der(p)", derivative="p", unit="N",
+            description="p' = F - k x (1 + (x / x_ref)^2) - c sign(v) |v|^(4/3)"),
+        Var("v", "output", unit="m/s", dependencies=(),
+            description="velocity of the mass, p / m (F v: power into the component)"),
+        Var("a", "output", unit="m/s2", dependencies=("F",),
+            description="acceleration of the mass, p' / m, of the current state and force"),
+        *fixed_step_variables(10),
+    )
+    return ModelSpec(
+        "sprung_mass_sensor",
+        "Mass on a progressive spring with a power-law damper to ground, force in, velocity "
+        "and acceleration out (fmu-surrogate vendor-style, co-simulation only, states "
+        "internal)",
+        "sprung_mass_sensor.c",
+        v,
+        Experiment(0.0, 10.0, 1e-2),
+        defines={"MODEL_RK4": 1},
+        model_exchange=False,
     )
