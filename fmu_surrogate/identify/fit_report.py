@@ -168,6 +168,37 @@ def law_line(nl: Any, sur: Any) -> str:
             f"{law.n_terms} terms ({kinds}) of {n} candidates, fitted with the core")
 
 
+def reading_line(sur: Any) -> str:
+    """What each measured output of a nonlinear surrogate reads, one line (empty unless one
+    reads an effort or the state's rate: the state alone is the linear model's reading).
+
+    Parameters
+    ----------
+    sur : PortedSystem
+        The surrogate; a sensor port is a port driven by nothing (zero ``Tu`` row and ``cu``).
+
+    Returns
+    -------
+    str
+    """
+    p = sur.ports
+    sensor = ~np.any(p.Tu != 0, axis=1) & (p.cu == 0)
+    parts, special = [], False
+    for o, name in enumerate(p.output_names):
+        if np.any(p.Ty[o, ~sensor] != 0):
+            continue  # a power output
+        what = [w for w, on in (("an effort", np.any(p.Ty[o, sensor] != 0)),
+                                ("the state", np.any(p.Cx[o] != 0)),
+                                ("the state's rate", np.any(p.Cdx[o] != 0))) if on]
+        special |= len(what) > 1 or (bool(what) and what[0] != "the state")
+        if what:
+            parts.append(f"{name} {' and '.join(what)}")
+    if not special:
+        return ""
+    return ("measured outputs read " + "; ".join(parts) + " (a spring's force is an effort; an "
+            "acceleration the rate of a momentum, with the damper's force)")
+
+
 def step_line(sur: Any, step: float | None) -> str:
     """The internal step of a nonlinear surrogate's scheme, one line (empty without one).
 

@@ -26,6 +26,7 @@ from fmu_surrogate.identify.fit_report import (
     law_line,
     outputs_line,
     percent,
+    reading_line,
     step_line,
     why_missed,
 )
@@ -59,13 +60,12 @@ class ModelChoice:
     reason : str
         Why this model was kept, in words.
     details : str
-        What the linear fit chose (:func:`select_dataset`: runs, pairs and their orientation,
-        the order-selection table), printed before the errors.
+        What the linear fit chose (:func:`select_dataset`: runs, pairs, orientation, the order
+        table), printed before the errors.
     linear : LinearPHIdentifier, optional
         The linear fit (also when the nonlinear model was kept).
     checked_on : str
-        Which data the errors were measured on: ``"held-out"``, or ``"training"`` when nothing
-        was held out.
+        Which data the errors were measured on: ``"held-out"`` (``"training"``: none held out).
     late_outputs : bool
         Whether the FMU's outputs are those of the point before (:func:`select_dataset`): the
         models were fitted to the outputs one sample earlier, and :meth:`surrogate` samples its
@@ -427,8 +427,8 @@ def select_dataset(
                                                  outputs=list(outputs), runs=fit + held)
         sur = nl.to_surrogate()
         lines = "\n  " + delay_line(nl, list(sur.output_names))
-        lines += "".join("\n  " + text for text in (law_line(nl, sur), step_line(sur, step))
-                         if text)
+        lines += "".join("\n  " + text for text in (law_line(nl, sur), reading_line(sur),
+                                                     step_line(sur, step)) if text)
         return nl, max(heldout_errors(sur, nl.x0_, data, list(sur.input_names),
                                       list(sur.output_names), check)), lines
 

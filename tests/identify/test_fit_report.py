@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fmu_surrogate.identify.fit_report import RANGE_FACTOR, miss_line, range_ratio
+from fmu_surrogate.identify.fit_report import RANGE_FACTOR, miss_line, range_ratio, reading_line
 
 
 def test_range_ratio_measures_the_held_out_deviation_against_the_training_one():
@@ -35,3 +35,24 @@ def test_the_miss_line_tells_extrapolation_from_a_model_class_that_does_not_fit(
     one = miss_line(0.5, {"F": 1.0}, 1e-2, levels=1)
     assert "(at one excitation level now: runs of the same inputs at about a fifth" in one
     assert "excitation level" not in miss_line(0.5, {"F": 1.0}, 1e-2, levels=2)
+
+
+def test_the_reading_line_names_what_each_measured_output_reads():
+    from fmu_surrogate.ph import LinearPH, PortedSystem, PortMap
+
+    # a mass (p, q) with its force port, a sensor port (driven by nothing) and three outputs:
+    # the velocity (the power output), q (the state), a (the sensor's effort, the state and
+    # its rate)
+    core = LinearPH([[0.0, -1.0], [1.0, 0.0]], np.diag([0.1, 0.0]), np.diag([0.5, 2.0]),
+                    [[1.0, 0.0], [0.0, 1.0]])
+    ports = PortMap(("F",), ("v", "q", "a"), None, None, [[1.0], [0.0]], [0.0, 0.0],
+                    [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]], [[0, 0], [0, 1.0], [0.3, 0]],
+                    np.zeros((3, 1)), np.zeros(3), Cdx=[[0, 0], [0, 0], [0.5, 0]])
+    line = reading_line(PortedSystem(core, ports))
+    assert line.startswith("measured outputs read q the state; a an effort and the state and "
+                           "the state's rate")
+    assert "v " not in line.split("(")[0]  # the power output is not a measured one
+    # outputs that read the state alone, as the linear model's do: nothing to say
+    plain = PortMap(("F",), ("v", "q"), None, None, [[1.0], [0.0]], [0.0, 0.0],
+                    [[1.0, 0.0], [0.0, 0.0]], [[0, 0], [0, 1.0]], np.zeros((2, 1)), np.zeros(2))
+    assert reading_line(PortedSystem(core, plain)) == ""

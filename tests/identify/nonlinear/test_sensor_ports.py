@@ -98,3 +98,7 @@ def test_an_acceleration_beside_a_displacement_reads_the_rate_and_the_state(mass
     assert np.any(sur.ports.Cx[names.index("q")] != 0)  # the displacement the state
     # the force feeds through to the acceleration (1/m = 1), to the others not
     npt.assert_allclose(sur.feedthrough[:, 0], [0.0, 0.0, 1.0], atol=0.02)
+    # the report says what each measured output reads
+    from fmu_surrogate.identify.fit_report import reading_line
+
+    assert "a an effort and the state and the state's rate" in reading_line(sur)
