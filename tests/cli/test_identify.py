@@ -189,3 +189,22 @@ def test_a_spring_damper_in_the_adaptor_convention_gets_a_static_law_of_its_posi
     # any BLAS and is 20 times inside the 2 % a nonlinear drop-in promises
     assert heldout_error(s, identified["progressive_spring_damper"][0], 2) <= 1e-3
     assert _linear_error(text) >= 0.1
+
+
+def test_method_nonlinear_that_keeps_no_nonlinear_model_says_both_errors(identified, capsys,
+                                                                           monkeypatch):
+    """``--method nonlinear`` asks for a tolerance no linear model reaches; when the nonlinear
+    model is no better, the error names both models' errors, not that internal tolerance."""
+    from fmu_surrogate.identify import selection
+
+    def no_better(ds, **kwargs):
+        return selection.ModelChoice("linear", None, 0.5, 0.625, kwargs["tolerance"],
+                                     "the linear error exceeds the tolerance 2.23e-306 %",
+                                     checked_on="held-out")
+
+    monkeypatch.setattr(selection, "select_dataset", no_better)
+    data, sur = identified["damper"]
+    assert main(["identify", str(data), "-o", str(sur), "--method", "nonlinear"]) != 0
+    err = capsys.readouterr().err
+    assert "misses the held-out runs by 62.5 %, no better than the linear model's 50 %" in err
+    assert "e-306" not in err

@@ -258,7 +258,13 @@ def _identify_auto(args: argparse.Namespace, ds: Any, fit: list[int],
                             refine=args.refit == "yes",
                             max_time=None if np.isinf(args.max_time) else args.max_time)
     if args.method == "nonlinear" and choice.method == "linear":
-        raise CLIError(f"no nonlinear model was kept: {choice.reason}")
+        from fmu_surrogate.identify.fit_report import percent
+
+        raise CLIError(
+            f"no nonlinear model was kept: it misses the {choice.checked_on} runs by "
+            f"{percent(choice.nonlinear_error)}, no better than the linear model's "
+            f"{percent(choice.linear_error)}; --method auto keeps the linear one (the report "
+            "of that run says what the data show)")
     return choice.estimator, choice.surrogate(), [choice.report()]
 
 

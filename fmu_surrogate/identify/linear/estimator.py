@@ -318,10 +318,11 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
         raw, (exps, n, names) = exps, prepare(self, exps, n, names, self.no_feedthrough_declared_)
         if self.ported_:
-            from fmu_surrogate.identify.linear.ported_fit import fit_ported
+            from fmu_surrogate.identify.linear.ported_fit import fit_chosen_order
 
-            fit_ported(self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in exps],
-                       self.roles_, n, "x0" in names)
+            self.order_selection_ = fit_chosen_order(
+                self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in exps],
+                self.roles_, n, "x0" in names, self.order_selection_)
         else:
             self._fit_plain(exps, n, names)
         self.result_ = dataclasses.replace(

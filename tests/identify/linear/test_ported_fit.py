@@ -138,3 +138,68 @@ def test_outputs_in_different_units_count_alike():
     s = np.sin(np.linspace(0, 6, 400))
     w = output_weights([np.column_stack([293.15 + 2.0 * s, 100.0 * s])])
     np.testing.assert_allclose(w, [1 / 2.0, 1 / 100.0], rtol=1e-4)  # sampled max of sin
+
+
+def _smooth_forced_mass(seed: int, amp: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A 1 kg mass on 40 N/m with 2 Ns/m under a smooth multisine force (0.2–3 Hz), velocity
+    out, from rest: scipy's DOP853 on the continuous force (steps ≤ 2 ms), sampled at 10 ms
+    for 10 s."""
+    from scipy.integrate import solve_ivp
+
+    rng = np.random.default_rng(seed)
+    f, ph, a = rng.uniform(0.2, 3.0, 8), rng.uniform(0, 2 * np.pi, 8), rng.uniform(0.5, 1, 8)
+
+    def force(s):
+        return amp * (np.sin(2 * np.pi * np.multiply.outer(s, f) + ph) @ a) / a.sum()
+
+    t = np.arange(0.0, 10.0 + 5e-3, 0.01)
+    sol = solve_ivp(lambda s, x: [x[1], force(s) - 2.0 * x[1] - 40.0 * x[0]], (0.0, 10.0),
+                    [0.0, 0.0], t_eval=t, rtol=1e-10, atol=1e-12, method="DOP853",
+                    max_step=0.002)
+    return t, force(t), sol.y[1]
+
+
+def _smooth_forced_dataset():
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
+
+    runs = [_smooth_forced_mass(seed, amp) for seed, amp in ((1, 1.0), (2, 8.0), (3, 4.0),
+                                                            (4, 6.0))]
+    ds = records_to_dataset([RunRecord(index=i, values={"F": u, "v": y})
+                             for i, (_, u, y) in enumerate(runs)], runs[0][0], None, ["F", "v"],
+                            attrs={"input_interpolation": "linear between samples"})
+    for name, unit, causality in (("F", "N", "input"), ("v", "m/s", "output")):
+        ds[name].attrs.update(units=unit, causality=causality)
+    return ds, runs
+
+
+def test_exact_data_with_a_hold_mismatch_keep_a_model_near_the_data():
+    """A smooth force taken as linear between samples (a mismatch of ~1e-4) on exact data: the
+    subspace step confirms two states; its unstructured order-4 candidate (here a fast mode
+    with a negative feedthrough, fitting the mismatch) predicted the held-out run best, no
+    passive model was near it, and its pH fit stalled at 8000 % of the outputs.  Which
+    candidate wins depends on directions at round-off; the kept model must fit."""
+    ds, runs = _smooth_forced_dataset()
+    est = LinearPHIdentifier().fit_dataset(ds, runs=[0, 1, 2])
+    two = LinearPHIdentifier(2).fit_dataset(ds, runs=[0, 1, 2])
+    assert est.result_.cost_history[-1] <= two.result_.cost_history[-1] * (1 + 1e-9)
+    t, u, y = runs[3]
+    # measured 6.7e-4: the hold mismatch's share of the response (the true model has order 2)
+    assert est.errors(t, u, y).relative_max < 2e-3
+
+
+def test_an_order_above_the_confirmed_ones_whose_fit_fails_gives_way(monkeypatch):
+    """The order-4 fit started where it cannot move (all of θ zero: a saddle, outputs zero)
+    stops above the order-2 fit it contains: order 2, which the singular values confirm, is
+    kept and the selection says why."""
+    from fmu_surrogate.identify.linear.init import ported
+
+    ds, runs = _smooth_forced_dataset()
+    start = ported.ported_initial
+    monkeypatch.setattr(ported, "ported_initial",
+                        lambda lay, data, rate: start(lay, data, rate) * (lay.n != 4))
+    est = LinearPHIdentifier(max_iter=5).fit_dataset(ds, runs=[0, 1, 2])
+    sel = est.result_.order_selection
+    assert sel.order == 2 and est.system_.n_states == 2
+    assert "order 4's pH fit stopped above order 2's" in sel.criterion
+    t, u, y = runs[3]
+    assert est.errors(t, u, y).relative_max < 2e-3  # measured 6.7e-4, as above
