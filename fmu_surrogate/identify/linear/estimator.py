@@ -320,9 +320,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         if self.ported_:
             from fmu_surrogate.identify.linear.ported_fit import fit_chosen_order
 
-            self.order_selection_ = fit_chosen_order(
-                self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in exps],
-                self.roles_, n, "x0" in names, self.order_selection_)
+            fit_chosen_order(self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold)
+                                    for e in exps], self.roles_, n, "x0" in names)
         else:
             self._fit_plain(exps, n, names)
         self.result_ = dataclasses.replace(

@@ -349,8 +349,8 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
         ft = n == 0 or needs_feedthrough(view, n, len(pairs), declared, roles.source)
     roles = dataclasses.replace(roles, feedthrough=bool(ft))
     learn_x0 = (not at_rest) if est.learn is None else "x0" in est.learn
-    est.port_signs_, est.ported_ = signs, True
-    est.order_selection_ = fit_chosen_order(est, raw, roles, int(n), learn_x0, sel)
+    est.port_signs_, est.ported_, est.order_selection_ = signs, True, sel
+    fit_chosen_order(est, raw, roles, int(n), learn_x0)
     est.result_ = dataclasses.replace(est.result_, order_selection=est.order_selection_)
 
 
@@ -362,11 +362,11 @@ def confirmed_order(s: Array) -> int:
     return int(np.sum(s > numerical_floor(s)))
 
 
-def fit_chosen_order(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: bool,
-                     sel: Any) -> Any:
-    """:func:`fit_ported` at the order ``sel`` chose, kept where it fits the training runs at
-    least as well as the order the singular values confirm (a model of more states contains
-    that one); else that order is fitted and kept.  Returns the selection, its order the kept.
+def fit_chosen_order(est: Any, raw: list[tuple], roles: PortRoles, n: int,
+                     learn_x0: bool) -> None:
+    """:func:`fit_ported` at the order ``est.order_selection_`` chose, kept where it fits the
+    training runs at least as well as the order the singular values confirm (a model of more
+    states contains that one); else that order is fitted and kept, and the selection says so.
 
     Orders above the confirmed count are candidates for a mode the floor may hide, chosen on
     the held-out errors of unstructured subspace models.  Directions at round-off can make one
@@ -376,9 +376,10 @@ def fit_chosen_order(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn
     times the order-2 fit, from which Levenberg–Marquardt stalled 8000 % away.
     """
     fit_ported(est, raw, roles, n, learn_x0)
+    sel = est.order_selection_
     confirmed = 0 if sel is None else confirmed_order(sel.singular_values)
     if not 0 < confirmed < n:
-        return sel
+        return
     saved = {k: getattr(est, k) for k in ("system_", "x0_", "roles_", "theta_", "layout_",
                                           "n_inputs_", "hold_", "result_")}
     cost = float(saved["result_"].cost_history[-1])
@@ -387,8 +388,8 @@ def fit_chosen_order(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn
     if cost <= low:
         for k, v in saved.items():
             setattr(est, k, v)
-        return sel
-    return dataclasses.replace(
+        return
+    est.order_selection_ = dataclasses.replace(
         sel, order=confirmed,
         criterion=f"{sel.criterion}; order {sel.order}'s pH fit stopped above order "
                   f"{confirmed}'s (cost {cost:.3g} against {low:.3g}; {confirmed}: the singular "
