@@ -29,7 +29,11 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.model.experiments import Experiment
-from fmu_surrogate.identify.linear.ports import parse_orientations, starts_at_rest
+from fmu_surrogate.identify.linear.ports import (
+    AT_REST_RTOL,
+    parse_orientations,
+    starts_at_rest,
+)
 
 Array = NDArray[np.float64]
 
@@ -167,10 +171,35 @@ def prepare(est: Any, exps: list[Any], n: int | None, names: tuple[str, ...],
 #: ``offsets="auto"``: the fit with a constant source replaces the one without when it lowers
 #: the cost by more than this factor (an offset the data show, not a fit of the noise).
 OFFSET_GAIN = 2.0
+#: Data whose outputs start at rest and an input not, where the fit without offsets misses the
+#: outputs by more than this relative RMS error, may start at an equilibrium (below); the fit
+#: with offsets is then kept where it lowers the cost by EQUILIBRIUM_GAIN, what a held
+#: deflection gives (a mass on a spring: 1e7×), not a nonlinear part's compromise.
+EQUILIBRIUM_MISS, EQUILIBRIUM_GAIN = 1e-2, 100.0
+
+
+def equilibrium_start(est: Any, exps: list[Any]) -> bool:
+    """Whether data whose outputs start at rest may start at an equilibrium of their first
+    inputs instead: an input starts away from zero and the fit without offsets misses the
+    outputs by more than :data:`EQUILIBRIUM_MISS`.
+
+    A vendor's model initialised in steady state (Modelica's ``der(x) = 0`` initial equations)
+    under a preload or an operating point starts where its outputs rest while its states do
+    not (a spring deflected by the 50 N its force starts at, its velocity shown): from a zero
+    state the linear model has no way to hold that deflection, and a mass on a spring fitted so
+    missed its held-out run by 123 %.  A constant source port holds it.
+    """
+    starts = np.array([np.abs(np.asarray(e.u, dtype=float)[0]) for e in exps])
+    scale = np.max([np.abs(np.asarray(e.u, dtype=float)).max(axis=0) for e in exps], axis=0)
+    if not np.any(starts > AT_REST_RTOL * scale):
+        return False
+    miss = max(est.errors(e.t, e.u, e.y, hold=e.hold).relative_rms for e in exps)
+    return not miss <= EQUILIBRIUM_MISS
 
 
 def try_offsets(est: Any, exps: list[Any]) -> None:
-    """``offsets="auto"``: when the data do not start at rest (and ``learn`` is the default),
+    """``offsets="auto"``: when the data do not start at rest or may start at an equilibrium
+    (:func:`equilibrium_start`; and ``learn`` is the default),
     fit again with a constant source port and keep that fit if it lowers the cost by more
     than :data:`OFFSET_GAIN` (fitting offsets only when the data need them keeps the
     better-conditioned model otherwise).
@@ -182,7 +211,8 @@ def try_offsets(est: Any, exps: list[Any]) -> None:
     exps : list of Experiment
         The data (external convention).
     """
-    if est.offsets != "auto" or not auto_dropin(est) or starts_at_rest(exps):
+    rest = starts_at_rest(exps)
+    if est.offsets != "auto" or not auto_dropin(est) or (rest and not equilibrium_start(est, exps)):
         return
     from sklearn.base import clone
 
@@ -192,7 +222,8 @@ def try_offsets(est: Any, exps: list[Any]) -> None:
         other.fit(exps, no_feedthrough_declared=est.no_feedthrough_declared_)
     except (ValueError, np.linalg.LinAlgError):
         return
-    if other.result_.final_cost * OFFSET_GAIN < est.result_.final_cost:
+    if other.result_.final_cost * (EQUILIBRIUM_GAIN if rest else OFFSET_GAIN) < \
+            est.result_.final_cost:
         keep = {"order_selection": est.result_.order_selection}
         for k, v in vars(other).items():
             if k.endswith("_") and not k.startswith("__"):
