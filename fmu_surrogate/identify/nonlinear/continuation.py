@@ -45,8 +45,9 @@ model simulated through the training runs misses them by 47.5 % and the held-out
 Where a fit's model, simulated so, misses the training runs by more than :data:`SHORT_ERROR`
 (1 % RMS, as :data:`CONTINUATION_COST` for the cost), the whole fit (continuation included) is
 run again on segments of :data:`SHORT_SEGMENT` steps and kept where its model misses them by
-less: the Duffing 14.6 % on the training runs, 7.6 % held out.  The two fits' costs do not compare (other segments);
-their simulated errors do.  This is tried last, after the periodic ridge below.
+less: the Duffing 14.6 % on the training runs, 7.6 % held out.  The two fits' costs do not
+compare (other segments); their simulated errors do.  This is tried last, after the periodic
+ridge below.
 
 An energy that repeats.  A pendulum or a crank that turns over has an energy periodic in its
 angle, outside the class of a quadratic form plus convex ridges (a torque-driven pendulum that

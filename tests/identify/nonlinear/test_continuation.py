@@ -257,8 +257,8 @@ def test_a_fit_that_misses_by_far_is_run_again_with_a_periodic_ridge(monkeypatch
 
 def test_a_fit_that_misses_its_runs_simulated_is_run_again_on_short_segments(monkeypatch):
     """The fit on segments of 50 steps meets them (cost 1e-6 after the homotopy) but its model
-    simulated through the training runs misses them by 47.5 % (as the Duffing oscillator's of
-    test_selection did): the whole fit again on segments of SHORT_SEGMENT steps, kept where
+    simulated through the training runs misses them by 47.5 % (as the Duffing oscillator's
+    below did): the whole fit again on segments of SHORT_SEGMENT steps, kept where
     its model misses them by less; a fit whose model meets them pays nothing."""
     from fmu_surrogate.identify.nonlinear.continuation import SHORT_ERROR, SHORT_SEGMENT
 
