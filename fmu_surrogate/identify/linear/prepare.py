@@ -189,8 +189,11 @@ def equilibrium_start(est: Any, exps: list[Any]) -> bool:
     under a preload or an operating point starts where its outputs rest while its states do
     not (a spring deflected by the 50 N its force starts at, its velocity shown): from a zero
     state the linear model has no way to hold that deflection, and a mass on a spring fitted so
-    missed its held-out run by 123 %.  A constant source port holds it; the fit with one is
-    kept where it meets the outputs within :data:`EQUILIBRIUM_MISS` (:func:`try_offsets`).
+    missed its held-out run by 123 %.  A constant source port holds the deflection the runs
+    share (the preload; what their first inputs differ by leaves a decaying transient, and runs
+    that start at the equilibria of first inputs differing widely are not held: a state per
+    run's first inputs would be); the fit with one is kept where it meets the outputs within
+    :data:`EQUILIBRIUM_MISS` (:func:`try_offsets`).
     """
     starts = np.array([np.abs(np.asarray(e.u, dtype=float)[0]) for e in exps])
     scale = np.max([np.abs(np.asarray(e.u, dtype=float)).max(axis=0) for e in exps], axis=0)
