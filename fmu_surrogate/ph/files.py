@@ -20,6 +20,7 @@ The document (schema ``fmu_surrogate/ph/schema/surrogate-2.json``)::
      "delayed_feedthrough": {..., "first_feedthrough": [[...]]},  (version 7 only)
      "delayed_feedthrough": {..., "fast_feedthrough": [[...]]},   (version 8 on)
      "ports": {..., "Cdx": [[...]]},                          (version 9 on)
+     "initial": "equilibrium",                                (version 10 on)
      "provenance": {"source_fmu": {"name", "guid", "sha256"}, "dataset": {"file", "sha256"},
                     "method", "settings", "package_version", "created",
                     ["parameters": {name: value}],        (the source's, at identification)
@@ -38,7 +39,8 @@ longest step of its scheme (``max_step``) as version 6, one whose outputs also s
 of the inputs from those held over the step before (``fast_feedthrough``) as version 8 (version
 7 held the same response fitted at the first point only, ``first_feedthrough``: read as the
 fast feedthrough, which it is), one whose outputs read the rate of its core's state
-(``ports.Cdx``, written when nonzero) as version 9, one
+(``ports.Cdx``, written when nonzero) as version 9, one that starts at the equilibrium of its
+first inputs (``initial``) as version 10, one
 whose outputs see the inputs of the step before (``delayed_feedthrough``) otherwise as version 3
 (``surrogate-3.json``), every other file as version 2: each file in the oldest version that holds
 its content, so that older readers read what they can and refuse the rest as newer.  A :class:`~fmu_surrogate.ph.NonlinearPH` is written as a PHDAE with ``E = I`` whose
@@ -85,7 +87,7 @@ from fmu_surrogate.ph.system import PHDAE, LinearEffort, LinearPH
 __all__ = ["FORMAT", "VERSION", "SurrogateFileError", "load", "register_effort", "save"]
 
 FORMAT = "fmu-surrogate surrogate"
-VERSION = 9
+VERSION = 10
 
 #: effort kind -> (class, to_dict, from_dict)
 _EFFORTS: dict[str, tuple[type, Callable[[Any], dict], Callable[[dict], Any]]] = {}
@@ -229,7 +231,8 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
     first = obj.first_outputs if isinstance(obj, PortedSystem) else None
     d_f = obj.fast_feedthrough if isinstance(obj, PortedSystem) else None
     rate = isinstance(obj, PortedSystem) and obj.ports.reads_rate
-    version = (9 if rate else 8 if d_f is not None else 6 if "max_step" in body
+    steady = isinstance(obj, PortedSystem) and obj.initial == "equilibrium"
+    version = (10 if steady else 9 if rate else 8 if d_f is not None else 6 if "max_step" in body
                else 5 if first is not None else 4 if law or late else 3 if delayed else 2)
     doc: dict[str, Any] = {"format": FORMAT, "version": version, "kind": kind,
                            "system": body, "names": names}
@@ -248,10 +251,12 @@ def _document(obj: PHDAE | PortedSystem, provenance: Mapping[str, Any] | None,
             doc["late_outputs"] = True
         if first is not None:
             doc["first_outputs"] = first.tolist()
+        if steady:
+            doc["initial"] = "equilibrium"
     doc["provenance"] = prov
     doc["checksums"] = {k: _digest(doc[k]) for k in ("system", "names", "units", "ports", "x0",
                                                      "delayed_feedthrough", "late_outputs",
-                                                     "first_outputs")
+                                                     "first_outputs", "initial")
                          if k in doc}
     return doc
 
@@ -403,7 +408,8 @@ def load(path: str | os.PathLike) -> PHDAE | PortedSystem:
                           first_outputs=doc.get("first_outputs"),
                           fast_feedthrough=None if delay is None
                           else _fast_feedthrough(delay, len(ports.output_names),
-                                                 len(ports.input_names)))
+                                                 len(ports.input_names)),
+                          initial=doc.get("initial", "state"))
     ported.provenance, ported.units = system.provenance, system.units
     return ported
 

@@ -31,6 +31,12 @@ inputs, sees none of it.  Ignored in the core's continuous-time model, it still 
 fit: ``D_f`` left out of the model bends the laws that are in it (the coil's stiffness by
 0.24 %, which a lossless oscillation turns into a 4.5 % miss over 5 s).
 
+Initial state.  A surrogate starts from its operating point ``x0`` (``initial="state"``, the
+default), or, like a vendor's model initialised in steady state, at the equilibrium of the
+inputs it is given at its start (``initial="equilibrium"``: ``0 = f(x, u(t₀))``,
+:mod:`~fmu_surrogate.ph.simulation.equilibrium`, ``x0`` then Newton's starting point):
+:meth:`PortedSystem.initial_state`.
+
 Late outputs.  Other generated code computes its outputs at the start of ``doStep``, before it
 advances its states (the output-then-update order of fixed-step generated code, e.g. exported
 from Simulink): the outputs read at ``t_k`` are those of ``t_{k−1}`` — state and inputs — and
@@ -52,6 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from fmu_surrogate.errors import InvalidTypeError
 from fmu_surrogate.ph.port_map import PortMap
+from fmu_surrogate.ph.simulation.equilibrium import equilibrium
 from fmu_surrogate.ph.structure import StructureError
 from fmu_surrogate.ph.system import PHDAE, as_state_rows
 
@@ -104,7 +111,8 @@ class PortedSystem:
         The wiring does not fit the core (ports or states); ``x0``, ``inputs_before`` or
         ``first_outputs`` are not ``n``, ``k_in`` or ``k_out`` finite numbers; ``inputs_before``
         without a delayed feedthrough, or both a delayed feedthrough and late outputs;
-        ``fast_feedthrough`` not finite ``(k_out, k_in)`` or without a delayed feedthrough.
+        ``fast_feedthrough`` not finite ``(k_out, k_in)`` or without a delayed feedthrough;
+        ``initial`` neither ``"state"`` nor ``"equilibrium"``.
 
     Examples
     --------
@@ -126,7 +134,7 @@ class PortedSystem:
     def __init__(self, system: PHDAE, ports: PortMap, x0: ArrayLike | None = None, *,
                  delayed_feedthrough: bool = False, inputs_before: ArrayLike | None = None,
                  late_outputs: bool = False, first_outputs: ArrayLike | None = None,
-                 fast_feedthrough: ArrayLike | None = None) -> None:
+                 fast_feedthrough: ArrayLike | None = None, initial: str = "state") -> None:
         if not isinstance(system, PHDAE):
             raise StructureError(f"PortedSystem needs a pH system (LinearPH, PHDAE) as its core, "
                                  f"got a {type(system).__name__}.")
@@ -152,7 +160,10 @@ class PortedSystem:
         if late_outputs and delayed_feedthrough:
             raise StructureError("late outputs already see the inputs of the point before; pass "
                                  "either delayed_feedthrough=True or late_outputs=True.")
-        self.system, self.ports = system, ports
+        if initial not in ("state", "equilibrium"):
+            raise StructureError(f"initial must be 'state' (start from x0) or 'equilibrium' (at "
+                                 f"the equilibrium of the first inputs), got {initial!r}.")
+        self.system, self.ports, self.initial = system, ports, initial
         self.x0 = _vector(np.zeros(n) if x0 is None else x0, system.state_names, "x0", "state")
         self.delayed_feedthrough, self.late_outputs = bool(delayed_feedthrough), bool(late_outputs)
         self.inputs_before = None if inputs_before is None else _vector(
@@ -191,6 +202,29 @@ class PortedSystem:
             raise InvalidTypeError(f"PortedSystem.replace got {unknown}, which are not its "
                                    f"arguments; change any of {list(names)}.")
         return type(self)(**{k: changes.get(k, getattr(self, k)) for k in names})
+
+    def initial_state(self, u_ext: ArrayLike) -> Array:
+        """The state the surrogate starts from when its first inputs are ``u_ext``: ``x0``, or
+        the equilibrium of ``u_ext`` (``initial="equilibrium"``, module docs).
+
+        Parameters
+        ----------
+        u_ext : array_like, shape (k_in,)
+            External inputs at the start.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Raises
+        ------
+        ConvergenceError
+            No equilibrium found (:func:`~fmu_surrogate.ph.simulation.equilibrium.equilibrium`).
+        """
+        if self.initial == "state":
+            return self.x0
+        u = _vector(u_ext, self.input_names, "u_ext", "input")
+        return equilibrium(self.system, self.inputs_to_ports(u), self.x0)
 
     # -- the external view -----------------------------------------------------------------
     @property

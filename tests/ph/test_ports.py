@@ -194,7 +194,8 @@ def test_a_fast_feedthrough_adds_the_inputs_change_from_those_held_at_every_poin
 def _same(a, b):
     """Two PortedSystems with equal fields, arrays bit for bit (None where unset)."""
     assert a.system is b.system and a.ports == b.ports
-    assert (a.delayed_feedthrough, a.late_outputs) == (b.delayed_feedthrough, b.late_outputs)
+    assert (a.delayed_feedthrough, a.late_outputs, a.initial) == (
+        b.delayed_feedthrough, b.late_outputs, b.initial)
     for name in ("x0", "inputs_before", "first_outputs", "fast_feedthrough"):
         va, vb = getattr(a, name), getattr(b, name)
         assert (va is None) == (vb is None), name
@@ -210,14 +211,14 @@ def test_replace_copies_every_field_bit_for_bit_and_applies_a_change():
     delayed = PortedSystem(core(), wiring(), x0=x0, delayed_feedthrough=True,
                            inputs_before=[np.pi], first_outputs=first)
     fast = delayed.replace(first_outputs=None, fast_feedthrough=[[0.1 + 0.2], [-1 / 3]])
-    for sur in (late, delayed, fast):
+    for sur in (late, delayed, fast, late.replace(initial="equilibrium")):
         copy = sur.replace()
         assert copy is not sur
         _same(copy, sur)
     # every constructor argument is a field the copy carries over
     assert set(inspect.signature(PortedSystem).parameters) == {
         "system", "ports", "x0", "delayed_feedthrough", "inputs_before", "late_outputs",
-        "first_outputs", "fast_feedthrough"}
+        "first_outputs", "fast_feedthrough", "initial"}
     # a change takes effect, the other fields stay
     moved = late.replace(x0=[2.0, 3.0])
     np.testing.assert_array_equal(moved.x0, [2.0, 3.0])

@@ -112,7 +112,8 @@ def simulate(
     ----------
     system : LinearPH, PHDAE or PortedSystem
         The system.  A :class:`~fmu_surrogate.ph.PortedSystem` takes its external inputs as
-        ``u``, starts from its operating point ``x0`` unless one is given, and returns a
+        ``u``, starts from its operating point ``x0`` (or the equilibrium of its first inputs,
+        ``initial="equilibrium"``) unless one is given, and returns a
         :class:`~fmu_surrogate.ph.simulation.ported_simulation.PortedTrajectory` (external outputs, the
         supplied energy split into external ports and internal constant sources).  A
         :class:`~fmu_surrogate.ph.NonlinearPH` with a ``max_step`` takes equal sub-steps of at

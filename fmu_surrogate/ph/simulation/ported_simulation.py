@@ -103,7 +103,8 @@ def port_inputs(ported: PortedSystem, t: ArrayLike, u_ext: ArrayLike | None,
     u_ext : array_like, shape (N, k_in) or (N,) for one input, or None
         External inputs (``None`` or empty when ``k_in = 0``).
     x0 : array_like, shape (n,), optional
-        Initial state; default ``ported.x0``.
+        Initial state; default ``ported.initial_state`` of the first inputs (``ported.x0``,
+        or the equilibrium of the first inputs).
 
     Returns
     -------
@@ -123,7 +124,10 @@ def port_inputs(ported: PortedSystem, t: ArrayLike, u_ext: ArrayLike | None,
         if U.shape != (N, k):
             raise StructureError(f"u must have shape ({N}, {k}) (one column per input "
                              f"{list(ported.input_names)}), got {U.shape}.")
-    x = ported.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+    if x0 is not None:
+        x = np.asarray(x0, dtype=float).reshape(-1)
+    else:
+        x = ported.initial_state(U[0]) if N else ported.x0
     return U, ported.inputs_to_ports(U), x
 
 
