@@ -409,10 +409,11 @@ def with_first_response(surrogate: Any, train: list[tuple], input_starts: Array 
     scale = np.max([output_scale(y) for _, _, y, _ in train], axis=0)
     scale = np.where(scale > 0, scale, 1.0)
     base = surrogate.replace(inputs_before=starts)
-    miss = np.array([(y[0] - base.outputs(base.x0, starts)) / scale for _, _, y, _ in train])
+    miss = np.array([(y[0] - base.outputs(base.initial_state(u[0]), starts)) / scale
+                     for _, u, y, _ in train])
     own = np.array([(y[0] - surrogate.sampled_outputs(surrogate.outputs(
-        surrogate.x0, surrogate.inputs_seen_by_outputs(u[:1])), u[:1])[0]) / scale
-        for _, u, y, _ in train])
+        surrogate.initial_state(u[0]), surrogate.inputs_seen_by_outputs(u[:1])), u[:1])[0])
+        / scale for _, u, y, _ in train])
     a = du[:, cols]
     if np.linalg.matrix_rank(a, tol=1e-9 * np.abs(a).max()) < cols.size:
         return surrogate
@@ -424,7 +425,7 @@ def with_first_response(surrogate: Any, train: list[tuple], input_starts: Array 
     fast = base.replace(fast_feedthrough=d_f)
 
     def misses(sur: Any) -> float:
-        return sum(float(np.sum(((y - simulate(sur, t, u, sur.x0, hold=h).y) / scale) ** 2))
+        return sum(float(np.sum(((y - simulate(sur, t, u, hold=h).y) / scale) ** 2))
                    for t, u, y, h in train)
 
     return fast if misses(fast) <= misses(surrogate) else surrogate

@@ -90,6 +90,9 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
     lines.extend(left_out)
     fitted = ", ".join(lin.result_.fitted)
     lines.append(f"  linear model of order {lin.system_.n_states}, fitted: {fitted}")
+    if getattr(lin, "initial_", "state") == "equilibrium":
+        lines.append("  each run starts at the equilibrium of its first inputs (a model "
+                     "initialised in steady state): the surrogate starts so")
     if getattr(lin, "no_feedthrough_declared_", False) and lin.feedthrough == "auto":
         from fmu_surrogate.identify.linear.ported_fit import DECLARED_SHARE
 

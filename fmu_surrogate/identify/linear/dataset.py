@@ -92,6 +92,7 @@ def fit_dataset(est: Any, ds: Any, inputs: Sequence[str] | None, outputs: Sequen
     starts = input_starts(ds, inputs)
     if fast is not None:  # the response to the inputs just set taken out of the data
         raw = without_fast_response(raw, fast, None if starts is None else starts - held)
+    est.input_offsets_ = None  # the records are deviations from the held inputs already
     _fit(est, raw, pairs, declared_ok)
     est.names_ = (inputs, outputs, in_units, out_units)
     est.pairing_ = pairing
@@ -119,8 +120,12 @@ def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None, declared: bool) 
 
         est._check_settings()
         est.no_feedthrough_declared_ = declared
+        from fmu_surrogate.identify.linear.steady_start import try_equilibrium
+
+        est.initial_ = "state"
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             fit_roles(est, raw, pairs, declared)
+            try_equilibrium(est, raw, pairs, declared)
 
 
 def parse_dependencies(text: str | None) -> tuple[str, ...] | None:

@@ -100,6 +100,10 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     offsets : bool or "auto"
         Learn constant offsets (preload, gravity) as a pH port driven by a constant source;
         ``"auto"`` (default): see :func:`~fmu_surrogate.identify.linear.prepare.try_offsets`.
+    initial : {"auto", "state", "equilibrium"}
+        Where every run starts: at ``x0`` (``"state"``), or at the equilibrium of its first
+        inputs (``"equilibrium"``: a model initialised in steady state; drop-in model with a
+        constant source); ``"auto"`` (default): :mod:`~fmu_surrogate.identify.linear.steady_start`.
     delayed_feedthrough : bool
         :meth:`fit_dataset` only: the outputs see the inputs of the step before (``y_k = C x_k
         + D u_{k−1}``: computed at the end of ``doStep``).
@@ -176,7 +180,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     ----------
     system_ : LinearPH
         Fitted system.
-    x0_, result_ : ndarray, shape (n,), and LinearPHFit
+    x0_, initial_, result_ : ndarray, shape (n,), str, and LinearPHFit
     n_inputs_ : int
         Number of ports m seen in :meth:`fit`.
     port_signs_ : ndarray, shape (m,)
@@ -208,6 +212,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         ports: Any = None,
         feedthrough: bool | str = "auto",
         offsets: bool | str = "auto",
+        initial: str = "auto",
         delayed_feedthrough: bool = False,
         learn: Sequence[str] | None = None,
         J: ArrayLike | None = None,
@@ -239,6 +244,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         self.ports = ports
         self.feedthrough = feedthrough
         self.offsets = offsets
+        self.initial = initial
         self.delayed_feedthrough = delayed_feedthrough
         self.learn = learn
         self.J = J
@@ -315,7 +321,9 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
 
     def _fit_experiments(self, exps: list[Any], n: int | None, names: tuple[str, ...]) -> Any:
         from fmu_surrogate.identify.linear.prepare import prepare, try_offsets
+        from fmu_surrogate.identify.linear.steady_start import try_equilibrium
 
+        self.initial_ = "state"
         raw, (exps, n, names) = exps, prepare(self, exps, n, names, self.no_feedthrough_declared_)
         if self.ported_:
             from fmu_surrogate.identify.linear.ported_fit import fit_chosen_order
@@ -328,6 +336,7 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
             self.result_, order_selection=self.order_selection_,
             port_signs=tuple(float(v) for v in self.port_signs_))
         try_offsets(self, raw)
+        try_equilibrium(self, [(e.t, np.asarray(e.u), np.asarray(e.y), e.hold) for e in raw])
         return self
 
     def _fit_plain(self, exps: list[Any], n: int, names: tuple[str, ...]) -> Any:
@@ -477,24 +486,11 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
         x0 = np.asarray(params["x0"], dtype=float)
         self.n_inputs_, self.hold_, self.system_, self.x0_ = m, exps[0].hold, system, x0
         self.result_ = LinearPHFit(
-            system=system,
-            x0=x0,
-            cost_history=costs,
-            stopping_reason=reason,
-            gradient_norm=gnorm,
-            n_iter=n_iter,
-            time=elapsed,
-            cpu_time_s=cpu,
+            system=system, x0=x0, cost_history=costs, stopping_reason=reason,
+            gradient_norm=gnorm, n_iter=n_iter, time=elapsed, cpu_time_s=cpu,
             iteration_time_s=tuple(w for w, _ in stamps),
-            iteration_cpu_time_s=tuple(c for _, c in stamps),
-            mode=self.mode,
-            fitted=names,
-            optimizer=opt.name,
-            n_cost_evaluations=obj.n_cost,
-            n_gradient_evaluations=obj.n_grad,
-            gradient_norm_history=gnorms,
-            init=used,
-            init_time_s=init_time,
-            jacobian_singular_values=() if sv is None else tuple(float(v) for v in sv),
-        )
+            iteration_cpu_time_s=tuple(c for _, c in stamps), mode=self.mode, fitted=names,
+            optimizer=opt.name, n_cost_evaluations=obj.n_cost, n_gradient_evaluations=obj.n_grad,
+            gradient_norm_history=gnorms, init=used, init_time_s=init_time,
+            jacobian_singular_values=() if sv is None else tuple(float(v) for v in sv))
         return self

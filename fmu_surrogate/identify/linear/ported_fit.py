@@ -220,11 +220,12 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     from fmu_surrogate.ph import LinearPH
 
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
+    steady = getattr(est, "initial", "state") == "equilibrium" and n > 0
     if n == 0 and not roles.feedthrough:
         raise LinearIdentificationError(
             "order 0 is a static map y = (S − N) u and needs feedthrough=True (or 'auto').")
     lay = Layout(n, roles.n_ports, len(roles.pairs), len(roles.measured), roles.feedthrough,
-                 learn_x0 and n > 0, roles.delayed)
+                 learn_x0 and n > 0 and not steady, roles.delayed, steady)
     if lay.size > MAX_PARAMETERS:
         raise LinearIdentificationError(
             f"the drop-in model (feedthrough, offsets or non-power variables) of order {n} has "
@@ -235,7 +236,10 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     rate = 1.0 / max(float(t[-1] - t[0]) for t, *_ in raw)
     # a delayed feedthrough: the subspace model of the outputs one sample later, where it is a
     # direct one (the same dynamics; its output map is the start's)
-    theta = ported_initial(lay, delayed_view(data) if roles.delayed else data, rate)
+    # at an equilibrium of its first inputs, a record's deviations from its first point start
+    # at rest: the dynamics' start, whatever the runs' equilibria
+    start = [(t, v - v[0], y - y[0], h) for t, v, y, h in data] if steady else data
+    theta = ported_initial(lay, delayed_view(start) if roles.delayed else start, rate)
     init_time = time.perf_counter() - t0
     model = PortedModel(lay, data)
     c0, t1 = time.process_time(), time.perf_counter()
@@ -257,6 +261,7 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     system = LinearPH(b["J"], b["R"], np.eye(n), b["G"], P=b["P"], S=b["S"], N=b["N"])
     est.system_, est.x0_ = system, np.array(b["x0"], dtype=float)
     est.roles_, est.theta_, est.layout_ = roles, theta, lay
+    est.initial_ = "equilibrium" if steady else "state"
     est.n_inputs_ = len(raw[0][1][0])
     est.hold_ = raw[0][3]
     est.result_ = LinearPHFit(
@@ -265,7 +270,8 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         n_iter=out.n_iter, time=time.perf_counter() - t1,
         cpu_time_s=time.process_time() - c0, mode="exact",
         fitted=("J", "R", "B") + (("P", "S", "N") if roles.feedthrough else ())
-        + (("x0",) if lay.learn_x0 else ()) + (("offsets",) if roles.source else ()),
+        + (("x0",) if lay.learn_x0 else ()) + (("offsets",) if roles.source else ())
+        + (("equilibrium start",) if steady else ()),
         optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
         jacobian_singular_values=tuple(float(v) for v in out.singular_values),
         port_signs=roles.signs)
@@ -323,8 +329,9 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
         if found is None:
             found = detect_orientation(exps)
         signs = np.where(np.isnan(signs), found, signs)
+    steady = est.initial == "equilibrium"  # each run from the equilibrium of its first inputs
     source = est.offsets is True or (est.offsets == "auto" and est.learn is None
-                                     and not at_rest)
+                                     and (steady or not at_rest))
     # an input without a pair that is zero in every record (not excited: fit_dataset hands
     # held inputs over as deviations from their value) takes no port: its column of B could
     # not be fitted, and as an input of zeros it spoiled the subspace start and the order
@@ -339,6 +346,8 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     delayed = bool(est.delayed_feedthrough)
     roles = dataclasses.replace(roles, delayed=delayed)
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
+    if steady:  # deviations from the first points start at rest
+        data = [(t, v - v[0], y - y[0], h) for t, v, y, h in data]
     view = delayed_view(data) if delayed else data  # where a delayed feedthrough is direct
     n, sel, ft = est.order, None, est.feedthrough
     declared = declared and not delayed
@@ -381,7 +390,7 @@ def fit_chosen_order(est: Any, raw: list[tuple], roles: PortRoles, n: int,
     if not 0 < confirmed < n:
         return
     saved = {k: getattr(est, k) for k in ("system_", "x0_", "roles_", "theta_", "layout_",
-                                          "n_inputs_", "hold_", "result_")}
+                                          "n_inputs_", "hold_", "result_", "initial_")}
     cost = float(saved["result_"].cost_history[-1])
     fit_ported(est, raw, roles, confirmed, learn_x0)
     low = float(est.result_.cost_history[-1])
@@ -417,7 +426,7 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
                      input_units: list[str | None] | None = None,
                      output_units: list[str | None] | None = None) -> Any:
     """The :class:`~fmu_surrogate.ph.ports.PortedSystem` of a fit: external names, signs,
-    units, the operating point x0 and the constant source.
+    units, the operating point x0 (or the equilibrium start) and the constant source.
 
     Parameters
     ----------
@@ -437,7 +446,7 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
     from fmu_surrogate.ph.port_map import PortMap
 
     sys_, n = est.system_, est.system_.n_states
-    roles = getattr(est, "roles_", None)
+    roles, initial = getattr(est, "roles_", None), getattr(est, "initial_", "state")
     k_in, k_out = len(input_names), len(output_names)
     if roles is None:  # the (J, R, Q, B) model: power pairs in order, signs
         signs = np.asarray(getattr(est, "port_signs_", np.ones(k_in)), dtype=float)
@@ -470,11 +479,12 @@ def ported_surrogate(est: Any, input_names: list[str], output_names: list[str],
         cy[j] = Du_ph[c] @ cu
     if (k_in == k_out == m and np.array_equal(Tu, np.eye(m)) and np.array_equal(Ty, np.eye(m))
             and not (Cx_ext.any() or Du.any() or cu.any() or cy.any() or est.x0_.any()
-                     or roles.delayed)):
+                     or roles.delayed or initial == "equilibrium")):
         return with_names(sys_, inputs=input_names, outputs=output_names)
     ports = PortMap(tuple(input_names), tuple(output_names),
                     tuple(input_units or [None] * k_in), tuple(output_units or [None] * k_out),
                     Tu, cu, Ty, Cx_ext, Du, cy)
     return PortedSystem(sys_, ports, est.x0_, delayed_feedthrough=roles.delayed,
                         inputs_before=getattr(est, "inputs_before_", None),
-                        fast_feedthrough=getattr(est, "fast_feedthrough_", None))
+                        fast_feedthrough=getattr(est, "fast_feedthrough_", None),
+                        initial=initial)

@@ -72,6 +72,9 @@ def check_settings(self: Any) -> tuple[int, tuple[str, ...]]:
         v = getattr(self, label)
         if not (isinstance(v, bool) or v == "auto"):
             raise InvalidInputError(f"{label} must be True, False or 'auto', got {v!r}.")
+    if self.initial not in ("auto", "state", "equilibrium"):
+        raise InvalidInputError(f"initial must be 'auto', 'state' or 'equilibrium', got "
+                                f"{self.initial!r}.")
     if n == 0 and self.feedthrough is False:
         raise InvalidInputError(
             "order 0 is a static map y = (S − N) u: it needs feedthrough=True or "

@@ -294,20 +294,21 @@ def small_signal_start(start: Any, runs: list[tuple], feedthrough: bool, delayed
             any(np.count_nonzero(p.Ty[r]) != 1 for r in rows):
         return None
     lay = Layout(n, p.n_ports, power.size, len(start.measured), feedthrough, start.learn_x0,
-                 delayed)
+                 delayed, start.steady)
     # the shown outputs: the power ports' outputs (external ones over their sign), then the
     # measured outputs
     data = [(t, u, np.column_stack([y[:, rows] / p.Ty[rows, power], y[:, start.measured]]), h)
             for t, u, y, h in runs]
     rate = 1.0 / max(float(t[-1] - t[0]) for t, *_ in runs)
+    first = [(t, u - u[0], y - y[0], h) for t, u, y, h in data] if start.steady else data
     try:
         with np.errstate(all="ignore"):
             model = PortedModel(lay, data)
             out = levenberg_marquardt(model.residual, model.jacobian,
                                       # delayed: the subspace model of the outputs one
                                       # sample later, where the feedthrough is a direct one
-                                      ported_initial(lay, delayed_view(data) if delayed
-                                                     else data, rate),
+                                      ported_initial(lay, delayed_view(first) if delayed
+                                                     else first, rate),
                                       max_iter=int(est.max_iter), tol=float(est.tol))
     except (LinearIdentificationError, np.linalg.LinAlgError, ValueError):
         return None

@@ -100,8 +100,9 @@ def inputs_before(surrogate: PortedSystem, train: list[tuple],
         return None
 
     def miss(before: Array | None) -> float:
-        return sum(float(np.sum((surrogate.outputs(surrogate.x0, u[0] if before is None
-                                                   else before) - y[0]) ** 2))
+        return sum(float(np.sum((surrogate.outputs(surrogate.initial_state(u[0]),
+                                                   u[0] if before is None else before)
+                                 - y[0]) ** 2))
                    for _, u, y, _ in train)
 
     return input_starts if miss(input_starts) < miss(None) else None

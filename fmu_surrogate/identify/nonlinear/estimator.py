@@ -189,8 +189,9 @@ class NonlinearPHIdentifier(PHEstimator):
         The linear start (its own coordinates).
     result_ : NonlinearPHFit
     hold_ : str
-    x0_ : ndarray, shape (n,)
-        Initial state (learned where the linear start learned one).
+    x0_, initial_ : ndarray, shape (n,), and str
+        Initial state (learned where the linear start learned one); ``"equilibrium"`` where
+        each run starts at the equilibrium of its first inputs (as the linear start).
     ports_ : PortMap or None
         The wiring to the data's variables (from :meth:`fit_dataset`).
     linear_ : LinearPHIdentifier
@@ -476,8 +477,8 @@ class NonlinearPHIdentifier(PHEstimator):
         ndarray, shape (K, m)
         """
         self._check_fitted()
-        x = self.x0_ if x0 is None else x0
         sys_ = self.system_ if self.ports_ is None else self.to_surrogate()
+        x = x0 if x0 is not None or self.ports_ is not None else self.x0_  # its start's rule
         return simulate(sys_, t, u, x, hold=hold or self.hold_).y
 
     def to_surrogate(self) -> NonlinearPH | PortedSystem:
@@ -490,4 +491,5 @@ class NonlinearPHIdentifier(PHEstimator):
         return PortedSystem(self.system_, self.ports_, self.x0_,
                             delayed_feedthrough=self.delayed_feedthrough_,
                             inputs_before=self.inputs_before_,
-                            fast_feedthrough=self.fast_feedthrough_)
+                            fast_feedthrough=self.fast_feedthrough_,
+                            initial=getattr(self, "initial_", "state"))

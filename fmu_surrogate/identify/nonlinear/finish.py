@@ -166,7 +166,7 @@ def adopt(est: Any, out: Any, train: list[tuple],
     est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b), Cd
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
     est.linear_system_, est.system_ = setup.core, system
-    est.x0_, est.hold_ = x0, (train + val)[0][3]
+    est.x0_, est.hold_, est.initial_ = x0, (train + val)[0][3], fitted.initial
     return {
         "n_iter": out.n_iter, "stopping_reason": out.reason, "cost_history": out.costs,
         "linear_train_error": relative_error(start.surrogate, train),

@@ -40,7 +40,6 @@ fit learned one.  A core of order 0 (a static map) has no energy ridges or state
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -62,7 +61,6 @@ from fmu_surrogate.identify.nonlinear.parametrisation import (
     NonlinearFitError,
     initial_vector,
     structure,
-    to_system,
 )
 from fmu_surrogate.identify.nonlinear.shooting import (
     VectorField,
@@ -71,8 +69,12 @@ from fmu_surrogate.identify.nonlinear.shooting import (
     make_segments,
     rollout,
 )
-from fmu_surrogate.identify.nonlinear.start import LinearStart, turn_directions
-from fmu_surrogate.ph import LinearPH, simulate
+from fmu_surrogate.identify.nonlinear.start import (
+    LinearStart,
+    linear_states,
+    model_states,
+    turn_directions,
+)
 
 Array = NDArray[np.float64]
 
@@ -132,25 +134,6 @@ def _directions(first: list[Array], count: int, data: Array) -> Array:
         s = float(np.sqrt(np.mean((data @ (d := first[k % len(first)])) ** 2)))
         out[k] = d / s if s > 0 else d
     return out
-
-
-def _linear_states(lin: dict[str, Array], train: list[tuple]) -> list[Array]:
-    sys = LinearPH(lin["J"], lin["R"], np.eye(lin["J"].shape[0]), lin["G"], P=lin["P"],
-                   S=lin["S"], N=lin["N"])
-    return [simulate(sys, t, u, lin["x0"], hold=h).x for t, u, _, h in train]
-
-
-def _model_states(layout: Layout, theta: Array, lin: dict[str, Array],
-                  train: list[tuple]) -> list[Array]:
-    """The states of the model ``θ`` along the experiments ``train`` (its sensor ports' inputs
-    held at zero), from its learned initial state or the linear start's."""
-    layout = dataclasses.replace(layout, n_shoot=0)
-    theta = theta[:layout.size]
-    system = to_system(layout, theta)
-    x0 = np.asarray(layout.unpack(theta)["x0"]) if layout.learn_x0 else lin["x0"]
-    pad = system.n_inputs - lin["G"].shape[1]
-    return [simulate(system, t, np.hstack([u, np.zeros((len(t), pad))]), x0, hold=h).x
-            for t, u, _, h in train]
 
 
 def _transfer(warm: Optimised, layout: Layout, theta: Array) -> Array:
@@ -279,8 +262,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
 
     lin = start.lin
     n, m = lin["G"].shape
-    Xs = _linear_states(lin, train) if warm is None else \
-        _model_states(warm.layout, warm.theta, lin, train)
+    Xs = linear_states(lin, train, start.steady) if warm is None else \
+        model_states(warm.layout, warm.theta, lin, train, start.steady)
     X = np.vstack(Xs)
     Z = X  # Q = I: the effort of the linear model is its state
     seg = make_segments(train, est.segment_length, delayed)
@@ -293,7 +276,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             f"times faster than the sampling step: RK4 would need {substeps} substeps per "
             f"sample. Fit with a lower order (n_states) or more and longer experiments, or "
             f"sample faster.")
-    free = ~seg.first
+    # each run from the equilibrium of its first inputs: its first state is free as the others
+    # (Newton's inside the fit would be differentiated through; the fitted model's own
+    # equilibrium starts the surrogate, and its simulated error judges it)
+    free = np.ones_like(seg.first) if start.steady else ~seg.first
     kinds = tuple(str(k) for k in est.ridges) if n else ()
     D = int(est.n_dissipation) if n else 0
     k_meas = len(start.measured)
@@ -335,8 +321,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     y_rms = np.sqrt(np.mean(np.vstack([e[2] - swing_origin(e[2]) for e in train]) ** 2, axis=0))
     y_scale = torch.as_tensor(y_rms + 1e-300)
     x_scale = torch.as_tensor(_state_scales(X))
-    x_fixed = torch.as_tensor(starts[seg.first])
-    n_first = int(seg.first.sum())
+    x_fixed = torch.as_tensor(starts[~free])
+    n_first = int((~free).sum())
     has_next = np.flatnonzero(seg.next_index >= 0) if n else np.zeros(0, dtype=np.int64)
     mu = float(est.continuity_weight)
     su, sy = _port_spreads(U, np.vstack([e[2] for e in train]), np.asarray(start.ports.Ty))
@@ -354,7 +340,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
              torch.sqrt(seg.weight / (seg.weight.sum() * seg.y.shape[-1]))[..., None])
     w_res = wsqrt / y_scale  # the residuals (Y − y) w_res, both lifted to dual numbers in a
     y_res = seg.y * w_res    # Jacobian's pass (a plain operand takes the slow path: .shooting)
-    order = torch.as_tensor(np.argsort(np.concatenate([np.flatnonzero(seg.first),
+    order = torch.as_tensor(np.argsort(np.concatenate([np.flatnonzero(~free),
                                                        np.flatnonzero(free)])))
     n_model = layout.slices()["x"][0].start
     shoot = Shooting(n_model, n, np.flatnonzero(free), has_next, seg.next_index[has_next],
@@ -441,7 +427,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                 theta0 = best[1].theta.copy()
             if turning:
                 theta0 = _turning_start(layout, theta0, lin, train, seg, free,
-                                        lambda th: float(np.sum(fun(th / sc) ** 2)))
+                                        lambda th: float(np.sum(fun(th / sc) ** 2)),
+                                        start.steady)
             if any(np.array_equal(theta0, th) for th in tried):
                 continue  # the warm start fixes the law of every term: nothing new to try
             tried.append(theta0)
@@ -485,7 +472,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
 
 
 def _turning_start(layout: Layout, theta: Array, lin: dict[str, Array], train: list[tuple],
-                   seg: Any, free: Array, cost: Callable[[Array], float]) -> Array:
+                   seg: Any, free: Array, cost: Callable[[Array], float],
+                   steady: bool = False) -> Array:
     """``θ`` with its periodic ridge taking the whole quadratic form (``σ = 1``) along the
     :func:`~.start.turn_directions` of lowest ``cost``, the shooting states on that model's
     trajectories."""
@@ -494,7 +482,7 @@ def _turning_start(layout: Layout, theta: Array, lin: dict[str, Array], train: l
     for w in turn_directions(st["J"] - st["W"][:n, :n], st["G"]):
         b = layout.unpack(th := theta.copy())
         b["alpha"][k], b["w"][k] = 1.0, w
-        Xs = _model_states(layout, th, lin, train)
+        Xs = model_states(layout, th, lin, train, steady)
         b["x"][:] = np.array([Xs[i][a] for i, a in seg.starts]).reshape(-1, n)[free]
         best = min(best, (cost(th), th), key=lambda cb: cb[0])
     return best[1]

@@ -239,7 +239,8 @@ def surrogate_of(out: Any, start: Any, theta: Array, delayed: bool = False,
     return PortedSystem(core,
                         start.ports_for(np.array(b["Cm"]), np.array(b["Dm"]), law, sensors,
                                         np.array(b["Cd"])), x0,
-                        delayed_feedthrough=delayed, inputs_before=before if delayed else None)
+                        delayed_feedthrough=delayed, inputs_before=before if delayed else None,
+                        initial="equilibrium" if start.steady else "state")
 
 
 def without_idle_states(system: NonlinearPH, x0: Array,

@@ -23,12 +23,22 @@ from numpy.typing import NDArray
 from fmu_surrogate.identify.nonlinear.parametrisation import (
     NonlinearFitError,
     energy_coordinates,
+    to_system,
 )
-from fmu_surrogate.ph import PortedSystem, PortMap, StaticLaw
+from fmu_surrogate.ph import (
+    ConvergenceError,
+    LinearPH,
+    PortedSystem,
+    PortMap,
+    StaticLaw,
+    simulate,
+)
+from fmu_surrogate.ph.simulation.equilibrium import equilibrium
 
 Array = NDArray[np.float64]
 
-__all__ = ["TURN_PERIODS", "LinearStart", "linear_start", "turn_directions", "with_affine"]
+__all__ = ["TURN_PERIODS", "LinearStart", "linear_start", "linear_states", "model_states",
+           "turn_directions", "with_affine"]
 
 #: the periods a periodic ridge starts with, in units of the integral of a port's output: one
 #: turn of an angle in rad, in degrees, in turns, and of a speed in rpm integrated over seconds
@@ -53,6 +63,9 @@ class LinearStart:
         The measured outputs ``C_m x + D_m u_ph`` in energy coordinates.
     learn_x0 : bool
         Whether the linear fit learned its initial state (the nonlinear fit then does too).
+    steady : bool
+        Whether each run starts at the equilibrium of its first inputs (the linear fit's rule,
+        :mod:`~fmu_surrogate.identify.linear.steady_start`; the nonlinear fit's too).
     """
 
     lin: dict[str, Array]
@@ -62,6 +75,7 @@ class LinearStart:
     Cm: Array
     Dm: Array
     learn_x0: bool
+    steady: bool = False
 
     @property
     def n_states(self) -> int:
@@ -172,7 +186,8 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
     if ports.n_states != r:
         ports = dataclasses.replace(ports, Cx=np.zeros((len(ports.output_names), r)),
                                     Cdx=np.zeros((len(ports.output_names), r)))
-    surrogate = PortedSystem(core, ports, x0)
+    steady = isinstance(sur, PortedSystem) and sur.initial == "equilibrium"
+    surrogate = PortedSystem(core, ports, x0, initial="equilibrium" if steady else "state")
     measured = np.flatnonzero(~np.any(ports.Ty != 0, axis=1))
     power = np.setdiff1d(np.arange(len(ports.output_names)), measured)
     if ports.Cx[power].any() or ports.Du[power].any() or ports.cy[power].any():
@@ -190,7 +205,8 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
         np.zeros((0, ports.n_ports))
     result = getattr(est, "result_", None)
     learn_x0 = "x0" in tuple(getattr(result, "fitted", ())) or bool(np.any(x0))
-    return LinearStart(_pad(lin, n), surrogate, ports, measured, Cm, Dm, learn_x0 and n > 0)
+    return LinearStart(_pad(lin, n), surrogate, ports, measured, Cm, Dm,
+                       learn_x0 and n > 0 and not steady, steady and n > 0)
 
 
 
@@ -259,4 +275,64 @@ def turn_directions(A: Array, G: Array, periods: tuple[float, ...] = TURN_PERIOD
         v = np.linalg.lstsq(A.T, G[:, j], rcond=None)[0]
         if np.linalg.norm(v) > 0 and np.all(np.isfinite(v)):
             out += [(2.0 * np.pi / P) * v for P in periods]
+    return out
+
+
+def linear_states(lin: dict[str, Array], train: list[tuple], steady: bool) -> list[Array]:
+    """The linear start's states along the experiments ``train`` (``(t, u_ph, y, hold)``),
+    from its ``x0`` or (``steady``) each run's equilibrium of its first inputs.
+
+    Parameters
+    ----------
+    lin : dict
+        The start's ``J, R, G, P, S, N, x0`` (energy coordinates).
+    train : list of tuple
+    steady : bool
+
+    Returns
+    -------
+    list of ndarray, shape (K, n)
+    """
+    sys = LinearPH(lin["J"], lin["R"], np.eye(lin["J"].shape[0]), lin["G"], P=lin["P"],
+                   S=lin["S"], N=lin["N"])
+    return [simulate(sys, t, u, equilibrium(sys, u[0]) if steady else lin["x0"], hold=h).x
+            for t, u, _, h in train]
+
+
+def model_states(layout: Any, theta: Array, lin: dict[str, Array],
+                 train: list[tuple], steady: bool = False) -> list[Array]:
+    """The states of the model ``θ`` along the experiments ``train`` (its sensor ports' inputs
+    held at zero), from its learned initial state or the linear start's, or (``steady``) each
+    run's equilibrium of its first inputs (Newton from the linear start's).
+
+    Parameters
+    ----------
+    layout : Layout
+        The model's layout (:mod:`.parametrisation`).
+    theta : ndarray
+        Its parameters (shooting states after the model's, ignored).
+    lin : dict
+        The linear start (:func:`linear_states`).
+    train : list of tuple
+    steady : bool
+
+    Returns
+    -------
+    list of ndarray, shape (K, n)
+    """
+    layout = dataclasses.replace(layout, n_shoot=0)
+    theta = theta[:layout.size]
+    system = to_system(layout, theta)
+    x0 = np.asarray(layout.unpack(theta)["x0"]) if layout.learn_x0 else lin["x0"]
+    pad = system.n_inputs - lin["G"].shape[1]
+    firsts = linear_states(lin, [(t[:2], u[:2], y, h) for t, u, y, h in train], True) \
+        if steady else [None] * len(train)
+    out = []
+    for (t, u, _, h), guess in zip(train, firsts):
+        U = np.hstack([u, np.zeros((len(t), pad))])
+        try:
+            start = x0 if guess is None else equilibrium(system, U[0], guess[0])
+        except ConvergenceError:  # none near the linear start's: from that
+            start = guess[0]
+        out.append(simulate(system, t, U, start, hold=h).x)
     return out

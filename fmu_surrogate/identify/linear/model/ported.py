@@ -28,7 +28,8 @@ The model matrices ``(A, B, C, D)`` are quadratic in θ; a direction δθ change
 Fréchet derivative of the block exponential (batched over all directions,
 :func:`~fmu_surrogate.identify.linear.model.sensitivities._disc_directions`), and the state
 sensitivity obeys ``δx_{k+1} = Φ δx_k + δΦ x_k + δΓ V_k`` (``V_k`` the held inputs),
-``δy_k = C δx_k + δC x_k + δD v_k``.  The Jacobian of the weighted residual
+``δy_k = C δx_k + δC x_k + δD v_k``.  A record that starts at the equilibrium of its first
+inputs, ``x₀ = −A⁻¹ B v₀``, starts its sensitivity at ``δx₀ = −A⁻¹ (δA x₀ + δB v₀)``.  The Jacobian of the weighted residual
 ``√w (y − y_data)`` (trapezoid weights) is what
 :func:`~fmu_surrogate.identify.linear.optim.dense_lm.levenberg_marquardt` needs; its product
 with the residual is the gradient of ``½‖ρ‖²`` (checked by a Taylor test).
@@ -110,6 +111,9 @@ class Layout:
     delayed : bool
         The outputs see the inputs of the step before (``y_k = C x_k + D v_{k−1}``, the first
         point the first inputs): outputs computed at the end of ``doStep``.
+    equilibrium : bool
+        Each record starts at the equilibrium of its first inputs, ``x₀ = −A⁻¹ B v₀`` (a
+        vendor's model initialised in steady state; ``learn_x0`` then False).
     """
 
     n: int
@@ -119,6 +123,7 @@ class Layout:
     feedthrough: bool
     learn_x0: bool
     delayed: bool = False
+    equilibrium: bool = False
 
     @property
     def n_factor(self) -> int:
@@ -234,6 +239,14 @@ def _directions(lay: Layout, b: dict[str, Array], E: Array) -> tuple[Array, ...]
     return dA, dB, dC, dD, dx0
 
 
+def _solve_rows(A: Array, rhs: Array) -> Array:
+    """``A⁻¹ r`` for each row ``r`` of ``rhs`` (least squares where ``A`` is singular)."""
+    try:
+        return np.linalg.solve(A, rhs.T).T
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, rhs.T, rcond=None)[0].T
+
+
 class PortedModel:
     """Simulation, residuals and their Jacobian for fixed data (see the module docstring).
 
@@ -284,11 +297,15 @@ class PortedModel:
         for h, v, _y, V, _w in self.data:
             if lay.n:
                 _, Phi, Gam = self._disc(A, B, h)
-                X = solve_linear_recurrence(Phi, V @ Gam.T, b["x0"])
+                X = solve_linear_recurrence(Phi, V @ Gam.T, self._start(A, B, b["x0"], v))
             else:
                 X = np.zeros((v.shape[0], 0))
             out.append((X, X @ C.T + self._seen(v) @ D.T))
         return out
+
+    def _start(self, A: Array, B: Array, x0: Array, v: Array) -> Array:
+        """A record's first state: ``x0``, or the equilibrium of its first inputs."""
+        return -_solve_rows(A, (B @ v[0])[None])[0] if self.lay.equilibrium else x0
 
     def _seen(self, v: Array) -> Array:
         """The port inputs the outputs see at each point."""
@@ -314,13 +331,15 @@ class PortedModel:
             K = v.shape[0]
             if n:
                 M, Phi, Gam = self._disc(A, B, h)
-                X = solve_linear_recurrence(Phi, V @ Gam.T, b["x0"])
+                x_start = self._start(A, B, b["x0"], v)
+                X = solve_linear_recurrence(Phi, V @ Gam.T, x_start)
                 dPhi, dGam = _disc_directions("exact", M[None], np.array([h]), dA, dB)
                 dTop = np.concatenate([dPhi[:, 0], dGam[:, 0]], axis=-1)  # (Lb, n, n + 2m)
                 XV = np.concatenate([X[:-1], V], axis=1)
                 F = (XV @ dTop.reshape(Lb * n, -1).T).reshape(K - 1, Lb, n)
                 Dx = np.empty((K, Lb, n))
-                Dx[0] = dx0
+                Dx[0] = dx0 if not lay.equilibrium else -_solve_rows(
+                    A, dA @ x_start + dB @ v[0])
                 PhiT = np.ascontiguousarray(Phi.T)
                 for k in range(K - 1):
                     np.matmul(Dx[k], PhiT, out=Dx[k + 1])

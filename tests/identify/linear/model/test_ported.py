@@ -13,7 +13,9 @@ from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
 
 LAYOUTS = [Layout(3, 2, 1, 1, True, True), Layout(0, 2, 2, 0, True, False),
            Layout(2, 1, 1, 2, False, True), Layout(2, 3, 2, 1, True, True),
-           Layout(2, 2, 1, 1, True, True, delayed=True)]
+           Layout(2, 2, 1, 1, True, True, delayed=True),
+           Layout(3, 2, 1, 1, True, False, equilibrium=True),
+           Layout(2, 2, 1, 1, True, False, delayed=True, equilibrium=True)]
 
 
 def records(lay: Layout, seed: int) -> list[tuple]:
@@ -55,6 +57,22 @@ def test_simulation_matches_scipy():
     _, y_ref, _ = lsim((A, B, C, D), v, t, X0=blocks(lay, theta)["x0"], interp=False)
     (_, Y), = PortedModel(lay, [(t, v, np.zeros_like(y_ref), "zoh")]).simulate(theta)
     assert np.abs(Y - y_ref).max() <= 1e-9 * np.abs(y_ref).max()  # measured ~1e-14
+
+
+def test_a_record_at_the_equilibrium_of_its_first_inputs_starts_there():
+    # scipy's lsim from x0 = −A⁻¹ B v₀; held at v₀ the outputs stay at their first values
+    lay = Layout(3, 2, 1, 1, True, False, equilibrium=True)
+    theta = np.random.default_rng(4).standard_normal(lay.size)
+    (t, v, _y, _h), _ = records(lay, 0)
+    A, B, C, D = state_space(lay, blocks(lay, theta))
+    x0 = -np.linalg.solve(A, B @ v[0])
+    _, y_ref, _ = lsim((A, B, C, D), v, t, X0=x0, interp=False)
+    (_, Y), = PortedModel(lay, [(t, v, np.zeros_like(y_ref), "zoh")]).simulate(theta)
+    assert np.abs(Y - y_ref).max() <= 1e-9 * np.abs(y_ref).max()  # measured ~1e-14
+    held = np.tile(v[:1], (t.size, 1))
+    (_, Yh), = PortedModel(lay, [(t, held, np.zeros_like(y_ref), "zoh")]).simulate(theta)
+    # the exact step of a state at rest: round-off of the outputs' size
+    assert np.abs(Yh - Yh[0]).max() <= 1e-12 * np.abs(Yh).max()
 
 
 def test_a_delayed_feedthrough_sees_the_inputs_of_the_step_before():
