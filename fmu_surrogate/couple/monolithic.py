@@ -36,6 +36,18 @@ and the port values are read back from ``(I − D K) y = (G + P)ᵀ Q x + D u_fr
 force ``S_nl(u) u`` at the inputs that loop gives, which no ``S_nl`` term feeds).  Measured
 outputs (a position, an acceleration) are computed from the states and inputs; they may feed
 nothing in the monolithic form (a connection carries power between pH ports here).
+
+The start.  A component starts from its initial state ``x0``, or, under the rule
+``initial="equilibrium"`` (a drop-in surrogate of a vendor's FMU initialised in steady state),
+where a co-simulation master would find the FMU it replaces: at rest under the inputs it sees
+at ``t₀`` — the other components' outputs through the connections, the driven inputs' first
+values, its parameters and sources.  Those inputs depend on the states (the connected ports'
+outputs, through any loop of feedthrough), so the states ``x_e`` of all such components solve
+at once the rows of the coupled system's flow that are theirs, with every other state held at
+its ``x0``: ``[(J − R(x)) z(x) + (G − P) u_free(t₀)]_e = 0`` (:meth:`Assembled.start`, Newton
+from the ``x0`` of each by :func:`~fmu_surrogate.ph.simulation.equilibrium.equilibrium`).  The
+coupled rows are the components' own flows at the inputs the coupling gives them, the loops
+solved; the energy balance of the run starts from the ``H`` of that state.
 """
 
 from __future__ import annotations
@@ -50,7 +62,16 @@ import xarray as xr
 from fmu_surrogate.couple.results.energy import BondUnits, bond_units, unit_attrs, with_units
 from fmu_surrogate.couple.system import Component, CouplingError, System
 from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
-from fmu_surrogate.ph import PHDAE, LinearPH, PortMap, StructureError, interconnect, simulate
+from fmu_surrogate.ph import (
+    PHDAE,
+    ConvergenceError,
+    LinearPH,
+    PortMap,
+    StructureError,
+    interconnect,
+    simulate,
+)
+from fmu_surrogate.ph.simulation.equilibrium import equilibrium
 
 __all__ = ["Assembled", "assemble", "exact", "jacobi_loop_gain", "run_monolithic"]
 
@@ -79,6 +100,10 @@ class Assembled:
     parts : LinearPH or NonlinearPH
         The uncoupled block-diagonal system with every port (maps states to port values).
     x0 : ndarray, shape (n,)
+        The components' initial states (under the equilibrium rule: the guesses).
+    at_rest : ndarray of int
+        Global indices of the states of the components that start at an equilibrium
+        (``initial="equilibrium"``; :meth:`start`).
     K : ndarray, shape (m, m)
         Coupling ``u = K y + u_free`` over all pH ports.
     free : ndarray of int
@@ -91,10 +116,44 @@ class Assembled:
 
     def __init__(self, system: PHDAE, x0: np.ndarray, K: np.ndarray, parts: PHDAE,
                  members: list[_Part], free: np.ndarray, u_free: np.ndarray,
-                 outputs: dict, inputs: dict) -> None:
+                 outputs: dict, inputs: dict, at_rest: np.ndarray | None = None) -> None:
         self.system, self.x0, self.K, self.parts = system, x0, K, parts
         self.members, self.free, self.u_free = members, free, u_free
         self.outputs, self.inputs = outputs, inputs
+        self.at_rest = np.zeros(0, dtype=int) if at_rest is None else np.asarray(at_rest, int)
+
+    def start(self, u_free: np.ndarray) -> np.ndarray:
+        """The coupled system's initial state under the free ports' first values ``u_free``:
+        :attr:`x0`, the states :attr:`at_rest` replaced by the equilibrium of their rows of the
+        coupled flow with the others held (module docstring).
+
+        Parameters
+        ----------
+        u_free : ndarray, shape (len(free),)
+            The free pH ports' values at ``t₀`` (:meth:`free_inputs`).
+
+        Returns
+        -------
+        ndarray, shape (n,)
+
+        Raises
+        ------
+        CouplingError
+            No equilibrium (the inputs at ``t₀`` drive a lossless mode, as a constant force a
+            free mass), naming the components.
+        """
+        if self.at_rest.size == 0:
+            return self.x0
+        try:
+            return equilibrium(self.system, u_free, self.x0, states=self.at_rest)
+        except ConvergenceError as exc:
+            names = [p.name for p in self.members
+                     if np.isin(self.at_rest, range(p.state0, p.state0 + p.core.n_states)).any()]
+            raise CouplingError(
+                f"components {names} start at the equilibrium of the inputs they see at t0 "
+                f"(initial='equilibrium'), but the coupled system has none with the other "
+                f"components at their initial states ({exc}); give them an initial state "
+                f"(initial='state', or x0 in the system).") from exc
 
     def external(self, drivers: Mapping[str, object], time: np.ndarray) -> list[np.ndarray]:
         """Every component's external inputs on ``time``, shape (T, k_in) each: the driven ones
@@ -193,6 +252,7 @@ def assemble(system: System) -> Assembled:
         one way only, or the coupling is not skew.
     """
     members: list[_Part] = []
+    at_rest: list[int] = []
     m = n = 0
     for name, c in system.components.items():
         if c.ph is None:
@@ -206,6 +266,8 @@ def assemble(system: System) -> Assembled:
                                 "surrogate).")
         u_ext = np.array([float(c.parameters.get(v, 0.0)) for v in w.input_names])
         members.append(_Part(name, c.ph, w, m, n, u_ext, dict(c.held_inputs)))
+        if c.initial == "equilibrium":
+            at_rest.extend(range(n, n + c.ph.n_states))
         m += c.ph.n_inputs
         n += c.ph.n_states
     by_name = {p.name: p for p in members}
@@ -252,7 +314,8 @@ def assemble(system: System) -> Assembled:
         full = interconnect(cores, np.zeros((0, 0)), [[] for _ in cores])
     x0 = np.concatenate([np.zeros(p.core.n_states) if system.components[p.name].x0 is None
                          else np.asarray(system.components[p.name].x0, float) for p in members])
-    return Assembled(ph, x0, K, full, members, free, u_all[free], outputs, inputs)
+    return Assembled(ph, x0, K, full, members, free, u_all[free], outputs, inputs,
+                     np.array(at_rest, dtype=int))
 
 
 def jacobi_loop_gain(system: System) -> float | None:
@@ -286,7 +349,8 @@ def jacobi_loop_gain(system: System) -> float | None:
 
 
 def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable.
+    """Exact solution (matrix exponential, constant free inputs) at ``time``, by variable,
+    from :meth:`Assembled.start` of those inputs.
 
     Raises
     ------
@@ -301,7 +365,7 @@ def exact(asm: Assembled, time: np.ndarray) -> dict[str, np.ndarray]:
     n, k = A.shape[0], len(asm.free)
     M = np.zeros((n + k, n + k))
     M[:n, :n], M[:n, n:] = A, Bf
-    w0 = np.concatenate([asm.x0, asm.u_free])
+    w0 = np.concatenate([asm.start(asm.u_free), asm.u_free])
     x = np.array([(sla.expm(M * t) @ w0)[:n] for t in time])
     return _variables(asm, x, asm.external({}, time))
 
@@ -362,6 +426,8 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     supplied`` (the supplied energy includes the free ports': unconnected inputs and internal
     sources) relative to the run's energy scale (the largest of the stored, dissipated and
     supplied energies); every bond's residual is zero (power is exchanged at every instant).
+    The run starts from :meth:`Assembled.start` (components under the equilibrium rule at rest
+    under the inputs of ``t₀``), and ``H(t_0)`` is that state's.
     """
     import time as _time
 
@@ -370,7 +436,8 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     n_steps = round(stop_time / step)
     time = step * np.arange(n_steps + 1)
     u_ext = asm.external(system.inputs, time)
-    traj = simulate(asm.system, time, asm.free_inputs(u_ext), asm.x0, hold="zoh")
+    u_free = asm.free_inputs(u_ext)
+    traj = simulate(asm.system, time, u_free, asm.start(u_free[0]), hold="zoh")
     values = _variables(asm, traj.x, u_ext)
     missing = [r for r in system.record if r not in values]
     if missing:

@@ -45,6 +45,16 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
     from libcosimpy.CosimExecution import CosimExecution
     from libcosimpy.CosimSlave import CosimLocalSlave
 
+    from fmu_surrogate.couple.surrogates import exported_start_values
+
+    # a surrogate's exported FMU starts by its file's rule, from the state the system gives it
+    starts = {name: exported_start_values(comp) if comp.surrogate is not None else {}
+              for name, comp in system.components.items()}
+    for name, values in starts.items():
+        if missing := sorted(set(values) - set(infos[name].variables)):
+            raise CouplingError(f"component {name!r}: its FMU {system.components[name].path} "
+                                f"has no parameters {missing} to start from the initial state "
+                                "the system gives it; export the surrogate again.")
     algo = None
     if algorithm == "ecco":
         params = {**ECCO_DEFAULTS, "step_size": step, "min_step_size": step / 100,
@@ -60,7 +70,7 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
             raise CouplingError(f"libcosim refused component {name!r} ({comp.path}); FMI "
                                 f"{infos[name].fmi_version} — libcosim loads FMI 1.0/2.0 "
                                 "co-simulation FMUs only.")
-        for p, v in comp.parameters.items():
+        for p, v in {**comp.parameters, **starts[name]}.items():
             var = infos[name].variables[p]
             _initial(ex, idx[name], var, v)
     for c in system.all_connections():

@@ -8,7 +8,10 @@ from typing import Any
 
 from fmu_surrogate.errors import FmuSurrogateError
 
-__all__ = ["Component", "Connection", "CouplingError", "PowerBond", "System"]
+__all__ = ["INITIAL_RULES", "Component", "Connection", "CouplingError", "PowerBond", "System"]
+
+#: Where a component's pH model starts (:attr:`Component.initial`).
+INITIAL_RULES = ("state", "equilibrium")
 
 
 class CouplingError(FmuSurrogateError, ValueError):
@@ -87,7 +90,16 @@ class Component:
         A drop-in surrogate's wiring of its FMU variables to the ports of ``ph``
         (:class:`~fmu_surrogate.ph.PortMap`); replaces ``ports`` when given.
     x0 : array, optional
-        Initial state of ``ph`` matching the FMU's parameters.
+        Initial state of ``ph`` matching the FMU's parameters (default ``0``); with
+        ``initial="equilibrium"`` the guess the equilibrium is searched from.
+    initial : {"state", "equilibrium"}
+        Where ``ph`` starts in a monolithic run: at ``x0`` (``"state"``, the default), or, as
+        the vendor's FMU initialised in steady state that a drop-in surrogate with that rule
+        replaces, at the equilibrium of the inputs it sees at the start — the other
+        components' outputs through the connections, the driven inputs' first values
+        (:meth:`~fmu_surrogate.couple.monolithic.Assembled.start`).  A surrogate file's
+        component takes its file's rule unless the system gives it an initial state
+        (:func:`~fmu_surrogate.couple.surrogates.surrogate_component`).
     surrogate : Path, optional
         The surrogate JSON file this component comes from (``path`` is then its exported FMU,
         or ``None`` until it is exported).
@@ -106,6 +118,13 @@ class Component:
     x0: Any = None
     surrogate: Path | None = None
     units: dict[str, str] = field(default_factory=dict)
+    initial: str = "state"
+
+    def __post_init__(self) -> None:
+        if self.initial not in INITIAL_RULES:
+            raise CouplingError(f"component {self.name!r}: initial must be one of "
+                                f"{INITIAL_RULES} (start from x0, or at the equilibrium of its "
+                                f"first inputs), got {self.initial!r}.")
 
 
 @dataclass

@@ -9,6 +9,9 @@
     [components.spring]                     # a pH surrogate: exported to an FMU on the fly
     surrogate = "spring.json"
     parameters = { q0 = 0.5 }
+    x0 = [0.1]                              # optional: its initial state, which wins over the
+                                            # file's rule (initial = "equilibrium" keeps the
+                                            # rule, x0 then the guess)
 
     [[connections]]                         # plain signal connections
     from = "a.y"
@@ -60,9 +63,19 @@ def read_toml(path: str | os.PathLike) -> System:
         params = {k: float(v) for k, v in (c.get("parameters") or {}).items()}
         if "surrogate" in c:
             p = Path(c["surrogate"])
+            x0, initial = c.get("x0"), c.get("initial")
+            if not (x0 is None or isinstance(x0, list)) or not (initial is None
+                                                                or isinstance(initial, str)):
+                raise CouplingError(f"component {name!r} in {path}: x0 must be a list of "
+                                    "numbers (its initial state) and initial a string "
+                                    "(\"state\" or \"equilibrium\").")
             comps[name] = surrogate_component(name, p if p.is_absolute() else path.parent / p,
-                                              params)
+                                              params, x0=x0, initial=initial)
             continue
+        if "x0" in c or "initial" in c:
+            raise CouplingError(f"component {name!r} in {path}: x0 and initial set where a "
+                                "surrogate starts; an FMU starts as its own initialisation "
+                                "decides (set its parameters instead).")
         if "fmu" not in c:
             raise CouplingError(f"component {name!r} in {path} needs fmu = \"path/to/model.fmu\" "
                                 "or surrogate = \"path/to/surrogate.json\".")
@@ -103,7 +116,10 @@ def _value(v: object) -> str:
 
 
 def write_toml(system: System, path: str | os.PathLike) -> Path:
-    """Write a system in TOML form (a few fixed tables, so no TOML library is needed)."""
+    """Write a system in TOML form (a few fixed tables, so no TOML library is needed); a
+    surrogate component's start is written where it is not its file's (``x0``, ``initial``)."""
+    from fmu_surrogate.couple.surrogates import start_overrides
+
     path = Path(path)
     lines = []
     if system.record:
@@ -117,6 +133,8 @@ def write_toml(system: System, path: str | os.PathLike) -> Path:
         if c.parameters:
             lines.append("parameters = { " + ", ".join(f"{_q(k)} = {float(v)!r}"
                                                       for k, v in c.parameters.items()) + " }")
+        if c.surrogate is not None:  # where it starts, when not as its file says
+            lines += [f"{k} = {_value(v)}" for k, v in start_overrides(c).items()]
         lines.append("")
     for c in system.connections:
         lines += ["[[connections]]", f"from = {_q('.'.join(c.source))}",

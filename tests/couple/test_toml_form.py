@@ -38,3 +38,32 @@ def test_toml_errors_name_the_problem(tmp_path):
     p.write_text('[[connections]]\nfrom = "a"\n')
     with pytest.raises(CouplingError, match="defines no"):
         read_toml(p)
+
+
+def test_a_surrogates_start_is_written_where_it_is_not_its_files(tmp_path):
+    import numpy as np
+
+    from fmu_surrogate.couple.surrogates import surrogate_component
+    from fmu_surrogate.couple.system import System
+    from fmu_surrogate.ph import LinearPH, PortedSystem, PortMap, save
+
+    core = LinearPH([[0, 1], [-1, 0]], np.diag([0.0, 0.1]), np.diag([2.0, 1.0]),
+                    [[0, 0], [1, 1]])
+    ports = PortMap(("F",), ("v",), ("N",), ("m/s",), Tu=[[1.0], [0.0]], cu=[0.0, 0.5],
+                    Ty=[[1.0, 0.0]], Cx=np.zeros((1, 2)), Du=np.zeros((1, 1)), cy=[0.0])
+    path = save(PortedSystem(core, ports, x0=[0.1, 0.3], initial="equilibrium"),
+                tmp_path / "m.json")
+    cases = [({}, "equilibrium", [0.1, 0.3], ""),  # the file's: nothing written
+             ({"x0": [0.4, 0.0]}, "state", [0.4, 0.0], "x0 = [0.4, 0.0]"),  # given: wins
+             ({"x0": [0.4, 0.0], "initial": "equilibrium"}, "equilibrium", [0.4, 0.0],
+              'initial = "equilibrium"'),  # the rule kept, the guess given
+             ({"initial": "state"}, "state", [0.1, 0.3], 'initial = "state"')]
+    for kw, rule, x0, line in cases:
+        text = write_toml(System({"m": surrogate_component("m", path, **kw)}),
+                          tmp_path / "s.toml").read_text()
+        assert (line in text) if line else ("x0" not in text and "initial" not in text)
+        back = read_toml(tmp_path / "s.toml").components["m"]
+        assert back.initial == rule and back.x0.tolist() == x0
+    (tmp_path / "f.toml").write_text('[components.a]\nfmu = "a.fmu"\nx0 = [1.0]\n')
+    with pytest.raises(CouplingError, match="an FMU starts as its own initialisation"):
+        read_toml(tmp_path / "f.toml")

@@ -11,6 +11,11 @@ core's is found by Newton's method on ``flow(x, u₀) = 0`` from a guess (the su
 operating point), each step's Jacobian by central differences of the flow (the dissipation's
 dependence on the state included), a singular Jacobian's step the least-squares one
 (:func:`~fmu_surrogate.ph.simulation.newton._solve`, as a time step's Newton does).
+
+Part of the state may be held: ``states`` names the states solved for, the others keep their
+values from the guess, and only the rows of ``states`` must vanish — the start of a coupled
+system in which some components rest at the equilibrium of the inputs the others give them
+(:mod:`fmu_surrogate.couple.monolithic`).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ def linear_equilibrium_matrix(system: LinearPH) -> Array:
 
 
 def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
-                tol: float = 1e-12) -> Array:
+                tol: float = 1e-12, states: ArrayLike | None = None) -> Array:
     """The state ``x`` with ``flow(x, u) = 0`` (module docstring).
 
     Parameters
@@ -58,9 +63,12 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
     u : array_like, shape (m,)
         Constant port inputs.
     guess : array_like, shape (n,), optional
-        Newton's starting point (default ``0``).
+        Newton's starting point (default ``0``); the held states' values.
     tol : float
         Newton stops when ``‖δx‖∞ ≤ tol (1 + ‖x‖∞)``.
+    states : array_like of int, optional
+        The states solved for, whose rows of the flow must vanish; the others are held at
+        ``guess`` and their rows may not vanish (default: every state).
 
     Returns
     -------
@@ -76,36 +84,39 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
     n = system.n_states
     uu = np.asarray(u, dtype=float).reshape(-1)
     x = np.zeros(n) if guess is None else np.array(guess, dtype=float).reshape(-1)
-    if n == 0:
+    s = np.arange(n) if states is None else np.asarray(states, dtype=int).reshape(-1)
+    if s.size == 0:
         return x
     if isinstance(system, LinearPH):
-        rhs = -(system.input_matrix @ uu)
-        return _checked(system, np.asarray(_solve(linear_equilibrium_matrix(system), rhs),
-                                           dtype=float), uu, guess)
+        A = linear_equilibrium_matrix(system)
+        held = np.setdiff1d(np.arange(n), s)
+        rhs = -(system.input_matrix @ uu)[s] - A[np.ix_(s, held)] @ x[held]
+        x[s] = np.asarray(_solve(A[np.ix_(s, s)], rhs), dtype=float)
+        return _checked(system, x, uu, guess, s)
     for _ in range(MAX_ITER):
-        f = np.asarray(system.flow(x, uu), dtype=float)
-        jac = np.empty((n, n))
-        for k in range(n):
+        f = np.asarray(system.flow(x, uu), dtype=float)[s]
+        jac = np.empty((s.size, s.size))
+        for j, k in enumerate(s):
             h = 1e-6 * max(1.0, abs(x[k]))
             e = np.zeros(n)
             e[k] = h
-            jac[:, k] = (np.asarray(system.flow(x + e, uu)) - np.asarray(system.flow(x - e, uu))
-                         ) / (2.0 * h)
+            jac[:, j] = (np.asarray(system.flow(x + e, uu)) - np.asarray(system.flow(x - e, uu))
+                         )[s] / (2.0 * h)
         dx = _solve(jac, -f)
-        x = x + dx
-        if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x))):
-            return _checked(system, x, uu, guess)
+        x[s] = x[s] + dx
+        if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x[s]))):
+            return _checked(system, x, uu, guess, s)
     raise _no_equilibrium(uu, guess)
 
 
-def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None) -> Array:
-    """``x`` where its flow vanishes to :data:`FLOW_RTOL` of the flow's terms, else the error
-    (a singular Jacobian's least-squares state, where no equilibrium exists)."""
+def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None, s: Array) -> Array:
+    """``x`` where its flow's rows ``s`` vanish to :data:`FLOW_RTOL` of the flow's terms, else
+    the error (a singular Jacobian's least-squares state, where no equilibrium exists)."""
     z = np.asarray(system.effort(x), dtype=float)
     terms = np.abs(system.J - system.R) @ np.abs(z) + np.abs(system.input_matrix) @ np.abs(u)
     flow = np.asarray(system.flow(x, u), dtype=float)
     rest = flow - (system.J - system.R) @ z - system.input_matrix @ u  # nonlinear dissipation
-    if np.all(np.abs(flow) <= FLOW_RTOL * (float((terms + np.abs(rest)).max()) + 1e-300)):
+    if np.all(np.abs(flow[s]) <= FLOW_RTOL * (float((terms + np.abs(rest))[s].max()) + 1e-300)):
         return x
     raise _no_equilibrium(u, guess)
 
