@@ -28,7 +28,8 @@ __all__ = ["equilibrium", "linear_equilibrium_matrix"]
 #: Newton iterations before the equilibrium is given up.
 MAX_ITER = 50
 #: Largest flow at an equilibrium, relative to the largest of its terms' magnitudes (round-off
-#: of the terms is 1e-16 of them; Newton's last step leaves 1e-12 of the state).
+#: of the terms is 1e-16 of them; Newton's last step leaves 1e-12 of the state), beyond what a
+#: state error at Newton's tolerance makes of it (:func:`_checked`).
 FLOW_RTOL = 1e-9
 
 
@@ -80,8 +81,8 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
         return x
     if isinstance(system, LinearPH):
         rhs = -(system.input_matrix @ uu)
-        return _checked(system, np.asarray(_solve(linear_equilibrium_matrix(system), rhs),
-                                           dtype=float), uu, guess)
+        M = linear_equilibrium_matrix(system)
+        return _checked(system, np.asarray(_solve(M, rhs), dtype=float), uu, guess, M, tol)
     for _ in range(MAX_ITER):
         f = np.asarray(system.flow(x, uu), dtype=float)
         jac = np.empty((n, n))
@@ -94,18 +95,23 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
         dx = _solve(jac, -f)
         x = x + dx
         if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x))):
-            return _checked(system, x, uu, guess)
+            return _checked(system, x, uu, guess, jac, tol)
     raise _no_equilibrium(uu, guess)
 
 
-def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None) -> Array:
-    """``x`` where its flow vanishes to :data:`FLOW_RTOL` of the flow's terms, else the error
-    (a singular Jacobian's least-squares state, where no equilibrium exists)."""
+def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None, jac: Array,
+             tol: float) -> Array:
+    """``x`` where its flow vanishes to :data:`FLOW_RTOL` of the flow's terms, or to what a
+    state error at Newton's tolerance leaves (``|jac| tol (1 + ‖x‖∞)`` by rows: at rest under
+    zero inputs every term is as small as the flow), else the error (a singular Jacobian's
+    least-squares state, where no equilibrium exists)."""
     z = np.asarray(system.effort(x), dtype=float)
     terms = np.abs(system.J - system.R) @ np.abs(z) + np.abs(system.input_matrix) @ np.abs(u)
     flow = np.asarray(system.flow(x, u), dtype=float)
     rest = flow - (system.J - system.R) @ z - system.input_matrix @ u  # nonlinear dissipation
-    if np.all(np.abs(flow) <= FLOW_RTOL * (float((terms + np.abs(rest)).max()) + 1e-300)):
+    floor = np.abs(jac).sum(axis=1) * (tol * (1.0 + float(np.max(np.abs(x)))))
+    if np.all(np.abs(flow) <= FLOW_RTOL * (float((terms + np.abs(rest)).max()) + 1e-300)
+              + floor):
         return x
     raise _no_equilibrium(u, guess)
 
