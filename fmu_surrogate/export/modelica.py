@@ -39,6 +39,12 @@ outputs; ``+ Cdx*der(x)`` for outputs that read the state's rate, ``PortMap.Cdx`
 ``law_C*{law_s[1]^3, tanh(law_s[2]), max(law_s[3], 0.0), …}`` with
 ``law_s = law_W*inputs + law_b`` for a static law of the inputs, ``PortMap.law``:
 :mod:`fmu_surrogate.export.modelica_wiring`), starting from its operating point ``x_start``;
+or, with ``initial="equilibrium"``, at the equilibrium of its inputs at the start (the states
+not fixed, ``x_start`` their start values, the guess of the initial equations)::
+
+    initial equation
+      der(x) = zeros(n);            (der(x[i]) = 0 for each differential state of a DAE)
+
 the model is continuous-time, so a
 delayed feedthrough (a co-simulation trait, ``PortedSystem.delayed_feedthrough``) is the direct
 one here, and late outputs (another, ``PortedSystem.late_outputs``: those read at a communication
@@ -72,6 +78,7 @@ from fmu_surrogate.export.modelica_wiring import (
     RATE_NAMES,
     WIRING_NAMES,
     array_literal,
+    equilibrium_equations,
     io_lines,
     string_literal,
     wiring_equation,
@@ -177,7 +184,8 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
         those names; a ``PortedSystem`` shows its external inputs and outputs (names, units) and
         the wiring ``u = Tu*inputs + cu``, ``outputs = Ty*y_ph + Cx*x + Du*inputs + cy`` to the pH
         ports ``(u, y_ph)`` (``+ Cdx*der(x)`` for outputs that read the state's rate); its
-        operating point is ``x_start``.
+        operating point is ``x_start`` (with ``initial="equilibrium"`` the guess of the initial
+        equations that put it at rest).
     model_name : str
         Name of the model (a Modelica identifier).
     within : str, optional
@@ -216,7 +224,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     sys_mats = {"E": system.E, "J": system.J, "R": system.R, "B": system.B}
     internal = set(_INTERNAL) | (_FEEDTHROUGH if ft else set()) | (
         WIRING_NAMES if ported else set()) | (LAW_NAMES if w.law is not None else set()) | (
-        RATE_NAMES if w.Cdx is not None else set())
+        RATE_NAMES if w.Cdx is not None else set()) | ({"zeros"} if w.equilibrium else set())
     pnames = {}
     for p, a in ex.params.items():
         clash = p in sys_mats and not (p == "E" and not ident and np.array_equal(a, system.E))
@@ -252,8 +260,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
                    f'"Skew-symmetric feedthrough";')]
     if ported:
         lines += wiring_parameters(w, n, m)
-    lines.append(f'  parameter Real x_start[{n}] = {array_literal(w.x0, "    ")} '
-                 f'"Start values of the states (fixed where E has a nonzero column)";')
+    lines.append(f'  parameter Real x_start[{n}] = {array_literal(w.x0, "    ")} "Start values of '
+                 + ('the states: the guess for the equilibrium the model starts at";'
+                    if w.equilibrium else 'the states (fixed where E has a nonzero column)";'))
     lines += [f'  parameter Real {k} = {number(np.float64(v))} "Parameter of the source FMU: '
               f'identified at this value, holds for it only";' for k, v in fixed_pars.items()]
     declared = {"E"} if not ident else set()
@@ -278,7 +287,7 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
               'ports, y*u";'),
               ('  Modelica.Blocks.Interfaces.RealOutput P_dissipated "Power dissipated, '
               f'{"[z; u]*W*[z; u]" if ft else "z*R*z"}";')]
-    fixed = "{" + ", ".join("true" if d else "false" for d in diff) + "}"
+    fixed = "{" + ", ".join("true" if d and not w.equilibrium else "false" for d in diff) + "}"
     lines += [(f'  Real x[{n}](start = x_start, fixed = {fixed}) '
               f'"States: {string_literal(", ".join(system.state_names))}";'),
               f'  Real z[{n}] "Effort z(x)";']
@@ -312,8 +321,9 @@ def modelica_model(surrogate: Any, model_name: str = "Surrogate", *,
     pnl = f" + {_call('dissipationRate', 'z', dx.rate, dnames)}" if dx else ""
     ynl = f" + {_call('portDissipationForce', 'u', px.force, lnames)}" if px else ""
     pnl += f" + {_call('portDissipationRate', 'u', px.rate, lnames)}" if px else ""
-    if has_h:
-        lines += ["initial equation", "  H_start = H;"]
+    if has_h or w.equilibrium:
+        lines += ["initial equation", *(["  H_start = H;"] if has_h else []),
+                  *equilibrium_equations(w, diff)]
     call = ", ".join(["x"] + [pnames[p] for p in used_params(ex.z)])
     ext_u = "{" + ", ".join(ins) + "}"
     y = "y_ph" if ported else "{" + ", ".join(outs) + "}"

@@ -16,6 +16,9 @@ for ``hinge``).  Outputs that read the state's rate (``PortMap.Cdx``, a core wit
 acceleration beside a momentum state) add the parameter ``Cdx`` and the term ``Cdx*der(x)``::
 
     outputs = Ty*y_ph + Cx*x + Cdx*der(x) + Du*inputs + cy;
+
+A surrogate that starts at the equilibrium of its inputs (``initial="equilibrium"``) has the
+initial equations of :func:`equilibrium_equations`.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ import numpy as np
 
 from fmu_surrogate.export.expressions.render import number
 
-__all__ = ["LAW_NAMES", "RATE_NAMES", "WIRING_NAMES", "array_literal", "io_lines",
-           "string_literal", "wiring_equation", "wiring_locals", "wiring_parameters"]
+__all__ = ["LAW_NAMES", "RATE_NAMES", "WIRING_NAMES", "array_literal", "equilibrium_equations",
+           "io_lines", "string_literal", "wiring_equation", "wiring_locals", "wiring_parameters"]
 
 #: names the model uses with a port wiring (a PortedSystem)
 WIRING_NAMES = frozenset(["Tu", "cu", "Ty", "Cx", "Du", "cy", "y_ph"])
@@ -175,3 +178,23 @@ def wiring_equation(w: Any, ins: list[str], outs: list[str]) -> list[str]:
     terms = [_LAW_TERMS[kind].replace("$", f"law_s[{k + 1}]") for k, kind in enumerate(law.kinds)]
     return [f"  law_s = {f'law_W*{ext_u} + ' if ins else ''}law_b;",
             f"  {{{', '.join(outs)}}} = {rhs} + law_C*{{{', '.join(terms)}}};"]
+
+
+def equilibrium_equations(w: Any, differential: np.ndarray) -> list[str]:
+    """The initial equations of a surrogate that starts at the equilibrium of its inputs
+    (``initial="equilibrium"``): the differential states at rest, ``der(x) = zeros(n)`` (for a
+    DAE ``der(x[i]) = 0`` for each differential state: its algebraic equations hold anyway),
+    so that the flow ``(J - R) z + (B - P) u`` vanishes; none without the rule.
+
+    Parameters
+    ----------
+    w : Wiring
+        The surrogate's outside (``equilibrium``).
+    differential : ndarray of bool, shape (n,)
+        Which states are differential (nonzero columns of ``E``).
+    """
+    if not w.equilibrium:
+        return []
+    if differential.all():
+        return [f"  der(x) = zeros({differential.size});"]
+    return [f"  der(x[{i + 1}]) = 0;" for i in np.flatnonzero(differential)]

@@ -16,7 +16,9 @@ preload.  A ``PortedSystem`` with a delayed
 feedthrough (its outputs at a communication point see the inputs held over the step before,
 :mod:`fmu_surrogate.ph.ports`) keeps that in ``delayed`` and ``inputs_before``, one with late
 outputs (those read at a communication point are those of the point before, state and inputs)
-in ``late``.  The exporters read everything about the outside from one :class:`Wiring`.
+in ``late``, one that starts at the equilibrium of its first inputs (``initial="equilibrium"``,
+``x0`` then Newton's starting point) in ``equilibrium``.  The exporters read everything about
+the outside from one :class:`Wiring`.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Wiring:
     Tu, cu, Ty, Cx, Du, cy : ndarray
         The affine wiring (shapes as in :class:`~fmu_surrogate.ph.ports.PortMap`).
     x0 : ndarray, shape (n,)
-        Initial state.
+        Initial state (with ``equilibrium``: Newton's starting point).
     sources : ndarray of int
         pH ports driven by a constant only (zero rows of ``Tu``).
     identity : bool
@@ -88,6 +90,9 @@ class Wiring:
         step held through it (``PortedSystem.fast_feedthrough``).
     Cdx : ndarray, shape (k_out, n), or None
         How the outputs read the state's rate ``ẋ`` (``PortMap.Cdx``; ``None`` when none does).
+    equilibrium : bool
+        Whether the surrogate starts at the equilibrium of the inputs it is given at its start
+        (``PortedSystem.initial == "equilibrium"``; ``x0`` is then Newton's starting point).
     """
 
     system: Any
@@ -116,6 +121,7 @@ class Wiring:
     first: np.ndarray | None = None
     fast_feedthrough: np.ndarray | None = None
     Cdx: np.ndarray | None = None
+    equilibrium: bool = False
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -160,7 +166,8 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
     surrogate : LinearPH, PHDAE or PortedSystem
         The surrogate.
     x0 : array_like, shape (n,), optional
-        Initial state; default the ``PortedSystem``'s operating point ``x0``, else zero.
+        Initial state (Newton's starting point for a surrogate that starts at an equilibrium);
+        default the ``PortedSystem``'s operating point ``x0``, else zero.
 
     Returns
     -------
@@ -203,7 +210,7 @@ def wiring(surrogate: Any, x0: Any = None) -> Wiring:
                   else np.asarray(surrogate.first_outputs, float),
                   None if surrogate.fast_feedthrough is None
                   else np.asarray(surrogate.fast_feedthrough, float),
-                  _rate_reading(p, s))
+                  _rate_reading(p, s), getattr(surrogate, "initial", "state") == "equilibrium")
 
 
 def _rate_reading(p: Any, system: Any) -> np.ndarray | None:

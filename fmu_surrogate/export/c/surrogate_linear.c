@@ -20,7 +20,9 @@
  * int cu'y dt = cu' (C [psi w0]_x + h D u) with psi = int_0^h exp(M s) ds, is
  * energy_supplied_sources.
  * With SUR_DELAYED the co-simulation outputs see the inputs the last step held (wiring.h); with
- * SUR_LATE they are those of the state and inputs the last step started from (wiring.h).
+ * SUR_LATE they are those of the state and inputs the last step started from (wiring.h); with
+ * SUR_EQUILIBRIUM the state at the start is the equilibrium of the inputs, from one solve of
+ * (J - R) Q x = -(G - P) u (equilibrium.h).
  * Model exchange: the derivatives from the same matrices; the two energy integrals are continuous
  * states as well (der(energy_dissipated) = [z; u]'W[z; u], der(energy_supplied) = y'u),
  * integrated by the importer with the inputs it applies to the model, so energy_residual there
@@ -47,10 +49,108 @@ static double quad_w(const double *P, const double *x, const double *u)
     return dn_quad(NW, P, w);
 }
 
+#ifdef SUR_EQUILIBRIUM
+#include "equilibrium.h"
+
+/* x = M^-1 b for M = (J - R) Q (SUR_EQ_M), or the least-squares x of least norm where M is
+   singular or its condition number in the max-norm reaches 1/EQ_RCOND (newton._solve); one
+   state: b / M, or 0 for M = 0.  Returns 0, or 1 when out of memory. */
+static int equilibrium_solve(const double *b, double *x)
+{
+    const size_t nn = (size_t)NX * (size_t)NX;
+    double *W, *inv, *s, anorm = 0.0, ainv = 0.0, smax;
+    int *piv, i, j;
+    if (NX == 1) {
+        x[0] = SUR_EQ_M[0] != 0.0 ? b[0] / SUR_EQ_M[0] : 0.0;
+        return 0;
+    }
+    W = (double *)malloc(sizeof(double) * (2 * nn + NX));
+    piv = (int *)malloc(sizeof(int) * NXA);
+    if (!W || !piv) {
+        free(W);
+        free(piv);
+        return 1;
+    }
+    inv = W + nn; /* then the SVD's V */
+    s = W + 2 * nn;
+    memcpy(W, SUR_EQ_M, sizeof(double) * nn);
+    if (!dn_lu(NX, W, piv)) {
+        for (i = 0; i < (int)nn; i++) inv[i] = 0.0;
+        for (i = 0; i < NX; i++) inv[i * NX + i] = 1.0;
+        dn_lu_solve(NX, W, piv, inv, NX);
+        for (i = 0; i < NX; i++) {
+            double ra = 0.0, ri = 0.0;
+            for (j = 0; j < NX; j++) {
+                ra += fabs(SUR_EQ_M[i * NX + j]);
+                ri += fabs(inv[i * NX + j]);
+            }
+            if (ra > anorm) anorm = ra;
+            if (ri > ainv) ainv = ri;
+        }
+        if (anorm * ainv < 1.0 / EQ_RCOND) {
+            memcpy(x, b, sizeof(double) * NX);
+            dn_lu_solve(NX, W, piv, x, 1);
+            free(W);
+            free(piv);
+            return 0;
+        }
+    }
+    /* M V = U diag(s) (the columns of W): x = V diag(1/s^2) (U diag(s))' b over s > rcond smax */
+    memcpy(W, SUR_EQ_M, sizeof(double) * nn);
+    smax = dn_jacobi_columns(NX, W, inv, s);
+    for (i = 0; i < NX; i++) x[i] = 0.0;
+    for (j = 0; j < NX; j++) {
+        double cj = 0.0;
+        if (!(s[j] > EQ_RCOND * smax) || s[j] == 0.0) continue;
+        for (i = 0; i < NX; i++) cj += W[i * NX + j] * b[i];
+        cj /= s[j] * s[j];
+        for (i = 0; i < NX; i++) x[i] += cj * inv[i * NX + j];
+    }
+    free(W);
+    free(piv);
+    return 0;
+}
+
+/* x = the equilibrium of the current inputs, (J - R) Q x = -(G - P) u (equilibrium.h). */
+static fmi2Status equilibrium_state(ModelInstance *c, double *x)
+{
+    double u[NUA], b[NXA], z[NXA], f[NXA], terms[NXA], floor[NXA];
+    int i, j;
+    port_inputs(c, u);
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0;
+        for (j = 0; j < NU; j++) acc += SUR_EQ_B[i * NU + j] * u[j];
+        b[i] = -acc;
+    }
+    if (equilibrium_solve(b, x))
+        return model_fail(c, "out of memory for the equilibrium at the start");
+    dn_matvec(NX, NX, NX, SUR_EQ_Q, x, z); /* the check: the flow (J - R) z + (G - P) u */
+    for (i = 0; i < NX; i++) {
+        double acc = 0.0, mag = 0.0;
+        for (j = 0; j < NX; j++) {
+            acc += SUR_EQ_T[i * NX + j] * z[j];
+            mag += fabs(SUR_EQ_T[i * NX + j]) * fabs(z[j]);
+        }
+        for (j = 0; j < NU; j++) {
+            acc += SUR_EQ_B[i * NU + j] * u[j];
+            mag += fabs(SUR_EQ_B[i * NU + j]) * fabs(u[j]);
+        }
+        f[i] = acc;
+        terms[i] = mag;
+    }
+    eq_floor(SUR_EQ_M, x, floor);
+    return eq_checked(c, f, terms, floor, "(J - R) Q is singular and the flow does not vanish "
+                                          "at its least-squares state");
+}
+#endif
+
 fmi2Status model_initialize(ModelInstance *c)
 {
     int i;
     for (i = 0; i < NX; i++) c->d.r[SUR_VR_X0 + i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
+#ifdef SUR_EQUILIBRIUM
+    if (equilibrium_state(c, &c->d.r[SUR_VR_X0]) > fmi2Warning) return fmi2Error;
+#endif
     c->d.sur_h0 = hamiltonian(xs(c));
 #ifdef SUR_DELAYED
     start_step_inputs(c);

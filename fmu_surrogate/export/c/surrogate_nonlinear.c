@@ -36,6 +36,8 @@
  * SUR_LATE they are those of the state and inputs the last step started from (wiring.h); with
  * SUR_LAW_K the outputs add a static law of the external inputs they see (wiring.h); with
  * SUR_CDX_ON (E = I) they add SUR_CDX x', the flow at the state and the inputs they see.
+ * With SUR_EQUILIBRIUM the state at the start is the equilibrium of the inputs, by Newton's
+ * method on the flow from x_start (equilibrium.h).
  */
 #include <float.h>
 
@@ -374,12 +376,101 @@ static int consistent(ModelInstance *c, double *x, const double *u)
 #endif
 }
 
+/* The flow f = T z + B u - R_nl(z) z at the effort z and the port inputs u (E x' = f). */
+static void core_flow(const double *z, const double *u, double *f)
+{
+    double b[NXA];
+    int i;
+    mv_SUR_T(z, f);
+    bu(u, b);
+    for (i = 0; i < NX; i++) f[i] += b[i];
+#if SUR_NL
+    {
+        double fn[NXA];
+        dis_f(z, fn);
+        for (i = 0; i < NX; i++) f[i] -= fn[i];
+    }
+#endif
+}
+
+#ifdef SUR_EQUILIBRIUM
+#include "equilibrium.h"
+
+/* x (from x_start) = the equilibrium of the port inputs u: Newton's method on the flow
+   (equilibrium.h), its steps as a time step's (newton_factor, newton_apply) with the Jacobian
+   (T - dF/dz) dz/dx; then the check that the flow vanishes. */
+static fmi2Status equilibrium_state(ModelInstance *c, double *x, const double *u)
+{
+    double z[NXA], f[NXA], terms[NXA], floor[NXA];
+    int i, k;
+#if !SUR_EXPLICIT
+    double dx[NXA], smax = 0.0, ainv, step;
+    double *Jac = c->sur_jac, *Jz = c->sur_jz;
+    int it, j;
+    for (it = 0; it < EQ_MAX_ITER; it++) {
+        eff_z(x, z);
+        core_flow(z, u, f);
+        eff_dz(x, Jz);
+#if SUR_NL
+        dis_df(z, c->sur_jf);
+#endif
+        for (i = 0; i < NX; i++) {
+            f[i] = -f[i];
+            for (j = 0; j < NX; j++) {
+                double acc = 0.0;
+                for (k = 0; k < NX; k++) acc += SUR_T[i * NX + k] * Jz[k * NX + j];
+#if SUR_NL
+                for (k = 0; k < NX; k++) acc -= c->sur_jf[i * NX + k] * Jz[k * NX + j];
+#endif
+                Jac[i * NX + j] = acc;
+            }
+        }
+        ainv = newton_factor(c, Jac, c->sur_svd, &smax);
+        newton_apply(c, c->sur_svd, ainv, smax, f, dx);
+        for (i = 0; i < NX; i++) x[i] += dx[i];
+        step = amax(dx, NX);
+        if (!isfinite(step)) it = EQ_MAX_ITER - 1; /* diverged: no equilibrium found */
+        else if (step <= EQ_TOL * (1.0 + amax(x, NX))) break;
+    }
+#endif
+    /* (SUR_EXPLICIT: the flow B u does not depend on the state, Newton's step is 0 from any
+       start, as ph's equilibrium finds: only the check) */
+    eff_z(x, z);
+    core_flow(z, u, f);
+    for (i = 0; i < NX; i++) {
+        double mag = 0.0;
+        for (k = 0; k < NX; k++) mag += fabs(SUR_T[i * NX + k]) * fabs(z[k]);
+        for (k = 0; k < NU; k++) mag += fabs(SUR_B[i * SUR_BS + k]) * fabs(u[k]);
+        terms[i] = mag;
+    }
+#if SUR_NL
+    {
+        double fn[NXA];
+        dis_f(z, fn); /* the nonlinear dissipation's force, a term of its own */
+        for (i = 0; i < NX; i++) terms[i] += fabs(fn[i]);
+    }
+#endif
+#if SUR_EXPLICIT
+    for (i = 0; i < NX; i++) floor[i] = 0.0; /* a Jacobian that is zero */
+#else
+    if (it == EQ_MAX_ITER)
+        return no_equilibrium(c, "Newton from x_start did not converge in 50 iterations",
+                              amax(f, NX), amax(terms, NX));
+    eq_floor(c->sur_jac, x, floor); /* with Newton's last Jacobian */
+#endif
+    return eq_checked(c, f, terms, floor, "the flow does not vanish where Newton stopped");
+}
+#endif
+
 fmi2Status model_initialize(ModelInstance *c)
 {
     double *x = &c->d.r[SUR_VR_X0], u[NUA];
     int i;
     for (i = 0; i < NX; i++) x[i] = c->d.r[SUR_VR_XS0 + i]; /* x = x_start */
     port_inputs(c, u);
+#ifdef SUR_EQUILIBRIUM
+    if (NX > 0 && equilibrium_state(c, x, u) > fmi2Warning) return fmi2Error;
+#endif
 #if SUR_NA > 0
     {
         double *Jz = c->sur_jz, blk[SUR_NA * SUR_NA];
@@ -406,23 +497,6 @@ fmi2Status model_initialize(ModelInstance *c)
     c->d.sur_first = 1; /* fixed outputs until the first step (wiring.h) */
 #endif
     return fmi2OK;
-}
-
-/* The flow f = T z + B u - R_nl(z) z at the effort z and the port inputs u (E x' = f). */
-static void core_flow(const double *z, const double *u, double *f)
-{
-    double b[NXA];
-    int i;
-    mv_SUR_T(z, f);
-    bu(u, b);
-    for (i = 0; i < NX; i++) f[i] += b[i];
-#if SUR_NL
-    {
-        double fn[NXA];
-        dis_f(z, fn);
-        for (i = 0; i < NX; i++) f[i] -= fn[i];
-    }
-#endif
 }
 
 fmi2Status model_evaluate(ModelInstance *c, int outputs)

@@ -54,6 +54,18 @@ delayed feedthrough.  Model exchange has no steps and so no point before: such a
 exported for co-simulation only, whose ``<ModelStructure>`` says that its outputs depend on no
 input; asking for model exchange is an error (export the surrogate without late outputs for the
 continuous-time model).
+
+A ``PortedSystem`` with ``initial="equilibrium"`` (it starts, like a vendor's model initialised
+in steady state, at the equilibrium of the inputs it is given at its start,
+:mod:`fmu_surrogate.ph.simulation.equilibrium`) does so in co-simulation and model exchange:
+when the FMU leaves initialisation (``fmi2ExitInitializationMode``, or FMI 3's) it computes
+the equilibrium of the inputs set by then (before or in initialisation mode) and of the
+sources' parameters, a linear core by one solve of ``(J − R) Q x = −(G − P) u``,
+a nonlinear one by Newton's method from ``x_start`` with the analytic Jacobian, and measures
+``energy_residual`` from its ``H`` (``c/equilibrium.h``).  Where the inputs have no equilibrium
+(the flow does not vanish where the solve or Newton ends: inputs that drive a mode without
+losses) leaving initialisation fails with ``fmi2Error`` and says so in the log, where
+``ph.simulate`` raises ``ConvergenceError``.
 """
 
 from __future__ import annotations
@@ -130,7 +142,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
     x0 : array_like, shape (n,), optional
         Initial state: the start values of the parameters ``x_start[1]`` … ``x_start[n]``
         (``causality="parameter"``, ``variability="fixed"``: settable before initialisation;
-        the FMU starts from them).  Default: a ``PortedSystem``'s ``x0``, else zero.
+        the FMU starts from them, or with ``initial="equilibrium"`` Newton starts there).
+        Default: a ``PortedSystem``'s ``x0``, else zero.
     model_exchange : bool, optional
         Also provide model exchange (one binary, one model description).  Default: yes, except
         for a surrogate with a delayed feedthrough or late outputs (co-simulation only, its
@@ -214,6 +227,8 @@ def export_fmu(surrogate: Any, path: str | os.PathLike, *, fmi_version: int | st
             cflags.append(f"-DFMI2_FUNCTION_PREFIX={FMI2_PREFIX}")
         headers = [FRAMEWORK_HEADER, FRAMEWORK_DIR / "dense.h", FRAMEWORK_DIR / "wiring.h",
                    gen / GENERATED_HEADER, gen / "surrogate_data.h"]
+        if w.equilibrium:  # the start at an equilibrium (module docs)
+            headers.append(FRAMEWORK_DIR / "equilibrium.h")
         before = out.stat().st_mtime_ns if out.is_file() else None
         build_fmu(sources, xml, out, identifier, headers=headers, cflags=cflags,
                   fmi_version=version)

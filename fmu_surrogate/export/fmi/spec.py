@@ -27,6 +27,12 @@ need not solve, one absent but real (in model exchange) would give it wrong outp
 feedthrough (no output depends on an input) there is nothing to delay, and the FMU is exported
 as one without.
 
+A surrogate that starts at the equilibrium of its first inputs (``initial="equilibrium"``,
+``c/equilibrium.h``) has the same variables: ``x_start`` is Newton's starting point (unused by
+a linear core, whose equilibrium is one solve), the states are calculated at initialisation
+from it, the inputs that reach the pH ports and the sources, and so is everything that reads
+the states at the start (``<InitialUnknowns>``).
+
 A surrogate with late outputs (:mod:`fmu_surrogate.ph.ports`: in co-simulation the outputs read
 at a communication point are those of the point before, state and inputs, ``c/wiring.h``) is
 co-simulation only (:mod:`fmu_surrogate.export.fmi.fmu_export`); its outputs depend on no input,
@@ -79,12 +85,22 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     ins, outs, sts = (list(names[g].values()) for g in ("inputs", "outputs", "states"))
     energies = ("energy_dissipated", "energy_supplied")
 
+    # at the start a state is x_start, or the equilibrium of the inputs that reach the ports
+    # and of the sources, found from all of x_start (Newton's start; a linear core's one solve
+    # needs none)
+    start = {j: (_start_name(j),) for j in range(len(sts))}
+    if w.equilibrium:
+        guess = () if is_exact_linear(w.system) else tuple(map(_start_name, range(len(sts))))
+        reach = (*guess,
+                 *(ins[k] for k in np.flatnonzero(np.any(w.Tu != 0, axis=0))), *src)
+        start = dict.fromkeys(start, reach)
+
     def deps(mx: np.ndarray, mu: np.ndarray, ms: np.ndarray | None = None
              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         us = tuple(ins[k] for k in np.flatnonzero(mu))
         ss = () if ms is None else tuple(src[k] for k in np.flatnonzero(ms))
-        return (tuple(sts[j] for j in np.flatnonzero(mx)) + us,
-                tuple(_start_name(j) for j in np.flatnonzero(mx)) + us + ss)
+        init = tuple(d for j in np.flatnonzero(mx) for d in start[j]) + us + ss
+        return tuple(sts[j] for j in np.flatnonzero(mx)) + us, tuple(dict.fromkeys(init))
 
     def row(a: np.ndarray | None, i: int) -> np.ndarray | None:
         return None if a is None else a[i]
@@ -92,7 +108,7 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table = {outs[i]: deps(sp.y_x[i], sp.y_u[i], row(sp.y_s, i)) for i in range(len(outs))}
     table.update({f"der({sts[j]})": deps(sp.dx_x[k], sp.dx_u[k], row(sp.dx_s, k))
                   for k, j in enumerate(cols_d)})
-    table.update({sts[j]: ((), (_start_name(j),)) for j in cols_d})
+    table.update({sts[j]: ((), start[j]) for j in cols_d})
     table["H"] = deps(sp.h_x, sp.h_u)
     table["energy_residual"] = (table["H"][0] + energies, table["H"][1] + energies)
     table["der(energy_dissipated)"] = deps(sp.diss_x, sp.diss_u, sp.diss_s)
@@ -100,7 +116,8 @@ def _with_dependencies(v: list[Var], w: Wiring, names: dict[str, dict[str, str]]
     table["der(energy_supplied_sources)"] = table["der(energy_supplied)"]
     if w.delayed or w.late:  # the outputs see the inputs of the step before (module docs)
         # at the start algebraic states follow the inputs themselves, whatever was held before
-        start_on_inputs = not before or cols_d.size < len(sts)
+        # (and so do all states at an equilibrium)
+        start_on_inputs = not before or cols_d.size < len(sts) or w.equilibrium
         for i, o in enumerate(outs):
             dy, init = table[o]
             seen = tuple(before[k] for k in np.flatnonzero(sp.y_u[i])) if before else ()
@@ -184,8 +201,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
     xs0 = len(v)
     alg = set(range(n)) - set(cols_d.tolist())
     v += [Var(_start_name(i), "parameter", "fixed", float(w.x0[i]), unit=w.state_units[i],
-              description=f"initial value of {sts[i]}"
-              + (" (a guess: made consistent with the inputs)" if i in alg else ""))
+              description=(f"unused: {sts[i]} starts at the equilibrium of the inputs, one "
+                           "linear solve" if w.equilibrium and exact else
+                           f"Newton's starting point for {sts[i]} at the equilibrium of the "
+                           "inputs the FMU starts at" if w.equilibrium else
+                           f"initial value of {sts[i]}"
+                           + (" (a guess: made consistent with the inputs)" if i in alg else "")))
           for i in range(n)]
     ub0 = len(v)
     before = [] if w.inputs_before is None else sanitize(
@@ -244,6 +265,9 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
                  "started from (late outputs)")
     if w.first is not None:
         desc += "; before its first step it shows fixed outputs, as the source FMU"
+    if w.equilibrium:
+        desc += ("; it starts at the equilibrium of the inputs it has when it leaves "
+                 "initialisation (x_start: Newton's starting point)")
     if changed:
         desc += "; names sanitised: " + ", ".join(changed)
     if exact:

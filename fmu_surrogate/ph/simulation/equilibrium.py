@@ -33,7 +33,8 @@ __all__ = ["equilibrium", "linear_equilibrium_matrix"]
 #: Newton iterations before the equilibrium is given up.
 MAX_ITER = 50
 #: Largest flow at an equilibrium, relative to the largest of its terms' magnitudes (round-off
-#: of the terms is 1e-16 of them; Newton's last step leaves 1e-12 of the state).
+#: of the terms is 1e-16 of them; Newton's last step leaves 1e-12 of the state), beyond what a
+#: state error at Newton's tolerance makes of it (:func:`_checked`).
 FLOW_RTOL = 1e-9
 
 
@@ -92,7 +93,7 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
         held = np.setdiff1d(np.arange(n), s)
         rhs = -(system.input_matrix @ uu)[s] - A[np.ix_(s, held)] @ x[held]
         x[s] = np.asarray(_solve(A[np.ix_(s, s)], rhs), dtype=float)
-        return _checked(system, x, uu, guess, s)
+        return _checked(system, x, uu, guess, s, A[np.ix_(s, s)], tol)
     for _ in range(MAX_ITER):
         f = np.asarray(system.flow(x, uu), dtype=float)[s]
         jac = np.empty((s.size, s.size))
@@ -105,18 +106,24 @@ def equilibrium(system: PHDAE, u: ArrayLike, guess: ArrayLike | None = None, *,
         dx = _solve(jac, -f)
         x[s] = x[s] + dx
         if np.max(np.abs(dx)) <= tol * (1.0 + np.max(np.abs(x[s]))):
-            return _checked(system, x, uu, guess, s)
+            return _checked(system, x, uu, guess, s, jac, tol)
     raise _no_equilibrium(uu, guess)
 
 
-def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None, s: Array) -> Array:
-    """``x`` where its flow's rows ``s`` vanish to :data:`FLOW_RTOL` of the flow's terms, else
-    the error (a singular Jacobian's least-squares state, where no equilibrium exists)."""
+def _checked(system: PHDAE, x: Array, u: Array, guess: ArrayLike | None, s: Array,
+             jac: Array, tol: float) -> Array:
+    """``x`` where its flow's rows ``s`` vanish to :data:`FLOW_RTOL` of the flow's terms, or
+    to what a state error at Newton's tolerance leaves (``|jac| tol (1 + ‖x‖∞)`` by rows, ``jac``
+    those rows' Jacobian in the states ``s``: at rest under zero inputs every term is as small
+    as the flow), else the error (a singular Jacobian's least-squares state, where no
+    equilibrium exists)."""
     z = np.asarray(system.effort(x), dtype=float)
     terms = np.abs(system.J - system.R) @ np.abs(z) + np.abs(system.input_matrix) @ np.abs(u)
     flow = np.asarray(system.flow(x, u), dtype=float)
     rest = flow - (system.J - system.R) @ z - system.input_matrix @ u  # nonlinear dissipation
-    if np.all(np.abs(flow[s]) <= FLOW_RTOL * (float((terms + np.abs(rest))[s].max()) + 1e-300)):
+    floor = np.abs(jac).sum(axis=1) * (tol * (1.0 + float(np.max(np.abs(x[s])))))
+    if np.all(np.abs(flow[s]) <= FLOW_RTOL * (float((terms + np.abs(rest))[s].max()) + 1e-300)
+              + floor):
         return x
     raise _no_equilibrium(u, guess)
 

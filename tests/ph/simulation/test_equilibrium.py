@@ -66,6 +66,19 @@ def test_a_nonlinear_core_rests_where_its_stiffening_spring_holds_the_force():
         assert np.abs(sys.flow(x, [F0])).max() < 1e-10 * max(1.0, abs(F0))
 
 
+def test_a_rest_under_zero_inputs_is_an_equilibrium():
+    """Under zero inputs the hardening mass rests at 0, where every term of the flow is as small
+    as the flow Newton's last step leaves: the check accepts what a state error at Newton's
+    tolerance makes of the flow."""
+    sys = _hardening_mass()
+    for guess in ([0.3, -0.2], [1e-3, 0.0], [-2.0, 5.0]):
+        x = equilibrium(sys, [0.0], guess)
+        assert np.abs(x).max() <= 1e-12  # Newton's tolerance of the state
+    # still no equilibrium where the inputs drive a lossless mode: the integrator ẋ = u
+    with pytest.raises(ConvergenceError, match="no equilibrium"):
+        equilibrium(LinearPH([[0.0]], [[0.0]], [[1.0]], [[1.0]]), [1e-300], [0.5])
+
+
 def test_no_equilibrium_is_a_clear_error():
     # a free mass under a constant force accelerates for ever; its nonlinear core has no rest
     eff = ConvexEffort(np.diag([1e-300, 1.0]), ["quartic"], [0.0], [[1.0, 0.0]])
