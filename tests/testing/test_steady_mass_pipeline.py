@@ -146,10 +146,12 @@ def _read_before_input(Y, F):
 
 
 def _system(pipeline, target, driven=None):
-    """[force source -> target] (``driven``: the target's F driven by a signal instead)."""
+    """[force source -> target] (an FMU, or a surrogate file; ``driven``: the target's F driven
+    by a signal instead)."""
     d = pipeline["dir"]
     params = ", ".join(f"{k} = {v}" for k, v in SOURCE.items())
-    text = f'record = ["mass.v", "mass.a", "mass.q"]\n[components.mass]\nfmu = "{target}"\n'
+    kind = "surrogate" if target.endswith(".json") else "fmu"
+    text = f'record = ["mass.v", "mass.a", "mass.q"]\n[components.mass]\n{kind} = "{target}"\n'
     if driven is None:
         text += (f'[components.source]\nfmu = "{pipeline["source"].name}"\n'
                  f'parameters = {{ {params} }}\n'
@@ -190,6 +192,10 @@ def test_libcosim_starts_both_fmus_at_rest_under_the_source_and_they_agree(pipel
     assert abs(Y_sur[0, 0]) < 1e-6 * np.abs(Y_fmu[:, 0]).max()
     assert Y_sur[0, 2] == pytest.approx(rest(-9.0)[2], rel=1e-6)
     assert _rel(Y_sur, Y_fmu) < 1e-6
+    # the surrogate file as a component (exported on the fly, started by its rule): the same
+    # FMU code from the same file (measured 0)
+    _, Y_file = _cosim(pipeline, pipeline["surrogate"].name)
+    assert _rel(Y_file, Y_sur) < 1e-12
 
 
 def test_libcosim_sets_a_driven_input_before_initialisation_ends(pipeline):
