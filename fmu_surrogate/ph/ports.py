@@ -104,6 +104,10 @@ class PortedSystem:
         With a delayed feedthrough: ``D_f``, through which the outputs at every point also see
         the change of the inputs from those of the point before (from ``inputs_before`` at the
         first; module docs); default ``None``.
+    initial : {"state", "equilibrium"}
+        Where a run starts: at ``x0`` (default), or at the equilibrium of the inputs it is given
+        at its start, ``x0`` then Newton's starting point (module docs; a model initialised in
+        steady state).
 
     Raises
     ------

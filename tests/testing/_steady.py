@@ -1,0 +1,56 @@
+"""Shared references of the steady-start tests: the mass's exact response, its inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import expm
+
+from fmu_surrogate.testing.fmus import STEADY_MASS
+
+M, K, D, PRELOAD = (STEADY_MASS[k] for k in ("m", "k", "d", "preload"))
+T, DT = 10.0, 0.01  # record length and communication step (s)
+#: the force source's parameters for the new input: F(0) = offset = -9 N
+SOURCE = {"offset": -9.0, "a1": 3.0, "f1": 0.3, "a2": 2.0, "f2": 1.1, "a3": 1.0, "f3": 2.3}
+
+
+def grid() -> np.ndarray:
+    """The communication points ``0, DT, …, T``."""
+    return np.arange(round(T / DT) + 1) * DT
+
+
+def rest(force: float) -> tuple[float, float, float]:
+    """``(v, a, q)`` at rest under ``force``: ``q = (F + preload) / k``."""
+    return 0.0, 0.0, (force + PRELOAD) / K
+
+
+def exact(t: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """``(v, a, q)`` at the points ``t`` (uniform step) of the mass from rest under ``F[0]``,
+    ``F`` held over every step: the exact discretisation ``expm([[A, B], [0, 0]] h)``."""
+    A = np.array([[0.0, 1.0], [-K / M, -D / M]])
+    Mx = np.zeros((4, 4))
+    Mx[:2, :2], Mx[1, 2], Mx[1, 3] = A, 1.0 / M, PRELOAD / M  # inputs (F, 1)
+    P = expm(Mx * (t[1] - t[0]))
+    x = np.array([rest(F[0])[2], 0.0])
+    out = np.empty((t.size, 3))
+    for k in range(t.size):
+        a = (F[k] + PRELOAD - K * x[0] - D * x[1]) / M
+        out[k] = x[1], a, x[0]
+        x = P[:2, :2] @ x + P[:2, 2] * F[k] + P[:2, 3]
+    return out
+
+
+def source_force(t: np.ndarray) -> np.ndarray:
+    """The force source's output with :data:`SOURCE`."""
+    s = SOURCE
+    return s["offset"] + sum(s[f"a{i}"] * np.sin(2 * np.pi * s[f"f{i}"] * t) for i in (1, 2, 3))
+
+
+def multisine(seed: int, offset: float, amplitude: float = 4.0) -> np.ndarray:
+    """A random-phase multisine on :func:`grid` (harmonics of 1/T from 0.2 to 3 Hz, peak
+    ``amplitude``) shifted to start at ``offset``."""
+    rng = np.random.default_rng(seed)
+    t = grid()
+    f = np.arange(2, 31) / T
+    u = np.cos(2 * np.pi * f[:, None] * t[None] + rng.uniform(0, 2 * np.pi, f.size)[:, None])
+    u = amplitude * u.sum(axis=0) / np.abs(u.sum(axis=0)).max()
+    return offset + u - u[0]
