@@ -87,6 +87,9 @@ def test_identify_defaults_find_the_steady_start_and_fit_the_data_exactly(pipeli
     assert doc["initial"] == "equilibrium"
     assert doc["ports"]["input_names"] == ["F"]
     assert doc["ports"]["output_names"] == ["v", "a", "q"]
+    # the order chosen on the runs' deviations from their first points: the mass's two states
+    # (chosen on the runs as recorded, from a state, it was 4)
+    assert doc["system"]["n_states"] == 2
     report = pipeline["report"]
     assert "each run starts at the equilibrium of its first inputs" in report
     held_out = float(re.search(r"linear pH model:\s+held-out error (\S+) %", report)[1])
