@@ -408,14 +408,16 @@ class NonlinearPHIdentifier(PHEstimator):
         from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
 
         if self.linear is not None and hasattr(self.linear, "system_") and not refit:
-            return self.linear  # fitted already (on the same data)
+            self.linear_ = self.linear  # fitted already (on the same data)
+            return self.linear_
         if self.linear is not None:
             est = clone(self.linear)
         elif learn:
             est = LinearPHIdentifier(self.n_states, learn=("J", "R", "B"))
         else:
             est = LinearPHIdentifier(self.n_states, ports=self.ports)
-        return fit(est)
+        self.linear_ = fit(est)
+        return self.linear_
 
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
              input_starts: Array | None = None) -> NonlinearPHIdentifier:

@@ -423,3 +423,63 @@ def test_a_mass_at_rest_under_a_static_load_is_found():
     assert est.result_.validation_error < 0.01
     t, u, y = hanging_mass(7, 3.5, dt=0.04)
     assert np.abs(est.predict(t, u) - y).max() / np.abs(y).max() < 0.01
+
+
+def _rest_started_run(F0, amp, seed):
+    """``q̈ = F + 10 − 2 v − 40 q − 100 q³`` (a preloaded mass on a hardening spring), started
+    at rest where the spring holds ``F(0) + 10`` (a vendor's steady-state initialisation), a
+    multisine about ``F(0)`` (0.2–3 Hz) held over steps of 10 ms for 10 s: scipy's DOP853 step
+    by step (rtol 1e-11); velocity and acceleration out."""
+    from scipy.integrate import solve_ivp
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, 10.005, 0.01)
+    f, ph, a = rng.uniform(0.2, 3.0, 6), rng.uniform(0, 2 * np.pi, 6), rng.uniform(0.5, 1, 6)
+    F = F0 + amp * (np.sin(2 * np.pi * np.multiply.outer(t, f) + ph) - np.sin(ph)) @ a / a.sum()
+
+    def rhs(_s, z, force):
+        return [z[1], force - 2.0 * z[1] - 40.0 * z[0] - 100.0 * z[0] ** 3]
+
+    x = np.array([brentq(lambda q: 40.0 * q + 100.0 * q ** 3 - F0 - 10.0, -5, 5, xtol=1e-15),
+                  0.0])
+    X = [x]
+    for k in range(t.size - 1):
+        x = solve_ivp(rhs, (0.0, 0.01), x, args=(F[k] + 10.0,), rtol=1e-11, atol=1e-13,
+                      method="DOP853").y[:, -1]
+        X.append(x)
+    X = np.array(X)
+    return t, F, np.column_stack([X[:, 1], F + 10.0 - 2.0 * X[:, 1] - 40.0 * X[:, 0]
+                                  - 100.0 * X[:, 0] ** 3])
+
+
+def test_runs_started_at_rest_under_their_first_forces_start_the_nonlinear_model_so():
+    """The runs start at rest under F(0) = 3, −5, 8, 0, −6 N (and 1 N held out): the linear
+    start finds the steady start (:mod:`~fmu_surrogate.identify.linear.steady_start`), the
+    nonlinear fit frees each run's first state and holds it at the model's rest, and the
+    surrogate starts at its equilibrium of the first force.  From a state (forced) the same fit
+    missed the held-out run by 8 % in 52 s; from the equilibria 0.08 % in 9 s."""
+    from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
+
+    specs = [(3.0, 5.0, 1), (-5.0, 8.0, 2), (8.0, 10.0, 3), (0.0, 10.0, 4), (-6.0, 6.0, 5)]
+    runs = [_rest_started_run(*s) for s in specs]
+    ds = records_to_dataset([RunRecord(index=i, values={"F": F, "v": y[:, 0], "a": y[:, 1]})
+                             for i, (_t, F, y) in enumerate(runs)], runs[0][0], None,
+                            ["F", "v", "a"],
+                            attrs={"input_interpolation": "zero-order hold over each step"})
+    for name, unit, causality in (("F", "N", "input"), ("v", "m/s", "output"),
+                                  ("a", "m/s2", "output")):
+        ds[name].attrs.update(units=unit, causality=causality)
+    est = NonlinearPHIdentifier(2).fit_dataset(ds, inputs=["F"], outputs=["v", "a"])
+    sur = est.to_surrogate()
+    assert est.initial_ == "equilibrium" and sur.initial == "equilibrium"
+    t, F, y = _rest_started_run(1.0, 9.0, 6)
+    y_hat = fs.simulate(sur, t, F[:, None]).y
+    err = np.linalg.norm(y_hat - y, axis=0) / np.linalg.norm(y, axis=0)
+    # measured 0.080 % and 0.079 %: the model class holds the mass (a quartic ridge, a constant
+    # source); 1 % leaves room for the optimiser's path on other machines
+    assert err.max() < 0.01
+    # at rest at the start: the velocity and the acceleration (measured 2e-7 and 8e-6, of
+    # ranges 1.2 m/s and 30 m/s²), as the part itself
+    assert abs(y_hat[0, 0]) < 1e-3 * np.abs(y[:, 0]).max()
+    assert abs(y_hat[0, 1]) < 1e-3 * np.abs(y[:, 1]).max()
