@@ -276,9 +276,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             f"times faster than the sampling step: RK4 would need {substeps} substeps per "
             f"sample. Fit with a lower order (n_states) or more and longer experiments, or "
             f"sample faster.")
-    # each run from the equilibrium of its first inputs: its first state is free as the others,
-    # held at the model's rest by a defect on its rate (w_rest; Newton's equilibrium inside the
-    # fit would be differentiated through); the fitted model's own equilibria start its runs
+    # each run from the equilibrium of its first inputs: its first state is free as the others
+    # (Newton's equilibrium inside the fit would be differentiated through; a defect on the
+    # first states' rates changed nothing measured: the data hold them at rest); the fitted
+    # model's own equilibria start its simulations
     free = np.ones_like(seg.first) if start.steady else ~seg.first
     kinds = tuple(str(k) for k in est.ridges) if n else ()
     D = int(est.n_dissipation) if n else 0
@@ -343,9 +344,6 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     order = torch.as_tensor(np.argsort(np.concatenate([np.flatnonzero(~free),
                                                        np.flatnonzero(free)])))
     n_model = layout.slices()["x"][0].start
-    # the rates at the runs' first states weighed as continuity defects of a step's drift
-    w_rest = torch.as_tensor(np.sqrt(mu / max(int(seg.first.sum()) * n, 1)) * float(
-        seg.h.max()) * seg.first[:, None] / x_scale.numpy())
     shoot = Shooting(n_model, n, np.flatnonzero(free), has_next, seg.next_index[has_next],
                      np.sqrt(mu / max(n_pairs * n, 1)) / x_scale.numpy(), len(seg.first))
 
@@ -370,7 +368,7 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         field = VectorField(layout, theta)
         b = field.blocks
         Yph, Xn, *Rn = rollout(field, forward_states(field), seg, substeps,
-                               rates=bool(k_meas and reading[0]) or start.steady)
+                               rates=bool(k_meas and reading[0]))
         Y = Yph @ Ty.T
         if k_meas:
             Ym = Xn @ b["Cm"].mT.unsqueeze(-3) + seg.unode @ b["Dm"].mT.unsqueeze(-3)
@@ -381,8 +379,6 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
         if n_law:
             Y = Y + field.law(lnode, ldirs, static_law.kinds)
         ry = (Y * _like(w_res, Y) - _like(y_res, Y)).reshape(Y.shape[:-3] + (len(seg.first), -1))
-        if start.steady:  # each run's first state at rest: its rate, over a step, a defect
-            ry = torch.cat([ry, Rn[0][..., 0, :] * _like(w_rest, Rn[0])], dim=-1)
         return ry, Xn[..., -1, :], field, Xn
 
     def fun(phi: Array) -> Array:

@@ -456,8 +456,8 @@ def _rest_started_run(F0, amp, seed):
 def test_runs_started_at_rest_under_their_first_forces_start_the_nonlinear_model_so():
     """The runs start at rest under F(0) = 3, −5, 8, 0, −6 N (and 1 N held out): the linear
     start finds the steady start (:mod:`~fmu_surrogate.identify.linear.steady_start`), the
-    nonlinear fit frees each run's first state and holds it at the model's rest, and the
-    surrogate starts at its equilibrium of the first force.  From a state (forced) the same fit
+    nonlinear fit frees each run's first state, and the surrogate starts at its equilibrium of
+    the first force.  From a state (forced) the same fit
     missed the held-out run by 8 % in 52 s; from the equilibria 0.08 % in 9 s."""
     from fmu_surrogate.fmu.dataset import RunRecord, records_to_dataset
 
