@@ -103,6 +103,11 @@ def add_identify_arguments(p: argparse.ArgumentParser) -> None:
                         "(generated code that computes its outputs before advancing its "
                         "states); default: decided from the data (auto, nonlinear), shown in "
                         "the report")
+    p.add_argument("--initial", choices=("auto", "state", "equilibrium"), default="auto",
+                   help="linear, auto, nonlinear: where each run starts: at a state (learned, "
+                        "or rest), or at the equilibrium of its first inputs (an FMU "
+                        "initialised in steady state; the surrogate then starts so too); "
+                        "default: decided from the data, shown in the report")
     p.add_argument("--refit", choices=("yes", "no"), default="yes",
                    help="auto, nonlinear: refit the kept model to all runs, the held-out ones "
                         "included, from the model checked on them (a linear one at its order) "
@@ -169,7 +174,8 @@ def _linear_estimator(args: argparse.Namespace) -> Any:
 
     ports = [dict(kv.split("=", 1) for kv in comma_list(spec)) for spec in args.port]
     kw = {"progress": not args.quiet, "optimizer": args.optimizer, "ports": ports or None,
-          "learn": tuple(comma_list(args.learn)) if args.learn else None}
+          "learn": tuple(comma_list(args.learn)) if args.learn else None,
+          "initial": args.initial}
     if args.max_iter:
         kw["max_iter"] = args.max_iter
     return LinearPHIdentifier(args.order, **kw)
