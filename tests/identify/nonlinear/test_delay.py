@@ -8,10 +8,12 @@ from fmu_surrogate.identify.nonlinear.delay import inputs_before
 
 
 class _Damper:
-    """A static law ``F = 2 v |v|`` at the operating point ``x0`` (what ``inputs_before``
+    """A static law ``F = 2 v |v|`` at the start ``initial_state`` (what ``inputs_before``
     evaluates of a surrogate)."""
 
-    x0 = np.zeros(0)
+    @staticmethod
+    def initial_state(u):
+        return np.zeros(0)
 
     @staticmethod
     def outputs(x, u):
