@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.integrate import solve_ivp
 from scipy.linalg import expm
+from scipy.optimize import brentq
 
 from fmu_surrogate.testing.fmus import STEADY_MASS
 
@@ -39,9 +41,9 @@ def exact(t: np.ndarray, F: np.ndarray) -> np.ndarray:
     return out
 
 
-def source_force(t: np.ndarray) -> np.ndarray:
-    """The force source's output with :data:`SOURCE`."""
-    s = SOURCE
+def source_force(t: np.ndarray, source: dict | None = None) -> np.ndarray:
+    """The force source's output with ``source`` (default :data:`SOURCE`)."""
+    s = SOURCE if source is None else source
     return s["offset"] + sum(s[f"a{i}"] * np.sin(2 * np.pi * s[f"f{i}"] * t) for i in (1, 2, 3))
 
 
@@ -54,3 +56,35 @@ def multisine(seed: int, offset: float, amplitude: float = 4.0) -> np.ndarray:
     u = np.cos(2 * np.pi * f[:, None] * t[None] + rng.uniform(0, 2 * np.pi, f.size)[:, None])
     u = amplitude * u.sum(axis=0) / np.abs(u.sum(axis=0)).max()
     return offset + u - u[0]
+
+
+#: the hardening spring of the nonlinear tests: k3 (N/m³) and the preload (N) set at harvest
+HARDENING = {"k3": 100.0, "preload": 10.0}
+
+
+def cubic_rest(force: float) -> float:
+    """The deflection at rest of the hardening mass under ``force``: the root of
+    ``k q + k3 q³ = F + preload`` (Brent's method to round-off)."""
+    f = force + HARDENING["preload"]
+    return brentq(lambda q: K * q + HARDENING["k3"] * q**3 - f, -10.0, 10.0, xtol=1e-300,
+                  rtol=4 * np.finfo(float).eps)
+
+
+def cubic_exact(t: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """``(v, a, q)`` at the points ``t`` of the hardening mass from rest under ``F[0]``, ``F``
+    held over every step: DOP853 at rtol 1e-13 step by step (its error ~1e-12, far below the
+    FMU's RK4 error it checks)."""
+    k3, pre = HARDENING["k3"], HARDENING["preload"]
+
+    def accel(F_k, q, v):
+        return (F_k + pre - K * q - k3 * q**3 - D * v) / M
+
+    x = np.array([cubic_rest(F[0]), 0.0])
+    out = np.empty((t.size, 3))
+    for k in range(t.size):
+        out[k] = x[1], accel(F[k], x[0], x[1]), x[0]
+        if k + 1 < t.size:
+            x = solve_ivp(lambda _t, z, F_k=F[k]: [z[1], accel(F_k, z[0], z[1])],
+                          (t[k], t[k + 1]), x, method="DOP853", rtol=1e-13,
+                          atol=1e-14).y[:, -1]
+    return out

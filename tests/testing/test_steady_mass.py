@@ -1,6 +1,7 @@
 """The vendor-like test FMUs of :mod:`fmu_surrogate.testing.fmus`: the mass initialised in
-steady state against its analytic rest state and its exact response, the force source against
-its formula."""
+steady state against its analytic rest state and its exact response, on a linear spring and on a
+hardening one (``k3 > 0``, its rest found by Newton's method in C), the force source against its
+formula."""
 
 from __future__ import annotations
 
@@ -9,7 +10,20 @@ import pytest
 
 import fmu_surrogate as fs
 from fmu_surrogate.testing.fmus import build_force_source, build_steady_mass
-from tests.testing._steady import DT, K, M, T, exact, grid, multisine, rest, source_force
+from tests.testing._steady import (
+    DT,
+    HARDENING,
+    K,
+    M,
+    T,
+    cubic_exact,
+    cubic_rest,
+    exact,
+    grid,
+    multisine,
+    rest,
+    source_force,
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +88,47 @@ def test_the_mass_follows_its_exact_response_up_to_its_solver_error(fmus):
     # RK4 in 10 substeps of 1 ms: global error ~ (w h)^4 w T / 120 with w = sqrt(k/m) = 6.3
     # rad/s, about 1e-9 of the response (measured 4.9e-11, 3.8e-11, 7e-12 for v, a, q): the
     # "vendor's" solver error, which bounds how closely any surrogate can match the FMU
+    assert err.max() < 1e-9, err
+
+
+@pytest.mark.parametrize("force", [-9.0, -30.0, 25.0, 0.0, -10.0])
+def test_the_hardening_mass_starts_at_rest_where_its_spring_holds_the_force(fmus, force):
+    """k3 = 100 N/m³, preload 10 N: k q + k3 q³ = F + 10 on both sides of q = 0 (Newton's
+    iterates from (F + 10) / k fall monotonically towards the root on either side) and at 0."""
+    slave, vr = _slave(fmus[0])
+    try:
+        slave.setReal([vr[n] for n in HARDENING], list(HARDENING.values()))
+        slave.setReal([vr["F"]], [force])
+        slave.enterInitializationMode()
+        slave.exitInitializationMode()
+        v, a, q = slave.getReal([vr["v"], vr["a"], vr["q"]])
+        # Newton to round-off against Brent's root: a few ulps of q (measured 0 here, 1 ulp at
+        # F = 3, -5 or -6 N)
+        assert abs(q - cubic_rest(force)) <= 4 * np.finfo(float).eps * abs(q)
+        assert (force == -10.0) == (q == 0.0)
+        assert v == 0.0
+        # the spring holds the force up to the round-off of k q + k3 q³ (measured 0 here, 8.9e-16
+        # at F = -5 N)
+        assert abs(a) <= 8 * np.finfo(float).eps * (abs(force) + HARDENING["preload"])
+        slave.doStep(0.0, 0.5)  # held at that force it stays at rest, up to that round-off
+        assert abs(slave.getReal([vr["q"]])[0] - q) <= 1e-14 * max(abs(q), 1.0)
+    finally:
+        slave.terminate()
+        slave.freeInstance()
+
+
+def test_the_hardening_mass_follows_its_exact_response_up_to_its_solver_error(fmus):
+    F = multisine(7, -4.0, 8.0)
+    ds = fs.harvest(fmus[0], None, signals=[{"F": fs.signals.ArraySignal(grid(), F,
+                                                                          interpolation="zoh")}],
+                    parameters=HARDENING, stop_time=T, step=DT, progress=False, workers=1)
+    (t, X), = fs.run_arrays(ds, ["F", "v", "a", "q"])
+    ref = cubic_exact(t, F)
+    assert X[0, 1] == 0.0 and X[0, 3] == pytest.approx(cubic_rest(-4.0), rel=1e-15)
+    err = np.abs(X[:, 1:] - ref).max(axis=0) / np.abs(ref).max(axis=0)
+    # RK4 in substeps of 1 ms: ~(w h)^4 w T / 120 as the linear spring's, w = sqrt(k + 3 k3 q²)
+    # up to 8.9 rad/s on this run (q up to 0.36 m): about 1e-9 of the response (measured 1.0e-10,
+    # 1.1e-10, 7.0e-11 for v, a, q) — DOP853's own error (~1e-12) is far below
     assert err.max() < 1e-9, err
 
 
