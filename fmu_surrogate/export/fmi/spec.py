@@ -252,9 +252,12 @@ def surrogate_spec(w: Wiring, identifier: str, *, step: float | None = None,
                   description="power of the constant part of the pH port inputs, y^T cu")]
     v = _with_dependencies(v, w, names, cols_d, src, before, model_exchange)
     changed = [f"{o!r} -> {s}" for g in names.values() for o, s in g.items() if o != s]
+    longest = getattr(system, "max_step", None)  # the internal step when none is asked for
+    internal = (step if step else f"at most {longest:g} s: ceil(H / {longest:g}) equal sub-steps "
+                "of a communication step H" if longest else "one per communication step")
     scheme = ("steps exactly for inputs held over a step" if exact else
               "steps with the average-vector-field scheme of fmu_surrogate.ph.simulate "
-              f"(hold='zoh', internal step {step if step else 'one per communication step'})")
+              f"(hold='zoh', internal step {internal})")
     desc = (f"port-Hamiltonian surrogate ({type(system).__name__}, n = {n}, m = {m}) exported by "
             f"fmu-surrogate; co-simulation {scheme}")
     if w.delayed:

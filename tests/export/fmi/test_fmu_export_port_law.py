@@ -345,3 +345,8 @@ def test_a_core_with_a_longest_step_exports_with_that_internal_step(fmus, tmp_pa
     tr = simulate(own, t, U)
     # the same AVF steps in another summation order (measured 6.5e-16, as the test above)
     assert _rel(np.column_stack([r["x1"], r["x2"]]), tr.x) <= 1e-12
+    # and its model description says so (it said "one per communication step")
+    from fmpy import read_model_description
+
+    desc = read_model_description(str(fmu)).description
+    assert f"internal step at most {STEP:g} s: ceil(H / {STEP:g}) equal sub-steps" in desc
