@@ -88,3 +88,36 @@ def cubic_exact(t: np.ndarray, F: np.ndarray) -> np.ndarray:
                           (t[k], t[k + 1]), x, method="DOP853", rtol=1e-13,
                           atol=1e-14).y[:, -1]
     return out
+
+
+def cosimulate(folder, target: str, source_fmu: str, source: dict | None = None,
+               mass_parameters: dict | None = None, driven: str | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``(F, [v, a, q])`` of [force source -> ``target``] run in libcosim over :func:`grid`.
+
+    ``target`` is a file in ``folder``: an FMU, or a surrogate file (``.json``);
+    ``source_fmu`` the source's file there, with ``source`` its parameters (default
+    :data:`SOURCE`); ``mass_parameters`` set on the target; ``driven``: the target's ``F``
+    driven by that signal instead of the source.
+    """
+    import fmu_surrogate as fs
+
+    params = ", ".join(f"{k} = {v}" for k, v in (source or SOURCE).items())
+    kind = "surrogate" if target.endswith(".json") else "fmu"
+    text = f'record = ["mass.v", "mass.a", "mass.q"]\n[components.mass]\n{kind} = "{target}"\n'
+    if mass_parameters:
+        text += ("parameters = { " + ", ".join(f"{k} = {v}" for k, v in mass_parameters.items())
+                 + " }\n")
+    if driven is None:
+        text += (f'[components.source]\nfmu = "{source_fmu}"\n'
+                 f'parameters = {{ {params} }}\n'
+                 '[[connections]]\nfrom = "source.F"\nto = "mass.F"\n')
+    else:
+        text += f'[inputs]\n"mass.F" = "{driven}"\n'
+    path = folder / f"{target}-{'source' if driven is None else 'driven'}.toml"
+    path.write_text(text, encoding="utf-8")
+    ds = fs.couple.run(fs.couple.read_toml(path), T, DT, progress=False)
+    assert ds.attrs.get("status", "ok") != "failed"
+    np.testing.assert_allclose(ds.time.values, grid(), rtol=0, atol=1e-12)
+    return ds["mass.F"].values[0], np.column_stack(
+        [ds[f"mass.{n}"].values[0] for n in ("v", "a", "q")])

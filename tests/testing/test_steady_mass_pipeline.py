@@ -33,9 +33,9 @@ from fmu_surrogate.cli import main
 from fmu_surrogate.testing.fmus import build_force_source, build_steady_mass
 from tests.testing._steady import (
     DT,
-    SOURCE,
     M,
     T,
+    cosimulate,
     exact,
     grid,
     multisine,
@@ -165,30 +165,8 @@ def _read_before_input(Y, F):
     return out
 
 
-def _system(pipeline, target, driven=None):
-    """[force source -> target] (an FMU, or a surrogate file; ``driven``: the target's F driven
-    by a signal instead)."""
-    d = pipeline["dir"]
-    params = ", ".join(f"{k} = {v}" for k, v in SOURCE.items())
-    kind = "surrogate" if target.endswith(".json") else "fmu"
-    text = f'record = ["mass.v", "mass.a", "mass.q"]\n[components.mass]\n{kind} = "{target}"\n'
-    if driven is None:
-        text += (f'[components.source]\nfmu = "{pipeline["source"].name}"\n'
-                 f'parameters = {{ {params} }}\n'
-                 '[[connections]]\nfrom = "source.F"\nto = "mass.F"\n')
-    else:
-        text += f'[inputs]\n"mass.F" = "{driven}"\n'
-    path = d / f"{target}-{'source' if driven is None else 'driven'}.toml"
-    path.write_text(text, encoding="utf-8")
-    return fs.couple.read_toml(path)
-
-
 def _cosim(pipeline, target, driven=None):
-    ds = fs.couple.run(_system(pipeline, target, driven), T, DT, progress=False)
-    assert ds.attrs.get("status", "ok") != "failed"
-    np.testing.assert_allclose(ds.time.values, grid(), rtol=0, atol=1e-12)
-    return ds["mass.F"].values[0], np.column_stack(
-        [ds[f"mass.{n}"].values[0] for n in ("v", "a", "q")])
+    return cosimulate(pipeline["dir"], target, pipeline["source"].name, driven=driven)
 
 
 def test_libcosim_starts_both_fmus_at_rest_under_the_source_and_they_agree(pipeline):
@@ -221,8 +199,8 @@ def test_libcosim_starts_both_fmus_at_rest_under_the_source_and_they_agree(pipel
 def test_libcosim_sets_a_driven_input_before_initialisation_ends(pipeline):
     """A force that holds -9 N for 2 s, then 3 N: both FMUs rest for 2 s, then ring."""
     step = "step:t0=2,before=-9,after=3"
-    F_fmu, Y_fmu = _cosim(pipeline, pipeline["fmu"].name, step)
-    _, Y_sur = _cosim(pipeline, pipeline["exported"].name, step)
+    F_fmu, Y_fmu = _cosim(pipeline, pipeline["fmu"].name, driven=step)
+    _, Y_sur = _cosim(pipeline, pipeline["exported"].name, driven=step)
     t = grid()
     F = np.where(t < 2.0 - DT / 2, -9.0, 3.0)
     np.testing.assert_array_equal(F_fmu, F)

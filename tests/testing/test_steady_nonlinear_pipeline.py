@@ -31,6 +31,7 @@ from tests.testing._steady import (
     HARDENING,
     SOURCE,
     T,
+    cosimulate,
     cubic_exact,
     cubic_rest,
     grid,
@@ -157,27 +158,9 @@ def test_the_exported_surrogate_starts_at_its_equilibrium_and_runs_as_simulate(p
     assert _rel(Y, Y_ref).max() <= 1e-12
 
 
-def _system(pipeline, target):
-    """[force source (:data:`NEW`) -> target] (the hardening FMU or the surrogate's FMU)."""
-    d = pipeline["dir"]
-    params = ", ".join(f"{k} = {v}" for k, v in NEW.items())
-    text = f'record = ["mass.v", "mass.a", "mass.q"]\n[components.mass]\nfmu = "{target}"\n'
-    if target == pipeline["fmu"].name:
-        text += "parameters = { " + ", ".join(f"{k} = {v}" for k, v in HARDENING.items()) + " }\n"
-    text += (f'[components.source]\nfmu = "{pipeline["source"].name}"\n'
-             f'parameters = {{ {params} }}\n'
-             '[[connections]]\nfrom = "source.F"\nto = "mass.F"\n')
-    path = d / f"{target}-source.toml"
-    path.write_text(text, encoding="utf-8")
-    return fs.couple.read_toml(path)
-
-
 def _cosim(pipeline, target):
-    ds = fs.couple.run(_system(pipeline, target), T, DT, progress=False)
-    assert ds.attrs.get("status", "ok") != "failed"
-    np.testing.assert_allclose(ds.time.values, grid(), rtol=0, atol=1e-12)
-    return ds["mass.F"].values[0], np.column_stack(
-        [ds[f"mass.{n}"].values[0] for n in ("v", "a", "q")])
+    params = HARDENING if target == pipeline["fmu"].name else None
+    return cosimulate(pipeline["dir"], target, pipeline["source"].name, NEW, params)
 
 
 def test_libcosim_starts_both_fmus_at_rest_under_the_source_and_they_agree(pipeline):

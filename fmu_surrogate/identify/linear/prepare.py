@@ -192,8 +192,9 @@ def equilibrium_start(est: Any, exps: list[Any]) -> bool:
     missed its held-out run by 123 %.  A constant source port holds the deflection the runs
     share (the preload; what their first inputs differ by leaves a decaying transient, and runs
     that start at the equilibria of first inputs differing widely are not held: a state per
-    run's first inputs would be); the fit with one is kept where it meets the outputs within
-    :data:`EQUILIBRIUM_MISS` (:func:`try_offsets`).
+    run's first inputs does: :mod:`~fmu_surrogate.identify.linear.steady_start`, tried after
+    this); the fit with one is kept where it meets the outputs within :data:`EQUILIBRIUM_MISS`
+    (:func:`try_offsets`).
     """
     starts = np.array([np.abs(np.asarray(e.u, dtype=float)[0]) for e in exps])
     scale = np.max([np.abs(np.asarray(e.u, dtype=float)).max(axis=0) for e in exps], axis=0)

@@ -19,12 +19,12 @@ When (``initial="auto"``, :func:`try_equilibrium`).  After the fit from a state:
 starts away from zero in some run (else the equilibrium of the first inputs is that of zero
 inputs, which the state already is) and the fit misses the training runs by more than
 :data:`~fmu_surrogate.identify.linear.prepare.EQUILIBRIUM_MISS` (relative RMS, worst output),
-the model is fitted again at the same order, starting each run at its equilibrium, and kept
-where that at least halves the miss (:data:`GAIN`), over the whole records or over their first
-samples (:data:`HEAD`): where no linear model fits (a part far from linear: a mass on a
-hardening spring, 40 % either way), the start of each record still tells a wrong start from a
-right one, before the dynamics the model misses build up, and the nonlinear fit then starts its
-runs where they rest.
+the model is fitted again starting each run at its equilibrium (its order chosen again on the
+records' deviations from their first points, unless given), and kept where that at least halves
+the miss (:data:`GAIN`), over the whole records or over their first samples (:data:`HEAD`):
+where no linear model fits (a part far from linear: a mass on a hardening spring, 40 % either
+way), the start of each record still tells a wrong start from a right one, before the dynamics
+the model misses build up, and the nonlinear fit then starts its runs where they rest.
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
     if pairs is None:
         pairs = [(k, k, None) for k in range(signs.size)]
     oriented = [(i, o, "in" if s > 0 else "out") for (i, o, _), s in zip(pairs, signs)]
+
     # the order chosen again (unless given) on the records' deviations from their first points,
     # which start at rest (from a state, a mass on a spring got order 4 for 2); where that
     # choice is a static map, no linear model fits (a mass on a hardening spring): the order
