@@ -63,7 +63,7 @@ def _candidate(est: Any, train: list[Any], r: int) -> tuple[Array, Array, Array,
 
     sub = clone(est).set_params(order=r, ports="in", progress=False, complete="pad",
                                 max_iter=min(int(est.max_iter), CANDIDATE_MAX_ITER),
-                                feedthrough=False, offsets=False)
+                                feedthrough=False, offsets=False, initial="state")
     sub.fit(train)
     A, B, C = sub.system_.state_space()
     return A, B, C, None

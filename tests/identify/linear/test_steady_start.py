@@ -91,5 +91,13 @@ def test_the_rule_can_be_asked_for_and_is_checked():
                                                                  runs=[0, 1, 2])
     assert est.initial_ == "equilibrium"
     assert training_miss(est, raw) < 1e-9  # exact data, as above
+    # on arrays too (power pairs in order: the velocity), the order chosen from the data
+    runs_v = _mass_runs((3.0, -5.0, 8.0, 1.0), 20.0, ("v",))
+    arrays = LinearPHIdentifier(initial="equilibrium", input_hold="zoh").fit(
+        [(t, F[:, None], y) for t, F, y in runs_v[:3]])
+    t, F, y = runs_v[3]
+    assert arrays.initial_ == "equilibrium" and arrays.system_.n_states == 2
+    # measured 3.2e-13, exact data as above
+    assert arrays.errors(t, F[:, None], y, hold="zoh").relative_rms < 1e-9
     with pytest.raises(ValueError, match="initial must be 'auto', 'state' or 'equilibrium'"):
         LinearPHIdentifier(initial="steady").fit_dataset(_dataset(runs, ("v", "a")))
