@@ -23,6 +23,7 @@ import numpy as np
 
 from fmu_surrogate.export.expressions.effort import ExportError
 from fmu_surrogate.export.expressions.render import dissipation_c_source, effort_c_source
+from fmu_surrogate.export.fmi.model_description import _c_string
 from fmu_surrogate.export.names import exported_names
 from fmu_surrogate.export.wiring import Wiring
 
@@ -222,9 +223,7 @@ def _equilibrium_data(w: Wiring) -> list[str]:
 
     if not w.equilibrium:
         return []
-    names = ", ".join('"' + "".join(ch if ch.isascii() and ch.isprintable() and ch not in '"\\'
-                                    else "?" for ch in x) + '"'
-                      for x in exported_names(w)["inputs"].values()) or '""'
+    names = ", ".join(_c_string(x) for x in exported_names(w)["inputs"].values()) or '""'
     out = [("/* the state at the start: the equilibrium of the inputs (c/equilibrium.h), whose "
             "names a failure reports */"), "#define SUR_EQUILIBRIUM 1",
            f"static const char *const SUR_INPUT_NAMES[] = {{{names}}};"]
