@@ -238,7 +238,7 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
     # direct one (the same dynamics; its output map is the start's)
     # at an equilibrium of its first inputs, a record's deviations from its first point start
     # at rest: the dynamics' start, whatever the runs' equilibria
-    start = [(t, v - v[0], y - y[0], h) for t, v, y, h in data] if steady else data
+    start = from_first_points(data) if steady else data
     theta = ported_initial(lay, delayed_view(start) if roles.delayed else start, rate)
     init_time = time.perf_counter() - t0
     model = PortedModel(lay, data)
@@ -275,6 +275,12 @@ def fit_ported(est: Any, raw: list[tuple], roles: PortRoles, n: int, learn_x0: b
         optimizer="lm (drop-in model)", init="subspace (drop-in model)", init_time_s=init_time,
         jacobian_singular_values=tuple(float(v) for v in out.singular_values),
         port_signs=roles.signs)
+
+
+def from_first_points(data: list[tuple]) -> list[tuple]:
+    """Records ``(t, v, y, hold)`` as deviations from their first points: records that start at
+    the equilibrium of their first inputs then start at rest."""
+    return [(t, v - v[0], y - y[0], h) for t, v, y, h in data]
 
 
 def delayed_view(data: list[tuple]) -> list[tuple]:
@@ -347,7 +353,7 @@ def fit_roles(est: Any, raw: list[tuple], pairs: list[tuple[int, int, str | None
     roles = dataclasses.replace(roles, delayed=delayed)
     data = [(t, roles.ports(u), roles.shown(y), h) for t, u, y, h in raw]
     if steady:  # deviations from the first points start at rest
-        data = [(t, v - v[0], y - y[0], h) for t, v, y, h in data]
+        data = from_first_points(data)
     view = delayed_view(data) if delayed else data  # where a delayed feedthrough is direct
     n, sel, ft = est.order, None, est.feedthrough
     declared = declared and not delayed

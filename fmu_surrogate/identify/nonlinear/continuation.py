@@ -285,7 +285,7 @@ def small_signal_start(start: Any, runs: list[tuple], feedthrough: bool, delayed
     from fmu_surrogate.identify.linear.init.ported import ported_initial
     from fmu_surrogate.identify.linear.model.ported import Layout, PortedModel, blocks
     from fmu_surrogate.identify.linear.optim.dense_lm import levenberg_marquardt
-    from fmu_surrogate.identify.linear.ported_fit import delayed_view
+    from fmu_surrogate.identify.linear.ported_fit import delayed_view, from_first_points
 
     p, n = start.ports, start.n_states
     power = np.flatnonzero(np.any(p.Ty != 0, axis=0))
@@ -300,7 +300,7 @@ def small_signal_start(start: Any, runs: list[tuple], feedthrough: bool, delayed
     data = [(t, u, np.column_stack([y[:, rows] / p.Ty[rows, power], y[:, start.measured]]), h)
             for t, u, y, h in runs]
     rate = 1.0 / max(float(t[-1] - t[0]) for t, *_ in runs)
-    first = [(t, u - u[0], y - y[0], h) for t, u, y, h in data] if start.steady else data
+    first = from_first_points(data) if start.steady else data
     try:
         with np.errstate(all="ignore"):
             model = PortedModel(lay, data)
