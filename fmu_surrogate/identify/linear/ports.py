@@ -36,6 +36,24 @@ MAX_ORIENTATION_PORTS = 12
 AT_REST_RTOL = 1e-6
 
 
+def inputs_start_away(inputs: Sequence[Any]) -> bool:
+    """Whether some record's first inputs are away from zero: ``|u(0)| > AT_REST_RTOL · max |u|``
+    for an input, its largest magnitude over all records.
+
+    Parameters
+    ----------
+    inputs : sequence of array_like, shape (K, m)
+        The records' inputs.
+
+    Returns
+    -------
+    bool
+    """
+    us = [np.abs(np.asarray(u, dtype=float)) for u in inputs]
+    scale = np.max([u.max(axis=0) for u in us], axis=0)
+    return bool(np.any([u[0] > AT_REST_RTOL * scale for u in us]))
+
+
 def starts_at_rest(exps: Sequence[Any]) -> bool:
     """Whether every experiment starts at rest: every output at ``t = 0`` is ~0 —
     ``|y(0)| ≤ max(AT_REST_RTOL · max |y|, 3σ)`` with σ the noise level estimated from second

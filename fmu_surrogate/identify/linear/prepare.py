@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from fmu_surrogate.identify.linear.errors import LinearIdentificationError
 from fmu_surrogate.identify.linear.model.experiments import Experiment
 from fmu_surrogate.identify.linear.ports import (
-    AT_REST_RTOL,
+    inputs_start_away,
     parse_orientations,
     starts_at_rest,
 )
@@ -196,10 +196,7 @@ def equilibrium_start(est: Any, exps: list[Any]) -> bool:
     this); the fit with one is kept where it meets the outputs within :data:`EQUILIBRIUM_MISS`
     (:func:`try_offsets`).
     """
-    starts = np.array([np.abs(np.asarray(e.u, dtype=float)[0]) for e in exps])
-    scale = np.max([np.abs(np.asarray(e.u, dtype=float)).max(axis=0) for e in exps], axis=0)
-    return bool(np.any(starts > AT_REST_RTOL * scale)) and \
-        not _missed(est, exps) <= EQUILIBRIUM_MISS
+    return inputs_start_away([e.u for e in exps]) and not _missed(est, exps) <= EQUILIBRIUM_MISS
 
 
 def _missed(est: Any, exps: list[Any]) -> float:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fmu_surrogate.identify.linear.ports import AT_REST_RTOL
+from fmu_surrogate.identify.linear.ports import inputs_start_away
 
 Array = NDArray[np.float64]
 
@@ -79,12 +79,6 @@ def training_miss(est: Any, raw: list[tuple], head: int | None = None) -> float:
     return float(np.max(np.where(np.isfinite(miss), miss, np.inf)))
 
 
-def _starts_forced(raw: list[tuple]) -> bool:
-    """Whether some run's first inputs are away from zero (relative to each input's range)."""
-    scale = np.max([np.abs(u).max(axis=0) for _t, u, _y, _h in raw], axis=0)
-    return bool(np.any([np.abs(u[0]) > AT_REST_RTOL * scale for _t, u, _y, _h in raw]))
-
-
 def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None,
                     declared: bool = False) -> None:
     """``initial="auto"`` or ``"equilibrium"`` after a fit from a state: fit again with every
@@ -112,7 +106,7 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
         return
     forced = est.initial == "equilibrium"
     if not forced:
-        if est.learn is not None or est.offsets is False or not _starts_forced(raw):
+        if est.learn is not None or est.offsets is False or not inputs_start_away([u for _t, u, _y, _h in raw]):
             return
         miss = training_miss(est, raw)
         if miss <= EQUILIBRIUM_MISS:
