@@ -120,7 +120,8 @@ def dataset_interface(ds: Any) -> Interface:
     Raises
     ------
     LinearIdentificationError
-        The dataset records no input or no Real output (name them explicitly).
+        The dataset records no input or no Real output (name them explicitly), every Real
+        output is constant, or no input varies (nothing answers an input).
     """
     ins, outs, skip, disc = [], [], [], []
     units: dict[str, str | None] = {}
@@ -161,6 +162,13 @@ def dataset_interface(ds: Any) -> Interface:
             f"every Real output of the dataset is constant in every run ({constants}): nothing "
             "answers the inputs; harvest exciting the inputs (--input), or name the outputs to "
             "fit with outputs=… (CLI --outputs).")
+    if held and len(held) == len(ins):
+        values = ", ".join(f"{name} = {value:.6g}" for name, value in held)
+        raise LinearIdentificationError(
+            f"no input of the dataset varies in any run ({values}): its outputs show how the "
+            "FMU moves on its own, not how it answers its inputs, and a surrogate is fitted to "
+            "that answer; harvest exciting the inputs (--input NAME=noise:…, several runs at "
+            "different amplitudes), or name the inputs to fit with inputs=… (CLI --inputs).")
     products = power_outputs(ds, [n for n in ins if n not in disc], outs, units)
     left = {name for name, _ in products}
     return Interface(tuple(ins), tuple(o for o in outs if o not in left), tuple(skip),

@@ -60,6 +60,19 @@ def test_a_dataset_whose_outputs_are_all_constant_is_refused_naming_the_fix():
     assert np.isfinite(ds["T"].values).all()
 
 
+def test_a_dataset_whose_inputs_are_all_held_is_refused_naming_the_fix():
+    """The mass's force held at 2 N in every run while its position moves (released from
+    elsewhere): the outputs show the FMU on its own, not its answer to the force."""
+    ds, _, _ = _mass_dataset()
+    ds["F"].values = 0.0 * ds["F"].values + 2.0
+    with pytest.raises(LinearIdentificationError, match=r"no input .*varies.*F = 2.*--input"):
+        dataset_interface(ds)
+    # one run with the force excited is enough to fit
+    ds, _, _ = _mass_dataset()
+    ds["F"].values[1:] = 2.0
+    assert dataset_interface(ds).held_inputs == ()
+
+
 def test_inputs_not_excited_stay_inputs_and_are_named():
     """A second force left at 0 and an ambient temperature at its start value in every run:
     the drop-in surrogate keeps the FMU's inputs, and the report says they were not excited
