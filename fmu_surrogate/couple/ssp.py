@@ -6,6 +6,13 @@ whose FMUs live in ``resources/``; parameters are inline ``ssv:ParameterSet`` bi
 connections are ``ssd:Connection`` elements.  SSP 1.0 has no notion of power bonds, so they are
 kept in an ``ssd:Annotations`` block of type ``org.fmu-surrogate.power-bonds`` that other tools
 ignore (the bonds' connections are ordinary connections as well).
+
+A surrogate component (:func:`~fmu_surrogate.couple.surrogates.surrogate_component`) is written
+as its exported FMU (:func:`~fmu_surrogate.couple.surrogates.surrogate_fmu`), its start with it:
+the parameter bindings hold the ``x_start[i]`` of an initial state the system gives it
+(:func:`~fmu_surrogate.couple.surrogates.exported_start_values`, as a libcosim run sets them),
+so the archive starts it where the system does; a start the exported FMU cannot take (an
+initial rule other than its file's) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -58,7 +65,9 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
     Raises
     ------
     CouplingError
-        The system has driven inputs or extra recorded variables, which SSP 1.0 cannot hold.
+        The system has driven inputs or extra recorded variables, which SSP 1.0 cannot hold; a
+        component has no FMU (a pH model only); a surrogate component starts by another rule
+        than its file's, which its exported FMU cannot (module docs).
     """
     from fmu_surrogate.couple.validation import describe
 
@@ -66,6 +75,7 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
         raise CouplingError("SSP 1.0 has no form for driven inputs (" + ", ".join(system.inputs)
                             + ") or recorded variables; write the system with write_toml, or "
                             "give them as --input/--record on the command line.")
+    fmus, bound = _fmus_and_bindings(system)
     path = Path(path)
     root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)
     sysel = ET.SubElement(root, _q("ssd", "System"), name=name)
@@ -74,8 +84,13 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
     for c in system.all_connections():
         used[c.source[0]].add(c.source[1])
         used[c.target[0]].add(c.target[1])
-    for cname, comp in system.components.items():
-        info = describe(comp.path)
+    for cname in system.components:
+        info = describe(fmus[cname])
+        if missing := sorted(set(bound[cname]) - set(info.variables)):
+            fix = ("export the surrogate again" if system.components[cname].surrogate is not None
+                   else "set only variables its model description declares")
+            raise CouplingError(f"component {cname!r}: its FMU {fmus[cname]} has no variables "
+                                f"{missing} to bind; {fix}.")
         el = ET.SubElement(elements, _q("ssd", "Component"), name=cname,
                            type="application/x-fmu-sharedlibrary",
                            source=f"resources/{cname}.fmu")
@@ -85,13 +100,13 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
             ce = ET.SubElement(cons, _q("ssd", "Connector"), name=var, kind=v.causality)
             ET.SubElement(ce, _q("ssc", {"Real": "Real", "Integer": "Integer",
                                          "Boolean": "Boolean"}.get(v.type, "Real")))
-        if comp.parameters:
+        if bound[cname]:
             pbs = ET.SubElement(el, _q("ssd", "ParameterBindings"))
             pb = ET.SubElement(pbs, _q("ssd", "ParameterBinding"))
             pv = ET.SubElement(pb, _q("ssd", "ParameterValues"))
             ps = ET.SubElement(pv, _q("ssv", "ParameterSet"), version="1.0", name=f"{cname}_parameters")
             params = ET.SubElement(ps, _q("ssv", "Parameters"))
-            for p, val in comp.parameters.items():
+            for p, val in bound[cname].items():
                 pe = ET.SubElement(params, _q("ssv", "Parameter"), name=p)
                 t = info.variables[p].type
                 tag = {"Integer": "Integer", "Boolean": "Boolean"}.get(t, "Real")
@@ -117,10 +132,31 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("SystemStructure.ssd", xml)
-        for cname, comp in system.components.items():
-            zf.write(comp.path, f"resources/{cname}.fmu", compress_type=zipfile.ZIP_STORED)
+        for cname, fmu in fmus.items():
+            zf.write(fmu, f"resources/{cname}.fmu", compress_type=zipfile.ZIP_STORED)
     os.replace(tmp, path)
     return path
+
+
+def _fmus_and_bindings(system: System) -> tuple[dict[str, Path], dict[str, dict[str, float]]]:
+    """Each component's FMU and the values its parameter bindings hold: its parameters, and for
+    a surrogate component its exported FMU and the start values of the state the system gives
+    it (module docs)."""
+    from fmu_surrogate.couple.surrogates import exported_start_values, surrogate_fmu
+
+    fmus, bound = {}, {}
+    for cname, comp in system.components.items():
+        if comp.surrogate is not None:
+            fmus[cname] = Path(comp.path or surrogate_fmu(comp.surrogate))
+            bound[cname] = {**comp.parameters, **exported_start_values(comp)}
+        elif comp.path is None:
+            raise CouplingError(f"component {cname!r} is a pH model without an FMU, which an SSP "
+                                "archive cannot hold; give it as an FMU, or save its model "
+                                "(fmu_surrogate.ph.save) and give it as a surrogate file "
+                                "(surrogate_component).")
+        else:
+            fmus[cname], bound[cname] = Path(comp.path), dict(comp.parameters)
+    return fmus, bound
 
 
 def _float(el: ET.Element) -> float:

@@ -15,7 +15,8 @@ written for the FMU runs unchanged; another value is refused with what to do.  F
 it is exported with :func:`fmu_surrogate.export.export_fmu` into a cache keyed by the SHA-256 of
 the JSON file and of the exporter's sources, so an unchanged surrogate is exported once; the
 exported FMU starts by its file's rule, from the parameters ``x_start[i]`` that
-:func:`exported_start_values` sets where the system changed the operating point.
+:func:`exported_start_values` sets where the system changed the operating point (in a libcosim
+run, and as parameter bindings of an SSP archive, :func:`fmu_surrogate.couple.ssp.write_ssp`).
 """
 
 from __future__ import annotations
@@ -164,7 +165,9 @@ def exported_start_values(component: Component) -> dict[str, float]:
     CouplingError
         The component's rule is not its file's (the exported FMU starts by the file's rule):
         an initial state given to a surrogate that starts at an equilibrium, or the rule
-        changed; run it monolithically, or save the surrogate with the rule wanted.
+        changed; run it monolithically, or save the surrogate with the rule wanted.  Raised
+        for a libcosim run and for an SSP archive alike
+        (:func:`~fmu_surrogate.couple.ssp.write_ssp`), which hold the exported FMU.
     """
     from fmu_surrogate.ph import load
 
@@ -174,8 +177,9 @@ def exported_start_values(component: Component) -> dict[str, float]:
         raise CouplingError(
             f"component {component.name!r} starts by the rule initial={component.initial!r} "
             f"(an initial state given in the system wins over its file's rule), but its "
-            f"exported FMU starts by its file's rule initial={rule!r}, which libcosim cannot "
-            f"change; run the system with algorithm='monolithic', or save the surrogate "
+            f"exported FMU starts by its file's rule initial={rule!r}, which no start value "
+            f"changes (libcosim runs it, an SSP archive holds it); run the system with "
+            f"algorithm='monolithic' (write it with write_toml), or save the surrogate "
             f"{Path(component.surrogate).name} with initial={component.initial!r} "
             f"(PortedSystem.replace).")
     if component.x0 is None:

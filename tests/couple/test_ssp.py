@@ -2,6 +2,7 @@ import shutil
 import zipfile
 
 import numpy as np
+import pytest
 
 from fmu_surrogate.couple.running import run
 from fmu_surrogate.couple.ssp import read_ssp, write_ssp
@@ -107,3 +108,101 @@ def test_hand_written_standard_ssp_loads_in_ours(system_factory, tmp_path):
     # the same archive unpacked reads as a .ssd file
     shutil.unpack_archive(p, tmp_path / "u", format="zip")
     assert set(read_ssp(tmp_path / "u" / "SystemStructure.ssd").components) == {"Chain", "Spring"}
+
+
+def _braked_system(tmp_path, path=None, parameters=None, **start):
+    """The braked mass of tests/couple/test_surrogates.py, both components surrogate files (the
+    mass ``path``, default its saved file, with ``parameters`` (default its push g) and started
+    as ``start`` says)."""
+    from fmu_surrogate.couple.surrogates import surrogate_component
+    from fmu_surrogate.couple.system import System
+    from fmu_surrogate.ph import LinearPH, save
+    from tests.couple.test_surrogates import _braked_mass
+
+    system, (m, c, _, g, v0) = _braked_mass(tmp_path)
+    damper = LinearPH(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 1)),
+                      S=[[c]], input_names=["v"], output_names=["F"])
+    params = {"g": g} if parameters is None else parameters
+    comps = {"mass": surrogate_component("mass", path or tmp_path / "mass.json", params,
+                                         **start),
+             "brake": surrogate_component("brake", save(damper, tmp_path / "brake.json"))}
+    return System(comps, system.connections), (m, g, v0)
+
+
+def test_a_surrogate_component_starts_in_the_archive_where_the_system_starts_it(tmp_path,
+                                                                                monkeypatch):
+    """The mass started at m v0 / 2 (v0 / 2 = 1.5 m/s, its file's 3): the archive holds its
+    exported FMU with the binding x_start[1] = m v0 / 2, so read back (a plain FMU component
+    now) and run in libcosim — by ours and by libcosim's own SSP loader — it starts and runs
+    as the TOML form of the system does, and follows the monolithic run of that start."""
+    from fmpy.ssp.ssd import read_ssd
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimObserver import CosimObserver
+
+    from fmu_surrogate.couple.monolithic import run_monolithic
+    from fmu_surrogate.couple.toml_form import read_toml, write_toml
+
+    monkeypatch.setenv("FMU_SURROGATE_CACHE", str(tmp_path / "cache"))
+    m_v0 = 3.0  # m v0 / 2 with m = 2, v0 = 3 (checked below)
+    coupled, (m, g, v0) = _braked_system(tmp_path, x0=[m_v0])
+    assert m_v0 == m * v0 / 2
+    p = write_ssp(coupled, tmp_path / "braked.ssp", stop_time=1.0)
+    read_ssd(str(p), validate=True)  # standard SSP 1.0, the start bindings included
+    back = read_ssp(p, tmp_path / "x")
+    assert back.components["mass"].surrogate is None  # an FMU component, its start bound
+    assert back.components["mass"].parameters == {"g": g, "x_start[1]": m_v0}
+    assert back.components["brake"].parameters == {}  # its file's start: nothing to bind
+    a = run(back, 1.0, 0.01, "fixed", progress=False)
+    toml = run(read_toml(write_toml(coupled, tmp_path / "braked.toml")), 1.0, 0.01, "fixed",
+               progress=False)
+    assert str(a.status.values[0]) == str(toml.status.values[0]) == "ok"
+    v = a["mass.v"].values[0]
+    # the same FMUs from the same start values under the same exchange: bit for bit
+    np.testing.assert_array_equal(v, toml["mass.v"].values[0])
+    np.testing.assert_array_equal(a["brake.F"].values[0], toml["brake.F"].values[0])
+    ref = run_monolithic(coupled, 1.0, 0.01)["mass.v"].values[0]
+    # the start: p = m v0 / 2, v = p / m (one division: measured 0)
+    assert v[0] == pytest.approx(v0 / 2, rel=1e-15)
+    assert ref[0] == pytest.approx(v0 / 2, rel=1e-15)
+    # libcosim's Jacobi exchange lags the brake's force by a step against the monolithic run's
+    # exact coupling: first order in the step (measured 8.4e-3 of v's scale)
+    assert np.abs(v - ref).max() <= 2e-2 * np.abs(ref).max()
+    # libcosim's own SSP loader binds the same start: its first step gives ours
+    ex = CosimExecution.from_ssp_file(str(p), step_size=round(0.01 * 1e9))
+    obs = CosimObserver.create_last_value()
+    ex.add_observer(obs)
+    i = ex.slave_index_from_instance_name("mass")
+    vr = next(x.reference for x in ex.slave_variables(i) if x.name == b"v")
+    assert ex.step(1)
+    assert obs.last_real_values(i, [vr]) == [v[1]]
+    # without the binding (its file's start, 3 m/s) it would be 1.5 m/s away at first
+    assert abs(v[1] - v0) > 1.0
+
+
+def test_a_start_the_exported_fmu_cannot_take_is_refused_before_writing(tmp_path,
+                                                                        system_factory):
+    from fmu_surrogate.couple.system import CouplingError
+    from tests.couple.test_surrogates import _braked_mass, _resting_mass
+
+    # an initial state given to a surrogate saved to start at an equilibrium: its exported FMU
+    # starts at the equilibrium whatever x_start says, so the archive could not start it there
+    eq = _resting_mass(tmp_path)
+    coupled, _ = _braked_system(tmp_path, eq, {}, x0=[0.1, -0.2])
+    with pytest.raises(CouplingError, match="initial='state'.*file's rule initial='equilibrium'"
+                                            ".*SSP archive.*monolithic.*write_toml"):
+        write_ssp(coupled, tmp_path / "eq.ssp")
+    assert not list(tmp_path.glob("*eq.ssp*"))
+    # its own rule, its guess changed: the guess is bound (Newton's start)
+    coupled, _ = _braked_system(tmp_path, eq, {}, x0=[0.1, -0.2], initial="equilibrium")
+    back = read_ssp(write_ssp(coupled, tmp_path / "guess.ssp"), tmp_path / "g")
+    assert back.components["mass"].parameters == {"x_start[2]": -0.2}
+    # a pH model without an FMU
+    system, _ = _braked_mass(tmp_path)
+    with pytest.raises(CouplingError, match="'brake' is a pH model without an FMU.*surrogate"):
+        write_ssp(system, tmp_path / "ph.ssp")
+    # a binding its FMU has no variable for
+    s = system_factory()
+    s.components["spring"].parameters["k2"] = 1.0
+    with pytest.raises(CouplingError, match=r"'spring'.*no variables \['k2'\] to bind"):
+        write_ssp(s, tmp_path / "k2.ssp")
+    assert sorted(f.name for f in tmp_path.glob("*.ssp*")) == ["guess.ssp"]  # only the good one
