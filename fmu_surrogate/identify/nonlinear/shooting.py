@@ -452,7 +452,8 @@ def _slopes(kinds: tuple[str, ...]) -> Callable[[torch.Tensor], torch.Tensor]:
     a mask (the common case; a mask's ``torch.where`` costs as much as the ridge), the masks of
     several made once."""
     slope = {"quartic": lambda v: v ** 3, "logcosh": torch.tanh,
-             "periodic": lambda v: torch.sin(v) - v}
+             "periodic": lambda v: torch.sin(v) - v,
+             "gap": lambda v: v - torch.clamp(v, -1.0, 1.0)}
     first = kinds[0] if kinds else "quartic"
     if all(k == first for k in kinds):
         return slope[first]

@@ -70,7 +70,7 @@ Array = NDArray[np.float64]
 __all__ = ["RIDGE_KINDS", "ConvexEffort"]
 
 #: the ridge kinds ψ of :class:`ConvexEffort`
-RIDGE_KINDS = ("quartic", "logcosh", "periodic")
+RIDGE_KINDS = ("quartic", "logcosh", "periodic", "gap")
 
 FORMAT = "fmu_surrogate.convex_effort"
 VERSION = 1
@@ -95,6 +95,10 @@ def ridge(kind: str, s: Array, order: int) -> Array:
     """
     if kind == "quartic":
         return 0.25 * s ** 4 if order == 0 else s ** 3 if order == 1 else 3.0 * s * s
+    if kind == "gap":
+        # ψ'(s) = s − clip(s, −1, 1): zero inside the gap |s| ≤ 1, a spring beyond it
+        d = s - np.clip(s, -1.0, 1.0)
+        return 0.5 * d * d if order == 0 else d if order == 1 else (np.abs(s) > 1.0) * 1.0
     if kind == "periodic":
         if order == 0:
             h = np.sin(0.5 * s)
