@@ -211,7 +211,7 @@ def select_model(
         return ModelChoice("linear", lin, e_lin, float("nan"), tolerance,
                            f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                            f"{percent(tolerance)}, but no nonlinear model could be fitted: {exc}", **on)
-    e_nl = _error(nl.system_, check, nl.x0_)
+    e_nl = _error(nl.to_surrogate(), check, nl.x0_ if nl.ports_ is None else None)
     if e_nl < e_lin:
         kept = ModelChoice("nonlinear", nl, e_lin, e_nl, tolerance,
                            f"the linear {where} error {percent(e_lin)} exceeds the tolerance "

@@ -25,7 +25,9 @@ measured outputs, the offsets' constant-source port) and initial state as the st
 and fits the nonlinear core, the measured outputs' maps and — where the linear fit learned them —
 the initial state and offsets in that wiring: :meth:`to_surrogate
 <NonlinearPHIdentifier.to_surrogate>` is a :class:`~fmu_surrogate.ph.PortedSystem` with the data's
-names, units and signs.  Whether the FMU's outputs see the inputs set at their own sampling point or
+names, units and signs.  :meth:`~NonlinearPHIdentifier.fit` keeps it too where it adds anything
+to the core (orientations, the constant source, the runs' equilibrium start), its columns named
+``u1 …``, ``y1 …``.  Whether the FMU's outputs see the inputs set at their own sampling point or
 those of the step before is decided from the data
 (:mod:`fmu_surrogate.identify.delayed_feedthrough`); a delayed feedthrough is fitted as such,
 seeing before the first point the inputs' start values or the first inputs, and where the
@@ -193,7 +195,7 @@ class NonlinearPHIdentifier(PHEstimator):
         Initial state (learned where the linear start learned one); ``"equilibrium"`` where
         each run starts at the equilibrium of its first inputs (as the linear start).
     ports_ : PortMap or None
-        The wiring to the data's variables (from :meth:`fit_dataset`).
+        The wiring to the data's variables (``None``: :meth:`fit`'s bare core).
     linear_ : LinearPHIdentifier
         The fitted linear start.
     delayed_feedthrough_ : bool
@@ -300,8 +302,8 @@ class NonlinearPHIdentifier(PHEstimator):
             t0 = time.perf_counter()
             lin = self._fitted_linear(lambda est: est.fit(
                 [Experiment.from_arrays(t, u, y, h) for t, u, y, h in train]), learn=True)
-            self._fit(exps, linear_start(lin, self.n_states), time.perf_counter() - t0)
-        self.ports_ = None
+            start = linear_start(lin, self.n_states)  # the wiring kept unless it adds nothing
+            self._fit(exps, start, time.perf_counter() - t0, wired=not start.bare)
         return self
 
     def fit_dataset(self, ds: Any, *, inputs: Sequence[str], outputs: Sequence[str],
@@ -377,9 +379,6 @@ class NonlinearPHIdentifier(PHEstimator):
                     f"outputs {list(start.ports.output_names)}, not {inputs} and {outputs}; fit "
                     "it with fit_dataset on the same variables (or pass linear=None).")
             self._fit(exps, start, lin_time, starts)
-        self._wiring = start
-        Cm, Dm, sensors, Cd = self.measured_maps_
-        self.ports_ = start.ports_for(Cm, Dm, self.law_, sensors, Cd)
         return self
 
     def _decide_delay(self, train: list[tuple]) -> None:
@@ -420,9 +419,10 @@ class NonlinearPHIdentifier(PHEstimator):
         return self.linear_
 
     def _fit(self, exps: list[tuple], start: LinearStart, lin_time: float,
-             input_starts: Array | None = None) -> NonlinearPHIdentifier:
+             input_starts: Array | None = None, wired: bool = True) -> NonlinearPHIdentifier:
         """Fit the core in the start's wiring; ``exps`` are ``(t, u_ext, y_ext, hold)``;
-        ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``)."""
+        ``input_starts`` the inputs' declared start values (a candidate of ``inputs_before_``);
+        ``wired``: the model keeps the wiring (``ports_``), else it is the bare core."""
         from fmu_surrogate.identify.nonlinear.continuation import optimise_continued
 
         t0, (train, val) = time.perf_counter(), self._split(exps)
@@ -441,7 +441,7 @@ class NonlinearPHIdentifier(PHEstimator):
             self, start, [(t, start.port_inputs(u), y, h) for t, u, y, h in train], feed,
             n_port, delayed, law, [u for _, u, _, _ in train])
         self._setup = FitSetup(start, exps, feed, n_port, delayed, law, input_starts, core,
-                               lin_time)
+                               lin_time, wired)
         fields, _ = adopt(self, out, train, val)
         self.result_ = NonlinearPHFit(time=time.perf_counter() - t0 + lin_time, **fields)
         return self
@@ -484,9 +484,9 @@ class NonlinearPHIdentifier(PHEstimator):
         return simulate(sys_, t, u, x, hold=hold or self.hold_).y
 
     def to_surrogate(self) -> NonlinearPH | PortedSystem:
-        """The fitted system: a :class:`~fmu_surrogate.ph.PortedSystem` with the FMU's names and
-        the initial state as operating point after :meth:`fit_dataset`, else the
-        :class:`~fmu_surrogate.ph.NonlinearPH`."""
+        """The fitted system: a :class:`~fmu_surrogate.ph.PortedSystem` with the data's names and
+        the initial state as operating point (or rule) where it has a wiring (``ports_``), else
+        the :class:`~fmu_surrogate.ph.NonlinearPH`."""
         self._check_fitted()
         if self.ports_ is None:
             return self.system_

@@ -63,7 +63,8 @@ class FitSetup(NamedTuple):
     :func:`refine_on_all`): the linear start in its wiring, all ``(t, u_ext, y_ext, hold)``
     experiments, whether ``P, S, N`` are fitted, the feedthrough's number of terms, whether the
     outputs see the inputs of the step before, the static law's start, the inputs' declared
-    start values, the linear core and the seconds of the linear fit."""
+    start values, the linear core, the seconds of the linear fit and whether the fitted
+    model keeps the start's wiring (``ports_``; else it is the bare core, fitted to arrays)."""
 
     start: Any
     experiments: list[tuple]
@@ -74,6 +75,7 @@ class FitSetup(NamedTuple):
     input_starts: Any
     core: Any
     linear_time: float
+    wired: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,8 +165,11 @@ def adopt(est: Any, out: Any, train: list[tuple],
     system, x0, Cm = without_idle_states(fitted.system, fitted.x0, np.array(b["Cm"]))
     est.inputs_before_ = fitted.inputs_before
     Cd = np.array(b["Cd"]) if Cm.shape[1] == out.layout.n else np.zeros_like(Cm)  # idle: ẋ = 0
-    est.measured_maps_ = Cm, np.array(b["Dm"]), sensor_rows(b), Cd
+    Dm, sensors = np.array(b["Dm"]), sensor_rows(b)
+    est.measured_maps_ = Cm, Dm, sensors, Cd
     est.law_, est._optimised = fitted.ports.law, dataclasses.replace(out, theta=theta)
+    # the fitted core in the start's wiring (the static law's start changes no wiring)
+    est.ports_ = start.ports_for(Cm, Dm, est.law_, sensors, Cd) if setup.wired else None
     est.linear_system_, est.system_ = setup.core, system
     est.x0_, est.hold_, est.initial_ = x0, (train + val)[0][3], fitted.initial
     return {
@@ -242,7 +247,4 @@ def refine_on_all(est: Any) -> Any:
     est.result_ = dataclasses.replace(
         old, refined=refit, time=seconds, n_iter=old.n_iter + out.n_iter,
         cost_history=np.concatenate([np.asarray(old.cost_history), out.costs]))
-    if est.ports_ is not None:
-        Cm, Dm, sensors, Cd = est.measured_maps_
-        est.ports_ = est._wiring.ports_for(Cm, Dm, est.law_, sensors, Cd)
     return est

@@ -3,7 +3,9 @@
 A fitted :class:`~fmu_surrogate.identify.LinearPHIdentifier` is a pH core, the wiring of its
 ports to the data's variables (a :class:`~fmu_surrogate.ph.PortMap`: pairing, orientation,
 modulating inputs, measured outputs, the constant-source port of the offsets) and an initial
-state.  The nonlinear fit keeps the wiring and replaces the core: :func:`linear_start` brings the
+state or rule (each run at the equilibrium of its first inputs), whether fitted to a dataset or
+to arrays (:func:`~fmu_surrogate.identify.linear.ported_fit.ported_surrogate` of its columns,
+``u1 …``, ``y1 …``).  The nonlinear fit keeps the wiring and replaces the core: :func:`linear_start` brings the
 core to energy coordinates (``Q = I``, :func:`~.parametrisation.energy_coordinates`), pads it to
 the nonlinear model's order with states that nothing drives, and writes the measured outputs
 ``Cx x + Du u_ext + cy`` as ``C_m x + D_m u_ph`` in the pH ports (the constant-source port holds
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fmu_surrogate.identify.linear.ported_fit import ported_surrogate
 from fmu_surrogate.identify.nonlinear.parametrisation import (
     NonlinearFitError,
     energy_coordinates,
@@ -81,6 +84,15 @@ class LinearStart:
     def n_states(self) -> int:
         """Order of the (padded) start."""
         return self.lin["J"].shape[0]
+
+    @property
+    def bare(self) -> bool:
+        """Whether the wiring adds nothing to the pH core: the external variables are its ports
+        (``Tu = Ty = I``), no constant source, no measured output, runs from a state."""
+        p, eye = self.ports, np.eye(self.ports.n_ports)
+        return (not self.steady and p.Tu.shape == p.Ty.shape == eye.shape
+                and np.array_equal(p.Tu, eye) and np.array_equal(p.Ty, eye)
+                and not (p.cu.any() or p.cy.any() or p.Du.any() or p.Cx.any()))
 
     @property
     def constant_ports(self) -> NDArray[np.int64]:
@@ -145,6 +157,14 @@ def _pad(lin: dict[str, Array], n: int) -> dict[str, Array]:
     return out
 
 
+def _array_names(est: Any) -> tuple[list[str], list[str], None, None]:
+    """The default names of the columns of a fit to arrays: as many outputs as inputs (its
+    power pairs), ``u1 … uk`` and ``y1 … yk``."""
+    k = int(getattr(est, "n_inputs_", est.system_.n_inputs))
+    identity = PortMap.identity(k)
+    return list(identity.input_names), list(identity.output_names), None, None
+
+
 def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearStart:
     """The start of a nonlinear fit from a fitted linear estimator (module doc).
 
@@ -155,7 +175,8 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
     n : int or None
         Order of the nonlinear model (``None``: the linear fit's, at least 1).
     names : tuple, optional
-        ``(inputs, outputs, input units, output units)`` when the wiring is the identity.
+        ``(inputs, outputs, input units, output units)`` of a fit to arrays (default
+        ``u1 … uk``, ``y1 … yk``: :meth:`~fmu_surrogate.ph.PortMap.identity`).
 
     Returns
     -------
@@ -174,12 +195,14 @@ def linear_start(est: Any, n: int | None, names: tuple | None = None) -> LinearS
         raise NonlinearFitError(f"n_states = {n} is below the order {r} of the linear start; "
                                 f"choose n_states >= {r} (or None for the linear fit's order).")
     fitted_names = getattr(est, "names_", None)
-    sur = est.to_surrogate() if fitted_names else None
+    nm = fitted_names or names or _array_names(est)
+    # a fit to arrays has its wiring too (power ports' signs, the offsets' constant source, the
+    # equilibrium start), named as the data's columns
+    sur = est.to_surrogate() if fitted_names else ported_surrogate(est, *nm)
     if isinstance(sur, PortedSystem):
         ports, x0 = sur.ports, np.asarray(sur.x0, dtype=float)
     else:
         m = core.n_inputs
-        nm = fitted_names or names or (None, None, None, None)
         ports = PortMap.identity(m, nm[0], nm[1], n_states=r, input_units=nm[2],
                                  output_units=nm[3])
         x0 = np.asarray(getattr(est, "x0_", np.zeros(r)), dtype=float)

@@ -100,3 +100,100 @@ def test_turn_directions_integrate_a_ports_output():
     assert len(dirs) == 2
     for j, d in enumerate(dirs):
         np.testing.assert_allclose(A.T @ d, G[:, j], rtol=1e-12, atol=1e-12)
+
+
+def _spring_run(F0: float, F1: float, w: float, preload: float = 0.0, rest: bool = True,
+                T: float = 20.0, K: int = 201) -> tuple:
+    """A mass on a stiffening spring, ``q̈ = F − p − 0.6 q̇ − q − 2 q³`` (``p`` a preload), force
+    ``F`` rising from ``F0`` to ``F1`` as ``(1 − cos wt) / 2``, velocity out, by scipy (rtol
+    1e-10): from rest under its first force (``rest``: ``q₀ + 2 q₀³ = F0 − p``, a model
+    initialised in steady state) or from ``q = 0``."""
+    from scipy.integrate import solve_ivp
+    from scipy.optimize import brentq
+
+    t = np.linspace(0.0, T, K)
+
+    def force(s):
+        return F0 + (F1 - F0) * (1.0 - np.cos(w * s)) / 2.0
+
+    q0 = brentq(lambda q: q + 2.0 * q ** 3 - F0 + preload, -5, 5, xtol=1e-15) if rest else 0.0
+    sol = solve_ivp(lambda s, x: [x[1], force(s) - preload - 0.6 * x[1] - x[0] - 2.0 * x[0] ** 3],
+                    (0.0, T), [q0, 0.0], t_eval=t, rtol=1e-10, atol=1e-12)
+    return t, force(t)[:, None], sol.y[1][:, None]
+
+
+def _is_ph(system) -> None:
+    """``J`` skew, ``R ⪰ 0`` (to round-off), the energy's and dissipation's weights ``≥ 0``."""
+    R = system.R
+    assert np.array_equal(system.J, -system.J.T)
+    assert np.linalg.eigvalsh(R).min() >= -1e-12 * max(1.0, np.abs(R).max())
+    assert np.all(system.effort_function.weights >= 0) and np.all(system.dissipation.gains >= 0)
+
+
+def _held_out_error(est, run) -> tuple[float, float, np.ndarray]:
+    """The nonlinear and the linear fit's relative errors on ``run``, and the prediction."""
+    t, u, y = run
+    y_hat = est.predict(t, u)
+    return (np.linalg.norm(y_hat - y) / np.linalg.norm(y),
+            np.linalg.norm(est.linear_.predict(t, u) - y) / np.linalg.norm(y), y_hat)
+
+
+def test_arrays_of_runs_started_at_rest_under_their_first_forces_start_the_model_so():
+    """Arrays of runs of the stiffening spring, each at rest under its first force (0.5, 1,
+    −0.8, 0.3 N; the last held out): the linear start takes the steady start (a constant source
+    and each run at its equilibrium, :mod:`~fmu_surrogate.identify.linear.steady_start`), and
+    the nonlinear fit keeps both: its model is that wiring with the data's columns."""
+    runs = [_spring_run(*s) for s in [(0.5, 1.5, 0.5), (1.0, -0.5, 0.8), (-0.8, 0.8, 0.4),
+                                      (0.3, 1.2, 0.9)]]
+    est = NonlinearPHIdentifier(2, ridges=("quartic",), max_iter=20,
+                                linear=fs.identify.LinearPHIdentifier(2)).fit(runs)
+    assert est.linear_.initial_ == "equilibrium" and est.initial_ == "equilibrium"
+    sur = est.to_surrogate()
+    assert isinstance(sur, fs.PortedSystem) and isinstance(sur.system, fs.NonlinearPH)
+    assert sur.initial == "equilibrium" and sur.input_names == ("u1",)
+    # the force is the first pH port, the constant source the second
+    np.testing.assert_array_equal(sur.ports.Tu, [[1.0], [0.0]])
+    np.testing.assert_array_equal(sur.ports.cu, [0.0, 1.0])
+    _is_ph(sur.system)
+    run = _spring_run(-0.3, 1.4, 0.6)  # a force seen in no run
+    err, err_lin, y_hat = _held_out_error(est, run)
+    # measured 0.023 % against the linear start's 60 %: the model class holds the spring (a
+    # quartic ridge, the constant source), 20 iterations and RK4 at the 0.1 s step leave that
+    # much; 1 % leaves room for the optimiser's path on other machines
+    assert err < 0.01 and err_lin > 0.2
+    # at rest at the start, as the part (measured 1e-5 of a 0.36 m/s range)
+    assert abs(y_hat[0, 0]) < 1e-3 * np.abs(run[2]).max()
+
+    # the start itself: the linear fit in energy coordinates, padded, its source port wired
+    start = linear_start(est.linear_, 3)
+    assert start.steady and not start.bare and list(start.constant_ports) == [1]
+    t = np.linspace(0.0, 20.0, 8001)  # a step of 2.5 ms: simulate's error below the bound
+    u = np.interp(t, run[0], run[1][:, 0])[:, None]
+    core = fs.LinearPH(start.lin["J"], start.lin["R"], np.eye(3), start.lin["G"],
+                       P=start.lin["P"], S=start.lin["S"], N=start.lin["N"])
+    padded = fs.PortedSystem(core, start.ports_for(start.Cm, start.Dm), start.lin["x0"],
+                             initial="equilibrium")
+    y, y_ref = fs.simulate(padded, t, u).y, est.linear_.predict(t, u)
+    # against the linear fit's own prediction (its exact discretisation): simulate's error,
+    # first order in the step here (measured 6.9e-3, 1.7e-3, 4.3e-4 of the range at 20, 5 and
+    # 1.25 ms), so 2e-3 at 2.5 ms; a wrong wiring or start misses by percents
+    assert np.abs(y - y_ref).max() <= 2e-3 * np.abs(y_ref).max()
+
+
+def test_arrays_with_a_preload_start_from_a_linear_fit_with_offsets():
+    """Arrays of runs of the spring under a 1 N preload, from ``q = 0`` at rest (the preload
+    pulls it from the first sample on): a linear start with offsets fitted from a state
+    carries the preload as a constant source, which the nonlinear fit keeps."""
+    runs = [_spring_run(*s, preload=1.0, rest=False)
+            for s in [(0.0, 1.5, 0.5), (0.0, -1.0, 0.8), (0.0, 2.0, 0.4), (0.0, 1.2, 0.9)]]
+    lin = fs.identify.LinearPHIdentifier(2, offsets=True, initial="state")
+    est = NonlinearPHIdentifier(2, ridges=("quartic",), max_iter=20, linear=lin).fit(runs)
+    assert est.linear_.system_.n_inputs == 2 and est.initial_ == "state"
+    sur = est.to_surrogate()
+    np.testing.assert_array_equal(sur.ports.cu, [0.0, 1.0])
+    _is_ph(sur.system)
+    err, err_lin, _ = _held_out_error(est, _spring_run(0.0, -0.5, 0.6, preload=1.0, rest=False))
+    # measured 0.11 % against the linear start's 47 % (the model class holds the spring and
+    # the preload); 1 % leaves room for the optimiser's path on other machines
+    assert err < 0.01 and err_lin > 0.2
+    assert est.result_.validation_error < 0.01  # measured 0.048 %
