@@ -280,8 +280,9 @@ def miss_line(train_error: float, ratio: Mapping[str, float], tolerance: float,
                 f"held-out one{leaves or ' within their range'}: harvest training runs that "
                 "cover what the surrogate will see (inputs as large and as varied, more seeds)")
     return (f"the kept model misses the training runs too ({percent(train_error)}): the fits "
-            "found nothing closer in their classes (a linear pH model; an energy of convex "
-            "and periodic ridges with power-law losses) — the component is outside them "
+            "found nothing closer in their classes (a linear pH model; an energy of convex, "
+            "periodic and end-stop ridges with power-law losses) — the component is outside "
+            "them "
             "(hysteresis, events, dry friction that sticks), or the fit stopped short of a "
             f"model in them (strongly nonlinear parts with several states){leaves}; inputs "
             "that stay in the range the "

@@ -217,7 +217,7 @@ class NonlinearPHIdentifier(PHEstimator):
     _fitted_attribute = "system_"
 
     def __init__(self, n_states: int | None = None, *,
-                 ridges: Sequence[str] = ("quartic", "logcosh"),
+                 ridges: Sequence[str] = ("quartic", "logcosh", "gap"),
                  n_dissipation: int = 1, feedthrough: Any = "auto",
                  n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
