@@ -55,7 +55,9 @@ the wrong shape, NaN or infinite numbers, a section whose content no longer matc
 Q ≻ 0 — the :class:`StructureError` of the system).  Nothing is ever unpickled.
 
 New surrogate kinds (e.g. the discovered-law efforts of equation discovery) register an effort
-codec with :func:`register_effort`; the file format stays the same.
+codec with :func:`register_effort`; the file format stays the same.  An effort's ``data`` carries
+its own version, by the same rule: a ``convex`` effort is version 1 unless it holds a gap ridge
+(version 2), so an older reader refuses such an effort as a newer version.
 """
 
 from __future__ import annotations

@@ -24,9 +24,11 @@ from scipy.special import erf
 _S = v3_5.Syntax
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # the functions generated models call: Modelica's built-in ones and the MSL's erf (and the
-# built-in max of two scalars, in Evaluator.call)
+# built-in min and max of two scalars and noEvent, in Evaluator.call)
 _FUNCTIONS = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs,
               "log": np.log, "Modelica.Math.Special.erf": erf}
+_RELATIONS = {">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal,
+              "==": np.equal, "<>": np.not_equal}
 _INPUT_TYPES = {"Modelica.Blocks.Interfaces.RealInput"}
 _OUTPUT_TYPES = {"Modelica.Blocks.Interfaces.RealOutput"}
 
@@ -281,6 +283,19 @@ class Evaluator:
             return val
         if rn == "factor":
             return np.power(self.expr(kids[0], env), self.expr(kids[2], env))
+        if rn == "relation":
+            a, op, b = kids
+            if op.value not in _RELATIONS:
+                raise ValueError(f"relation {op.value!r} is not in the checked subset")
+            return _RELATIONS[op.value](self.expr(a, env), self.expr(b, env))
+        if rn == "expression" and getattr(kids[0], "value", "") == "if":
+            # if c1 then e1 elseif c2 then e2 ... else e: element-wise, every branch evaluated
+            conds = [self.expr(c, env) for c in kids[1:-2:4]]
+            vals = [self.expr(v, env) for v in kids[3:-2:4]] + [self.expr(kids[-1], env)]
+            out = vals[-1]
+            for c, v in zip(reversed(conds), reversed(vals[:-1])):
+                out = np.where(c, v, out)
+            return out
         if rn == "primary":
             first = kids[0]
             if getattr(first, "value", "") == "{":
@@ -337,10 +352,14 @@ class Evaluator:
     def call(self, fname: str, args: list, env: dict[str, Any]) -> Any:
         if fname in _FUNCTIONS:
             return _FUNCTIONS[fname](args[0])
-        if fname == "max":  # the built-in of two scalars
+        if fname in ("min", "max"):  # the built-ins of two scalars
             if len(args) != 2 or np.ndim(args[0]) or np.ndim(args[1]):
-                raise ValueError(f"max takes two scalars, got {args}")
-            return np.maximum(args[0], args[1])
+                raise ValueError(f"{fname} takes two scalars, got {args}")
+            return (np.minimum if fname == "min" else np.maximum)(args[0], args[1])
+        if fname == "noEvent":  # the value of its argument (no event is the evaluator's way)
+            if len(args) != 1:
+                raise ValueError(f"noEvent takes one expression, got {args}")
+            return args[0]
         if fname == "transpose":
             return np.asarray(args[0]).T
         if fname == "zeros":  # the built-in array of zeros, zeros(n1, n2, ...)

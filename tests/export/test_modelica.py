@@ -139,8 +139,22 @@ def turning():
                        [[0.0], [1.0]], eff, input_names=["tau"], output_names=["w"])
 
 
+def stops():
+    """A mass on a spring between end stops (``k = 2``, stops at ``±0.5``, contact stiffness
+    ``k_c = 40``: a gap ridge ``w = (2, 0, 0)``, ``α = k_c/4``) coupled to a second mass whose
+    contact is preloaded (its gap centred off rest, shift 0.25), both with viscous friction."""
+    from fmu_surrogate.ph import ConvexEffort, NonlinearPH
+
+    eff = ConvexEffort(np.diag([2.0, 1.0, 0.5]), ["gap", "gap"], [10.0, 4.0],
+                       [[2.0, 0.0, 0.0], [1.0, 0.0, -1.5]], [0.0, 0.25])
+    J = [[0.0, 1.0, 0.0], [-1.0, 0.0, 1.0], [0.0, -1.0, 0.0]]
+    return NonlinearPH(J, np.diag([0.0, 0.3, 0.1]), [[0.0], [1.0], [0.0]], eff,
+                       input_names=["F"], output_names=["v"])
+
+
 SYSTEMS = {
     "nonlinear": nonlinear,
+    "stops": stops,
     "turning": turning,
     "law": law,
     "rc_known": rc_known,
@@ -212,7 +226,7 @@ def test_model_is_balanced_and_its_equations_hold(name):
 
 
 @pytest.mark.parametrize("name", ["linear", "kernel_dae", "coupled", "law", "rc_known",
-                                  "nonlinear", "turning"])
+                                  "nonlinear", "turning", "stops"])
 def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
     system = SYSTEMS[name]()
     cls = mc.model(modelica_model(system, "M"))
@@ -234,6 +248,44 @@ def test_functions_evaluate_to_the_effort_jacobian_and_hamiltonian(name):
         assert np.abs(dv - system.effort_jacobian(x) @ v).max() < RTOL * scale * 3
         H = ev.call("hamiltonian", [x, *args("hamiltonian")], {})
         assert abs(H - system.hamiltonian(x)) < RTOL * max(1.0, abs(H))
+
+
+def test_gap_ridges_are_event_free_expressions_equal_to_the_effort():
+    """End stops in Modelica: the clip as ``min``/``max`` and the step of the Jacobian as a
+    ``noEvent`` conditional (the functions run inside Newton iterations); the model's
+    functions, evaluated from the text, and the expression program they are rendered from give
+    the ConvexEffort's ``z``, ``∂z/∂x`` and ``H`` within the gaps, at and beyond the stops."""
+    from fmu_surrogate.export.expressions.effort import effort_expressions
+
+    system = stops()
+    eff = system.effort_function
+    text = modelica_model(system, "M")
+    assert text.count("min(max(") == 4  # two ridges, in effort and hamiltonian
+    assert text.count("noEvent(if abs(") == 2 and "then 1.0 else 0.0)" in text
+    ev = mc.Evaluator(mc.model(text))
+    ex = effort_expressions(system)
+    # states on a grid through both stops of both ridges (s₁ = 2 x₁, s₂ + 0.25 = x₁ − 1.5 x₃)
+    g = np.linspace(-1.0, 1.0, 9)
+    x = np.stack(np.meshgrid(g, [0.3], 0.5 * g), axis=-1).reshape(-1, 3)
+    s = x @ eff.directions.T + eff.shifts
+    assert np.any(np.abs(s) == 1.0) and np.any(np.abs(s) < 1) and np.any(np.abs(s) > 1)
+    # the same operations as the class's but summed in the program's order (RTOL allows for
+    # that); measured exact (0) on this grid, through the program and through the text
+    z, dz, H = eff(x), eff.jacobian(x), eff.hamiltonian(x)
+    assert _rel(ex.evaluate("z", x), z) < RTOL and _rel(ex.evaluate("H", x), H) < RTOL
+    assert _rel(ex.evaluate("dz", x), dz) < RTOL
+    fns = mc.model(text).classes
+    for xi, zi, dzi, Hi in zip(x, z, dz, H):
+        zm, dzm, Hm = (ev.call(f, [xi, *[ev.params[c.name] for c in fns[f].components.values()
+                                           if c.prefix == "input" and c.name != "x"]], {})
+                       for f in ("effort", "effortJacobian", "hamiltonian"))
+        assert np.abs(zm - zi).max() <= RTOL * np.abs(z).max()
+        assert np.abs(dzm - dzi).max() <= RTOL * np.abs(dz).max()
+        assert abs(Hm - Hi) <= RTOL * np.abs(H).max()
+
+
+def _rel(a, b):
+    return float(np.abs(np.asarray(a) - b).max() / np.abs(b).max())
 
 
 def test_descriptor_is_declared_once_and_fixes_only_differential_states():

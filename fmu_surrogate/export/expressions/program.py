@@ -4,9 +4,13 @@
 
 Expressions are numbers, state components ``x[j]``, temporaries, elements of named constant
 arrays (``centres[i, j]`` with ``i`` the loop index or a fixed index) and the operations
-``+ - * /``, negation, the power ``a^b`` (:func:`power`) and the functions ``exp``, ``sin``,
+``+ - * /``, negation, the power ``a^b`` (:func:`power`), the functions ``exp``, ``sin``,
 ``cos``, ``erf``, ``tanh``, ``abs`` and ``log1p`` (C99's; Modelica's, ``log1p(a)`` written
-``log(1 + a)``).  :func:`evaluate` runs a program with numpy (loops vectorised
+``log(1 + a)``), the smaller and larger of two numbers (:func:`minimum`, :func:`maximum`: C99's
+``fmin``/``fmax``, Modelica's ``min``/``max``) and the choice ``c if a > b else d``
+(:func:`if_greater`: C's ``a > b ? c : d``, Modelica's ``noEvent(if a > b then c else d)``) —
+what a piecewise law such as a gap ridge's clip and step needs, evaluated without events (a
+surrogate's functions run inside Newton iterations).  :func:`evaluate` runs a program with numpy (loops vectorised
 over their index); :mod:`fmu_surrogate.export.expressions.render` writes it as C or as a Modelica function.
 """
 
@@ -25,8 +29,8 @@ from fmu_surrogate.errors import InvalidInputError
 Array = NDArray[np.float64]
 
 __all__ = ["FUNCTIONS", "LOOP", "Builder", "Let", "Loop", "Num", "Op", "Par", "Program", "State",
-           "Tmp", "absolute", "add", "as_expr", "cos", "erf", "evaluate", "exp", "log1p", "mul",
-           "power", "sin", "sub", "tanh"]
+           "Tmp", "absolute", "add", "as_expr", "cos", "erf", "evaluate", "exp", "if_greater",
+           "log1p", "maximum", "minimum", "mul", "power", "sin", "sub", "tanh"]
 
 # -- the expression representation ---------------------------------------------------------------
 class Expr:
@@ -97,7 +101,8 @@ class Par(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Op(Expr):
-    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/`` and ``pow``, or one of the
+    """``op`` applied to ``args``: n-ary ``+`` and ``*``, binary ``/``, ``pow``, ``min`` and
+    ``max``, the 4-ary ``if>`` (``args[2] if args[0] > args[1] else args[3]``), or one of the
     unary :data:`FUNCTIONS`."""
 
     op: str
@@ -209,6 +214,31 @@ def power(a: Expr | float, b: Expr | float) -> Expr:
     return Op("pow", (as_expr(a), as_expr(b)))
 
 
+def minimum(a: Expr | float, b: Expr | float) -> Expr:
+    """The smaller of ``a`` and ``b`` (``np.minimum``, C99's ``fmin``, Modelica's ``min``)."""
+    return Op("min", (as_expr(a), as_expr(b)))
+
+
+def maximum(a: Expr | float, b: Expr | float) -> Expr:
+    """The larger of ``a`` and ``b`` (``np.maximum``, C99's ``fmax``, Modelica's ``max``)."""
+    return Op("max", (as_expr(a), as_expr(b)))
+
+
+def if_greater(a: Expr | float, b: Expr | float, then: Expr | float,
+               otherwise: Expr | float) -> Expr:
+    """``then`` where ``a > b``, else ``otherwise`` (a step, a piecewise law; no event in
+    Modelica).
+
+    Parameters
+    ----------
+    a, b : Expr or float
+        The compared values.
+    then, otherwise : Expr or float
+        The values where ``a > b`` and where not (both evaluated).
+    """
+    return Op("if>", tuple(as_expr(v) for v in (a, b, then, otherwise)))
+
+
 #: the unary functions of the expressions and their numpy evaluations
 FUNCTIONS: dict[str, Callable[[Any], Any]] = {"exp": np.exp, "sin": np.sin, "cos": np.cos,
                                                "erf": special.erf, "tanh": np.tanh,
@@ -269,6 +299,12 @@ def _value(e: Expr, env: dict[str, Any], x: Array, params: dict[str, Array]) -> 
         return vals[0] / vals[1]
     if e.op == "pow":
         return np.power(vals[0], vals[1])
+    if e.op == "min":
+        return np.minimum(vals[0], vals[1])
+    if e.op == "max":
+        return np.maximum(vals[0], vals[1])
+    if e.op == "if>":
+        return np.where(np.greater(vals[0], vals[1]), vals[2], vals[3])
     if e.op in FUNCTIONS:
         return FUNCTIONS[e.op](vals[0])
     raise InvalidInputError(f"unknown operation {e.op!r}")

@@ -63,7 +63,8 @@ def _expr(e: Expr, leaf: Callable[[Expr], str], first: bool = True,
           fns: dict[str, str] = C_FUNCTIONS) -> str:
     """Infix text valid in C and Modelica (unary minus only where Modelica allows it: at the
     start of a sum, else in parentheses); evaluation order as the tree says; ``fns`` names the
-    unary functions."""
+    unary functions (and with them the language: ``min``/``max`` are C99's ``fmin``/``fmax``,
+    ``if>`` a parenthesised ``?:`` in C and a ``noEvent(if … then … else …)`` in Modelica)."""
     if isinstance(e, Num):
         s = number(e.value)
         return s if first or not s.startswith("-") else f"({s})"
@@ -74,6 +75,15 @@ def _expr(e: Expr, leaf: Callable[[Expr], str], first: bool = True,
     if e.op == "pow":
         a, b = (_expr(v, leaf, True, fns) for v in e.args)
         return f"pow({a}, {b})" if fns is C_FUNCTIONS else f"({a})^({b})"
+    if e.op in ("min", "max"):
+        a, b = (_expr(v, leaf, True, fns) for v in e.args)
+        return f"{'f' if fns is C_FUNCTIONS else ''}{e.op}({a}, {b})"
+    if e.op == "if>":
+        # Modelica: noEvent, as a surrogate's functions are evaluated inside Newton iterations
+        a, b, then, other = (_expr(v, leaf, True, fns) for v in e.args)
+        if fns is C_FUNCTIONS:
+            return f"({a} > {b} ? {then} : {other})"
+        return f"noEvent(if {a} > {b} then {then} else {other})"
     if e.op == "+":
         out = _expr(e.args[0], leaf, True, fns)
         for a in e.args[1:]:

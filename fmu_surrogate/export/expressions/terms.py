@@ -16,8 +16,10 @@
   ``s_k = w_kᵀx``, ``∂z/∂x = Q + Σ_k α_k ψ_k''(s_k) w_k w_kᵀ`` and ``H = ½ xᵀQx + Σ_k α_k
   ψ_k(s_k)``, the ridge functions as :func:`fmu_surrogate.ph.efforts.convex.ridge` writes them
   (``s³``, ``3 s s``, ``s⁴/4`` as products; ``tanh s``, ``1 − tanh² s`` and ``log cosh s = |s| +
-  log1p(exp(−2|s|)) − log 2``; ``sin s − s``, ``cos s − 1`` and ``2 sin²(s/2) − s²/2``); ``Q``
-  and the ridges' weights and directions are arrays.
+  log1p(exp(−2|s|)) − log 2``; ``sin s − s``, ``cos s − 1`` and ``2 sin²(s/2) − s²/2``; a gap's
+  ``d = s − min(max(s, −1), 1)``, ``½ d d`` and the step ``1 if |s| > 1 else 0`` — numpy's
+  ``s − clip(s, −1, 1)`` and ``(|s| > 1)·1`` bit for bit); ``Q`` and the ridges' weights and
+  directions are arrays.
 
 Each function returns what :func:`fmu_surrogate.export.expressions.effort.effort_expressions` asks of
 one effort: the ``n`` effort expressions (``which = "z"``), the ``n × n`` Jacobian rows
@@ -45,7 +47,10 @@ from fmu_surrogate.export.expressions.program import (
     cos,
     erf,
     exp,
+    if_greater,
     log1p,
+    maximum,
+    minimum,
     mul,
     sin,
     sub,
@@ -217,6 +222,12 @@ def _ridge(kind: str, s: Expr, b: Builder, order: int) -> Expr:
     if kind == "quartic":
         # powers as products (numpy's s**3 is pow: the two differ in the last bit at most)
         return (mul(Num(0.25), s, s, s, s), mul(s, s, s), mul(Num(3.0), s, s))[order]
+    if kind == "gap":
+        # s − clip(s, −1, 1) as s + (−1)·fmin(fmax(s, −1), 1): the same rounding as numpy's
+        if order == 2:
+            return if_greater(absolute(s), Num(1.0), Num(1.0), Num(0.0))
+        d = b.let(sub(s, minimum(maximum(s, Num(-1.0)), Num(1.0))))
+        return mul(Num(0.5), d, d) if order == 0 else d
     if kind == "periodic":
         if order == 0:
             h = b.let(sin(mul(Num(0.5), s)))

@@ -256,7 +256,9 @@ def _quadrature(system: Any) -> tuple[np.ndarray, np.ndarray]:
     gradient of degree 7).  An energy that is a polynomial of degree 4 at most (a quadratic form
     plus quartic ridges: progressive springs, the saturating inductor's identified flux law)
     has a cubic gradient, integrated exactly by two nodes: the same step to round-off at half
-    the effort evaluations.
+    the effort evaluations.  Every other energy takes the four nodes of ``ph.simulate`` — a
+    gap ridge's piecewise-quadratic energy too, whose quadrature across a stop is exact for
+    neither, so that only the same nodes give the same step.
     """
     from fmu_surrogate.ph.efforts.convex import ConvexEffort
     from fmu_surrogate.ph.simulation.time_steps import GL_NODES, GL_WEIGHTS

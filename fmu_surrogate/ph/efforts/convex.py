@@ -19,9 +19,13 @@ kind         ψ(s)                   ψ'(s)               what it models
                                                         (softening, saturating spring/inductor)
 ``periodic`` ``1 − cos s − s²/2``   ``sin s − s``       an angle whose energy repeats every
                                                         turn (a pendulum, a crank, a cam)
+``gap``      ``½ (|s| − 1)₊²``      ``s − clip(s, −1,   end stops, a contact, a spring that
+                                    1)``                engages beyond a clearance: no force
+                                                        inside the gap ``|s| ≤ 1``, the
+                                                        stiffness ``α w wᵀ`` added beyond it
 ===========  =====================  ==================  =======================================
 
-Why these.  A quartic or logcosh term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever
+Why these.  A quartic, logcosh or gap term is ≥ 0, so ``H(x) ≥ ½ λ_min(Q) |x|² ≥ 0`` whatever
 the parameters (``Q ≻ 0``, ``α ≥ 0``, any directions ``w_k``): the energy is bounded below
 and radially unbounded (trajectories of a passive system stay bounded), its only minimum is
 the rest state ``x = 0``, which stays an equilibrium, and ``H`` is convex, so its Hessian
@@ -32,14 +36,32 @@ spring's deflection), which is where the nonlinearity of a mechanical or electri
 usually sits, and its derivatives are closed-form (exportable as expressions).  The quartic's
 ``H`` is a polynomial of degree 4, for which the AVF scheme is exact.
 
+The gap kind.  End stops at ``q = ±g`` with the contact stiffness ``k_c`` on a spring ``k q``
+are ``Q = k``, ``w = 1/g``, ``α = k_c g²``: the force ``k q + k_c (|q| − g)₊ sign q``.  Its
+``ψ'' = 1`` where ``|s| > 1`` and ``0`` inside is piecewise constant, so ``H`` is ``C¹`` with
+a Lipschitz gradient (not ``C²``: the stiffness jumps at the stops), and Newton in the implicit
+schemes, which takes ``ψ''`` as the Jacobian's, is semismooth Newton (locally superlinear).
+The AVF scheme's 4-point Gauss–Legendre quadrature of ``z`` along a step is exact where the
+step stays on one side of a stop but not across one: along a step that crosses a stop the
+ridge's slope is ``Δs (τ − τ*)₊`` (``Δs = wᵀΔx``), whose 4-node quadrature is off by at most
+``9.2e-3 Δs²``, so each such step puts up to ``9.2e-3 α Δs²`` (second order in the step, not
+round-off) into the energy balance of the scheme.
+
 A preload.  A part at rest under a static load (a strut under a car's weight, a hanging mass, an
 accumulator at its charge pressure) works around a deflection where its spring law is not odd:
 ``k₁ q + k₃ q³`` about ``q_e`` adds the quadratic ``3 k₃ q_e δ²`` to the force of the deflection
-``δ`` from there.  A ridge with the shift ``c`` (a quartic or logcosh one) takes
+``δ`` from there.  A ridge with the shift ``c`` (a quartic, logcosh or gap one) takes
 ``ψ(s + c) − ψ(c) − ψ'(c) s``: the Bregman divergence of the convex ``ψ``, so it is convex,
 ``≥ 0`` and zero with its slope at ``s = 0`` — everything said above holds as it is, the rest
 state ``x = 0`` included.  Its force is ``ψ'(s + c) − ψ'(c)`` and its Hessian ``ψ''(s + c)``;
-a shifted quartic is still a polynomial of degree 4.  A periodic ridge takes no shift.
+a shifted quartic is still a polynomial of degree 4.  A shifted gap ridge puts the two stops
+asymmetrically about rest: the gap of width ``2/|w|`` along ``w/|w|`` is centred at ``−c/|w|``
+(a part resting against one stop, or closer to one than the other; with ``|c| > 1`` rest lies
+in contact, beyond a stop).  A periodic ridge takes no shift.
+
+The file (:meth:`ConvexEffort.to_dict`) is version 1 unless it holds a gap ridge, which
+version 2 added: each file in the oldest version that holds its content, so a reader that
+knows no gap refuses such a file as a newer version instead of failing on an unknown kind.
 
 The periodic kind.  A pendulum's energy ``k (1 − cos θ)`` is not convex and grows without bound
 in no direction of its angle: no quadratic form plus convex ridges approaches it once the
@@ -73,7 +95,8 @@ __all__ = ["RIDGE_KINDS", "ConvexEffort"]
 RIDGE_KINDS = ("quartic", "logcosh", "periodic", "gap")
 
 FORMAT = "fmu_surrogate.convex_effort"
-VERSION = 1
+#: the newest file version written (2: gap ridges; files without one are written as version 1)
+VERSION = 2
 
 
 def _logcosh(s: Array) -> Array:
@@ -252,8 +275,9 @@ class ConvexEffort:
         return 0.5 * ((a @ self.Q) * a).sum(axis=1) + self._ridges(a, 0).sum(axis=1)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready description (exact floats)."""
-        out = {"format": FORMAT, "version": VERSION, "Q": self.Q.tolist(),
+        """JSON-ready description (exact floats): version 2 with a gap ridge, else 1."""
+        version = 2 if "gap" in self.kinds else 1
+        out = {"format": FORMAT, "version": version, "Q": self.Q.tolist(),
                "kinds": list(self.kinds), "weights": self.weights.tolist(),
                "directions": self.directions.tolist()}
         if self._shifted:  # files without preloads stay as they were
@@ -262,17 +286,27 @@ class ConvexEffort:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ConvexEffort:
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict` (file versions 1 and 2).
 
         Parameters
         ----------
         d : dict
             As written by :meth:`to_dict`.
+
+        Raises
+        ------
+        InvalidInputError
+            Another format, or a version other than 1 and 2 (a newer one: upgrade).
         """
-        if d.get("format") != FORMAT or d.get("version") != VERSION:
+        version = d.get("version")
+        if d.get("format") != FORMAT or type(version) is not int or version < 1:
             raise InvalidInputError(
-                f"not a version-{VERSION} convex effort (format {d.get('format')!r}, "
-                f"version {d.get('version')!r}).")
+                f"not a convex effort of version 1 to {VERSION} (format {d.get('format')!r}, "
+                f"version {version!r}).")
+        if version > VERSION:
+            raise InvalidInputError(
+                f"a convex effort of version {version}, newer than this fmu_surrogate reads "
+                f"(versions 1 to {VERSION}); upgrade fmu_surrogate.")
         Q = np.asarray(d["Q"], dtype=float)  # of a static map (n = 0): written as []
         return cls(Q.reshape(0, 0) if Q.size == 0 else Q, d["kinds"], d["weights"],
                    d["directions"], d.get("shifts"))

@@ -139,8 +139,18 @@ def convex_preloaded(seed=8, n=3):
     return ConvexEffort(e.Q, e.kinds, e.weights, e.directions, [-0.8, 0.4, 0.0])
 
 
+def convex_gap(seed=8, n=3):
+    """End stops and a contact: :func:`convex` with two of its ridges gaps, one centred on rest
+    and one preloaded beyond its stop (``|c| > 1``: rest in contact), directions of spread 2
+    (the test states reach both sides of every stop)."""
+    e = convex(seed, n)
+    return ConvexEffort(e.Q, ["gap", "quartic", "gap"], e.weights, 2.0 * e.directions,
+                        [0.0, 0.4, -1.3])
+
+
 EFFORTS = {
     "convex": convex,
+    "convex_gap": convex_gap,
     "convex_preloaded": convex_preloaded,
     "convex_periodic": convex_periodic,
     "convex_quadratic": lambda: ConvexEffort(np.diag([1.0, 3.0])),
@@ -331,3 +341,34 @@ def test_bad_input_gives_clear_errors():
                 hamiltonian=lambda x: np.zeros(len(x)))
     with pytest.raises(ExportError, match="Hamiltonian is a Python function"):
         effort_expressions(lam)
+
+
+def _one_gap(shift):
+    """``H = x² + 3·ψ(2x + c)``: one state, one gap ridge; the stops at ``2x + c = ±1`` are
+    binary fractions for ``c = 0`` and ``0.25``."""
+    return ConvexEffort([[2.0]], ["gap"], [3.0], [[2.0]], [shift])
+
+
+def test_a_gap_ridge_renders_bit_for_bit(tmp_path):
+    """The gap's clip as ``fmin(fmax(s, −1), 1)`` and its step as a ``?:`` (no new rounding):
+    the numpy evaluation of the program and the compiled C equal ``ConvexEffort``'s ``z``,
+    ``∂z/∂x`` and ``H`` exactly (one ridge, one state: the same operations in the same order),
+    at the stops, on both sides of them and within the gap."""
+    x = np.concatenate([np.linspace(-3.0, 3.0, 601), [-0.625, -0.5, 0.375, 0.5]])[:, None]
+    x = np.concatenate([x, np.nextafter(x, 10.0), np.nextafter(x, -10.0)])
+    efforts = {f"gap{k}": _one_gap(c) for k, c in enumerate((0.0, 0.25))}
+    for eff in efforts.values():
+        s = 2.0 * x[:, 0] + eff.shifts[0]
+        assert np.any(np.abs(s) == 1.0) and np.any(np.abs(s) < 1.0) and np.any(np.abs(s) > 1.0)
+        ex = effort_expressions(eff)
+        assert np.array_equal(ex.evaluate("z", x), eff(x))
+        assert np.array_equal(ex.evaluate("dz", x), eff.jacobian(x))
+        assert np.array_equal(ex.evaluate("H", x), eff.hamiltonian(x))
+    src = {name: effort_c_source(e, prefix=name) for name, e in efforts.items()}
+    assert "fmin(fmax(t1, -1.0), 1.0)" in src["gap0"]
+    assert "(fabs(t1) > 1.0 ? 1.0 : 0.0)" in src["gap0"]
+    lib = _compile(src, tmp_path)
+    for name, eff in efforts.items():
+        z, dz, H, has_h = _call(lib, name, x)
+        assert has_h and np.array_equal(z, eff(x)) and np.array_equal(H, eff.hamiltonian(x))
+        assert np.array_equal(dz, eff.jacobian(x))
