@@ -1,0 +1,58 @@
+"""A mass on a soft spring between end stops (a contact 10× stiffer beyond ±5 cm), force in,
+velocity out, simulated with scipy: the energy's gap ridge (a default ridge kind) finds the
+stops, where the linear fit and the smooth ridges miss."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+
+M, K, C, GAP, KC = 1.0, 40.0, 2.0, 0.05, 400.0
+DT, T = 0.01, 10.0
+
+
+def _run(seed: int, amplitude: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One run from rest under a multisine force (8 lines in 0.2–3 Hz), the force taken as
+    linear between its samples (the fit's input hold), velocity out."""
+    rng = np.random.default_rng(seed)
+    f, ph, a = rng.uniform(0.2, 3.0, 8), rng.uniform(0, 2 * np.pi, 8), rng.uniform(0.5, 1, 8)
+    t = np.arange(0.0, T + DT / 2, DT)
+    F = amplitude * (np.sin(2 * np.pi * np.multiply.outer(t, f) + ph) @ a) / a.sum()
+
+    def rhs(s: float, x: np.ndarray) -> list[float]:
+        q, v = x
+        contact = KC * (max(q - GAP, 0.0) - max(-q - GAP, 0.0))
+        return [v, (np.interp(s, t, F) - C * v - K * q - contact) / M]
+
+    sol = solve_ivp(rhs, (0.0, T), [0.0, 0.0], t_eval=t, method="DOP853", rtol=1e-11,
+                    atol=1e-13, max_step=DT / 4)
+    return t, F[:, None], sol.y[1][:, None]
+
+
+@pytest.fixture(scope="module")
+def fitted():  # about 50 s
+    # levels 1, 8 and 4 N: the first stays inside the clearance, the others strike both stops
+    runs = [_run(seed, amp) for seed, amp in ((1, 1.0), (2, 8.0), (3, 4.0), (4, 6.0))]
+    return NonlinearPHIdentifier(2).fit(runs)  # the last run held out
+
+
+@pytest.mark.slow
+def test_the_stops_are_found_by_the_gap_ridge(fitted):
+    est = fitted
+    r = est.result_
+    assert est.ridges == ("quartic", "logcosh", "gap")
+    kinds = est.system_.effort_function.kinds
+    weights = est.system_.effort_function.weights
+    assert "gap" in kinds and weights[kinds.index("gap")] > 0
+    # measured: linear 77 % held out, nonlinear 0.52 %, the gap ridge's weight 0.97 against
+    # 0.001 and 0.02 of the others (with quartic and logcosh ridges only: 31 %); 2 % is the
+    # drop-in target, room for the optimiser's path on other BLAS
+    assert r.linear_validation_error > 0.3
+    assert r.validation_error < 0.02
+    # a run neither fit has seen, at 5 N: simulated by the structure-preserving scheme
+    t, u, y = _run(7, 5.0)
+    err = np.abs(est.predict(t, u) - y).max() / np.ptp(y)
+    assert err < 0.02  # measured 0.16 % of the swing
