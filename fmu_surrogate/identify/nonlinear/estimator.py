@@ -129,8 +129,9 @@ class NonlinearPHIdentifier(PHEstimator):
         a static map with a static law to fit: then 0).  A larger n than the linear start's
         adds states that start uncoupled.
     ridges : sequence of str
-        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`; a fit
-        missing 10 % adds a ``"periodic"`` one: :mod:`.continuation`); ``()``: quadratic.
+        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`: a
+        hardening, a softening spring and end stops by default; a fit missing 10 % adds a
+        ``"periodic"`` one: :mod:`.continuation`); ``()``: quadratic.
     n_dissipation : int
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}
