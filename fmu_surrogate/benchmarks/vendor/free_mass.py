@@ -30,9 +30,11 @@ The mass in a housing with end stops, as a vendor's mass with a position sensor:
   ``m v`` internal; the FMU integrates with its own classical Runge-Kutta 4 in equal substeps of
   at most ``max_step`` (0.5 ms) per communication step, the force held.  The contact is not
   located: a substep that crosses a stop integrates across the kink of the force law (which is
-  continuous, its slope jumps by ``kc``), as vendors' fixed-step solvers do; the error of such a
-  substep is of order ``h³`` instead of ``h⁵``.  Inside the clearance the component is the
-  linear mass-spring-damper.  ``H = m v² / 2 + k s² / 2 + kc (s − s_max)₊² / 2 +
+  continuous, its slope jumps by ``kc``), as vendors' fixed-step solvers do: such a substep
+  errs on ``v`` by about ``(kc |v| / m) h²`` times a constant of where in it the contact
+  begins, instead of ``h⁵``, so over a run with contacts the scheme converges at about order 2
+  (7.3e-7 m and 1.1e-5 m/s at 0.5 ms under a chirp of 6 N into both stops).  Inside the
+  clearance the component is the linear mass-spring-damper.  ``H = m v² / 2 + k s² / 2 + kc (s − s_max)₊² / 2 +
   kc (s_min − s)₊² / 2``; ``F v = dH/dt + c v² + |f_d v|`` (the limited contact damper only
   dissipates).  :func:`end_stop_simulate` is the scipy reference.
 """
