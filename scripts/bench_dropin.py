@@ -182,6 +182,15 @@ COMPONENTS: dict[str, dict] = {
                   for k, s in ((1, 5), (2, 15), (3, 10))],
         "heldout": ["F=chirp:f0=0.2,f1=5,t1=10,amplitude=15"],
         "stop": 10.0, "step": 0.01, "linear": False},
+    # a mass with end stops at ±0.05 m (contact springs 10 k), its position a measured output:
+    # four levels, identify's held-out one (6 N) in between; the position within -0.047 to
+    # 0.058 m (1 N: touching the upper stop), ±0.12 m (4 N), -0.26 to 0.25 m (8 N: 0.2 m into
+    # both stops) and -0.23 to 0.20 m (6 N); the held-out chirp swings it to ±0.16 m
+    "end_stop_mass": {
+        "train": [f"F=noise:f_low=0.2,f_high=3,duration=10,std={s},seed={k}"
+                  for k, s in ((1, 1), (2, 4), (3, 8), (4, 6))],
+        "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
+        "stop": 10.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments

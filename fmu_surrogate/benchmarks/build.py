@@ -138,6 +138,10 @@ BENCHMARKS: dict[str, Benchmark] = {
                   "to ground: force in, velocity and acceleration (feedthrough of the force) "
                   "out, co-simulation only, states internal, fixed-step RK4",
                   specs_detailed.sprung_mass_sensor_spec, {}),
+        Benchmark("end_stop_mass", "mass on a spring and a damper with elastic end stops "
+                  "(ElastoGap contacts): force in, velocity and position out, co-simulation "
+                  "only, states internal, fixed-step RK4 in substeps of at most 0.5 ms, "
+                  "contacts not located", specs_detailed.end_stop_mass_spec, {}),
     )
 }
 

@@ -6,7 +6,8 @@ a displacement input (:func:`progressive_spring_displacement_spec`,
 turns over (:func:`pendulum_joint_spec`) and of the nonlinear hydraulic components in bar and l/min,
 the gas-charged accumulator and the turbulent orifice (:func:`gas_accumulator_spec`,
 :func:`turbulent_orifice_spec`, physics in :mod:`.vendor.hydraulic`) and of the mass on the
-progressive spring with an acceleration sensor (:func:`sprung_mass_sensor_spec`);
+progressive spring with an acceleration sensor (:func:`sprung_mass_sensor_spec`) and of the mass
+with end stops and a position sensor (:func:`end_stop_mass_spec`);
 :mod:`.specs` has no room left.
 
 Each detailed component has the variables, units and causalities of its lumped original in
@@ -23,6 +24,7 @@ import dataclasses
 
 from fmu_surrogate.benchmarks.cvode import cvode_variant
 from fmu_surrogate.benchmarks.specs import fixed_step_variables
+from fmu_surrogate.benchmarks.vendor import free_mass as _free_mass
 from fmu_surrogate.benchmarks.vendor import hydraulic as _hydraulic
 from fmu_surrogate.benchmarks.vendor import power_damper_detailed as _damper
 from fmu_surrogate.benchmarks.vendor import progressive_spring as _lumped_spring
@@ -33,7 +35,7 @@ from fmu_surrogate.benchmarks.vendor.rotating import pendulum_joint as _joint
 from fmu_surrogate.benchmarks.vendor.stepping import coupled_mass_clock as _clock
 from fmu_surrogate.export.fmi.model_description import Experiment, ModelSpec, Var
 
-__all__ = ["coupled_mass_clock_spec", "gas_accumulator_spec", "pendulum_joint_spec",
+__all__ = ["coupled_mass_clock_spec", "end_stop_mass_spec", "gas_accumulator_spec", "pendulum_joint_spec",
            "power_damper_detailed_spec", "progressive_spring_damper_spec",
            "progressive_spring_detailed_spec", "progressive_spring_displacement_spec",
            "saturating_inductor_detailed_spec", "saturating_motor_spec",
@@ -409,5 +411,51 @@ def sprung_mass_sensor_spec() -> ModelSpec:
         v,
         Experiment(0.0, 10.0, 1e-2),
         defines={"MODEL_RK4": 1},
+        model_exchange=False,
+    )
+
+
+def end_stop_mass_spec() -> ModelSpec:
+    """Mass on a spring and a damper in a housing with end stops (ElastoGap contacts,
+    :mod:`fmu_surrogate.benchmarks.vendor.free_mass`): force in, velocity out (the power port)
+    and position out (a measured output); co-simulation only, position and momentum internal,
+    its own fixed-step RK4 in substeps of at most ``max_step``, contacts not located."""
+    p = _free_mass.END_STOP_PARAMS
+    par = [("m", "kg", "mass (> 0)"), ("k", "N/m", "spring to the housing (>= 0)"),
+           ("c", "N.s/m", "damper to the housing (>= 0)"),
+           ("kc", "N/m", "contact spring of each stop (>= 0)"),
+           ("dc", "N.s/m", ("contact damper of each stop (>= 0), its force limited by the "
+                             "contact spring's (the contact never pulls)")),
+           ("s_max", "m", "upper stop: contact for s > s_max (> 0)"),
+           ("s_min", "m", "lower stop: contact for s < s_min (< 0)")]
+    v = (
+        Var("F", "input", start=0.0, unit="N",
+            description="force on the mass (effort; F v: power into the component)"),
+        *(Var(k, "parameter", "tunable", p[k], unit=u, description=d) for k, u, d in par),
+        Var("s0", "parameter", "fixed", p["s0"], unit="m", description="initial position"),
+        Var("v0", "parameter", "fixed", p["v0"], unit="m/s", description="initial velocity"),
+        Var("max_step", "parameter", "fixed", 5e-4, unit="s",
+            description="co-simulation: longest substep of the FMU's fixed-step Runge-Kutta 4, "
+            "ceil(H / max_step) equal substeps per communication step H (> 0); contacts are "
+            "not located"),
+        Var("x", unit="m", description="position of the mass (state)"),
+        Var("p", unit="N.s", description="momentum m v of the mass (state)"),
+        Var("der(x)", derivative="x", unit="m/s", description="x' = p / m"),
+        Var("der(p)", derivative="p", unit="N",
+            description="p' = F - k x - c v + force of the stops"),
+        Var("v", "output", unit="m/s", dependencies=(),
+            description="velocity of the mass, p / m (F v: power into the component)"),
+        Var("s", "output", unit="m", dependencies=(),
+            description="position of the mass from rest (position sensor)"),
+    )
+    return ModelSpec(
+        "end_stop_mass",
+        "Mass on a spring and a damper with elastic end stops (ElastoGap contacts), force in, "
+        "velocity and position out (fmu-surrogate vendor-style, co-simulation only, states "
+        "internal, fixed-step RK4, contacts not located)",
+        "end_stop_mass.c",
+        v,
+        Experiment(0.0, 10.0, 1e-2),
+        defines={"MODEL_DO_STEP": 1},
         model_exchange=False,
     )

@@ -74,6 +74,8 @@ INTERFACE = {
     "coupled_mass_clock": (["x1", "v1"], ["fk", "x2", "v2"], [], ["m2", "c2", "d2", "cc", "dc"]),
     "pendulum_joint": (["tau"], ["w"], [], ["m", "l", "g", "d", "phi0", "w0"]),
     "sprung_mass_sensor": (["F"], ["v", "a"], [], ["m", "k", "x_ref", "c", "x0", "v0"]),
+    "end_stop_mass": (["F"], ["v", "s"], [], ["m", "k", "c", "kc", "dc", "s_max", "s_min", "s0",
+                                              "v0"]),
 }
 # the variants with their own CVODE solver, and the damper computing its outputs in doStep only:
 # the interface of their originals
@@ -98,7 +100,7 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
               "power_damper_stepped": set(),
               "hydraulic_accumulator": {"n_substeps"}, "hydraulic_orifice": set(),
               "gas_accumulator": {"n_substeps"}, "turbulent_orifice": set(),
-              "sprung_mass_sensor": {"n_substeps"},
+              "sprung_mass_sensor": {"n_substeps"}, "end_stop_mass": {"max_step"},
               "coupled_mass_clock": {"solver_step"},
               **{n: {"cvode_rtol", "cvode_max_steps"} for n in INTERFACE
                  if n.endswith(("_cvode", "_detailed")) or n == "pendulum_joint"}}
@@ -106,6 +108,7 @@ OWN_SOLVER = {"quarter_car": {"n_substeps"}, "dc_motor": {"n_substeps"},
 CS_ONLY = {"power_damper", "power_damper_stepped", "progressive_spring", "saturating_inductor",
            "saturating_motor", "progressive_spring_displacement", "progressive_spring_damper",
            "coupled_mass_clock", "pendulum_joint", "gas_accumulator", "sprung_mass_sensor",
+           "end_stop_mass",
            *(n for n in INTERFACE if n.endswith(("_cvode", "_detailed")))}
 
 
@@ -117,6 +120,7 @@ def test_registry():
                                "progressive_spring_damper", "saturating_inductor", "saturating_motor",
                                "hydraulic_accumulator", "hydraulic_orifice", "gas_accumulator",
                                "turbulent_orifice", "coupled_mass_clock", "sprung_mass_sensor",
+                               "end_stop_mass",
                                "power_damper_cvode", "progressive_spring_cvode",
                                "saturating_inductor_cvode", "progressive_spring_detailed",
                                "power_damper_detailed", "saturating_inductor_detailed",
