@@ -129,9 +129,9 @@ class NonlinearPHIdentifier(PHEstimator):
         a static map with a static law to fit: then 0).  A larger n than the linear start's
         adds states that start uncoupled.
     ridges : sequence of str
-        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`: a
-        hardening, a softening spring and end stops by default; a fit missing 10 % adds a
-        ``"periodic"`` one: :mod:`.continuation`); ``()``: quadratic.
+        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`); a fit
+        missing 10 % adds a ``"periodic"`` one, then a ``"gap"`` one (end stops), each kept
+        where it lowers the cost (:mod:`.continuation`); ``()``: quadratic.
     n_dissipation : int
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}
@@ -218,7 +218,7 @@ class NonlinearPHIdentifier(PHEstimator):
     _fitted_attribute = "system_"
 
     def __init__(self, n_states: int | None = None, *,
-                 ridges: Sequence[str] = ("quartic", "logcosh", "gap"),
+                 ridges: Sequence[str] = ("quartic", "logcosh"),
                  n_dissipation: int = 1, feedthrough: Any = "auto",
                  n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,

@@ -177,12 +177,13 @@ def test_a_quarter_car_at_one_level_is_found():
     assert err < 0.08
 
 
-def _stand_in_homotopy(monkeypatch, y_lin, ridges=("quartic", "logcosh", "periodic"),
+def _stand_in_homotopy(monkeypatch, y_lin, ridges=("quartic", "logcosh", "periodic", "gap"),
                        missed=0.08, simulated=lambda fit: 0.0):
     """:func:`optimise_continued` on one run (one level) with stand-in fits: the direct fit
     misses (cost ``missed``), every later one reaches 1e-6; the linear core's outputs are
-    ``y_lin`` (an exception instance: raised); the energy's ``ridges`` (with a periodic one, no
-    second fit with one); ``simulated(fit)`` the relative error of a fit's model simulated
+    ``y_lin`` (an exception instance: raised); the energy's ``ridges`` (with a periodic and a
+    gap one, no second fit with either); ``simulated(fit)`` the relative error of a fit's model
+    simulated
     through the training runs.  Returns the result, the direct fit and the targets each later
     fit was given."""
     from dataclasses import dataclass
@@ -253,6 +254,25 @@ def test_a_fit_that_misses_by_far_is_run_again_with_a_periodic_ridge(monkeypatch
     out, direct, targets = _stand_in_homotopy(monkeypatch, np.full((4, 1), np.nan),
                                               ridges=("quartic", "logcosh"), missed=1e-3)
     assert out is direct and len(targets) == 2
+
+
+def test_a_fit_that_misses_by_far_with_a_periodic_ridge_is_run_again_with_end_stops(
+        monkeypatch):
+    """The fit with a periodic ridge among its own still ends at 0.08: the whole fit again with
+    a gap ridge added (end stops), whose direct fit meets; the reason says which was added."""
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.full((4, 1), np.nan),
+                                         ridges=("quartic", "logcosh", "periodic"))
+    assert [k for _, k in targets] == [("quartic", "logcosh", "periodic"), (),
+                                       ("quartic", "logcosh", "periodic", "gap")]
+    assert out.costs[-1] == 1e-6
+    assert out.reason == "met; with an end-stop (gap) ridge (without: cost 0.08)"
+    # its model simulated misses the runs (50 %), on short segments less (10 %): the fit on
+    # short segments carries the gap ridge, and its reason says so
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.full((4, 1), np.nan),
+                                         ridges=("quartic", "logcosh", "periodic"),
+                                         simulated=lambda fit: 0.5 if fit.theta == 50 else 0.1)
+    assert targets[-1][1] == ("quartic", "logcosh", "periodic", "gap") and out.theta == 10
+    assert out.reason.endswith("here 0.1); with an end-stop (gap) ridge")
 
 
 def test_a_fit_that_misses_its_runs_simulated_is_run_again_on_short_segments(monkeypatch):
