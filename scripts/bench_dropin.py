@@ -56,6 +56,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_harvest's nati
 
 from fmu_surrogate.errors import FmuSurrogateError
 
+#: The training inputs of the mass between end stops: four noise levels (1 to 8 N)
+END_STOP_TRAIN = [f"F=noise:f_low=0.2,f_high=3,duration=10,std={s},seed={k}"
+                  for k, s in ((1, 1), (2, 4), (3, 8), (4, 6))]
 #: Component -> experiment: the training inputs (one run per entry), the held-out input, the
 #: experiment's stop time and step, and whether the component is linear.  ``fmu`` names the
 #: benchmark FMU when it is not the entry's name (one FMU identified at other parameter values);
@@ -187,10 +190,14 @@ COMPONENTS: dict[str, dict] = {
     # 0.058 m (1 N: touching the upper stop), ±0.12 m (4 N), -0.26 to 0.25 m (8 N: 0.2 m into
     # both stops) and -0.23 to 0.20 m (6 N); the held-out chirp swings it to ±0.16 m
     "end_stop_mass": {
-        "train": [f"F=noise:f_low=0.2,f_high=3,duration=10,std={s},seed={k}"
-                  for k, s in ((1, 1), (2, 4), (3, 8), (4, 6))],
+        "train": END_STOP_TRAIN,
         "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
         "stop": 10.0, "step": 0.01, "linear": False},
+    # the same mass thrown at 1.5 m/s, as the system bounded_mass starts it
+    "end_stop_mass_thrown": {"fmu": "end_stop_mass", "params": {"v0": 1.5},
+                             "train": END_STOP_TRAIN,
+                             "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
+                             "stop": 10.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments
@@ -411,6 +418,8 @@ SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
            "gas_discharge": (2.0, 0.01),
            "braked_mass": (2.0, 0.01), "coil_drive": (10.0, 0.01),
            "sprung_mass": (5.0, 0.001),
+           # two ports that take power in, joined by an inverted effort; contacts last ~0.1 s
+           "bounded_mass": (2.0, 0.001),
            # the same systems with the vendors' detailed components behind the same ports
            "braked_mass_detailed": (2.0, 0.01), "coil_drive_detailed": (10.0, 0.01),
            "sprung_mass_detailed": (5.0, 0.001)}

@@ -5,7 +5,8 @@ Every component is a pH core with an affine wiring to its FMU variables
 ``y_ext = Ty y_ph + Cx x + Du u_ext + cy``), a drop-in surrogate's own or the signed selection
 that a component's ``ports`` describe.  A connection ``A.y -> B.u`` between power ports (the
 output one pH port with a sign, the input feeding one pH port with a sign) gives
-``u_i = K_ij y_j`` with ``K_ij = s_i s_j``; the coupled ports form ``û + Ĉ ŷ = 0`` with ``Ĉ = −K``
+``u_i = K_ij y_j`` with ``K_ij = κ s_i s_j`` for the connection's factor ``κ`` (``−1`` where it
+inverts the sign; an offset is refused); the coupled ports form ``û + Ĉ ŷ = 0`` with ``Ĉ = −K``
 on them (docs/design.md §2), and :func:`fmu_surrogate.ph.interconnect` builds the coupled system
 (refusing a non-skew ``Ĉ``).  The other pH ports stay *free*: driven by the unconnected inputs
 (the system's driven inputs ``system.inputs``, held over each step like in a co-simulation;
@@ -280,9 +281,13 @@ def assemble(system: System) -> Assembled:
             if var not in names:
                 raise CouplingError(f"connection {con}: {p.name}.{var} is not a variable of the "
                                     "component's pH model (add it to the component's ports).")
+        if con.offset:
+            raise CouplingError(f"connection {con}: an offset is a source of power between pH "
+                                "ports, which the monolithic form does not hold; run the system "
+                                "on libcosim, or give the offset to the component.")
         j, sj = _power_output(a, con.source[1])
         i, si = _power_input(b, con.target[1])
-        K[i, j] = si * sj
+        K[i, j] = con.factor * si * sj
         outputs[".".join(con.source)] = (j, sj)
         inputs[".".join(con.target)] = (i, si)
     coupled = sorted(set(np.nonzero(K.any(axis=1))[0]) | set(np.nonzero(K.any(axis=0))[0]))
@@ -449,8 +454,8 @@ def run_monolithic(system: System, stop_time: float, step: float, *, run_index: 
     for b in system.bonds:
         e = values[".".join(b.effort.source)]
         f = values[".".join(b.flow.source)]
-        for c in b.components:
-            values[f"bond:{b.name}:P_{c}"] = units[b.name].scale * e * f
+        for c, (_, sign) in zip(b.components, b.sides()):  # as each side sees its port
+            values[f"bond:{b.name}:P_{c}"] = units[b.name].scale * sign * e * f
         values[f"bond:{b.name}:residual"] = np.zeros_like(e)
         names += [f"bond:{b.name}:P_{c}" for c in b.components] + [f"bond:{b.name}:residual"]
     rec = RunRecord(run_index, values=values, wall_time=_time.perf_counter() - t0)

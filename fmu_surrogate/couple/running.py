@@ -13,8 +13,10 @@ received).
 
 from __future__ import annotations
 
+import tempfile
 import time as _time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,7 +58,14 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
                                 f"has no parameters {missing} to start from the initial state "
                                 "the system gives it; export the surrogate again.")
     algo = None
-    if algorithm == "ecco":
+    transformed = [c for c in system.all_connections() if c.transformed]
+    if transformed:  # libcosim's API connects plainly; its SSP loader transforms
+        if algorithm == "ecco":
+            raise CouplingError(f"libcosim's ECCO algorithm joins plain connections only, and "
+                                f"{transformed[0]} scales or shifts its value; run the system "
+                                f"with the fixed-step or the monolithic algorithm.")
+        ex = _ssp_execution(system, step)
+    elif algorithm == "ecco":
         params = {**ECCO_DEFAULTS, "step_size": step, "min_step_size": step / 100,
                   "max_step_size": step * 100, **(ecco or {})}
         algo = CosimAlgorithm.create_ecco_algorithm(EccoParams(**params))
@@ -65,7 +74,8 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
         ex = CosimExecution.from_step_size(round(step * _NS))
     idx = {}
     for name, comp in system.components.items():
-        idx[name] = ex.add_local_slave(CosimLocalSlave(str(comp.path), name))
+        idx[name] = (ex.slave_index_from_instance_name(name) if transformed else
+                     ex.add_local_slave(CosimLocalSlave(str(comp.path), name)))
         if idx[name] < 0:
             raise CouplingError(f"libcosim refused component {name!r} ({comp.path}); FMI "
                                 f"{infos[name].fmi_version} — libcosim loads FMI 1.0/2.0 "
@@ -73,7 +83,7 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
         for p, v in {**comp.parameters, **starts[name]}.items():
             var = infos[name].variables[p]
             _initial(ex, idx[name], var, v)
-    for c in system.all_connections():
+    for c in [] if transformed else system.all_connections():
         s = infos[c.source[0]].variables[c.source[1]]
         t = infos[c.target[0]].variables[c.target[1]]
         fn = {"Real": ex.connect_real_variables, "Integer": ex.connect_integer_variables,
@@ -88,6 +98,28 @@ def _engine(system: System, infos: dict[str, ComponentInfo], step: float, algori
                                    idx[bb], vr(b.flow.source), vr(b.effort.target)) < 0:
                 raise CouplingError(f"libcosim refused power bond {b.name!r}.")
     return ex, idx, algo
+
+
+def _ssp_execution(system: System, step: float) -> Any:
+    """A fixed-step libcosim execution of ``system`` loaded from its ``SystemStructure.ssd``:
+    libcosim applies a connection's ``ssc:LinearTransformation`` itself, in the initialisation
+    as at every communication point, where its API connects plainly only."""
+    from libcosimpy.CosimExecution import CosimExecution
+
+    from fmu_surrogate.couple.ssp import system_structure
+
+    sources = {n: Path(c.path).resolve().as_uri() for n, c in system.components.items()}
+    bare = System(system.components, system.connections, system.bonds)  # SSP: no driven inputs
+    with tempfile.TemporaryDirectory(prefix="fmu-surrogate-ssd-") as folder:
+        ssd = Path(folder) / "SystemStructure.ssd"
+        ssd.write_bytes(system_structure(bare, sources))
+        try:  # libcosim unpacks every FMU at once, so the folder may go
+            return CosimExecution.from_ssp_file(folder, step_size=round(step * _NS))
+        except AssertionError as exc:  # libcosimpy asserts a non-null execution
+            from libcosimpy._internal import get_last_error_message
+
+            raise CouplingError(f"libcosim refused the system: "
+                                f"{get_last_error_message() or exc}") from exc
 
 
 def _initial(ex: Any, i: int, var: Any, value: float) -> None:
@@ -223,7 +255,8 @@ def bond_energy(bond: PowerBond, time: np.ndarray, values: dict[str, np.ndarray]
     -------
     dict
         ``P_<component>`` (shape (T,), mean power ``effort · flow`` seen by that side over the
-        step ending at ``time[k]``; entry 0 is the instantaneous product) and ``residual``
+        step ending at ``time[k]``, of its own port variables (an inverted connection's sign
+        included); entry 0 is the instantaneous product) and ``residual``
         (shape (T,), ``∫ (P_out − P_in) dt`` up to ``time[k]``).
     """
     a, b = bond.components
@@ -231,12 +264,10 @@ def bond_energy(bond: PowerBond, time: np.ndarray, values: dict[str, np.ndarray]
     f = values[".".join(bond.flow.source)]
     h = np.diff(time)
     p_a, p_b = step_powers(e[:-1], e[1:], f[:-1], f[1:])
-    p_a = np.concatenate([[e[0] * f[0]], p_a])
-    p_b = np.concatenate([[e[0] * f[0]], p_b])
-    side = {a: p_a, b: p_b}
-    out_side = a if bond.power_into[a] < 0 else b
-    in_side = b if out_side == a else a
-    res = np.concatenate([[0.0], np.cumsum(h * (side[out_side][1:] - side[in_side][1:]))])
+    (pi_a, s_a), (pi_b, s_b) = bond.sides()
+    p_a = s_a * np.concatenate([[e[0] * f[0]], p_a])  # as each side sees its port
+    p_b = s_b * np.concatenate([[e[0] * f[0]], p_b])
+    res = np.concatenate([[0.0], -np.cumsum(h * (pi_a * p_a[1:] + pi_b * p_b[1:]))])
     return {f"P_{a}": p_a, f"P_{b}": p_b, "residual": res}
 
 

@@ -26,7 +26,7 @@ from xml.etree import ElementTree as ET
 
 from fmu_surrogate.couple.system import Component, Connection, CouplingError, PowerBond, System
 
-__all__ = ["ANNOTATION_TYPE", "read_ssp", "write_ssp"]
+__all__ = ["ANNOTATION_TYPE", "read_ssp", "system_structure", "write_ssp"]
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -69,14 +69,46 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
         component has no FMU (a pH model only); a surrogate component starts by another rule
         than its file's, which its exported FMU cannot (module docs).
     """
-    from fmu_surrogate.couple.validation import describe
-
     if system.inputs or system.record:
         raise CouplingError("SSP 1.0 has no form for driven inputs (" + ", ".join(system.inputs)
                             + ") or recorded variables; write the system with write_toml, or "
                             "give them as --input/--record on the command line.")
-    fmus, bound = _fmus_and_bindings(system)
+    fmus = _fmus_and_bindings(system)[0]
     path = Path(path)
+    xml = system_structure(system, {c: f"resources/{c}.fmu" for c in fmus}, name, stop_time)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("SystemStructure.ssd", xml)
+        for cname, fmu in fmus.items():
+            zf.write(fmu, f"resources/{cname}.fmu", compress_type=zipfile.ZIP_STORED)
+    os.replace(tmp, path)
+    return path
+
+
+def system_structure(system: System, sources: dict[str, str], name: str = "system",
+                     stop_time: float | None = None) -> bytes:
+    """``SystemStructure.ssd`` of ``system`` (module docs): its components, each with the
+    ``source`` URI given, their connectors and parameter bindings, the connections with their
+    linear transformations, the power bonds as an annotation.
+
+    Parameters
+    ----------
+    system : System
+    sources : dict of str to str
+        Component name -> the URI of its FMU (relative to the ``.ssd``, or absolute).
+    name : str
+        System name.
+    stop_time : float, optional
+        Written as ``ssd:DefaultExperiment``.
+
+    Returns
+    -------
+    bytes
+        The XML document (UTF-8).
+    """
+    from fmu_surrogate.couple.validation import describe
+
+    fmus, bound = _fmus_and_bindings(system)
     root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)
     sysel = ET.SubElement(root, _q("ssd", "System"), name=name)
     elements = ET.SubElement(sysel, _q("ssd", "Elements"))
@@ -93,7 +125,7 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
                                 f"{missing} to bind; {fix}.")
         el = ET.SubElement(elements, _q("ssd", "Component"), name=cname,
                            type="application/x-fmu-sharedlibrary",
-                           source=f"resources/{cname}.fmu")
+                           source=sources[cname])
         cons = ET.SubElement(el, _q("ssd", "Connectors"))
         for var in sorted(used[cname]):
             v = info.variables[var]
@@ -115,8 +147,12 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
                 ET.SubElement(pe, _q("ssv", tag), value=sval)
     conns = ET.SubElement(sysel, _q("ssd", "Connections"))
     for c in system.all_connections():
-        ET.SubElement(conns, _q("ssd", "Connection"), startElement=c.source[0],
-                      startConnector=c.source[1], endElement=c.target[0], endConnector=c.target[1])
+        ce = ET.SubElement(conns, _q("ssd", "Connection"), startElement=c.source[0],
+                           startConnector=c.source[1], endElement=c.target[0],
+                           endConnector=c.target[1])
+        if c.transformed:
+            ET.SubElement(ce, _q("ssc", "LinearTransformation"), factor=repr(c.factor),
+                          offset=repr(c.offset))
     if system.bonds:
         ann = ET.SubElement(sysel, _q("ssd", "Annotations"))
         a = ET.SubElement(ann, _q("ssc", "Annotation"), type=ANNOTATION_TYPE)
@@ -128,14 +164,7 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
                 ET.SubElement(be, f"{{{_BOND_NS}}}PowerInto", component=comp_name, sign=str(int(sign)))
     if stop_time is not None:
         ET.SubElement(root, _q("ssd", "DefaultExperiment"), startTime="0.0", stopTime=repr(float(stop_time)))
-    xml = ET.tostring(root, encoding="UTF-8", xml_declaration=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("SystemStructure.ssd", xml)
-        for cname, fmu in fmus.items():
-            zf.write(fmu, f"resources/{cname}.fmu", compress_type=zipfile.ZIP_STORED)
-    os.replace(tmp, path)
-    return path
+    return ET.tostring(root, encoding="UTF-8", xml_declaration=True)
 
 
 def _fmus_and_bindings(system: System) -> tuple[dict[str, Path], dict[str, dict[str, float]]]:
@@ -244,17 +273,44 @@ def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = No
                             "ssv:ParameterSet/ssv:Parameters/ssv:Parameter", NS):
             params[p.get("name")] = _float(p)
         comps[name] = Component(name, base / el.get("source"), params)
-    conns = [Connection((c.get("startElement"), c.get("startConnector")),
-                        (c.get("endElement"), c.get("endConnector")))
-             for c in sysel.findall("ssd:Connections/ssd:Connection", NS)]
+    conns = [_connection(c, path) for c in sysel.findall("ssd:Connections/ssd:Connection", NS)]
+    by_ends = {(c.source, c.target): c for c in conns}
     bonds = []
     for a in sysel.findall("ssd:Annotations/ssc:Annotation", NS):
         if a.get("type") != ANNOTATION_TYPE:
             continue
         for be in a.findall(f"{{{_BOND_NS}}}PowerBond"):
-            eff = Connection.parse(*[s.strip() for s in be.get("effort").split("->")])
-            flo = Connection.parse(*[s.strip() for s in be.get("flow").split("->")])
+            eff, flo = (Connection.parse(*[s.strip() for s in be.get(k).split("->")])
+                        for k in ("effort", "flow"))
+            # the bond's connections as the ssd:Connections give them (with their factors)
+            eff, flo = (by_ends.get((c.source, c.target), c) for c in (eff, flo))
             signs = {p.get("component"): int(p.get("sign")) for p in be.findall(f"{{{_BOND_NS}}}PowerInto")}
             bonds.append(PowerBond(be.get("name"), eff, flo, signs))
     bonded = {c for b in bonds for c in (b.effort, b.flow)}
     return System(comps, [c for c in conns if c not in bonded], bonds)
+
+
+#: Children of an ``ssd:Connection`` that do not change the value it carries.
+_INERT = {_q("ssd", "ConnectionGeometry"), _q("ssd", "Annotations"), _q("ssc", "Annotations")}
+
+
+def _connection(el: ET.Element, path: Path) -> Connection:
+    """An ``ssd:Connection`` with its ``ssc:LinearTransformation``; refuse other mappings."""
+    factor, offset = 1.0, 0.0
+    for child in el:
+        if child.tag == _q("ssc", "LinearTransformation"):
+            try:
+                factor = float(child.get("factor", "1.0"))
+                offset = float(child.get("offset", "0.0"))
+            except ValueError as exc:
+                raise CouplingError(f"{path}: a linear transformation of the connection to "
+                                    f"{el.get('endElement')}.{el.get('endConnector')} is not a "
+                                    f"number: {exc}") from exc
+        elif child.tag not in _INERT:
+            raise CouplingError(
+                f"{path}: the connection {el.get('startElement')}.{el.get('startConnector')} -> "
+                f"{el.get('endElement')}.{el.get('endConnector')} maps its value by "
+                f"{child.tag.split('}')[-1]}, which fmu-surrogate does not apply (only "
+                f"ssc:LinearTransformation); replace it by a linear transformation or remove it.")
+    return Connection((el.get("startElement"), el.get("startConnector")),
+                      (el.get("endElement"), el.get("endConnector")), factor, offset)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,18 +21,44 @@ class CouplingError(FmuSurrogateError, ValueError):
 
 @dataclass(frozen=True)
 class Connection:
-    """``source`` output value copied to ``target`` input, both as ``(component, variable)``."""
+    """``source`` output value copied to ``target`` input, both as ``(component, variable)``.
+
+    The target receives ``factor · source + offset`` (SSP's ``ssc:LinearTransformation``): a
+    factor ``−1`` joins two components whose sign conventions differ (two ports that both
+    count power *into* their component, as Modelica's flanges and pins do), a factor and an
+    offset convert units (°C to K, mm to m).  The default is the plain copy.
+    """
 
     source: tuple[str, str]
     target: tuple[str, str]
+    factor: float = 1.0
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        f, o = float(self.factor), float(self.offset)
+        if not (math.isfinite(f) and math.isfinite(o)) or f == 0.0:
+            raise CouplingError(f"connection {'.'.join(self.source)} -> "
+                                f"{'.'.join(self.target)}: its factor must be a nonzero finite "
+                                f"number and its offset finite, got factor={self.factor!r}, "
+                                f"offset={self.offset!r}.")
+        object.__setattr__(self, "factor", f)
+        object.__setattr__(self, "offset", o)
 
     @staticmethod
-    def parse(source: str, target: str) -> Connection:
+    def parse(source: str, target: str, factor: float = 1.0, offset: float = 0.0) -> Connection:
         """Build from ``"component.variable"`` strings (the first dot separates)."""
-        return Connection(_split(source), _split(target))
+        return Connection(_split(source), _split(target), factor, offset)
+
+    @property
+    def transformed(self) -> bool:
+        """Whether the target receives other than the source's value (factor ≠ 1 or offset ≠ 0)."""
+        return self.factor != 1.0 or self.offset != 0.0
 
     def __str__(self) -> str:
-        return f"{'.'.join(self.source)} -> {'.'.join(self.target)}"
+        plain = f"{'.'.join(self.source)} -> {'.'.join(self.target)}"
+        if not self.transformed:
+            return plain
+        return plain + f" (× {self.factor:g}" + (f" + {self.offset:g})" if self.offset else ")")
 
 
 def _split(ref: str) -> tuple[str, str]:
@@ -51,9 +78,14 @@ class PowerBond:
     effort, flow : Connection
         The effort goes one way, the flow the other way.
     power_into : dict of str to int
-        For both components: ``+1`` when ``effort · flow`` is power flowing *into* the component,
-        ``−1`` when it flows out.  Power is conserved (the coupling matrix ``Ĉ`` is skew) only if
-        the two signs differ.
+        For both components: ``+1`` when the product of its own port variables (its effort and
+        its flow, as the component sees them) is power flowing *into* it, ``−1`` when it flows
+        out.  Each connection may carry a factor ``±1`` (a sign inversion) and no offset; power
+        is conserved (the coupling matrix ``Ĉ`` is skew) only if
+        ``power_into[A] · flow.factor = −power_into[B] · effort.factor`` for the effort
+        emitter ``A`` and the flow emitter ``B``: plain connections between a side that takes
+        power and one that gives it, or one inverted connection between two sides that both
+        take it.
     """
 
     name: str
@@ -65,6 +97,14 @@ class PowerBond:
     def components(self) -> tuple[str, str]:
         """``(effort source, flow source)``."""
         return self.effort.source[0], self.flow.source[0]
+
+    def sides(self) -> tuple[tuple[int, float], tuple[int, float]]:
+        """``((power_into, factor of the flow it receives), (power_into, factor of the effort
+        it receives))`` of the effort emitter and the flow emitter: the power into each side is
+        ``power_into · factor · e · f`` for the emitted effort ``e`` and flow ``f``."""
+        a, b = self.components
+        return ((int(self.power_into[a]), self.flow.factor),
+                (int(self.power_into[b]), self.effort.factor))
 
 
 @dataclass

@@ -16,12 +16,16 @@
     [[connections]]                         # plain signal connections
     from = "a.y"
     to = "b.u"
+    factor = 1000.0                         # optional: b.u = factor · a.y + offset
+    offset = 0.0                            # (SSP's linear transformation)
 
     [[bonds]]                               # power bonds: effort one way, flow the other
     name = "shaft"
     effort = ["spring.F", "chain.F1"]
     flow = ["chain.v1", "spring.v"]
     power_into = { chain = 1, spring = -1 }
+    # effort_factor = -1                    # optional: invert the effort (or flow_factor the
+                                            # flow) where both sides take power in
 
     [inputs]                                # unconnected inputs driven by a signal
     "chain.F2" = "step:t0=0.1,after=2"      # as --input; or a number, or a table:
@@ -84,13 +88,18 @@ def read_toml(path: str | os.PathLike) -> System:
     if not comps:
         raise CouplingError(f"{path} defines no [components.<name>] table.")
     try:
-        conns = [Connection.parse(c["from"], c["to"]) for c in doc.get("connections", [])]
-        bonds = [PowerBond(str(b.get("name", f"bond{i + 1}")), Connection.parse(*b["effort"]),
-                           Connection.parse(*b["flow"]), dict(b["power_into"]))
+        conns = [Connection.parse(c["from"], c["to"], _number(c, "factor", 1.0),
+                                  _number(c, "offset", 0.0))
+                 for c in doc.get("connections", [])]
+        bonds = [PowerBond(str(b.get("name", f"bond{i + 1}")),
+                           Connection.parse(*b["effort"], _number(b, "effort_factor", 1.0)),
+                           Connection.parse(*b["flow"], _number(b, "flow_factor", 1.0)),
+                           dict(b["power_into"]))
                  for i, b in enumerate(doc.get("bonds", []))]
-    except (KeyError, TypeError) as exc:
-        raise CouplingError(f"{path}: a connection needs from/to, a bond needs effort = [from, to], "
-                            f"flow = [from, to] and power_into = {{a = 1, b = -1}} ({exc}).") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CouplingError(f"{path}: a connection needs from/to (and numbers as factor and "
+                            f"offset), a bond needs effort = [from, to], flow = [from, to] and "
+                            f"power_into = {{a = 1, b = -1}} ({exc}).") from exc
     inputs = doc.get("inputs") or {}
     record = doc.get("record") or []
     if not isinstance(inputs, dict) or not isinstance(record, list):
@@ -99,6 +108,13 @@ def read_toml(path: str | os.PathLike) -> System:
                             "table).")
     driven = {str(k): driven_signal(str(k), v, str(path)) for k, v in inputs.items()}
     return System(comps, conns, bonds, driven, [str(r) for r in record])
+
+
+def _number(table: dict, key: str, default: float) -> float:
+    v = table.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{key} = {v!r} is not a number")
+    return float(v)
 
 
 def _q(s: object) -> str:
@@ -138,13 +154,18 @@ def write_toml(system: System, path: str | os.PathLike) -> Path:
         lines.append("")
     for c in system.connections:
         lines += ["[[connections]]", f"from = {_q('.'.join(c.source))}",
-                  f"to = {_q('.'.join(c.target))}", ""]
+                  f"to = {_q('.'.join(c.target))}"]
+        lines += [f"{k} = {v!r}" for k, v in (("factor", c.factor), ("offset", c.offset))
+                  if v != (1.0 if k == "factor" else 0.0)] + [""]
     for b in system.bonds:
         lines += ["[[bonds]]", f"name = {_q(b.name)}",
                   f"effort = [{_q('.'.join(b.effort.source))}, {_q('.'.join(b.effort.target))}]",
                   f"flow = [{_q('.'.join(b.flow.source))}, {_q('.'.join(b.flow.target))}]",
                   "power_into = { " + ", ".join(f"{_q(k)} = {int(v)}"
-                                                for k, v in b.power_into.items()) + " }", ""]
+                                                for k, v in b.power_into.items()) + " }"]
+        lines += [f"{k}_factor = {c.factor!r}" for k, c in (("effort", b.effort),
+                                                            ("flow", b.flow)) if c.factor != 1.0]
+        lines.append("")
     for ref, sig in system.inputs.items():
         lines += [f"[inputs.{_q(ref)}]"] + [f"{k} = {_value(v)}" for k, v in sig.describe().items()
                                             if v is not None] + [""]

@@ -75,6 +75,9 @@ def _check_connection(system: System, infos: dict[str, ComponentInfo], c: Connec
     if s.type != t.type:
         raise CouplingError(f"connection {c}: type mismatch, {'.'.join(c.source)} is {s.type} "
                             f"but {'.'.join(c.target)} is {t.type}; connect variables of one type.")
+    if c.transformed and s.type != "Real":
+        raise CouplingError(f"connection {c}: a factor or an offset applies to Real variables "
+                            f"only, and {'.'.join(c.source)} is {s.type}; connect it plainly.")
 
 
 def _check_loops(system: System, infos: dict[str, ComponentInfo]) -> None:
@@ -125,12 +128,23 @@ def check_bond(b: Any) -> None:
     signs = {k: int(v) for k, v in b.power_into.items()}
     if any(s not in (-1, 1) for s in signs.values()):
         raise CouplingError(f"power bond {b.name!r}: power_into signs must be +1 or -1, got {signs}.")
-    if signs[a] == signs[c]:
+    for con in (b.effort, b.flow):
+        if con.offset or abs(con.factor) != 1.0:
+            raise CouplingError(
+                f"power bond {b.name!r}: its connection {con} may invert the sign (factor -1) but "
+                f"not scale or shift the value (a factor other than ±1 or an offset would "
+                f"create or destroy power); convert units inside the components, or connect "
+                f"the variables as plain [[connections]] outside a bond.")
+    (pa, fa), (pb, fb) = b.sides()
+    if pa * fa != -pb * fb:
+        inverted = [n for n, con in (("effort", b.effort), ("flow", b.flow)) if con.factor < 0]
         raise CouplingError(
-            f"power bond {b.name!r} between {a!r} and {c!r} is not skew: effort·flow counts as "
-            f"power {'into' if signs[a] > 0 else 'out of'} both sides, so the coupling creates "
-            f"energy (Ĉ symmetric). Flip the sign convention of one side (negate one variable "
-            f"in that component) and set power_into accordingly.")
+            f"power bond {b.name!r} between {a!r} and {c!r} is not skew: with power_into "
+            f"{signs} and {' and '.join(inverted) or 'no'} connection inverted, effort·flow "
+            f"counts as power {'into' if pa * fa > 0 else 'out of'} both sides, so the coupling "
+            f"creates energy (Ĉ symmetric). Set power_into to the sides' own conventions and "
+            f"invert one connection where both take power in (factor -1: effort_factor = -1 in "
+            f"the TOML form), none where one gives it.")
 
 
 def check_driven(system: System, infos: dict[str, ComponentInfo]) -> None:

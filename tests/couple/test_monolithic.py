@@ -192,3 +192,36 @@ def test_an_acceleration_output_reads_the_coupled_rate():
     slope = np.gradient(v, ds.time.values)[1:-1]
     assert np.abs(slope - a[1:-1]).max() < 1.5e-3 * np.abs(a).max()
     assert abs(ds.attrs["energy_residual"]) < 1e-12  # the bond's balance: round-off
+
+
+def test_an_inverted_bond_between_two_power_in_ports_is_the_oscillator():
+    from fmu_surrogate.couple.system import PowerBond
+
+    # both ports take power in: the mass's force in and velocity out, the spring's velocity in
+    # and force out; the force on the mass is minus the spring's
+    mass = LinearPH([[0.0]], [[0.0]], [[1 / M]], [[1.0]])
+    spring = LinearPH([[0.0]], [[0.0]], [[K]], [[1.0]])
+    comps = {"mass": Component("mass", None, ph=mass, ports={"F": ("u", 0, 1), "v": ("y", 0, 1)},
+                               x0=[M * 1.0]),
+             "spring": Component("spring", None, ph=spring,
+                                 ports={"v": ("u", 0, 1), "F": ("y", 0, 1)}, x0=[0.0])}
+    bond = PowerBond("rod", Connection.parse("spring.F", "mass.F", -1.0),
+                     Connection.parse("mass.v", "spring.v"), {"mass": 1, "spring": 1})
+    asm = assemble(System(comps, [], [bond]))
+    # p = M v, ξ: ṗ = −K ξ, ξ̇ = p / M, v = cos(ω t) with ω² = K / M
+    t = np.linspace(0.0, 3.0, 7)
+    v = exact(asm, t)
+    w = np.sqrt(K / M)
+    np.testing.assert_allclose(v["mass.v"], np.cos(w * t), rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(v["mass.F"], -v["spring.F"])
+    ds = run_monolithic(System(comps, [], [bond]), 3.0, 0.01)
+    # the bond's power as each side sees it: equal and opposite at every instant
+    np.testing.assert_array_equal(ds["bond:rod:P_mass"].values, -ds["bond:rod:P_spring"].values)
+    assert abs(ds.attrs["energy_residual"]) < 1e-12  # implicit midpoint, lossless: round-off
+    plain = PowerBond("rod", Connection.parse("spring.F", "mass.F"),
+                      Connection.parse("mass.v", "spring.v"), {"mass": 1, "spring": 1})
+    with pytest.raises(CouplingError, match="not skew"):
+        assemble(System(comps, [], [plain]))
+    shifted = Connection.parse("spring.F", "mass.F", -1.0, 0.5)
+    with pytest.raises(CouplingError, match="an offset is a source of power"):
+        assemble(System(comps, [shifted, bond.flow]))

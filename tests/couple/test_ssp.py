@@ -206,3 +206,43 @@ def test_a_start_the_exported_fmu_cannot_take_is_refused_before_writing(tmp_path
     with pytest.raises(CouplingError, match=r"'spring'.*no variables \['k2'\] to bind"):
         write_ssp(s, tmp_path / "k2.ssp")
     assert sorted(f.name for f in tmp_path.glob("*.ssp*")) == ["guess.ssp"]  # only the good one
+
+
+def test_linear_transformations_are_written_read_and_applied_by_libcosim(system_factory,
+                                                                       tmp_path):
+    import dataclasses
+
+    from fmpy.ssp.ssd import read_ssd
+
+    from fmu_surrogate.couple.system import Connection
+
+    s = system_factory()
+    (b,) = s.bonds
+    s.bonds = [dataclasses.replace(b, effort=dataclasses.replace(b.effort, factor=-1.0),
+                                   power_into={k: 1 for k in b.power_into})]
+    s.connections = [Connection.parse("chain.v1", "chain.F2", 2.0, 0.5)]
+    p = write_ssp(s, tmp_path / "sys.ssp")
+    read_ssd(str(p), validate=True)  # ssc:LinearTransformation is standard SSP 1.0
+    back = read_ssp(p, tmp_path / "x")
+    assert back.bonds == s.bonds and back.connections == s.connections
+    ds = run(back, 1.0, 0.1, progress=False)
+    # the spring's force reaches the chain inverted, its velocity doubled and shifted
+    np.testing.assert_array_equal(ds["chain.F1"].values, -ds["spring.F"].values)
+    np.testing.assert_allclose(ds["chain.F2"].values, 2.0 * ds["chain.v1"].values + 0.5,
+                               rtol=1e-15)
+    np.testing.assert_array_equal(ds["chain.v1"].values, run(s, 1.0, 0.1, progress=False)[
+        "chain.v1"].values)
+    with pytest.raises(Exception, match="ECCO algorithm joins plain connections only"):
+        run(back, 1.0, 0.1, "ecco", progress=False)
+
+
+def test_a_mapping_other_than_linear_is_refused_by_name(system_factory, tmp_path):
+    p = write_ssp(system_factory(), tmp_path / "sys.ssp")
+    with zipfile.ZipFile(p) as zf:
+        xml = zf.read("SystemStructure.ssd").decode()
+    end = 'endConnector="F1" />' if 'endConnector="F1" />' in xml else 'endConnector="F1"/>'
+    xml = xml.replace(end, end[:-2] + '><ssc:BooleanMappingTransformation/></ssd:Connection>')
+    (tmp_path / "u").mkdir()
+    (tmp_path / "u" / "SystemStructure.ssd").write_text(xml)
+    with pytest.raises(Exception, match="maps its value by BooleanMappingTransformation"):
+        read_ssp(tmp_path / "u" / "SystemStructure.ssd")

@@ -67,3 +67,27 @@ def test_a_surrogates_start_is_written_where_it_is_not_its_files(tmp_path):
     (tmp_path / "f.toml").write_text('[components.a]\nfmu = "a.fmu"\nx0 = [1.0]\n')
     with pytest.raises(CouplingError, match="an FMU starts as its own initialisation"):
         read_toml(tmp_path / "f.toml")
+
+
+def test_factors_and_offsets_round_trip_and_bad_ones_are_named(system_factory, tmp_path):
+    import dataclasses
+
+    from fmu_surrogate.couple.system import Connection
+
+    s = system_factory()
+    (b,) = s.bonds
+    s.bonds = [dataclasses.replace(b, effort=dataclasses.replace(b.effort, factor=-1.0),
+                                   power_into={k: 1 for k in b.power_into})]
+    s.connections = [Connection.parse("chain.v1", "chain.F2", 1000.0, 273.15)]
+    text = write_toml(s, tmp_path / "sys.toml").read_text()
+    assert "effort_factor = -1.0" in text and "factor = 1000.0\noffset = 273.15" in text
+    back = read_toml(tmp_path / "sys.toml")
+    assert back.bonds == s.bonds and back.connections == s.connections
+    assert str(back.connections[0]) == "chain.v1 -> chain.F2 (× 1000 + 273.15)"
+    bad = text.replace("factor = 1000.0", 'factor = "x"')
+    (tmp_path / "bad.toml").write_text(bad)
+    with pytest.raises(CouplingError, match="numbers as factor and offset.*factor = 'x'"):
+        read_toml(tmp_path / "bad.toml")
+    (tmp_path / "bad.toml").write_text(text.replace("factor = 1000.0", "factor = 0.0"))
+    with pytest.raises(CouplingError, match="chain.v1 -> chain.F2: its factor must be a nonzero"):
+        read_toml(tmp_path / "bad.toml")

@@ -67,21 +67,22 @@ class Recorder:
     def __init__(self, system: System, observed: Sequence[str],
                  scales: Sequence[float] | None = None) -> None:
         pos = {n: i for i, n in enumerate(observed)}
-        self._row0 = np.arange(len(observed))  # row 0: an output from the input it fed
         self._later = np.arange(len(observed))  # later rows: an input from its source
-        pairs = [(pos[".".join(c.source)], pos[".".join(c.target)])
-                 for c in system.all_connections()
+        conns = [c for c in system.all_connections()
                  if ".".join(c.source) in pos and ".".join(c.target) in pos]
-        for s, d in pairs:
-            self._row0[s] = d
-        for s, d in pairs:
-            self._row0[d] = self._row0[s]
+        pairs = [(pos[".".join(c.source)], pos[".".join(c.target)]) for c in conns]
+        # an input holds factor · source + offset; row 0 takes an output from an input it fed,
+        # that inverted
+        self._factor, self._offset = np.ones(len(observed)), np.zeros(len(observed))
+        self._fed = {s: (d, c.factor, c.offset) for (s, d), c in zip(pairs, conns)}
+        for (s, d), c in zip(pairs, conns):
+            self._factor[d], self._offset[d] = c.factor, c.offset
             self._later[d] = s
         paired = {k for p in pairs for k in p}
         self._unpaired = np.array([k for k in range(len(observed)) if k not in paired], dtype=int)
         scales = [1.0] * len(system.bonds) if scales is None else [float(x) for x in scales]
         self._bonds = [(pos[".".join(b.effort.source)], pos[".".join(b.flow.source)],
-                        b.power_into[b.components[0]] < 0, w)
+                        b.sides(), w)
                        for b, w in zip(system.bonds, scales)]
         self.names = list(observed) + [n for b in system.bonds for n in bond_columns(b)]
         self._prev: tuple[float, np.ndarray, np.ndarray] | None = None
@@ -96,28 +97,30 @@ class Recorder:
         raw = np.asarray(values, dtype=float)
         rows = []
         if self._prev is None:
-            row0 = raw[self._row0]
+            row0 = raw.copy()  # an input holds from t = 0 to the first step's end
+            for s, (d, f, o) in self._fed.items():  # an output from the input it fed
+                row0[s] = raw[d] if f == 1.0 and o == 0.0 else (raw[d] - o) / f
             if initial is not None:
                 row0[self._unpaired] = np.asarray(initial, dtype=float)[self._unpaired]
             rows.append(self._row(0.0, row0))
-        rows.append(self._row(t, raw[self._later]))
+        rows.append(self._row(t, raw[self._later] * self._factor + self._offset))
         return rows
 
     def _row(self, t: float, signals: np.ndarray) -> tuple[float, np.ndarray]:
         extra = []
         prev = self._prev
-        for k, (ie, jf, effort_gives, w) in enumerate(self._bonds):
+        for k, (ie, jf, ((pi_a, s_a), (pi_b, s_b)), w) in enumerate(self._bonds):
             e1, f1 = float(signals[ie]), float(signals[jf])
             if prev is None:
-                p_a = p_b = w * e1 * f1
+                p_a, p_b = w * s_a * e1 * f1, w * s_b * e1 * f1
                 res = 0.0
             else:
                 t0, s0, ex0 = prev
                 e0, f0 = float(s0[ie]), float(s0[jf])
-                p_a, p_b = (w * p for p in step_powers(e0, e1, f0, f1))
-                # residual = ∫ (P_out − P_in) dt; the effort side gives power when its sign is −1
-                out_in = (p_a - p_b) if effort_gives else (p_b - p_a)
-                res = float(ex0[3 * k + 2]) + (t - t0) * out_in
+                p_a, p_b = step_powers(e0, e1, f0, f1)
+                p_a, p_b = w * s_a * p_a, w * s_b * p_b  # as each side sees its port
+                # residual = ∫ (P_out − P_in) dt = −∫ (power into A + power into B) dt
+                res = float(ex0[3 * k + 2]) - (t - t0) * (pi_a * p_a + pi_b * p_b)
             extra += [p_a, p_b, res]
         ext = np.asarray(extra, dtype=float)
         self._prev = (t, signals, ext)
