@@ -419,7 +419,7 @@ SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
            "braked_mass": (2.0, 0.01), "coil_drive": (10.0, 0.01),
            "sprung_mass": (5.0, 0.001),
            # two ports that take power in, joined by an inverted effort; contacts last ~0.1 s
-           "bounded_mass": (2.0, 0.001),
+           "bounded_mass": (2.0, 0.001), "saturating_drive": (2.0, 0.001),
            # the same systems with the vendors' detailed components behind the same ports
            "braked_mass_detailed": (2.0, 0.01), "coil_drive_detailed": (10.0, 0.01),
            "sprung_mass_detailed": (5.0, 0.001)}
