@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from fmu_surrogate.couple.engines.libcosim import cosimulate
+from fmu_surrogate.couple.engines.observed import observed_names
 from fmu_surrogate.couple.results.energy import bond_units
 from fmu_surrogate.couple.results.recording import Recorder
-from fmu_surrogate.couple.running import cosimulate, observed_names
 from fmu_surrogate.couple.system import CouplingError, System
 from fmu_surrogate.couple.validation import ComponentInfo, validate
 from fmu_surrogate.errors import FmuSurrogateError

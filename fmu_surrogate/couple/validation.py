@@ -16,7 +16,8 @@ from fmpy import read_model_description
 
 from fmu_surrogate.couple.system import Connection, CouplingError, System, _split
 
-__all__ = ["ComponentInfo", "check_bond", "check_driven", "check_recorded", "describe", "validate"]
+__all__ = ["ComponentInfo", "check_bond", "check_driven", "check_recorded", "describe", "fmi2_type",
+           "validate"]
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,32 @@ def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str],
     return v
 
 
+#: FMI 3.0 types as the FMI 2.0 type they connect with (an FMI 3.0 component may join an FMI
+#: 2.0 one on fmu-surrogate's own master).
+_FMI2_TYPE = {"Float64": "Real", "Float32": "Real", "Int8": "Integer", "UInt8": "Integer",
+              "Int16": "Integer", "UInt16": "Integer", "Int32": "Integer", "UInt32": "Integer",
+              "Int64": "Integer", "UInt64": "Integer"}
+
+
+def fmi2_type(variable: Any) -> str:
+    """The FMI 2.0 type of a model variable: ``Real``, ``Integer``, ``Boolean``, … (an FMI 3.0
+    ``Float64`` is ``Real``, an ``Int32`` ``Integer``).
+
+    Parameters
+    ----------
+    variable : fmpy ScalarVariable
+    """
+    return _FMI2_TYPE.get(variable.type, variable.type)
+
+
 def _check_connection(system: System, infos: dict[str, ComponentInfo], c: Connection) -> None:
     s = _var(system, infos, c.source, "output", f"connection {c}")
     t = _var(system, infos, c.target, "input", f"connection {c}")
-    if s.type != t.type:
+    ks, kt = fmi2_type(s), fmi2_type(t)
+    if ks != kt:
         raise CouplingError(f"connection {c}: type mismatch, {'.'.join(c.source)} is {s.type} "
                             f"but {'.'.join(c.target)} is {t.type}; connect variables of one type.")
-    if c.transformed and s.type != "Real":
+    if c.transformed and ks != "Real":
         raise CouplingError(f"connection {c}: a factor or an offset applies to Real variables "
                             f"only, and {'.'.join(c.source)} is {s.type}; connect it plainly.")
 
@@ -164,7 +184,7 @@ def check_driven(system: System, infos: dict[str, ComponentInfo]) -> None:
             raise CouplingError(f"driven input {ref} has causality {v.causality!r}; only inputs "
                                 f"follow a signal (inputs of {comp!r}: {inputs}). Record it with "
                                 f"--record, or set a parameter in the component's parameters.")
-        if v.type != "Real":
+        if fmi2_type(v) != "Real":
             raise CouplingError(f"driven input {ref} is of type {v.type}; signals drive Real "
                                 "inputs only: set it as a start value in the component's "
                                 "parameters instead.")
@@ -187,7 +207,7 @@ def check_recorded(system: System, infos: dict[str, ComponentInfo]) -> None:
     """
     for ref in system.record:
         v = _var(system, infos, _split(ref), None, f"recorded variable {ref}")
-        if v.type != "Real":
+        if fmi2_type(v) != "Real":
             raise CouplingError(f"recorded variable {ref} is of type {v.type}; the result "
                                 "dataset records Real variables: pick a Real one.")
 

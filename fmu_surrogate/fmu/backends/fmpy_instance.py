@@ -327,6 +327,31 @@ class FmpyBackend:
         self._initialize(start_values, {k: [v] for k, v in (inputs or {}).items()},
                          float(start_time), stop_time)
 
+    def initialize(self, start_values: Mapping[str, Any], start_time: float,
+                   stop_time: float | None = None) -> None:
+        """Reset, set start values and enter initialisation mode (co-simulation only): a
+        master exchanges the initial values of several FMUs with :meth:`set_values` and
+        :meth:`get_values` before :meth:`end_initialization`."""
+        if self.kind != "cs":
+            raise InvalidInputError("stepwise sessions need a co-simulation FMU")
+        self._messages = BoundedLog()
+        self._fresh_instance()
+        self._dirty = True
+        fmu = self._fmu
+        if self.fmi3:
+            self._apply_start_values(start_values)
+            fmu.enterInitializationMode(tolerance=self.tolerance, startTime=float(start_time),
+                                        stopTime=stop_time)
+        else:
+            fmu.setupExperiment(tolerance=self.tolerance, startTime=float(start_time),
+                                stopTime=stop_time)
+            self._apply_start_values(start_values)
+            fmu.enterInitializationMode()
+
+    def end_initialization(self) -> None:
+        """Leave the initialisation mode :meth:`initialize` entered."""
+        self._fmu.exitInitializationMode()
+
     def set_values(self, values: Mapping[str, Any]) -> None:
         """Set variables (inputs, tunable parameters) by name."""
         self._apply_start_values(values)
