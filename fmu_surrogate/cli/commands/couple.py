@@ -27,6 +27,10 @@ def add_couple_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithm", choices=("fixed", "ecco", "monolithic"), default="fixed",
                    help="libcosim master algorithm, or the interconnected pH surrogates "
                    "(default: fixed)")
+    p.add_argument("--engine", choices=("auto", "libcosim", "fmpy"), default="auto",
+                   help="co-simulation engine: libcosim, or fmu-surrogate's own fixed-step master "
+                        "on fmpy (FMI 3.0 FMUs too, libcosim's numbers); auto: libcosim unless a "
+                        "component is FMI 3.0")
     p.add_argument("--step", type=float, default=0.01, help="communication step in s (ECCO: initial)")
     p.add_argument("--stop-time", type=float, default=1.0, help="end time in s (default 1)")
     p.add_argument("--input", action="append", default=[], metavar="COMP.VAR=KIND:key=val,...",
@@ -72,7 +76,7 @@ def couple_command(args: argparse.Namespace) -> int:
     from fmu_surrogate.fmu.dataset import save_dataset
 
     system = apply_options(load_system(args.system), args.input, args.record)
-    ds = run(system, args.stop_time, args.step, args.algorithm)
+    ds = run(system, args.stop_time, args.step, args.algorithm, engine=args.engine)
     save_dataset(ds, args.output)
     print(f"{args.algorithm}: {ds.attrs['n_steps']} steps to t = {ds.time.values[-1]:g} s, "
           f"written to {args.output}")
