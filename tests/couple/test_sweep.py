@@ -228,3 +228,22 @@ def test_sweep_keeps_driven_inputs_and_recorded_variables(benchmark_fmus, tmp_pa
         # v' = -F/m with F held over each step (exact for the FMU's integrator)
         v = -np.concatenate([[0.0], np.cumsum(ds["free.F"].values[k][:-1] * 0.1 / m)])
         np.testing.assert_allclose(ds["free.v"].values[k], v, rtol=0, atol=1e-15)
+
+
+def test_a_system_with_an_fmi3_component_sweeps_on_the_master(system_factory, tmp_path):
+    from fmu_surrogate.testing.fmus import build_faulty3
+
+    s = system_factory()
+    s.components["bad"] = Component("bad", build_faulty3(tmp_path), {"t_fault": 0.5})
+    s.connections += [Connection.parse("bad.x", "chain.F2"), Connection.parse("chain.v2", "bad.u")]
+    ds = sweep(s, [{"bad.mode": 4}, {"bad.mode": 0}], 1.0, 0.1, progress=False)
+    assert list(ds.status.values) == ["failed", "ok"]
+    one = system_factory()
+    one.components["bad"] = Component("bad", build_faulty3(tmp_path), {"t_fault": 0.5,
+                                                                      "mode": 0})
+    one.connections = list(s.connections)
+    single = run(one, 1.0, 0.1, progress=False)  # the same master
+    assert single.attrs["engine"] == "fmpy"
+    np.testing.assert_array_equal(ds["chain.v1"].values[1], single["chain.v1"].values[0])
+    with pytest.raises(CouplingError, match="FMI 3.0 FMUs, which libcosim .and its ECCO."):
+        sweep(s, [{"bad.mode": 0}], 1.0, 0.1, algorithm="ecco", progress=False)
