@@ -3,7 +3,9 @@
 Written files validate against the SSP 1.0 schemas (fmpy's ``read_ssd`` checks them) and load in
 libcosim.  Components are ``ssd:Component`` elements of type ``application/x-fmu-sharedlibrary``
 whose FMUs live in ``resources/``; parameters are inline ``ssv:ParameterSet`` bindings;
-connections are ``ssd:Connection`` elements.  SSP 1.0 has no notion of power bonds, so they are
+connections are ``ssd:Connection`` elements, with an ``ssc:LinearTransformation`` where they scale or
+shift their value.  Read, a parameter binding may also name an ``.ssv`` file and a prefix; a
+value mapping other than linear, or a parameter mapping, is refused by name rather than dropped.  SSP 1.0 has no notion of power bonds, so they are
 kept in an ``ssd:Annotations`` block of type ``org.fmu-surrogate.power-bonds`` that other tools
 ignore (the bonds' connections are ordinary connections as well).
 
@@ -269,9 +271,8 @@ def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = No
         if typ != "application/x-fmu-sharedlibrary":
             raise CouplingError(f"{path}: component {name!r} has type {typ!r}, not an FMU.")
         params = {}
-        for p in el.findall("ssd:ParameterBindings/ssd:ParameterBinding/ssd:ParameterValues/"
-                            "ssv:ParameterSet/ssv:Parameters/ssv:Parameter", NS):
-            params[p.get("name")] = _float(p)
+        for pb in el.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+            params.update(_binding(pb, base, path, name))
         comps[name] = Component(name, base / el.get("source"), params)
     conns = [_connection(c, path) for c in sysel.findall("ssd:Connections/ssd:Connection", NS)]
     by_ends = {(c.source, c.target): c for c in conns}
@@ -288,6 +289,32 @@ def read_ssp(path: str | os.PathLike, extract_dir: str | os.PathLike | None = No
             bonds.append(PowerBond(be.get("name"), eff, flo, signs))
     bonded = {c for b in bonds for c in (b.effort, b.flow)}
     return System(comps, [c for c in conns if c not in bonded], bonds)
+
+
+def _binding(pb: ET.Element, base: Path, path: Path, component: str) -> dict[str, float]:
+    """The values of one ``ssd:ParameterBinding``: inline, or from the ``.ssv`` file its
+    ``source`` names (relative to the ``.ssd``); names that start with its ``prefix`` bind
+    without it, others not at all (SSP 1.0); a parameter mapping is refused."""
+    if pb.find("ssd:ParameterMapping", NS) is not None:
+        raise CouplingError(f"{path}: the parameters of component {component!r} are renamed by "
+                            "an ssd:ParameterMapping, which fmu-surrogate does not apply; name "
+                            "them as the FMU does in the parameter set.")
+    source = pb.get("source")
+    if source:
+        file = base / source.removeprefix("file:")
+        try:
+            pset = ET.parse(file).getroot()
+        except (OSError, ET.ParseError) as exc:
+            raise CouplingError(f"{path}: the parameter values of component {component!r} "
+                                f"({source}) cannot be read: {exc}") from exc
+    else:
+        pset = pb.find("ssd:ParameterValues/ssv:ParameterSet", NS)
+        if pset is None:
+            return {}
+    prefix = pb.get("prefix", "")
+    return {p.get("name")[len(prefix):]: _float(p)
+            for p in pset.findall("ssv:Parameters/ssv:Parameter", NS)
+            if p.get("name", "").startswith(prefix)}
 
 
 #: Children of an ``ssd:Connection`` that do not change the value it carries.

@@ -246,3 +246,40 @@ def test_a_mapping_other_than_linear_is_refused_by_name(system_factory, tmp_path
     (tmp_path / "u" / "SystemStructure.ssd").write_text(xml)
     with pytest.raises(Exception, match="maps its value by BooleanMappingTransformation"):
         read_ssp(tmp_path / "u" / "SystemStructure.ssd")
+
+
+def test_parameter_values_from_an_ssv_file_with_a_prefix(system_factory, tmp_path):
+    from fmpy.ssp.ssd import read_ssd
+
+    s = system_factory()
+    inline = HAND_WRITTEN[HAND_WRITTEN.index("          <ssd:ParameterBinding>"):
+                          HAND_WRITTEN.index("        </ssd:ParameterBindings>")]
+    xml = HAND_WRITTEN.replace(inline, '          <ssd:ParameterBinding source="resources/'
+                                       'spring.ssv" prefix="Spring."/>\n')
+    ssv = """<?xml version="1.0" encoding="UTF-8"?>
+<ssv:ParameterSet version="1.0" name="SpringStart"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues">
+  <ssv:Parameters>
+    <ssv:Parameter name="Spring.q0"><ssv:Real value="0.25"/></ssv:Parameter>
+    <ssv:Parameter name="Spring.k"><ssv:Real value="2"/></ssv:Parameter>
+    <ssv:Parameter name="Chain.damper"><ssv:Real value="9"/></ssv:Parameter>
+  </ssv:Parameters>
+</ssv:ParameterSet>
+"""
+    p = tmp_path / "ssv.ssp"
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("SystemStructure.ssd", xml)
+        zf.writestr("resources/spring.ssv", ssv)
+        zf.write(s.components["chain"].path, "resources/msd_chain.fmu")
+        zf.write(s.components["spring"].path, "resources/spring_port.fmu")
+    read_ssd(str(p), validate=True)  # standard SSP 1.0
+    got = read_ssp(p, tmp_path / "x")
+    # the prefix selects the spring's values and strips it; the chain's value is not its
+    assert got.components["Spring"].parameters == {"q0": 0.25, "k": 2.0}
+    assert run(got, 0.2, 0.1, progress=False)["Spring.F"].values[0, 0] == -0.5  # -k q0
+    mapped = xml.replace('prefix="Spring."/>', 'prefix="Spring."><ssd:ParameterMapping '
+                         'source="m.ssm"/></ssd:ParameterBinding>')
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "SystemStructure.ssd").write_text(mapped)
+    with pytest.raises(Exception, match="renamed by an ssd:ParameterMapping"):
+        read_ssp(tmp_path / "m" / "SystemStructure.ssd")
