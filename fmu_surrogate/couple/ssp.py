@@ -6,8 +6,9 @@ whose FMUs live in ``resources/``; parameters are inline ``ssv:ParameterSet`` bi
 connections are ``ssd:Connection`` elements, with an ``ssc:LinearTransformation`` where they
 scale or shift their value.  Read, a parameter binding may also name an ``.ssv`` file and a
 prefix; a value mapping other than linear, or a parameter mapping, is refused by name rather
-than dropped.  SSP 1.0 has no notion of power bonds, so they are kept in an ``ssd:Annotations`` block of type ``org.fmu-surrogate.power-bonds`` that other tools
-ignore (the bonds' connections are ordinary connections as well).
+than dropped.  SSP 1.0 has no notion of power bonds, so they are kept in an
+``ssd:Annotations`` block of type ``org.fmu-surrogate.power-bonds`` that other tools ignore (the
+bonds' connections are ordinary connections as well).
 
 A surrogate component (:func:`~fmu_surrogate.couple.surrogates.surrogate_component`) is written
 as its exported FMU (:func:`~fmu_surrogate.couple.surrogates.surrogate_fmu`), its start with it:
