@@ -39,6 +39,26 @@ def test_outputs_that_are_the_models_at_t0_are_left_alone():
     assert fixed_first_outputs(sur, ds, ["F"], ["x", "v", "a"], [0, 1], 0.01) is None
 
 
+def test_a_surrogate_that_misses_the_points_after_the_start_alike_shows_no_fixed_values():
+    from fmu_surrogate.ph import PortedSystem
+
+    ds, _, _ = _mass_dataset()  # every run starts from the same state, bit for bit
+    sur = select_dataset(ds, late_outputs=False).surrogate()
+    assert fixed_first_outputs(sur, ds, ["F"], ["x", "v", "a"], [0, 1], 0.01) is None
+    # a model 20 % too stiff started 0.05 m off: it misses the start as it misses the next
+    # points (a poor fit, as the linear one of a mass thrown into its end stops), so its miss
+    # at t₀ is not taken for fixed values the FMU shows there
+    core = sur.system
+    wrong = PortedSystem(type(core)(core.J, core.R, 1.2 * core.Q, core.B, P=core.P, S=core.S,
+                                    N=core.N), sur.ports, np.asarray(sur.x0) + 0.05)
+    assert fixed_first_outputs(wrong, ds, ["F"], ["x", "v", "a"], [0, 1], 0.01) is None
+    # the same surrogate where the FMU shows zeros before its first step: fixed values
+    for name in ("x", "v", "a"):
+        ds[name][:, 0] = 0.0
+    got = fixed_first_outputs(sur, ds, ["F"], ["x", "v", "a"], [0, 1], 0.01)
+    assert got is not None and np.array_equal(got, [0.0, 0.0, 0.0])
+
+
 def test_late_outputs_repeat_the_first_point():
     from fmu_surrogate.identify.first_outputs import first_point_repeated
 
