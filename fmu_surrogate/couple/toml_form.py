@@ -113,7 +113,7 @@ def read_toml(path: str | os.PathLike) -> System:
 def _number(table: dict, key: str, default: float) -> float:
     v = table.get(key, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{key} = {v!r} is not a number")
+        raise CouplingError(f"{key} = {v!r} is not a number")
     return float(v)
 
 
