@@ -22,11 +22,13 @@ __all__ = ["ComponentInfo", "check_bond", "check_driven", "check_recorded", "des
 
 @dataclass(frozen=True)
 class ComponentInfo:
-    """Variables of one component FMU: ``name -> fmpy ScalarVariable``; feedthrough pairs."""
+    """Variables of one component FMU: ``name -> fmpy ScalarVariable``; feedthrough pairs;
+    whether it is a co-simulation FMU (else model exchange only)."""
 
     fmi_version: str
     variables: dict[str, Any]
     feedthrough: dict[str, tuple[str, ...]]  # output -> inputs it depends on directly
+    co_simulation: bool = True
 
 
 def describe(path: Any) -> ComponentInfo:
@@ -47,7 +49,7 @@ def describe(path: Any) -> ComponentInfo:
     for o in md.outputs:
         deps = o.dependencies or []
         feed[o.variable.name] = tuple(d.name for d in deps if d.causality == "input")
-    return ComponentInfo(md.fmiVersion, variables, feed)
+    return ComponentInfo(md.fmiVersion, variables, feed, md.coSimulation is not None)
 
 
 def _var(system: System, infos: dict[str, ComponentInfo], ref: tuple[str, str],
@@ -241,6 +243,11 @@ def validate(system: System, libcosim: bool = False, accept_loops: bool = False
         if comp.path is None or not comp.path.is_file():
             raise CouplingError(f"component {name!r}: FMU file {comp.path} not found; fix the path.")
         infos[name] = describe(comp.path)
+        if libcosim and not infos[name].co_simulation:
+            raise CouplingError(
+                f"component {name!r} is a model-exchange FMU; libcosim co-simulates "
+                "co-simulation FMUs only. Run the system on fmu-surrogate's own master "
+                "(engine='fmpy', the default for such systems).")
         if libcosim and not infos[name].fmi_version.startswith(("1", "2")):
             # libcosimpy 0.0.6 returns a null slave for FMI 3.0 and then segfaults the host
             raise CouplingError(

@@ -1,5 +1,7 @@
 """A fixed-step co-simulation master of our own, on fmpy: what libcosim does for FMI 2.0, for
-systems that hold FMI 3.0 co-simulation FMUs (libcosim loads FMI 1.0 and 2.0 only).
+systems that hold FMI 3.0 FMUs or model-exchange-only FMUs (libcosim loads FMI 1.0 and 2.0
+co-simulation FMUs only; a model-exchange FMU is stepped by
+:class:`~fmu_surrogate.couple.engines.me_stepper.ModelExchangeStepper`).
 
 It is libcosim's fixed-step scheme, step for step, so that a system gives the same numbers on
 either engine (tested to the last bit on FMI 2.0 systems):
@@ -112,6 +114,7 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     """
     from tqdm.auto import tqdm
 
+    from fmu_surrogate.couple.engines.me_stepper import ModelExchangeStepper
     from fmu_surrogate.couple.surrogates import exported_start_values
     from fmu_surrogate.fmu.backends.fmpy_instance import FmpyBackend
 
@@ -121,7 +124,8 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     name = ""
     try:
         for name, comp in system.components.items():
-            b = FmpyBackend(interface="cs", native_loop=False)
+            b = FmpyBackend(interface="cs", native_loop=False) if infos[name].co_simulation \
+                else ModelExchangeStepper()
             try:
                 b.open(comp.path)
             except Exception as exc:  # the FMU's own reason, named
