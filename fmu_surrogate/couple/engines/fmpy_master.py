@@ -110,7 +110,7 @@ def cosimulate(system: System, infos: dict[str, ComponentInfo], stop_time: float
     Raises
     ------
     CouplingError
-        A component that is no co-simulation FMU.
+        A component whose FMU cannot be opened (named, with the reason).
     """
     from tqdm.auto import tqdm
 
