@@ -154,7 +154,10 @@ class ModelExchangeStepper:
         fmu, md = self._fmu, self._md
         fmu.exitInitializationMode()
         if self._discrete_states():
-            raise RuntimeError("the model asked to terminate at its initial event update")
+            from fmu_surrogate.errors import ComputationError
+
+            raise ComputationError(f"{self._md.modelName} asked to terminate at its initial "
+                                   "event update; check its parameters.")
         fmu.enterContinuousTimeMode()
         self._error: BaseException | None = None
         g = self._guarded
