@@ -93,6 +93,11 @@ def describe_fit(lin: Any, fit: Sequence[int], held: Sequence[int],
     if getattr(lin, "initial_", "state") == "equilibrium":
         lines.append("  each run starts at the equilibrium of its first inputs (a model "
                      "initialised in steady state): the surrogate starts so")
+    elif getattr(lin, "start_rule_open_", False):
+        lines.append("  every run starts from the same inputs, so the data cannot tell a start "
+                     "in steady state (at rest under the first inputs) from a start at a fixed "
+                     "state: the surrogate starts from its learned state whatever inputs it "
+                     "starts with; runs that start at other inputs (an offset) would tell")
     if getattr(lin, "no_feedthrough_declared_", False) and lin.feedthrough == "auto":
         from fmu_surrogate.identify.linear.ported_fit import DECLARED_SHARE
 

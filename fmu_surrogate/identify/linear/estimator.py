@@ -181,6 +181,8 @@ class LinearPHIdentifier(LinearPHPredictions, PHEstimator):
     system_ : LinearPH
         Fitted system.
     x0_, initial_, result_ : ndarray, shape (n,), str, and LinearPHFit
+        ``start_rule_open_`` (bool): every run starts from the same inputs, so ``"auto"``
+        could not tell a start in steady state from one at a fixed state.
     n_inputs_ : int
         Number of ports m seen in :meth:`fit`.
     port_signs_ : ndarray, shape (m,)

@@ -102,6 +102,11 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
     from fmu_surrogate.identify.linear.prepare import EQUILIBRIUM_MISS
 
     n = est.system_.n_states
+    # every run from the same first inputs: a start at their equilibrium and one from a state
+    # fit alike, so the data cannot tell which the FMU does (the fit report says so)
+    first = [np.asarray(u, dtype=float)[0] for _t, u, _y, _h in raw]
+    est.start_rule_open_ = bool(est.initial == "auto" and n > 0 and len(first) > 1
+                                and all(np.array_equal(f, first[0]) for f in first))
     if est.initial == "state" or getattr(est, "initial_", "state") == "equilibrium" or n == 0:
         return
     forced = est.initial == "equilibrium"

@@ -77,11 +77,21 @@ def test_runs_started_at_the_equilibria_of_their_first_forces_are_fitted_to_roun
 
 def test_runs_from_rest_keep_the_state():
     """Runs from rest with no preload: the first inputs are zero, their equilibrium is the rest
-    state, nothing is tried."""
+    state, nothing is tried — and the report says the data could not have told."""
+    from fmu_surrogate.identify.fit_report import describe_fit
+
     runs = _mass_runs((0.0, 0.0, 0.0, 0.0), 0.0, ("v", "a"))
     est = LinearPHIdentifier().fit_dataset(_dataset(runs, ("v", "a")), runs=[0, 1, 2])
     assert est.initial_ == "state" and est.to_surrogate().initial == "state"
     assert _held_out_error(est, runs[3]).max() < 1e-9  # exact data, as above
+    assert est.start_rule_open_
+    assert "every run starts from the same inputs" in describe_fit(est, [0, 1, 2], [3])
+    # runs from other first inputs tell it: no such line
+    other = LinearPHIdentifier().fit_dataset(
+        _dataset(_mass_runs((3.0, -5.0, 8.0, 1.0), 20.0, ("v", "a")), ("v", "a")),
+        runs=[0, 1, 2])
+    assert not other.start_rule_open_
+    assert "every run starts from the same inputs" not in describe_fit(other, [0, 1, 2], [3])
 
 
 def test_the_rule_can_be_asked_for_and_is_checked():
