@@ -118,8 +118,9 @@ def test_an_fmu_flooding_stdout_keeps_a_bounded_log(faulty_fmu, monkeypatch):
     assert len(r.message) <= 4100
     # 250 MiB went through the file; it held at most head + tail + the least hole made at once
     # + what the FMU writes in a few check intervals: 6.0-8.6 MB measured on two busy cores,
-    # the bound leaves room for a slower machine (without the keeper the file reaches 250 MiB)
-    assert peak[0] < LOG_HEAD + LOG_TAIL + PUNCH_MIN + 32 * 2**20, peak[0]
+    # 38 MB with the suite and a benchmark sharing them; the bound leaves room for a slower
+    # machine (without the keeper the file reaches 250 MiB)
+    assert peak[0] < LOG_HEAD + LOG_TAIL + PUNCH_MIN + 96 * 2**20, peak[0]
     assert got[1].ok
 
 
