@@ -247,3 +247,23 @@ def test_a_system_with_an_fmi3_component_sweeps_on_the_master(system_factory, tm
     np.testing.assert_array_equal(ds["chain.v1"].values[1], single["chain.v1"].values[0])
     with pytest.raises(CouplingError, match="FMI 3.0 FMUs, which libcosim .and its ECCO."):
         sweep(s, [{"bad.mode": 0}], 1.0, 0.1, algorithm="ecco", progress=False)
+
+
+def test_a_system_with_a_model_exchange_component_sweeps_on_the_master(system_factory,
+                                                                       tmp_path):
+    from tests.couple.engines.test_me_stepper import _me_only
+
+    s = system_factory()
+    lag = _me_only(build_faulty(tmp_path), tmp_path / "faulty_me.fmu")
+    s.components["lag"] = Component("lag", lag, {"x0": 0.5})
+    s.connections += [Connection.parse("lag.x", "chain.F2"), Connection.parse("chain.v2", "lag.u")]
+    ds = sweep(s, [{"lag.k": 1.0}, {"lag.k": 4.0}], 1.0, 0.1, progress=False)
+    assert list(ds.status.values) == ["ok", "ok"]
+    one = system_factory()
+    one.components["lag"] = Component("lag", lag, {"x0": 0.5, "k": 4.0})
+    one.connections = list(s.connections)
+    single = run(one, 1.0, 0.1, progress=False)  # the same master, the same numbers
+    assert single.attrs["engine"] == "fmpy"
+    np.testing.assert_array_equal(ds["chain.v1"].values[1], single["chain.v1"].values[0])
+    # a faster lag (k = 4) pushes the chain less at the end: its force decays from 0.5 sooner
+    assert abs(ds["lag.x"].values[1, -1]) < abs(ds["lag.x"].values[0, -1])

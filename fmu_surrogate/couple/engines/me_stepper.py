@@ -209,9 +209,10 @@ class ModelExchangeStepper:
         time = t
         while time < end and not _close(time, end):
             target = end
-            if self._next_event is not None and self._next_event < end \
-                    and not _close(self._next_event, end):
-                target = self._next_event
+            ahead = self._next_event  # a time event the FMU asked for, still ahead of us
+            if ahead is not None and time < ahead < end and not _close(ahead, end) \
+                    and not _close(ahead, time):
+                target = ahead
             state_event, time = self._step(time, target)
             fmu.setTime(time)
             step_event = False
