@@ -150,14 +150,13 @@ def run(system: System, stop_time: float, step: float, algorithm: str = "fixed",
         raise CouplingError("ECCO runs on libcosim only; use engine='libcosim' (or 'auto').")
     infos = validate(system, libcosim=engine == "libcosim", accept_loops=gain is not None)
     if engine == "auto":
-        fmi3 = sorted(n for n, i in infos.items()
-                      if not i.fmi_version.startswith(("1", "2")) or not i.co_simulation)
-        if fmi3 and algorithm == "ecco":
-            raise CouplingError(f"components {fmi3} are FMI 3.0 or model-exchange FMUs, "
+        foreign = sorted(n for n, i in infos.items() if not i.libcosim_loads)
+        if foreign and algorithm == "ecco":
+            raise CouplingError(f"components {foreign} are FMI 3.0 or model-exchange FMUs, "
                                 "which libcosim does not load; the fixed-step algorithm runs "
                                 "them on fmu-surrogate's own master (algorithm='fixed'), ECCO "
                                 "only on libcosim.")
-        engine = "fmpy" if fmi3 else "libcosim"
+        engine = "fmpy" if foreign else "libcosim"
     t0 = _time.perf_counter()
     observed = observed_names(system, infos)
     units = bond_units(system, infos)

@@ -76,9 +76,10 @@ def write_ssp(system: System, path: str | os.PathLike, name: str = "system",
         raise CouplingError("SSP 1.0 has no form for driven inputs (" + ", ".join(system.inputs)
                             + ") or recorded variables; write the system with write_toml, or "
                             "give them as --input/--record on the command line.")
-    fmus = _fmus_and_bindings(system)[0]
+    fmus, bound = _fmus_and_bindings(system)
     path = Path(path)
-    xml = system_structure(system, {c: f"resources/{c}.fmu" for c in fmus}, name, stop_time)
+    xml = _structure(system, fmus, bound, {c: f"resources/{c}.fmu" for c in fmus}, name,
+                     stop_time)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("SystemStructure.ssd", xml)
@@ -109,9 +110,15 @@ def system_structure(system: System, sources: dict[str, str], name: str = "syste
     bytes
         The XML document (UTF-8).
     """
+    return _structure(system, *_fmus_and_bindings(system), sources, name, stop_time)
+
+
+def _structure(system: System, fmus: dict[str, Path], bound: dict[str, dict[str, float]],
+               sources: dict[str, str], name: str, stop_time: float | None) -> bytes:
+    """:func:`system_structure` from the components' FMUs and bindings (made once by the
+    caller, :func:`_fmus_and_bindings`)."""
     from fmu_surrogate.couple.validation import describe
 
-    fmus, bound = _fmus_and_bindings(system)
     root = ET.Element(_q("ssd", "SystemStructureDescription"), version="1.0", name=name)
     sysel = ET.SubElement(root, _q("ssd", "System"), name=name)
     elements = ET.SubElement(sysel, _q("ssd", "Elements"))

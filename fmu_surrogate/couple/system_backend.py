@@ -151,10 +151,9 @@ def system_target(path: str | os.PathLike, stop_time: float, step: float,
     path = Path(path).resolve()
     system = load_system(path)
     infos = prepare_system(system)
-    fmi3 = sorted(n for n, i in infos.items()
-                  if not i.fmi_version.startswith(("1", "2")) or not i.co_simulation)
-    if fmi3 and algorithm != "fixed":
-        raise CouplingError(f"components {fmi3} are FMI 3.0 FMUs, which libcosim (and its ECCO) "
+    foreign = sorted(n for n, i in infos.items() if not i.libcosim_loads)
+    if foreign and algorithm != "fixed":
+        raise CouplingError(f"components {foreign} are FMI 3.0 FMUs, which libcosim (and its ECCO) "
                             "does not load (or model-exchange ones): such a system runs on the "
                             "fixed-step master only; sweep it with algorithm 'fixed'.")
     recorded = Recorder(system, observed_names(system, infos)).names  # the names only
@@ -248,8 +247,7 @@ class SystemBackend:
                 return full
 
             stop, step = float(time[-1]), float(time[1] - time[0])
-            if all(i.fmi_version.startswith(("1", "2")) and i.co_simulation
-                   for i in self.infos.values()):
+            if all(i.libcosim_loads for i in self.infos.values()):
                 message = cosimulate(system, self.infos, stop, step, self.algorithm, self.ecco,
                                      self.observed, on_step)
             elif self.algorithm == "fixed":  # FMI 3.0: our own master, libcosim's scheme

@@ -30,6 +30,12 @@ class ComponentInfo:
     feedthrough: dict[str, tuple[str, ...]]  # output -> inputs it depends on directly
     co_simulation: bool = True
 
+    @property
+    def libcosim_loads(self) -> bool:
+        """Whether libcosim can load it: an FMI 1.0 or 2.0 co-simulation FMU (else the fixed-step
+        master on fmpy runs it, :mod:`fmu_surrogate.couple.engines.fmpy_master`)."""
+        return self.co_simulation and self.fmi_version.startswith(("1", "2"))
+
 
 def describe(path: Any) -> ComponentInfo:
     """Read a component's model description (no FMU code runs).
