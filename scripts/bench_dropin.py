@@ -198,6 +198,12 @@ COMPONENTS: dict[str, dict] = {
                              "train": END_STOP_TRAIN,
                              "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
                              "stop": 10.0, "step": 0.01, "linear": False},
+    # the same mass with contact dampers of 20 N·s/m (ElastoGap's d: a loss only while in
+    # contact, limited by the contact spring's force)
+    "end_stop_mass_damped": {"fmu": "end_stop_mass", "params": {"dc": 20.0},
+                             "train": END_STOP_TRAIN,
+                             "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
+                             "stop": 10.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments

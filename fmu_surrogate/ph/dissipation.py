@@ -17,12 +17,27 @@ rebound and compression do: for ``|s_j| ≫ δ_j`` the coefficient is ``β_j (1 
 Every ``c_j ≥ 0`` whatever ``p_j``, ``m_j`` and the state, hence ``R(x) ⪰ 0`` and the
 dissipation ``zᵀR(x)z = zᵀR₀z + Σ_j c_j s_j² ≥ 0`` hold for every parameter value.
 
+A contact's damper (a gated term).  A damper that acts only while two parts touch (the damping
+of an end stop, Modelica's ``Translational.Components.ElastoGap``) is a term whose force is
+limited by the contact's own force::
+
+    F_j = clip(c_j s_j, −f_j, f_j),     f_j(z) = κ_j (|g_jᵀz + e_j| − 1)₊      (κ_j ≥ 0)
+
+``f_j`` is zero inside the clearance ``|g_jᵀz + e_j| ≤ 1`` and grows with the penetration
+beyond it (a contact spring's force, read from the effort: an end stop's spring force is a
+component of ``z``), so the damper is off between the stops, takes effect gradually as a contact
+builds up, and never pulls the parts together (``|F_j| ≤ f_j``: ElastoGap's limit ``|f_d| ≤
+f_c``).  Its coefficient ``F_j / s_j = min(c_j, f_j / |s_j|) ∈ [0, c_j]`` (zero where ``f_j =
+0``), so the term stays PSD and ``F_j s_j ≥ 0`` for every parameter value.  Its Jacobian is no
+longer symmetric where the limit holds (``∂F_j/∂z = ± κ_j m_j g_jᵀ`` beyond the clearance).
+
 :class:`PowerDissipation` holds the state-dependent part; the constant ``R₀`` (and the
 feedthrough ``P, S``) stay in the system (:class:`~fmu_surrogate.ph.NonlinearPH`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -36,8 +51,9 @@ Array = NDArray[np.float64]
 __all__ = ["PowerDissipation"]
 
 FORMAT = "fmu_surrogate.power_dissipation"
-#: version 2 adds the asymmetries; a symmetric dissipation is written as version 1
-VERSION = 2
+#: version 2 adds the asymmetries, 3 the contact gates; each file is written in the oldest
+#: version that holds its content
+VERSION = 3
 
 
 class PowerDissipation:
@@ -55,12 +71,15 @@ class PowerDissipation:
         ``δ_j > 0``.
     asymmetry : array_like, shape (K,), optional
         ``a_j`` in ``[−1, 1]`` (default 0: symmetric laws).
+    gates : tuple of array_like, optional
+        ``(g, e, κ)`` of shapes (K, n), (K,), (K,): the contact gates of the terms (module doc);
+        ``κ_j = inf`` for a term without one (default: none has).
 
     Raises
     ------
     StructureError
         A negative gain or an asymmetry outside ``[−1, 1]`` (dissipation would be negative), a
-        smoothing ``≤ 0``, non-finite numbers, shapes that do not fit.
+        smoothing ``≤ 0``, a negative gate gain, non-finite numbers, shapes that do not fit.
 
     Examples
     --------
@@ -72,7 +91,8 @@ class PowerDissipation:
     """
 
     def __init__(self, directions: ArrayLike, gains: ArrayLike, exponents: ArrayLike,
-                 smoothing: ArrayLike, asymmetry: ArrayLike | None = None) -> None:
+                 smoothing: ArrayLike, asymmetry: ArrayLike | None = None,
+                 gates: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None) -> None:
         M = np.array(directions, dtype=float)
         if M.ndim != 2:
             raise StructureError(f"directions must be a (K, n) matrix, got shape {M.shape}.")
@@ -98,6 +118,24 @@ class PowerDissipation:
                                  f"coefficient turns negative), got {a.tolist()}.")
         self.directions, self.gains, self.exponents, self.smoothing = M, b, p, d
         self.asymmetry = a
+        n = M.shape[1]
+        if gates is None:
+            g, e, k = np.zeros((K, n)), np.zeros(K), np.full(K, np.inf)
+        else:
+            g = np.array(gates[0], dtype=float).reshape(K, n) if K else np.zeros((0, n))
+            e, k = (np.array(v, dtype=float).reshape(-1) for v in gates[1:])
+            if e.shape != (K,) or k.shape != (K,):
+                raise StructureError(f"{K} dissipation terms need {K} gate shifts and gains, "
+                                     f"got {e.size} and {k.size}.")
+        on = np.isfinite(k)
+        if not (np.all(np.isfinite(g[on])) and np.all(np.isfinite(e[on]))) or np.any(np.isnan(k)):
+            raise StructureError("gate directions, shifts and gains must be finite numbers "
+                                 "(a gain of inf: no gate).")
+        if np.any(k < 0):
+            raise StructureError(f"gate gains must be >= 0 (a negative limit would turn the "
+                                 f"damper's power negative), got {k.tolist()}.")
+        self.gate_directions = np.where(on[:, None], g, 0.0)
+        self.gate_shifts, self.gate_gains = np.where(on, e, 0.0), k
 
     @classmethod
     def empty(cls, n: int) -> PowerDissipation:
@@ -121,6 +159,11 @@ class PowerDissipation:
         return self.directions.shape[1]
 
     @property
+    def gated(self) -> NDArray[np.bool_]:
+        """Which terms have a contact gate (module doc), shape (K,)."""
+        return np.isfinite(self.gate_gains)
+
+    @property
     def is_symmetric(self) -> bool:
         """Whether every asymmetry is 0."""
         return not np.any(self.asymmetry)
@@ -131,22 +174,44 @@ class PowerDissipation:
         return s, s * s + self.smoothing ** 2
 
     def _c(self, s: Array, q: Array) -> Array:
-        """``c_j`` from ``s_j`` and ``q_j = s_j² + δ_j²``."""
+        """``c_j`` from ``s_j`` and ``q_j = s_j² + δ_j²`` (before a gate's limit)."""
         c = self.gains * q ** (0.5 * self.exponents)
         if self.is_symmetric:
             return c
         return c * (1.0 + self.asymmetry * (s * q ** -0.5))
 
+    def _terms(self, z: ArrayLike) -> tuple[Array, Array, Array, Array | None]:
+        """``s``, ``q``, the unlimited coefficients ``c`` and the forces ``F_j`` (N, K), and
+        the gates' arguments ``r = gᵀz + e`` (``None`` without a gate)."""
+        s, q = self._s(z)
+        c = self._c(s, q)
+        F = c * s
+        if not self.gated.any():
+            return s, c, F, None
+        r = np.atleast_2d(np.asarray(z, dtype=float)) @ self.gate_directions.T + self.gate_shifts
+        on = self.gated
+        f = self.gate_gains[on] * np.maximum(np.abs(r[:, on]) - 1.0, 0.0)
+        F[:, on] = np.maximum(-f, np.minimum(F[:, on], f))
+        return s, c, F, r
+
     def coefficients(self, z: ArrayLike) -> Array:
-        """``c_j(z) ≥ 0``; ``(N, n) -> (N, K)``.
+        """``c_j(z) ≥ 0`` (a gated term's ``F_j / s_j``, zero where its limit is); ``(N, n) ->
+        (N, K)``.
 
         Parameters
         ----------
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, q = self._s(z)
-        return self._c(s, q)
+        s, c, F, r = self._terms(z)
+        if r is None:
+            return c
+        on = self.gated
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.where(s[:, on] != 0, F[:, on] / s[:, on], 0.0)
+        f_pos = np.abs(r[:, on]) > 1.0
+        c[:, on] = np.where(f_pos & (s[:, on] == 0), c[:, on], lim)
+        return c
 
     def matrix(self, z: ArrayLike) -> Array:
         """``R_nl(z) = Σ_j c_j m_j m_jᵀ`` (PSD); ``(N, n) -> (N, n, n)``.
@@ -159,19 +224,20 @@ class PowerDissipation:
         return np.einsum("nk,ki,kj->nij", self.coefficients(z), self.directions, self.directions)
 
     def force(self, z: ArrayLike) -> Array:
-        """``R_nl(z) z = Σ_j c_j s_j m_j``; ``(N, n) -> (N, n)``.
+        """``R_nl(z) z = Σ_j F_j m_j`` (``F_j = c_j s_j``, a gated one limited); ``(N, n) ->
+        (N, n)``.
 
         Parameters
         ----------
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, q = self._s(z)
-        return (self._c(s, q) * s) @ self.directions
+        return self._terms(z)[2] @ self.directions
 
     def force_jacobian(self, z: ArrayLike) -> Array:
         """``∂(R_nl(z) z)/∂z = Σ_j β_j [q^(p/2 − 1) (q + p s²)(1 + a σ) + a s δ² q^(p/2 − 3/2)]
-        m_j m_jᵀ``, ``q = s² + δ²``, ``σ = s/√q``; ``(N, n) -> (N, n, n)``.
+        m_j m_jᵀ``, ``q = s² + δ²``, ``σ = s/√q``, a gated term where its limit holds
+        ``sign(F_j) κ_j sign(r_j) m_j g_jᵀ`` instead; ``(N, n) -> (N, n, n)``.
 
         Parameters
         ----------
@@ -185,18 +251,62 @@ class PowerDissipation:
             a = self.asymmetry
             d = d * (1.0 + a * (s * q ** -0.5)) + self.gains * a * s * self.smoothing ** 2 \
                 * q ** (0.5 * p - 1.5)
-        return np.einsum("nk,ki,kj->nij", d, self.directions, self.directions)
+        if not self.gated.any():
+            return np.einsum("nk,ki,kj->nij", d, self.directions, self.directions)
+        _, c, F, r = self._terms(z)
+        limited = self.gated & (F != c * s)  # where the limit holds, F_j = ± f_j(z)
+        d = np.where(limited, 0.0, d)
+        slope = np.where(limited & (np.abs(r) > 1.0),
+                         np.sign(F) * np.sign(r) * np.where(self.gated, self.gate_gains, 0.0), 0.0)
+        return np.einsum("nk,ki,kj->nij", d, self.directions, self.directions) \
+            + np.einsum("nk,ki,kj->nij", slope, self.directions, self.gate_directions)
 
     def rate(self, z: ArrayLike) -> Array:
-        """``zᵀ R_nl(z) z = Σ_j c_j s_j² ≥ 0``; ``(N, n) -> (N,)``.
+        """``zᵀ R_nl(z) z = Σ_j F_j s_j ≥ 0``; ``(N, n) -> (N,)``.
 
         Parameters
         ----------
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, q = self._s(z)
-        return (self._c(s, q) * s * s).sum(axis=1)
+        s, _, F, _ = self._terms(z)
+        return (F * s).sum(axis=1)
+
+    def padded(self, offset: int, n: int) -> PowerDissipation:
+        """The same terms on an effort of ``n`` components, this one's from ``offset`` on (a
+        part's dissipation on a coupled state).
+
+        Parameters
+        ----------
+        offset : int
+            Index of this effort's first component in the larger one.
+        n : int
+            Size of the larger effort.
+        """
+        pad = ((0, 0), (int(offset), int(n) - int(offset) - self.n_states))
+        return PowerDissipation(np.pad(self.directions, pad), self.gains, self.exponents,
+                                self.smoothing, self.asymmetry,
+                                (np.pad(self.gate_directions, pad), self.gate_shifts,
+                                 self.gate_gains))
+
+    @classmethod
+    def joined(cls, parts: Sequence[PowerDissipation], n: int) -> PowerDissipation:
+        """The terms of ``parts`` (each on an effort of ``n`` components) in one dissipation.
+
+        Parameters
+        ----------
+        parts : sequence of PowerDissipation
+            Dissipations of the same effort.
+        n : int
+            Size of the effort (the result when ``parts`` is empty).
+        """
+        if not parts:
+            return cls.empty(n)
+        cat = lambda name: np.concatenate([getattr(d, name) for d in parts])
+        return cls(np.vstack([d.directions for d in parts]), cat("gains"), cat("exponents"),
+                   cat("smoothing"), cat("asymmetry"),
+                   (np.vstack([d.gate_directions for d in parts]), cat("gate_shifts"),
+                    cat("gate_gains")))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (exact floats)."""
@@ -204,7 +314,14 @@ class PowerDissipation:
                "directions": self.directions.tolist(), "gains": self.gains.tolist(),
                "exponents": self.exponents.tolist(), "smoothing": self.smoothing.tolist()}
         if not self.is_symmetric:  # version 1 readers refuse it rather than drop a_j
-            out.update(version=VERSION, asymmetry=self.asymmetry.tolist())
+            out.update(version=2, asymmetry=self.asymmetry.tolist())
+        on = self.gated
+        if on.any():  # older readers refuse it rather than drop the gates
+            out.update(version=VERSION, asymmetry=self.asymmetry.tolist(),
+                       gates={"terms": np.flatnonzero(on).tolist(),
+                              "directions": self.gate_directions[on].tolist(),
+                              "shifts": self.gate_shifts[on].tolist(),
+                              "gains": self.gate_gains[on].tolist()})
         return out
 
     @classmethod
@@ -216,14 +333,25 @@ class PowerDissipation:
         d : dict
             As written by :meth:`to_dict`.
         """
-        if d.get("format") != FORMAT or d.get("version") not in (1, VERSION):
+        if d.get("format") != FORMAT or d.get("version") not in range(1, VERSION + 1):
             raise InvalidInputError(f"not a power dissipation of version 1 ... {VERSION} "
                                     f"(format {d.get('format')!r}, version "
                                     f"{d.get('version')!r}); a newer fmu-surrogate wrote it: "
                                     f"upgrade to read it.")
         M = np.asarray(d["directions"], dtype=float)
         M = M.reshape(len(d["gains"]), int(d["n_states"]))  # (K, 0) too: a static map's
-        return cls(M, d["gains"], d["exponents"], d["smoothing"], d.get("asymmetry"))
+        K, n = M.shape
+        gates = None
+        if "gates" in d:
+            gd = d["gates"]
+            terms = np.asarray(gd["terms"], dtype=int).reshape(-1)
+            if np.any(terms < 0) or np.any(terms >= K):
+                raise InvalidInputError(f"gate terms {terms.tolist()} out of the {K} terms.")
+            g, e, k = np.zeros((K, n)), np.zeros(K), np.full(K, np.inf)
+            g[terms] = np.asarray(gd["directions"], dtype=float).reshape(terms.size, n)
+            e[terms], k[terms] = gd["shifts"], gd["gains"]
+            gates = (g, e, k)
+        return cls(M, d["gains"], d["exponents"], d["smoothing"], d.get("asymmetry"), gates)
 
     def __repr__(self) -> str:
         return f"PowerDissipation(n={self.n_states}, terms={self.n_terms})"

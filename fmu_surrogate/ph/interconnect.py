@@ -261,11 +261,7 @@ def _with_port_laws(systems: list[PHDAE], C: Array, coupling_ports: Sequence[Seq
     e = len(bar_idx)
     effort, diss = _stacked_convex(systems)
     if state.n_terms:
-        diss = PowerDissipation(np.vstack([diss.directions, state.directions]),
-                                *(np.concatenate([a, b]) for a, b in
-                                  ((diss.gains, state.gains), (diss.exponents, state.exponents),
-                                   (diss.smoothing, state.smoothing),
-                                   (diss.asymmetry, state.asymmetry))))
+        diss = PowerDissipation.joined([diss, state], diss.n_states)
     return NonlinearPH(J, R, G[:, :e], effort, diss, port_dissipation=port, P=P[:, :e],
                        S=S[:e, :e], N=N[:e, :e], max_step=finest_step(systems), **kw)
 
@@ -274,7 +270,7 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
     """The convex energy and the power-law dissipation of NonlinearPH (and linear, ``E = I``)
     parts on the coupled state: ``Q`` block diagonal, directions padded with zeros."""
     n = sum(s.n_states for s in systems)
-    Qs, kinds, a, c, W, M, g, p, d, asym = [], [], [], [], [], [], [], [], [], []
+    Qs, kinds, a, c, W, diss_parts = [], [], [], [], [], []
     off = 0
     for s in systems:
         k = s.n_states
@@ -293,15 +289,11 @@ def _stacked_convex(systems: list[PHDAE]) -> tuple[ConvexEffort, PowerDissipatio
         a.append(eff.weights)
         c.append(eff.shifts)  # the ridges' preloads
         W.append(np.pad(eff.directions, ((0, 0), (off, n - off - k))))
-        M.append(np.pad(diss.directions, ((0, 0), (off, n - off - k))))
-        g.append(diss.gains)
-        p.append(diss.exponents)
-        d.append(diss.smoothing)
-        asym.append(diss.asymmetry)
+        diss_parts.append(diss.padded(off, n))
         off += k
     effort = ConvexEffort(block_diag(*Qs), kinds, np.concatenate(a), np.vstack(W),
                           np.concatenate(c))
-    return effort, PowerDissipation(np.vstack(M), *map(np.concatenate, (g, p, d, asym)))
+    return effort, PowerDissipation.joined(diss_parts, n)
 
 
 def feedback(a: PHDAE, b: PHDAE, port_a: int = 0, port_b: int = 0, gain: float = 1.0,

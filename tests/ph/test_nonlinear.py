@@ -283,3 +283,46 @@ def test_order_zero_is_the_static_law():
     # held inputs: the step's power is v_k F(v_k), dissipated and supplied alike (measured 0)
     assert tr.dissipated[-1] == pytest.approx(np.sum(np.diff(t) * v[:-1] * ref[:-1]), rel=1e-14)
     assert abs(tr.energy_residual) <= 1e-15 * tr.energy_scale
+
+
+def _stopped_mass(dc: float) -> NonlinearPH:
+    """A mass (1 kg) on a spring (40 N/m) and a damper (2 N·s/m) between stops at ±5 cm:
+    contact springs 400 N/m and contact dampers ``dc`` limited by the contact's force
+    (Modelica's ElastoGap), state ``(q, p)``: a gap ridge and a gated damper on the velocity
+    whose gate reads the effort ``z₁ = k q ± k_c (|q| − g)₊`` (``κ = k_c k g / (k + k_c)``)."""
+    k, kc, g = 40.0, 400.0, 0.05
+    eff = ConvexEffort(np.diag([k, 1.0]), ["gap"], [kc * g * g], [[1 / g, 0.0]])
+    diss = PowerDissipation([[0.0, 1.0]], [dc], [0.0], [1e-3],
+                            gates=([[1 / (k * g), 0.0]], [0.0], [kc * k * g / (k + kc)]))
+    return NonlinearPH([[0.0, 1.0], [-1.0, 0.0]], np.diag([0.0, 2.0]), [[0.0], [1.0]], eff,
+                       diss)
+
+
+def test_a_mass_between_damped_stops_matches_scipy():
+    """The contact dampers' force ``clip(d_c v, −f_c, f_c)`` in the scheme against scipy's
+    DOP853 on the written-out law (each contact's entry and exit a kink the steps cross)."""
+    dc, k, kc, g = 20.0, 40.0, 400.0, 0.05
+    sys = _stopped_mass(dc)
+    t = np.linspace(0.0, 4.0, 8001)
+    F = lambda s: 12.0 * np.sin(2.1 * s)
+
+    def rhs(s, x):
+        q, v = x
+        pen = max(abs(q) - g, 0.0)
+        fc = kc * pen
+        stop = np.sign(q) * fc + np.clip(dc * v, -fc, fc) if pen > 0 else 0.0
+        return [v, F(s) - k * q - 2.0 * v - stop]
+
+    ref = solve_ivp(rhs, (0, 4), [0.0, 0.0], t_eval=t, rtol=1e-11, atol=1e-12, method="DOP853",
+                    max_step=1e-3)
+    tr = simulate(sys, t, F(t))
+    assert np.abs(ref.y[0]).max() > 0.07  # the stops are struck, 2 cm deep
+    damping = sys.dissipation.force(sys.effort(tr.x))[:, 1]  # nonzero in contact, limited at
+    assert np.any(np.abs(damping) > 0) and np.any(np.abs(damping - dc * tr.x[:, 1]) > 1e-3)
+    err = np.abs(tr.x - ref.y.T).max(axis=0) / np.abs(ref.y).max(axis=1)
+    # AVF is second order (h = 5e-4) but first order across each kink of the contact law:
+    # measured 4.7e-6 (q) and 1.7e-5 (p) of their largest values
+    assert err.max() < 1e-4, err
+    # without the contact dampers the motion differs by far more than that (measured 58 %)
+    free = simulate(_stopped_mass(0.0), t, F(t))
+    assert np.abs(free.x - ref.y.T).max(axis=0)[1] / np.abs(ref.y[1]).max() > 0.2

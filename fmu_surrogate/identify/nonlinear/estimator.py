@@ -129,9 +129,11 @@ class NonlinearPHIdentifier(PHEstimator):
         a static map with a static law to fit: then 0).  A larger n than the linear start's
         adds states that start uncoupled.
     ridges : sequence of str
-        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`); a fit
-        missing 10 % adds a ``"periodic"`` one, then a ``"gap"`` one (end stops), each kept
-        where it lowers the cost (:mod:`.continuation`); ``()``: quadratic.
+        Ridge kinds of the energy, one each (:class:`~fmu_surrogate.ph.ConvexEffort`, or
+        ``"contact"``: a gap ridge with a damper in its contact); a fit missing 10 % adds a
+        ``"periodic"`` one, then a ``"gap"`` one (end stops; still missing 1 %, a ``"contact"``
+        one instead), each kept where it lowers the cost (:mod:`.continuation`); ``()``:
+        quadratic.
     n_dissipation : int
         Number of power-law dissipation terms (:class:`~fmu_surrogate.ph.PowerDissipation`).
     feedthrough : {"auto", True, False}

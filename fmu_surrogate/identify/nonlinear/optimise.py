@@ -59,6 +59,7 @@ from fmu_surrogate.identify.nonlinear.gauss_newton import (
 from fmu_surrogate.identify.nonlinear.parametrisation import (
     Layout,
     NonlinearFitError,
+    contact_gates,
     initial_vector,
     structure,
 )
@@ -78,6 +79,7 @@ from fmu_surrogate.identify.nonlinear.start import (
 
 Array = NDArray[np.float64]
 
+TERM_ROWS = ("beta", "mdir", "p", "ld", "asym")  # a row per dissipation term (:func:`_transfer`)
 #: the second start of the dissipation terms (exponent, smoothing relative to the spread)
 SATURATING_START = (-1.0, 0.3)
 #: RK4 is stable for h·λ on the negative real axis down to −2.78; substeps keep h ρ below this
@@ -101,10 +103,9 @@ RATE_GAIN = 4.0
 
 @dataclass(frozen=True)
 class Optimised:
-    """Result of :func:`optimise`: the layout and final ``θ`` (the dissipation terms' ``δ``
-    included), the cost per iteration, iterations, the optimiser's message, the segments, the
-    static law's terms (:class:`~.input_law.LawStart`, or ``None``), and whether the measured
-    outputs read the effort."""
+    """Result of :func:`optimise`: layout, final ``θ``, cost per iteration, iterations, the
+    optimiser's message, the segments, the static law's terms (:class:`~.input_law.LawStart`,
+    or ``None``), and whether the measured outputs read the effort."""
 
     layout: Layout
     theta: Array
@@ -137,13 +138,16 @@ def _directions(first: list[Array], count: int, data: Array) -> Array:
 
 
 def _transfer(warm: Optimised, layout: Layout, theta: Array) -> Array:
-    """``θ`` of ``layout`` with the blocks ``warm`` has in the same shape taken from it (all but
-    the shooting states, which depend on the experiments)."""
+    """``θ`` of ``layout`` with the blocks ``warm`` has taken from it (all but the shooting
+    states, which depend on the experiments): whole where of the same shape, a block of terms
+    with a term more (a contact's damper) in its leading rows."""
     out = np.array(theta, dtype=float)
-    src = warm.layout.slices()
-    for name, (sl, shape) in layout.slices().items():
-        if name != "x" and name in src and src[name][1] == shape:
-            out[sl] = warm.theta[src[name][0]]
+    old, new = warm.layout.unpack(warm.theta), layout.unpack(out)
+    for name, block in new.items():
+        a = old.get(name)
+        if name != "x" and a is not None and a.shape[1:] == block.shape[1:] and \
+                (a.shape == block.shape or name in TERM_ROWS and a.shape[0] < block.shape[0]):
+            block[:a.shape[0]] = a
     return out
 
 
@@ -210,6 +214,7 @@ def _scales(layout: Layout, X: Array, y_rms: Array, port: Array | None = None,
         sc[sl["x0"][0]] = sc[sl["x"][0]] = np.sqrt(sigma2)
         sc[sl["mdir"][0]], sc[sl["beta"][0]] = 1.0 / np.sqrt(sigma2), sigma2
         sc[sl["w"][0]] = np.repeat(np.where(layout.periodic, 1.0, 1 / np.sqrt(sigma2)), layout.n)
+        sc[sl["gdir"][0]], sc[sl["gkappa"][0]] = 1.0 / np.sqrt(sigma2), np.sqrt(sigma2)
     if layout.n_law:
         sc[sl["lC"][0]] = np.repeat(np.where(y_rms > 0, y_rms, 1.0), layout.n_law)
     if port is not None and layout.m:
@@ -291,7 +296,10 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
     ridge_first = cands
     diss_first = cands[m:m + m] + cands[:m] + cands[2 * m:] if len(cands) > m else cands
     ridge_dirs = _directions(ridge_first, len(kinds), X)
-    diss_dirs = _directions(diss_first, D, Z)
+    # the contacts' dampers (last) along the power ports' flows: a stop's damper on its velocity
+    diss_dirs = np.vstack([_directions(diss_first, D, Z),
+                           _directions(diss_first, layout.n_gated, Z)])
+    Dall = D + layout.n_gated
     starts = np.array([Xs[i][a] for i, a in seg.starts]).reshape(len(seg.starts), n)
     U = np.vstack([e[1] for e in train])
     n_power = int(np.count_nonzero(np.any(start.ports.Ty != 0, axis=0)))
@@ -306,10 +314,11 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
                for j in range(n_port)]
         p_port = np.array([f[0] for f in fam]).reshape(n_port)
         d_port = np.array([f[1] for f in fam]).reshape(n_port)
-        return initial_vector(layout, lin, ridge_dirs, diss_dirs, np.full(D, law[0]),
-                              starts[free], _port_directions(n_port, n_power, U), p_port,
-                              (start.Cm, start.Dm), np.concatenate([np.full(D, law[1]), d_port]),
-                              static_law, read_effort)
+        p0 = np.concatenate([np.full(D, law[0]), np.zeros(Dall - D)])  # a contact's: linear
+        return initial_vector(layout, lin, ridge_dirs, diss_dirs, p0, starts[free],
+                              _port_directions(n_port, n_power, U), p_port, (start.Cm, start.Dm),
+                              np.concatenate([np.full(D, law[1]), np.full(Dall - D, families[0][1]),
+                                              d_port]), static_law, read_effort)
 
     # a second start only where it changes a term's law: state terms, or fewer feedthrough
     # terms than one of each family per power port (else both families are in the one start)
@@ -424,6 +433,8 @@ def optimise(est: Any, start: LinearStart, train: list[tuple], feedthrough: bool
             theta0 = theta_start(law, effort)
             if warm is not None:
                 theta0 = _transfer(warm, layout, theta0)
+            if layout.n_gated and (warm is None or not warm.layout.n_gated):  # on their ridges
+                theta0 = contact_gates(layout, theta0, float(np.sqrt(np.mean(X * X) * n)))
             elif rate:  # from the best fit, which it can only improve
                 theta0 = best[1].theta.copy()
             if turning:

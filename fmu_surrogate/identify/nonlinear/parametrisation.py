@@ -20,7 +20,10 @@ The vector ``θ`` holds, in this order (:class:`Layout`):
   static load; fixed at 0 for a periodic ridge);
 * per dissipation term its gain ``β_j ≥ 0``, direction ``m_j``, exponent ``p_j``, the
   logarithm of its smoothing ``δ_j`` (``δ_j > 0`` for every value: where the law bends) and
-  its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser);
+  its asymmetry ``a_j ∈ [−1, 1]`` (rebound against compression; a box of the optimiser); a
+  ``"contact"`` ridge (a gap ridge whose contact has a damper) adds a term after the others,
+  then per such term its gate: direction ``g_j``, shift ``e_j`` and gain ``κ_j ≥ 0``
+  (:class:`~fmu_surrogate.ph.PowerDissipation`: the damper limited by the contact's force);
 * the same per term of the nonlinear feedthrough ``S_nl(u)`` (directions in the port space);
 * the initial state ``x0`` shared by all experiments (when it is learned);
 * the measured outputs' ``y = C_m x + K_m z(x) + D_m u + C_d ẋ`` (outputs that are not
@@ -45,12 +48,17 @@ from numpy.typing import NDArray
 
 from fmu_surrogate.errors import FmuSurrogateError
 from fmu_surrogate.ph import ConvexEffort, LinearPH, NonlinearPH, PowerDissipation
+from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
 
 Array = NDArray[np.float64]
 
 class NonlinearFitError(FmuSurrogateError, ValueError):
     """Settings or data the nonlinear fit cannot work with; the message says the fix."""
 
+
+#: the ridge kinds of a fit: the energy's, and ``"contact"``, a gap ridge whose contact has a
+#: damper limited by its force (module doc)
+FIT_KINDS = (*RIDGE_KINDS, "contact")
 
 #: bounds of the dissipation exponents p (force ~ |s|^(1+p) for |s| ≫ δ): from a saturating
 #: law (p = −1: force β s / √(s² + δ²), friction or a valve that saturates at β) to quartic
@@ -69,9 +77,9 @@ class Layout:
     n, m : int
         States and ports.
     kinds : tuple of str
-        Ridge kinds of the energy.
+        Ridge kinds of the energy (:data:`FIT_KINDS`).
     n_dissipation : int
-        Number of power-law dissipation terms.
+        Number of power-law dissipation terms (besides the contacts' dampers).
     feedthrough : bool
         Whether ``P, S, N`` are fitted.
     n_shoot : int
@@ -108,9 +116,22 @@ class Layout:
                 f"energy bounded below; two could take more than the form holds).")
 
     @property
+    def n_gated(self) -> int:
+        """Number of the contacts' dampers: the last dissipation terms, one per ``"contact"``
+        ridge."""
+        return self.kinds.count("contact")
+
+    @property
+    def effort_kinds(self) -> tuple[str, ...]:
+        """The ridge kinds of the energy (:data:`~fmu_surrogate.ph.efforts.convex.RIDGE_KINDS`:
+        a contact's ridge is a gap ridge)."""
+        return tuple("gap" if k == "contact" else k for k in self.kinds)
+
+    @property
     def blocks(self) -> list[tuple[str, tuple[int, ...]]]:
         """``(name, shape)`` of each block, in order."""
-        n, m, K, D = self.n, self.m, len(self.kinds), self.n_dissipation
+        n, m, K, Dg = self.n, self.m, len(self.kinds), self.n_gated
+        D = self.n_dissipation + Dg
         w = n + m if self.feedthrough else n
         out = [("U", (n * (n - 1) // 2,)), ("L", (w, w)), ("G", (n, m))]
         if self.feedthrough:
@@ -118,7 +139,8 @@ class Layout:
         Dp, k = self.n_port_dissipation, self.n_measured
         out += [("alpha", (K,)), ("w", (K, n)), ("rc", (K,)), ("beta", (D,)), ("mdir", (D, n)),
                 ("p", (D,)),
-                ("ld", (D,)), ("asym", (D,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
+                ("ld", (D,)), ("asym", (D,)), ("gdir", (Dg, n)), ("gshift", (Dg,)),
+                ("gkappa", (Dg,)), ("pbeta", (Dp,)), ("pdir", (Dp, m)), ("pp", (Dp,)),
                 ("pld", (Dp,)), ("pasym", (Dp,)),
                 ("x0", (n if self.learn_x0 else 0,)), ("Cm", (k, n)), ("Dm", (k, m)),
                 ("Km", (k, n)), ("Cd", (k, n)),
@@ -150,11 +172,11 @@ class Layout:
     def bounds(self) -> list[tuple[float | None, float | None]]:
         """The optimiser's bounds: ``α, β ≥ 0``, ``p`` in :data:`EXPONENT_BOUNDS`, ``log δ`` in the
         logarithms of :data:`SMOOTHING_BOUNDS`, ``a`` in ``[−1, 1]`` (also for the
-        feedthrough's terms), the rest free."""
+        feedthrough's terms), the gates' ``κ ≥ 0``, the rest free."""
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
         ld = (float(np.log(SMOOTHING_BOUNDS[0])), float(np.log(SMOOTHING_BOUNDS[1])))
         lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS, "ld": ld,
-                "asym": (-1.0, 1.0), "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld,
+                "asym": (-1.0, 1.0), "gkappa": (0.0, None), "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld,
                 "pasym": (-1.0, 1.0)}
         for name, (s, _) in self.slices().items():
             lim = lims.get(name)
@@ -214,7 +236,8 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
     ridge_dirs : ndarray, shape (K, n)
         Initial ridge directions.
     diss_dirs : ndarray, shape (D, n)
-        Initial dissipation directions.
+        Initial dissipation directions (``D`` the terms of the layout, the contacts' dampers
+        last).
     exponents : ndarray, shape (D,)
         Initial exponents.
     shoot : ndarray, shape (n_shoot, n)
@@ -233,7 +256,7 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
         Whether the measured outputs start as ``K_m z(x)`` (``K_m = C_m``) instead of
         ``C_m x``.
 
-    ``x0`` (when learned) starts at ``lin["x0"]``.
+    ``x0`` (when learned) starts at ``lin["x0"]``; the gates are set by :func:`contact_gates`.
     """
     n, m = layout.n, layout.m
     theta = np.zeros(layout.size)
@@ -248,7 +271,7 @@ def initial_vector(layout: Layout, lin: dict[str, Array], ridge_dirs: Array,
     b["w"][:] = ridge_dirs
     b["mdir"][:] = diss_dirs
     b["p"][:] = exponents
-    D = layout.n_dissipation
+    D = layout.n_dissipation + layout.n_gated
     delta = np.full(D + layout.n_port_dissipation, 1e-3) if smoothing is None \
         else np.asarray(smoothing, dtype=float)
     b["ld"][:] = np.log(delta[:D])
@@ -334,16 +357,50 @@ def to_system(layout: Layout, theta: Array, names: dict | None = None) -> Nonlin
     # terms at a gain of exactly zero (on their bound, or dropped by pruning.prune_terms) add
     # nothing: left out, so that simulations and exported FMUs do not evaluate them
     ron = b["alpha"] != 0
-    effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.kinds, ron) if keep),
+    effort = ConvexEffort(np.eye(n), tuple(k for k, keep in zip(layout.effort_kinds, ron)
+                                           if keep),
                           weights(layout, b, np)[ron], b["w"][ron], b["rc"][ron])
     on, pon = b["beta"] != 0, b["pbeta"] != 0
+    D, Dg = layout.n_dissipation, layout.n_gated
+    g, e, k = np.zeros((D + Dg, n)), np.zeros(D + Dg), np.full(D + Dg, np.inf)
+    g[D:], e[D:], k[D:] = b["gdir"], b["gshift"], b["gkappa"]
     diss = PowerDissipation(b["mdir"][on], b["beta"][on], b["p"][on], np.exp(b["ld"][on]),
-                            b["asym"][on])
+                            b["asym"][on], (g[on], e[on], k[on]))
     pdir = np.hstack([b["pdir"][pon], np.zeros((int(np.count_nonzero(pon)), s))])
     port = PowerDissipation(pdir, b["pbeta"][pon], b["pp"][pon], np.exp(b["pld"][pon]),
                             b["pasym"][pon])
     return NonlinearPH(st["J"], W[:n, :n], G, effort, diss, port_dissipation=port, **fw,
                        **(names or {}))
+
+
+def contact_gates(layout: Layout, theta: Array, floor: float) -> Array:
+    """``θ`` with the gate of each contact's damper on its ridge: ``g = w``, ``e = c`` and
+    ``κ = α|w| / (1 + α|w|²)``, at least ``floor``.
+
+    With ``Q = I`` beyond the stop ``|wᵀz + c| − 1 = (|wᵀx + c| − 1)(1 + α|w|²)`` (the ridge's
+    own effort along ``w``), so ``κ`` makes the gate's limit the ridge's force ``α(|s| − 1)|w|``:
+    Modelica's ``ElastoGap``, whose damping force never exceeds its contact spring's.  The floor
+    keeps the damper's gain a gradient where the ridge has no weight yet.
+
+    Parameters
+    ----------
+    layout : Layout
+        The sizes.
+    theta : ndarray
+        The parameters.
+    floor : float
+        The least ``κ``.
+    """
+    out = np.array(theta, dtype=float)
+    b = layout.unpack(out)
+    ks = [i for i, kind in enumerate(layout.kinds) if kind == "contact"]
+    alpha = weights(layout, b, np)
+    for j, k in enumerate(ks):
+        w = b["w"][k]
+        a, w2 = float(alpha[k]), float(w @ w)
+        b["gdir"][j], b["gshift"][j] = w, b["rc"][k]
+        b["gkappa"][j] = max(a * np.sqrt(w2) / (1.0 + a * w2), floor)
+    return out
 
 
 def sensor_rows(b: dict) -> Array:
@@ -356,11 +413,9 @@ def sensor_rows(b: dict) -> Array:
 def check_settings(est: Any) -> None:
     """Raise a :class:`NonlinearFitError` naming the fix for settings of ``est`` (a
     :class:`~fmu_surrogate.identify.NonlinearPHIdentifier`) no fit can work with."""
-    from fmu_surrogate.ph.efforts.convex import RIDGE_KINDS
-
-    bad = [k for k in est.ridges if k not in RIDGE_KINDS]
+    bad = [k for k in est.ridges if k not in FIT_KINDS]
     if bad:
-        raise NonlinearFitError(f"ridges {bad} unknown; use {RIDGE_KINDS}.")
+        raise NonlinearFitError(f"ridges {bad} unknown; use {FIT_KINDS}.")
     if (est.n_states is not None and int(est.n_states) < 1) or \
             int(est.n_dissipation) < 0 or int(est.max_iter) < 0 or \
             (est.max_time is not None and not float(est.max_time) >= 0):

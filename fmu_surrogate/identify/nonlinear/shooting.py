@@ -23,17 +23,14 @@ growth over thousands of steps) and a step of the optimiser costs ``L`` sequenti
 the length of the record.
 
 Speed.  The residuals' Jacobian comes from one forward-mode pass (:mod:`.gauss_newton`): the
-parameters as a batch of dual numbers, one tangent per column.  A rollout is thousands of small
-operations in sequence, and PyTorch's dual numbers cost 5–130 µs each on these tensors
-(``scripts/bench_nonlinear_fit.py``; a dual number with a plain tensor or a Python number takes
-its reference path, 200–800 µs).  :func:`rollout` therefore takes the model's matrices and
-their tangents out of torch once and steps in NumPy, carrying the tangents by hand: a value
-once, without the batch axes where every member holds the same ``θ``, its tangents with them.
-A hanging mass's Jacobian pass (27 columns, 8 segments of 50 steps) went from 154 to 40 ms, a
-cost evaluation from 35 to 13 ms.  :class:`VectorField` holds the model's terms in torch, where
-the parameters become them (dual numbers in a Jacobian's pass; its constants dual numbers of
-zero tangent there), and evaluates the few terms outside the rollout: the measured outputs'
-efforts and the static law, on whole rollouts at once.
+parameters as a batch of dual numbers, one tangent per column.  PyTorch's dual numbers cost
+5–130 µs per operation on these tensors (``scripts/bench_nonlinear_fit.py``; with a plain
+operand 200–800 µs), and a rollout is thousands of them, so :func:`rollout` takes the model's
+matrices and their tangents out of torch once and steps in NumPy, the tangents carried by hand
+(a value without the batch axes where every member holds the same ``θ``): a hanging mass's
+Jacobian pass (27 columns, 8 segments of 50 steps) 154 → 40 ms, a cost 35 → 13 ms.
+:class:`VectorField` holds the terms in torch and evaluates those outside the rollout (the
+measured outputs' efforts, the static law) on whole rollouts at once.
 """
 
 from __future__ import annotations
@@ -74,8 +71,8 @@ class Segments:
     starts : tuple of (int, int)
         ``(experiment, first sample)`` of each segment.
     weight : Tensor, shape (S, L + 1), or None
-        Weights of the output samples in the cost (``None``: all one).  A delayed feedthrough
-        leaves out each experiment's first output, which sees inputs the data do not hold.
+        Weights of the output samples in the cost (``None``: all one; a delayed feedthrough
+        leaves out each experiment's first output, which sees inputs the data do not hold).
     """
 
     h: torch.Tensor
@@ -135,8 +132,8 @@ def make_segments(exps: list[tuple[Array, Array, Array, str]], length: int | Non
 
 
 def _row(v: torch.Tensor, k: int = 1) -> torch.Tensor:
-    """A parameter vector ``(..., K)`` with ``k`` axes inserted before its last: it then
-    broadcasts against values ``(..., *k axes, K)`` of every batch member."""
+    """A parameter vector ``(..., K)`` with ``k`` axes before its last (broadcasts against
+    values ``(..., *k axes, K)`` of every batch member)."""
     return v.reshape(v.shape[:-1] + (1,) * k + v.shape[-1:])
 
 
@@ -144,9 +141,8 @@ class VectorField:
     """The terms of the vector field ``f(x, u)`` and the outputs ``y(x, u)`` of a parameter
     vector, in torch (module doc; :func:`rollout` steps them).
 
-    ``θ`` may be a batch ``(B, size)`` of parameter vectors: the states are then ``(B, S, n)``
-    (one rollout per member; the inputs ``(S, m)`` are shared), which gives all the columns of
-    the residuals' Jacobian from one forward-mode pass (:mod:`.gauss_newton`).
+    ``θ`` may be a batch ``(B, size)``: the states are then ``(B, S, n)``, one rollout per
+    member, the inputs ``(S, m)`` shared (all the Jacobian's columns from one pass).
     """
 
     def __init__(self, layout: Layout, theta: torch.Tensor) -> None:
@@ -155,14 +151,12 @@ class VectorField:
         st = structure(layout, b, torch)
         W = st["W"]
         self.T = (st["J"] - W[..., :n, :n]).mT
-        G = st["G"]
-        P = W[..., :n, n:] if layout.feedthrough else None
-        self.Bin = (G - P if P is not None else G).mT
-        self.Bout = G + P if P is not None else G
+        G, P = st["G"], (W[..., :n, n:] if layout.feedthrough else None)
+        self.Bin, self.Bout = (G.mT, G) if P is None else ((G - P).mT, G + P)
         self.D = (W[..., n:, n:] - st["N"]).mT if layout.feedthrough else None
         self.alpha, self.w = _row(weights(layout, b, torch)), b["w"]
-        self.kinds = layout.kinds
-        self.slopes = _slopes(layout.kinds)
+        self.kinds = layout.effort_kinds
+        self.slopes = _slopes(self.kinds)
         self.c = _row(b["rc"])  # the ridges' shifts (preloads) and their slopes there
         self.slope_c = self.slopes(self.c)
         half = _like(torch.tensor(0.5, dtype=theta.dtype), theta)  # module doc, "Speed"
@@ -170,6 +164,7 @@ class VectorField:
         self.delta2 = _row(torch.exp(b["ld"] + b["ld"]))
         self.port_delta2 = _row(torch.exp(b["pld"] + b["pld"]))
         self.a, self.pa = _row(b["asym"]), _row(b["pasym"])
+        self.gdir, self.gshift, self.gkappa = b["gdir"], _row(b["gshift"]), _row(b["gkappa"])
         self.pbeta, self.pM, self.pp = _row(b["pbeta"]), b["pdir"], _row(half * b["pp"])
         self.blocks = b
 
@@ -182,13 +177,11 @@ class VectorField:
 
     def law(self, u_ext: torch.Tensor, directions: torch.Tensor,
             kinds: tuple[str, ...]) -> torch.Tensor:
-        """The static law ``Σ_k c_k f_k(a_k d_kᵀ u + b_k)`` of the external inputs ``u_ext``
-        (S, L + 1, k_in) in the external outputs (..., S, L + 1, k_out), the directions ``d_k``
-        fixed (:mod:`.input_law`)."""
+        """The static law ``Σ_k c_k f_k(a_k d_kᵀ u + b_k)`` (directions ``d_k`` fixed,
+        :mod:`.input_law`) of the inputs ``u_ext`` (S, L + 1, k_in), (..., S, L + 1, k_out)."""
         b = self.blocks
         s = (u_ext @ directions.T) * _row(b["la"], 2) + _row(b["lb"], 2)
-        cubic = torch.as_tensor([k == "cubic" for k in kinds])
-        tanh = torch.as_tensor([k == "tanh" for k in kinds])
+        cubic, tanh = (torch.as_tensor([k == kind for k in kinds]) for kind in ("cubic", "tanh"))
         f = torch.where(cubic, s ** 3, torch.where(tanh, torch.tanh(s), torch.relu(s)))
         return f @ b["lC"].mT.unsqueeze(-3)
 
@@ -198,10 +191,8 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
             substeps: int = 1, rates: bool = False) -> tuple[torch.Tensor, ...]:
     """RK4 over all segments at once: outputs (..., S, L + 1, m) and states (..., S, L + 1, n)
     at the nodes (the leading axes those of a batch of parameter vectors), with ``rates`` also
-    the states' rates ``ẋ = f(x, u)`` there (..., S, L + 1, n), the inputs of the nodes'.
-
-    Dual numbers in (the parameters, the start states or both) give dual numbers out: the
-    steps run in NumPy with their forward-mode tangents carried by hand (module doc, "Speed").
+    the states' rates ``ẋ = f(x, u)`` there (..., S, L + 1, n), the inputs of the nodes'; dual
+    numbers in (parameters, start states) give dual numbers out (module doc, "Speed").
 
     Parameters
     ----------
@@ -271,16 +262,15 @@ def rollout(field: VectorField, x_start: torch.Tensor, seg: Segments,
 
 class _Tangents:
     """The vector field and outputs of a :class:`VectorField` in NumPy, each value with its
-    forward-mode tangents (..., shape) or ``None`` where nothing varies (module doc, "Speed").
-
-    The values drop the batch axes where every member holds the same (the Jacobian's pass
-    evaluates copies of one ``θ``), so that only the tangents carry them.
+    forward-mode tangents (..., shape) or ``None`` where nothing varies (module doc, "Speed");
+    the values without the batch axes where every member holds the same.
     """
 
     def __init__(self, field: VectorField, lead: tuple[int, ...]) -> None:
         pairs = {name: _split(getattr(field, name), lead)
                  for name in ("T", "Bin", "Bout", "D", "alpha", "w", "c", "beta", "M", "p",
-                              "delta2", "a", "pbeta", "pM", "pp", "port_delta2", "pa")}
+                              "delta2", "a", "pbeta", "pM", "pp", "port_delta2", "pa", "gdir",
+                              "gshift", "gkappa")}
         self.dual = any(t is not None for _, t in pairs.values())
         for name, (v, t) in pairs.items():
             setattr(self, name, v)
@@ -288,7 +278,9 @@ class _Tangents:
         self.rates = _rates(field.kinds)
         self.wT, self.dwT, self.MT, self.dMT = _T(self.w), _T(self.dw), _T(self.M), _T(self.dM)
         self.pMT, self.dpMT = _T(self.pM), _T(self.dpM)
-        self.K, self.Kd, self.Kp = (field.w.shape[-2], field.M.shape[-2], field.pM.shape[-2])
+        self.gT, self.dgT = _T(self.gdir), _T(self.dgdir)
+        self.K, self.Kd, self.Kp, self.Kg = (field.w.shape[-2], field.M.shape[-2],
+                                             field.pM.shape[-2], field.gdir.shape[-2])
         if self.K:
             self.sc, rc = self.rates(self.c)
             self.dsc = _mul(rc, self.dc)
@@ -324,9 +316,33 @@ class _Tangents:
             s = z @ MT
             F, dF = _power(s, _sum(_mm(dz, MT), _mm(z, self.dMT)), self.beta, self.dbeta,
                            self.p, self.dp, self.delta2, self.ddelta2, self.a, self.da)
+            if self.Kg:
+                F, dF = self._limited(F, dF, z, dz)
             f = f - F @ self.M
             df = _sum(df, _mul(-1.0, _sum(_mm(dF, self.M), _mm(F, self.dM))))
         return f, df
+
+    def _limited(self, F: Array, dF: Array | None, z: Array,
+                 dz: Array | None) -> tuple[Array, Array | None]:
+        """The forces ``F`` of the dissipation terms with the contacts' dampers (the last ones)
+        limited, ``clip(F, −f, f)``, ``f = κ (|gᵀz + e| − 1)₊``, and their tangents
+        (:class:`~fmu_surrogate.ph.PowerDissipation`)."""
+        k = F.shape[-1] - self.Kg
+        r = z @ self.gT + self.gshift
+        out = np.maximum(np.abs(r) - 1.0, 0.0)
+        f = self.gkappa * out
+        Fg = F[..., k:]
+        lim = np.maximum(-f, np.minimum(Fg, f))
+        F = _joined(F[..., :k], lim)
+        held = lim != Fg  # where the limit holds, F = ± f
+        df = _sum(_mul(out, self.dgkappa), _mul(self.gkappa * np.sign(r) * (out > 0),
+                                                _sum(_mm(dz, self.gT), _mm(z, self.dgT),
+                                                     self.dgshift)))
+        dFg = _sum(_mul(np.where(held, 0.0, 1.0), None if dF is None else dF[..., k:]),
+                   _mul(np.where(held, np.sign(lim), 0.0), df))
+        if dFg is None:
+            return F, None
+        return F, _joined(np.zeros(dFg.shape[:-1] + (k,)) if dF is None else dF[..., :k], dFg)
 
     def jacobian(self, x: Array, u: Array) -> Array:
         """``∂f/∂x`` (N, n, n) at states ``x`` (N, n) and inputs ``u`` (N, m), its columns as
@@ -390,8 +406,8 @@ def _rates(kinds: tuple[str, ...]) -> Callable[[Array], tuple[Array, Array]]:
 
 
 def _split(v: torch.Tensor | None, lead: tuple[int, ...]) -> tuple[Array | None, Array | None]:
-    """A tensor's value and tangent in NumPy (``None`` for none); the value without the batch
-    axes ``lead`` where every member holds the same."""
+    """A tensor's value (without the batch axes ``lead`` where every member holds the same)
+    and tangent in NumPy (``None`` for none)."""
     if v is None:
         return None, None
     value, tangent = fwad.unpack_dual(v)
@@ -406,8 +422,8 @@ def _split(v: torch.Tensor | None, lead: tuple[int, ...]) -> tuple[Array | None,
 
 def _torch(values: list[Array], tangents: list[Array | None],
            lead: tuple[int, ...]) -> torch.Tensor:
-    """The node values stacked (..., S, L + 1, k) as a tensor, dual where they have tangents,
-    the batch axes ``lead`` restored."""
+    """The node values stacked (..., S, L + 1, k), batch axes ``lead`` restored, as a tensor
+    (dual where they have tangents)."""
     v = np.stack(np.broadcast_arrays(*values), axis=-2)
     tangent = None if tangents[0] is None else np.stack(tangents, axis=-2)
     shape = (tangent.shape if tangent is not None
@@ -416,6 +432,13 @@ def _torch(values: list[Array], tangents: list[Array | None],
     if tangent is None:
         return out
     return fwad.make_dual(out, torch.from_numpy(np.ascontiguousarray(tangent)))
+
+
+def _joined(a: Array, b: Array) -> Array:
+    """``a`` and ``b`` side by side along the last axis, their other axes broadcast."""
+    lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    return np.concatenate([np.broadcast_to(a, lead + a.shape[-1:]),
+                           np.broadcast_to(b, lead + b.shape[-1:])], axis=-1)
 
 
 def _sum(*terms: Array | None) -> Array | None:
@@ -438,12 +461,12 @@ def _mm(a: Array | None, b: Array | None) -> Array | None:
 
 
 def _T(a: Array | None) -> Array | None:
-    """The transpose of the last two axes."""
+    """The transpose of the last two axes (``None`` stays)."""
     return None if a is None else np.swapaxes(a, -1, -2)
 
 
 def _at(a: Array | None, k: int) -> Array | None:
-    """Step ``k`` of per-step values (..., S, L, n)."""
+    """Step ``k`` of per-step values (..., S, L, n) (``None`` stays)."""
     return None if a is None else a[..., k, :]
 
 
@@ -470,8 +493,7 @@ def _slopes(kinds: tuple[str, ...]) -> Callable[[torch.Tensor], torch.Tensor]:
 
 
 def _like(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """``v`` as a dual number of zero tangent where ``x`` is one (the Jacobian's pass), else
-    ``v``."""
+    """``v`` as a dual number of zero tangent where ``x`` is one (the Jacobian's pass)."""
     if fwad.unpack_dual(x).tangent is None:
         return v
     v = v.contiguous()

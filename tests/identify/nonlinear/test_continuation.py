@@ -268,10 +268,14 @@ def test_a_fit_that_misses_by_far_with_a_periodic_ridge_is_run_again_with_end_st
     assert out.reason == "met; with an end-stop (gap) ridge (without: cost 0.08)"
     # its model simulated misses the runs (50 %), on short segments less (10 %): the fit on
     # short segments carries the gap ridge, and its reason says so
+    # (then the whole fit with a damper in the contact too, which misses them as much: not
+    # kept)
     out, _, targets = _stand_in_homotopy(monkeypatch, np.full((4, 1), np.nan),
                                          ridges=("quartic", "logcosh", "periodic"),
                                          simulated=lambda fit: 0.5 if fit.theta == 50 else 0.1)
-    assert targets[-1][1] == ("quartic", "logcosh", "periodic", "gap") and out.theta == 10
+    kinds = [k for _, k in targets]
+    gap = kinds.index(("quartic", "logcosh", "periodic", "gap"))
+    assert ("quartic", "logcosh", "periodic", "contact") in kinds[gap + 1:] and out.theta == 10
     assert out.reason.endswith("here 0.1); with an end-stop (gap) ridge")
 
 
@@ -283,7 +287,7 @@ def test_a_fit_that_misses_its_runs_simulated_is_run_again_on_short_segments(mon
     from fmu_surrogate.identify.nonlinear.continuation import SHORT_ERROR, SHORT_SEGMENT
 
     out, _, targets = _stand_in_homotopy(
-        monkeypatch, np.zeros((4, 1)),
+        monkeypatch, np.zeros((4, 1)), ridges=("quartic", "logcosh", "periodic"),
         simulated=lambda fit: 0.475 if fit.theta == 50 else 0.146)
     assert out.theta == SHORT_SEGMENT  # the fit on short segments
     # the homotopy, then one fit on short segments (its stand-in meets at once)
@@ -292,12 +296,52 @@ def test_a_fit_that_misses_its_runs_simulated_is_run_again_on_short_segments(mon
                                "runs missed by 0.475 RMS, here 0.146)")
     for worse in (0.475, 0.6):  # no better on short segments: the first fit stays
         out, _, targets = _stand_in_homotopy(
-            monkeypatch, np.zeros((4, 1)), simulated=lambda fit, w=worse: 0.475
-            if fit.theta == 50 else w)
+            monkeypatch, np.zeros((4, 1)), ridges=("quartic", "logcosh", "periodic"),
+            simulated=lambda fit, w=worse: 0.475 if fit.theta == 50 else w)
         assert out.theta == 50 and len(targets) == 2 + HOMOTOPY_STAGES + 1
     out, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)),
                                          simulated=lambda fit: SHORT_ERROR)
     assert out.theta == 50 and len(targets) == 2 + HOMOTOPY_STAGES  # met: no second fit
+
+
+def test_a_gap_fit_that_misses_its_runs_is_run_again_with_a_damper_in_the_contact(monkeypatch):
+    """The fit with a gap ridge meets its segments but its model misses the training runs by
+    20 % (a damped contact): the whole fit again with a "contact" ridge added to the
+    estimator's, kept where its model misses them by less; a fit with the contact already, or
+    one whose model meets the runs, pays nothing more."""
+    simulated = lambda fit: 0.2 if fit.theta == 50 else 0.4
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), ridges=("gap",),
+                                         simulated=simulated)
+    kinds = [k for _, k in targets]
+    assert kinds[-1] == ("gap", "contact") and ("gap",) in kinds
+    assert out.theta == 50 and "contact" not in out.reason  # the contact's fit missed more
+
+    import fmu_surrogate.identify.nonlinear.continuation as cont
+
+    calls = []
+
+    def contact_error(fit):  # the stand-in fits with the contact's ridge miss by 0.3 %
+        calls.append(fit)
+        return 0.003 if getattr(fit, "contact", False) else 0.2
+
+    original = cont.optimise_continued
+
+    def marked(est, *args, **kw):
+        out = original(est, *args, **kw)
+        if "contact" in est.ridges:
+            out.contact = True
+        return out
+
+    monkeypatch.setattr(cont, "optimise_continued", marked)
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), ridges=("gap",),
+                                         simulated=contact_error)
+    assert out.reason.endswith("with a damper in the contact (without: the training runs "
+                               "missed by 0.2 RMS, here 0.003)")
+    assert [k for _, k in targets].count(("gap", "contact")) > 0
+    for ridges, sim in ((("gap", "contact"), 0.2), (("gap",), 0.005)):  # nothing more
+        _, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), ridges=ridges,
+                                           simulated=lambda fit, v=sim: v)
+        assert all(k == ridges or k == () for _, k in targets)
 
 
 def _pendulum(peak: float, seed: int, T: float = 10.0, dt: float = 0.02) -> tuple:

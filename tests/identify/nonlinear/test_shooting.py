@@ -168,3 +168,62 @@ def test_a_batch_of_different_parameter_vectors_rolls_out_each():
         alone = _outputs(layout, torch.as_tensor(th), seg, x0)
         for b, a in zip(both, alone):
             np.testing.assert_allclose(b[i].numpy(), a.numpy(), rtol=1e-14, atol=1e-14)
+
+
+def _contact_model():
+    """A two-state model with a contact (a gap ridge whose damper is limited by a gate), a
+    power-law loss besides, random parameters, and two experiments in segments of 5 steps;
+    the inputs drive the state beyond the gap, so the limit holds at some nodes, not at
+    others."""
+    layout = Layout(n=2, m=1, kinds=("quartic", "contact"), n_dissipation=1,
+                    feedthrough=False, n_shoot=0)
+    rng = np.random.default_rng(5)
+    theta = 0.4 * rng.standard_normal(layout.size)
+    sl = layout.slices()
+    for name, value in (("alpha", 0.3), ("beta", (0.5, 3.0)), ("p", (0.6, 0.0)),
+                        ("ld", -1.0), ("asym", (0.3, 0.0)), ("gkappa", 0.8), ("gshift", 0.1)):
+        theta[sl[name][0]] = value
+    theta[sl["w"][0]] = (0.2, 0.1, 2.5, 0.3)  # the gap: |2.5 x1 + 0.3 x2 + c| <= 1
+    theta[sl["gdir"][0]] = (2.0, 0.4)
+    theta[sl["rc"][0]] = (0.2, 0.0)
+    t = np.linspace(0.0, 1.0, 11)
+    exps = [(t, 3.0 * np.sin(5 * t + k)[:, None], np.zeros((11, 1)), hold)
+            for k, hold in enumerate(("linear", "zoh"))]
+    return layout, theta, make_segments(exps, 5)
+
+
+def test_a_contacts_damper_is_the_power_dissipation_of_the_system_and_differentiates():
+    from fmu_surrogate.identify.nonlinear.parametrisation import to_system
+
+    layout, theta, seg = _contact_model()
+    system = to_system(layout, theta)
+    assert system.dissipation.gated.tolist() == [False, True]
+    field = _Tangents(VectorField(layout, torch.as_tensor(theta)), ())
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1.2, 1.2, size=(400, 2))
+    u = rng.standard_normal((400, 1))
+    z = system.effort(x)
+    d = system.dissipation
+    unlimited = d._c(*d._s(z)) * d._s(z)[0]
+    limited = d._terms(z)[2] != unlimited
+    assert 20 < limited[:, 1].sum() < 380 and not limited[:, 0].any()  # both branches visited
+    expected = z @ (system.J - system.R).T - d.force(z) + u @ system.B.T
+    # the same formulas in another order (exp(p log q) against q**p): round-off
+    np.testing.assert_allclose(field(x, None, u @ field.Bin, None)[0], expected, rtol=1e-12,
+                               atol=1e-12)
+    # the tangents of the rollout against central differences, away from the limit's kinks:
+    # O(h²) ≈ 1e-12 plus ε/h ≈ 1e-10, values O(1)
+    x0 = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
+    P = theta.size
+    with fwad.dual_level():
+        th = fwad.make_dual(torch.as_tensor(theta).expand(P, -1).contiguous(),
+                            torch.eye(P, dtype=torch.float64))
+        y, _ = _outputs(layout, th, seg, x0)
+        dy = fwad.unpack_dual(y).tangent.numpy()
+    h = 1e-6
+    for i in range(P):
+        e = np.zeros(P)
+        e[i] = h
+        yp, _ = _outputs(layout, torch.as_tensor(theta + e), seg, x0)
+        ym, _ = _outputs(layout, torch.as_tensor(theta - e), seg, x0)
+        np.testing.assert_allclose(dy[i], (yp - ym).numpy() / (2 * h), atol=1e-8)
