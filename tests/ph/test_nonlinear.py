@@ -326,3 +326,24 @@ def test_a_mass_between_damped_stops_matches_scipy():
     # without the contact dampers the motion differs by far more than that (measured 58 %)
     free = simulate(_stopped_mass(0.0), t, F(t))
     assert np.abs(free.x - ref.y.T).max(axis=0)[1] / np.abs(ref.y[1]).max() > 0.2
+
+
+def test_interconnect_keeps_a_contacts_damper():
+    """The stopped mass with contact dampers coupled to a spring-mass (a gyrator between their
+    ports): the coupled system's flow is the parts' flows under û = −Ĉ ŷ, the gate with them."""
+    from fmu_surrogate.ph import LinearPH
+
+    a = _stopped_mass(20.0)
+    lin = LinearPH([[0.0, 1.0], [-1.0, 0.0]], np.diag([0.0, 0.3]), np.diag([2.0, 1.0]),
+                   [[0.0], [1.0]])
+    C = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    both = interconnect([lin, a], C, [[0], [0]])
+    assert both.dissipation.gated.tolist() == [True]
+    rng = np.random.default_rng(8)
+    for x in rng.normal(size=(20, 4)) * [0.1, 1.0, 0.1, 1.0]:  # in and out of contact
+        xl, xa = x[:2], x[2:]
+        yhat = np.array([lin.output(xl[None])[0][0], a.output(xa[None])[0][0]])
+        uhat = -C @ yhat
+        ref = np.concatenate([lin.flow(xl, [uhat[0]]), a.flow(xa, [uhat[1]])])
+        # the same terms summed in another order: round-off
+        np.testing.assert_allclose(both.flow(x, np.zeros(0)), ref, rtol=1e-13, atol=1e-13)

@@ -405,6 +405,9 @@ def test_a_duffing_oscillator_whose_fit_drifts_between_segments_is_fitted_on_sho
                             attrs={"input_interpolation": "zero-order hold over each step"})
     est = NonlinearPHIdentifier(2, delayed_feedthrough=True).fit_dataset(
         ds, inputs=["u"], outputs=outs)
-    # measured 7.6 % held out (88 % without the short segments); 25 % leaves room for the
-    # optimiser's path under other BLAS thread counts and still fails without them
-    assert est.result_.validation_error < 0.25
+    # measured 7.6 % held out on one machine, 26.9 % on another with AVX-512 (numpy's kernels
+    # differ there in the last bits, and the fit's path through the levels with them), 88 %
+    # without the short segments: 50 % leaves the path room on any machine and still fails
+    # without them
+    assert "on segments of 10 steps" in est.result_.stopping_reason
+    assert est.result_.validation_error < 0.5
