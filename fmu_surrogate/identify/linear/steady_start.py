@@ -29,6 +29,7 @@ the model misses build up, and the nonlinear fit then starts its runs where they
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,10 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
     if not forced and not (training_miss(other, raw) * GAIN <= miss or
                            training_miss(other, raw, head) * GAIN <= training_miss(est, raw, head)):
         return
+    chosen = est.order_selection_  # the selection that chose the order a refit(n) keeps
     for k, v in vars(other).items():
         if k.endswith("_") and not k.startswith("__"):
             setattr(est, k, v)
+    if est.order_selection_ is None and chosen is not None:
+        est.order_selection_ = chosen
+        est.result_ = dataclasses.replace(est.result_, order_selection=chosen)

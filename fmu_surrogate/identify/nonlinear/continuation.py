@@ -81,7 +81,8 @@ training runs' start, still misses them by more than :data:`SHORT_ERROR`, the wh
 again with a ``"contact"`` ridge added to the estimator's (a gap ridge with a damper whose force
 is limited by a gate on the contact, :class:`~fmu_surrogate.ph.PowerDissipation`, started on the
 ridge with no gain; the ridges above are added to it as to any fit), and kept where its model
-misses the training runs by less: the same mass 0.26 % on its training runs, 0.14 % held out.
+misses the training runs :data:`CONTACT_GAIN` times less: the same mass 0.26 % on its training
+runs, 0.14 % held out.
 Its own gap ridge alone, or the contact's ridge in place of the gap one from the fit with the
 gap, stalled at 20 % (both tried): the fit needs the contact's loss from its start.
 """
@@ -101,9 +102,9 @@ from fmu_surrogate.ph import simulate
 
 Array = NDArray[np.float64]
 
-__all__ = ["CONTINUATION_COST", "EXTRA_RIDGES", "HOMOTOPY_STAGES", "LEVEL_STEP", "MAX_STAGES",
-           "SHORT_ERROR", "SHORT_SEGMENT", "TURNING_COST", "excitation_levels", "level_stages",
-           "optimise_continued"]
+__all__ = ["CONTACT_GAIN", "CONTINUATION_COST", "EXTRA_RIDGES", "HOMOTOPY_STAGES", "LEVEL_STEP",
+           "MAX_STAGES", "SHORT_ERROR", "SHORT_SEGMENT", "TURNING_COST", "excitation_levels",
+           "level_stages", "optimise_continued"]
 
 #: experiments whose excitation levels differ by less than this factor are at one level
 LEVEL_STEP = 1.5
@@ -117,6 +118,10 @@ TURNING_COST = 1e-2
 #: ridges added in turn where a fit still misses TURNING_COST, each kept where it lowers the
 #: cost: an energy that repeats (a part that turns over), end stops (module doc)
 EXTRA_RIDGES = (("periodic", "a periodic ridge"), ("gap", "an end-stop (gap) ridge"))
+#: the fit with a damper in the contact is kept where its model misses the training runs by
+#: this factor less than the gap ridge's (module doc): the benchmark's undamped end_stop_mass
+#: went from 2.67 % to 2.60 % so, and from 0.053 % to 0.58 % held out
+CONTACT_GAIN = 2.0
 #: steps per segment of the fit tried where one on the estimator's segments, simulated from
 #: the training runs' start, misses them by more than SHORT_ERROR (relative RMS; module doc)
 SHORT_SEGMENT, SHORT_ERROR = 10, 0.01
@@ -193,7 +198,8 @@ def optimise_continued(est: Any, start: Any, train: list[tuple], feedthrough: bo
     the same with a periodic ridge added to the energy's, then with a gap ridge
     (:data:`EXTRA_RIDGES`, module doc); each is kept where it lowers the cost.  A model with a
     gap ridge that misses its training runs by more than :data:`SHORT_ERROR` is fitted again
-    with a damper in the contact (module doc), kept where it misses them by less.
+    with a damper in the contact (module doc), kept where it misses them :data:`CONTACT_GAIN`
+    times less.
 
     Parameters are those of :func:`~.optimise.optimise`; ``law_inputs`` (the external inputs)
     are needed for the homotopy.
@@ -217,10 +223,10 @@ def optimise_continued(est: Any, start: Any, train: list[tuple], feedthrough: bo
     out = _shortened(clone(est).set_params(ridges=kinds), fit, args)
     missed = _missed(out, args) if "gap" in kinds and "contact" not in kinds and \
         out.n_iter < int(est.max_iter) else 0.0
-    if missed > SHORT_ERROR:  # a damper in the contact (module doc), kept where it misses less
+    if missed > SHORT_ERROR:  # a damper in the contact (module doc), kept where it earns it
         alt = optimise_continued(clone(est).set_params(ridges=(*est.ridges, "contact")), *args)
         met = _missed(alt, args)
-        if met < missed:
+        if met < missed / CONTACT_GAIN:
             out = dataclasses.replace(alt, reason=f"{alt.reason}; with a damper in the contact "
                                       f"(without: the training runs missed by {missed:.3g} RMS, "
                                       f"here {met:.3g})")

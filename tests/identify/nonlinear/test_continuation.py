@@ -318,11 +318,10 @@ def test_a_gap_fit_that_misses_its_runs_is_run_again_with_a_damper_in_the_contac
 
     import fmu_surrogate.identify.nonlinear.continuation as cont
 
-    calls = []
+    with_contact = [0.003]
 
     def contact_error(fit):  # the stand-in fits with the contact's ridge miss by 0.3 %
-        calls.append(fit)
-        return 0.003 if getattr(fit, "contact", False) else 0.2
+        return with_contact[0] if getattr(fit, "contact", False) else 0.2
 
     original = cont.optimise_continued
 
@@ -338,6 +337,10 @@ def test_a_gap_fit_that_misses_its_runs_is_run_again_with_a_damper_in_the_contac
     assert out.reason.endswith("with a damper in the contact (without: the training runs "
                                "missed by 0.2 RMS, here 0.003)")
     assert [k for _, k in targets].count(("gap", "contact")) > 0
+    with_contact[0] = 0.15  # less, but not CONTACT_GAIN times less: the gap's model stays
+    out, _, _ = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), ridges=("gap",),
+                                   simulated=contact_error)
+    assert "contact" not in out.reason
     for ridges, sim in ((("gap", "contact"), 0.2), (("gap",), 0.005)):  # nothing more
         _, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), ridges=ridges,
                                            simulated=lambda fit, v=sim: v)
