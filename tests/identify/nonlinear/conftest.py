@@ -31,6 +31,27 @@ def multisine(seed: int, amplitude: float, band: tuple[float, float]) -> tuple:
     return t, amplitude * u / np.abs(u).max()
 
 
+def stopped_mass_run(seed: int, amplitude: float, stops) -> tuple:
+    """One run of a mass (1 kg) on a spring (40 N/m) and a damper (2 N·s/m) whose stops push
+    with ``stops(q, v)`` (N), from rest under a multisine force (8 lines in 0.2–3 Hz, 10 s at
+    0.01 s), the force taken as linear between its samples (the fit's input hold): ``(t, F,
+    v)``, simulated with scipy (DOP853, rtol 1e-11)."""
+    from scipy.integrate import solve_ivp
+
+    rng = np.random.default_rng(seed)
+    f, ph, a = rng.uniform(0.2, 3.0, 8), rng.uniform(0, 2 * np.pi, 8), rng.uniform(0.5, 1, 8)
+    t = np.arange(0.0, T + DT / 2, DT)
+    F = amplitude * (np.sin(2 * np.pi * np.multiply.outer(t, f) + ph) @ a) / a.sum()
+
+    def rhs(s: float, x: np.ndarray) -> list[float]:
+        q, v = x
+        return [v, np.interp(s, t, F) - 2.0 * v - 40.0 * q - stops(q, v)]
+
+    sol = solve_ivp(rhs, (0.0, T), [0.0, 0.0], t_eval=t, method="DOP853", rtol=1e-11,
+                    atol=1e-13, max_step=DT / 4)
+    return t, F[:, None], sol.y[1][:, None]
+
+
 @pytest.fixture(scope="session")
 def vendor_data(benchmark_fmus):
     """``vendor_data(name) -> xarray.Dataset``: three runs (seeds 1, 2, 3) of a nonlinear vendor

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+from tests.identify.nonlinear.conftest import stopped_mass_run
 
-M, K, C, GAP, KC, DC = 1.0, 40.0, 2.0, 0.05, 400.0, 20.0
-DT, T = 0.01, 10.0
+GAP, KC, DC = 0.05, 400.0, 20.0
 
 
 def _stops(q: float, v: float) -> float:
@@ -26,20 +25,8 @@ def _stops(q: float, v: float) -> float:
 
 
 def _run(seed: int, amplitude: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One run from rest under a multisine force (8 lines in 0.2–3 Hz), the force taken as
-    linear between its samples (the fit's input hold), velocity out."""
-    rng = np.random.default_rng(seed)
-    f, ph, a = rng.uniform(0.2, 3.0, 8), rng.uniform(0, 2 * np.pi, 8), rng.uniform(0.5, 1, 8)
-    t = np.arange(0.0, T + DT / 2, DT)
-    F = amplitude * (np.sin(2 * np.pi * np.multiply.outer(t, f) + ph) @ a) / a.sum()
-
-    def rhs(s: float, x: np.ndarray) -> list[float]:
-        q, v = x
-        return [v, (np.interp(s, t, F) - C * v - K * q - _stops(q, v)) / M]
-
-    sol = solve_ivp(rhs, (0.0, T), [0.0, 0.0], t_eval=t, method="DOP853", rtol=1e-11,
-                    atol=1e-13, max_step=DT / 4)
-    return t, F[:, None], sol.y[1][:, None]
+    """One run from rest under a multisine force, velocity out (:func:`stopped_mass_run`)."""
+    return stopped_mass_run(seed, amplitude, _stops)
 
 
 @pytest.mark.slow

@@ -47,8 +47,9 @@ def _outputs(layout, theta, seg, x0):
     return rollout(field, x0.expand(lead + x0.shape), seg, substeps=2)
 
 
-def test_the_dual_pass_matches_central_differences():
-    layout, theta, seg = _model()
+def _check_dual_pass(layout, theta, seg):
+    """The rollout's outputs and states differentiated by one dual pass against central
+    differences in every parameter."""
     x0 = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
     P = theta.size
     with fwad.dual_level():
@@ -65,6 +66,10 @@ def test_the_dual_pass_matches_central_differences():
         # central differences err by O(h²) ≈ 1e-12 plus round-off ≈ ε/h ≈ 1e-10 (values O(1))
         np.testing.assert_allclose(dy[i], (yp - ym).numpy() / (2 * h), atol=1e-8)
         np.testing.assert_allclose(dx[i], (xp - xm).numpy() / (2 * h), atol=1e-8)
+
+
+def test_the_dual_pass_matches_central_differences():
+    _check_dual_pass(*_model())
 
 
 def test_the_jacobian_and_the_power_law_forces_are_their_closed_forms():
@@ -211,19 +216,6 @@ def test_a_contacts_damper_is_the_power_dissipation_of_the_system_and_differenti
     # the same formulas in another order (exp(p log q) against q**p): round-off
     np.testing.assert_allclose(field(x, None, u @ field.Bin, None)[0], expected, rtol=1e-12,
                                atol=1e-12)
-    # the tangents of the rollout against central differences, away from the limit's kinks:
-    # O(h²) ≈ 1e-12 plus ε/h ≈ 1e-10, values O(1)
-    x0 = torch.tensor([[0.5, -0.3]] * len(seg.first), dtype=torch.float64)
-    P = theta.size
-    with fwad.dual_level():
-        th = fwad.make_dual(torch.as_tensor(theta).expand(P, -1).contiguous(),
-                            torch.eye(P, dtype=torch.float64))
-        y, _ = _outputs(layout, th, seg, x0)
-        dy = fwad.unpack_dual(y).tangent.numpy()
-    h = 1e-6
-    for i in range(P):
-        e = np.zeros(P)
-        e[i] = h
-        yp, _ = _outputs(layout, torch.as_tensor(theta + e), seg, x0)
-        ym, _ = _outputs(layout, torch.as_tensor(theta - e), seg, x0)
-        np.testing.assert_allclose(dy[i], (yp - ym).numpy() / (2 * h), atol=1e-8)
+    # the tangents of the rollout against central differences (the limit holds at 9 of its 24
+    # nodes, none at a kink)
+    _check_dual_pass(layout, theta, seg)
