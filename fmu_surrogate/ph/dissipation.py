@@ -180,19 +180,19 @@ class PowerDissipation:
             return c
         return c * (1.0 + self.asymmetry * (s * q ** -0.5))
 
-    def _terms(self, z: ArrayLike) -> tuple[Array, Array, Array, Array | None]:
+    def _terms(self, z: ArrayLike) -> tuple[Array, Array, Array, Array, Array | None]:
         """``s``, ``q``, the unlimited coefficients ``c`` and the forces ``F_j`` (N, K), and
         the gates' arguments ``r = gᵀz + e`` (``None`` without a gate)."""
         s, q = self._s(z)
         c = self._c(s, q)
         F = c * s
         if not self.gated.any():
-            return s, c, F, None
+            return s, q, c, F, None
         r = np.atleast_2d(np.asarray(z, dtype=float)) @ self.gate_directions.T + self.gate_shifts
         on = self.gated
         f = self.gate_gains[on] * np.maximum(np.abs(r[:, on]) - 1.0, 0.0)
         F[:, on] = np.maximum(-f, np.minimum(F[:, on], f))
-        return s, c, F, r
+        return s, q, c, F, r
 
     def coefficients(self, z: ArrayLike) -> Array:
         """``c_j(z) ≥ 0`` (a gated term's ``F_j / s_j``, zero where its limit is); ``(N, n) ->
@@ -203,7 +203,7 @@ class PowerDissipation:
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, c, F, r = self._terms(z)
+        s, _, c, F, r = self._terms(z)
         if r is None:
             return c
         on = self.gated
@@ -232,7 +232,7 @@ class PowerDissipation:
         z : array_like, shape (N, n)
             Efforts.
         """
-        return self._terms(z)[2] @ self.directions
+        return self._terms(z)[3] @ self.directions
 
     def force_jacobian(self, z: ArrayLike) -> Array:
         """``∂(R_nl(z) z)/∂z = Σ_j β_j [q^(p/2 − 1) (q + p s²)(1 + a σ) + a s δ² q^(p/2 − 3/2)]
@@ -244,16 +244,15 @@ class PowerDissipation:
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, q = self._s(z)
+        s, q, c, F, r = self._terms(z)
         p = self.exponents
         d = self.gains * q ** (0.5 * p - 1.0) * (q + p * s * s)
         if not self.is_symmetric:
             a = self.asymmetry
             d = d * (1.0 + a * (s * q ** -0.5)) + self.gains * a * s * self.smoothing ** 2 \
                 * q ** (0.5 * p - 1.5)
-        if not self.gated.any():
+        if r is None:
             return np.einsum("nk,ki,kj->nij", d, self.directions, self.directions)
-        _, c, F, r = self._terms(z)
         limited = self.gated & (F != c * s)  # where the limit holds, F_j = ± f_j(z)
         d = np.where(limited, 0.0, d)
         slope = np.where(limited & (np.abs(r) > 1.0),
@@ -269,7 +268,7 @@ class PowerDissipation:
         z : array_like, shape (N, n)
             Efforts.
         """
-        s, _, F, _ = self._terms(z)
+        s, _, _, F, _ = self._terms(z)
         return (F * s).sum(axis=1)
 
     def padded(self, offset: int, n: int) -> PowerDissipation:

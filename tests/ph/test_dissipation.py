@@ -127,7 +127,8 @@ def test_gated_terms_are_psd_and_differentiate():
     d = gated_dissipation(rng)
     z = 2 * rng.normal(size=(500, 3))
     s = z @ d.directions.T
-    unlimited = d._c(s, s * s + d.smoothing ** 2) * s
+    ungated = PowerDissipation(d.directions, d.gains, d.exponents, d.smoothing, d.asymmetry)
+    unlimited = ungated.coefficients(z) * s
     limited = d.force(z) @ np.linalg.pinv(d.directions) - unlimited
     assert 50 < np.sum(np.abs(limited[:, 1:]) > 1e-9) < 950  # both branches of both gates
     R = d.matrix(z)

@@ -199,6 +199,7 @@ def _contact_model():
 
 def test_a_contacts_damper_is_the_power_dissipation_of_the_system_and_differentiates():
     from fmu_surrogate.identify.nonlinear.parametrisation import to_system
+    from fmu_surrogate.ph import PowerDissipation
 
     layout, theta, seg = _contact_model()
     system = to_system(layout, theta)
@@ -209,8 +210,9 @@ def test_a_contacts_damper_is_the_power_dissipation_of_the_system_and_differenti
     u = rng.standard_normal((400, 1))
     z = system.effort(x)
     d = system.dissipation
-    unlimited = d._c(*d._s(z)) * d._s(z)[0]
-    limited = d._terms(z)[2] != unlimited
+    s = z @ d.directions.T
+    ungated = PowerDissipation(d.directions, d.gains, d.exponents, d.smoothing, d.asymmetry)
+    limited = d.coefficients(z) * s != ungated.coefficients(z) * s
     assert 20 < limited[:, 1].sum() < 380 and not limited[:, 0].any()  # both branches visited
     expected = z @ (system.J - system.R).T - d.force(z) + u @ system.B.T
     # the same formulas in another order (exp(p log q) against q**p): round-off
