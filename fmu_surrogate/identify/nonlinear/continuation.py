@@ -83,8 +83,9 @@ is limited by a gate on the contact, :class:`~fmu_surrogate.ph.PowerDissipation`
 ridge with no gain; the ridges above are added to it as to any fit), and kept where its model
 misses the training runs :data:`CONTACT_GAIN` times less: the same mass 0.26 % on its training
 runs, 0.14 % held out.
-Its own gap ridge alone, or the contact's ridge in place of the gap one from the fit with the
-gap, stalled at 20 % (both tried): the fit needs the contact's loss from its start.
+The contact's ridge in place of the gap fit's, fitted anew or started from that fit, stalled
+at 20 % (both tried): the fit needs the contact's loss from its start, and takes the gap ridge
+of the turn above beside it (the same mass: a gap and a contact ridge, both weighted).
 """
 
 from __future__ import annotations
