@@ -195,7 +195,7 @@ class PowerDissipation:
         return s, q, c, F, r
 
     def coefficients(self, z: ArrayLike) -> Array:
-        """``c_j(z) ≥ 0`` (a gated term's ``F_j / s_j``, zero where its limit is); ``(N, n) ->
+        """``c_j(z) ≥ 0`` (a gated term's ``F_j / s_j``: zero where ``f_j = 0``); ``(N, n) ->
         (N, K)``.
 
         Parameters
