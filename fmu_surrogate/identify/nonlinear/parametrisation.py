@@ -176,8 +176,8 @@ class Layout:
         b: list[tuple[float | None, float | None]] = [(None, None)] * self.size
         ld = (float(np.log(SMOOTHING_BOUNDS[0])), float(np.log(SMOOTHING_BOUNDS[1])))
         lims = {"alpha": (0.0, None), "beta": (0.0, None), "p": EXPONENT_BOUNDS, "ld": ld,
-                "asym": (-1.0, 1.0), "gkappa": (0.0, None), "pbeta": (0.0, None), "pp": EXPONENT_BOUNDS, "pld": ld,
-                "pasym": (-1.0, 1.0)}
+                "asym": (-1.0, 1.0), "gkappa": (0.0, None), "pbeta": (0.0, None),
+                "pp": EXPONENT_BOUNDS, "pld": ld, "pasym": (-1.0, 1.0)}
         for name, (s, _) in self.slices().items():
             lim = lims.get(name)
             if lim is not None:
