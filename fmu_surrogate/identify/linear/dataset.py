@@ -120,11 +120,13 @@ def _fit(est: Any, raw: list[tuple], pairs: list[tuple] | None, declared: bool) 
 
         est._check_settings()
         est.no_feedthrough_declared_ = declared
+        from fmu_surrogate.identify.linear.prepare import try_without_offsets
         from fmu_surrogate.identify.linear.steady_start import try_equilibrium
 
         est.initial_ = "state"
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             fit_roles(est, raw, pairs, declared)
+            try_without_offsets(est, raw, pairs, declared)
             try_equilibrium(est, raw, pairs, declared)
 
 
