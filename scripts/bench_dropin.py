@@ -204,6 +204,11 @@ COMPONENTS: dict[str, dict] = {
                              "train": END_STOP_TRAIN,
                              "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
                              "stop": 10.0, "step": 0.01, "linear": False},
+    # the damped one thrown at 1.5 m/s, as the system bounded_mass_damped starts it
+    "end_stop_mass_thrown_damped": {"fmu": "end_stop_mass", "params": {"v0": 1.5, "dc": 20.0},
+                                    "train": END_STOP_TRAIN,
+                                    "heldout": ["F=chirp:f0=0.2,f1=3,t1=10,amplitude=6"],
+                                    "stop": 10.0, "step": 0.01, "linear": False},
 }
 # the same components with their own variable-step solver (CVODE, reinitialised at every
 # communication point, as OpenModelica's co-simulation FMUs): same experiments
@@ -425,7 +430,8 @@ SYSTEMS = {"quarter_car_actuated": (5.0, 0.001), "motor_drive": (1.0, 0.001),
            "braked_mass": (2.0, 0.01), "coil_drive": (10.0, 0.01),
            "sprung_mass": (5.0, 0.001),
            # two ports that take power in, joined by an inverted effort; contacts last ~0.1 s
-           "bounded_mass": (2.0, 0.001), "saturating_drive": (2.0, 0.001),
+           "bounded_mass": (2.0, 0.001), "bounded_mass_damped": (2.0, 0.001),
+           "saturating_drive": (2.0, 0.001),
            # the same systems with the vendors' detailed components behind the same ports
            "braked_mass_detailed": (2.0, 0.01), "coil_drive_detailed": (10.0, 0.01),
            "sprung_mass_detailed": (5.0, 0.001)}
