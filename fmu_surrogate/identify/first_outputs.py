@@ -19,15 +19,18 @@ into its end stops starts from the same state: its linear fit, 100 % off, showed
 velocity as a fixed first output).
 
 The fit.  Taken as data, such values pull the fit towards them: an initial state learned to
-explain them, or none learned because the outputs look at rest.  When the linear model misses
-the tolerance, the outputs at ``t₀`` are the same in every run and the quadratic extrapolation
-of the next three points misses them by more than the tolerance (:func:`suspect_first_points`:
+explain them, or none learned because the outputs look at rest.  When the outputs at ``t₀``
+are the same in every run and the quadratic extrapolation of the next three points misses them
+by more than the tolerance (:func:`suspect_first_points`:
 a jump no dynamics make in one step — or a delayed feedthrough from rest, whose first point is
 right), the models are also fitted to data whose first points are replaced: first by that
 extrapolation, then by the first outputs of the model fitted to it (:func:`with_first_points`),
 and that fit is kept when it halves the error
 (:func:`~fmu_surrogate.identify.selection.select_dataset`; measured on the damped mass with
-fixed values at ``t₀``: 7·10³ % → 5.6·10⁻⁴ %).
+fixed values at ``t₀``: 7·10³ % → 5.6·10⁻⁴ %).  Whether the model fitted to them meets the
+tolerance does not decide: the same mass, its fit to those values taken without a constant
+source, met its held-out run within 0.55 %, and to 5.5·10⁻⁸ of its largest output fitted
+without them.
 
 An FMU whose outputs see the inputs set at ``t₀`` through dynamics far faster than its step
 shows there their response, as at every later point: its fast feedthrough

@@ -337,7 +337,7 @@ def select_dataset(
     late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
     repaired, fitted = "", ds
-    if late.error > tolerance:  # fixed values at t₀ taken as data? fitted without them
+    if late.error > 0.0:  # fixed values at t₀ taken as data? fitted without them too
         fitted, line = fo.without_first_points(ds, list(inputs), list(outputs), fit, fit + held,
                                                tolerance, clone(estimator))
         other = None if fitted is ds else fit_late_outputs(
