@@ -337,15 +337,15 @@ def select_dataset(
     late = fit_late_outputs(ds, list(inputs), list(outputs), fit, linear_fit, tolerance,
                             late_outputs)
     repaired, fitted = "", ds
-    if late.error > 0.0:  # fixed values at t₀ taken as data? fitted without them too
-        fitted, line = fo.without_first_points(ds, list(inputs), list(outputs), fit, fit + held,
-                                               tolerance, clone(estimator))
-        other = None if fitted is ds else fit_late_outputs(
-            fitted, list(inputs), list(outputs), fit, linear_fit, tolerance, late_outputs)
-        if other is not None and other.error <= LATE_GAIN * late.error:
-            late, repaired = other, line
-        else:
-            fitted = ds
+    # fixed values at t₀ taken as data? fitted without them too (where the data show them)
+    fitted, line = fo.without_first_points(ds, list(inputs), list(outputs), fit, fit + held,
+                                           tolerance, clone(estimator))
+    other = None if fitted is ds else fit_late_outputs(
+        fitted, list(inputs), list(outputs), fit, linear_fit, tolerance, late_outputs)
+    if other is not None and other.error <= LATE_GAIN * late.error:
+        late, repaired = other, line
+    else:
+        fitted = ds
     if late.late and step is not None:  # late, or a delayed feedthrough the rewrite cannot take
         sur = ModelChoice("linear", late.estimator, 0.0, 0.0, 1.0, "", late_outputs=True
                           ).surrogate()

@@ -238,13 +238,7 @@ def try_offsets(est: Any, exps: list[Any]) -> None:
     if rest and _missed(other, exps) > EQUILIBRIUM_MISS:
         return
     if other.result_.final_cost * OFFSET_GAIN < est.result_.final_cost:
-        keep = {"order_selection": est.result_.order_selection}
-        for k, v in vars(other).items():
-            if k.endswith("_") and not k.startswith("__"):
-                setattr(est, k, v)
-        import dataclasses
-
-        est.result_ = dataclasses.replace(est.result_, **keep)
+        _adopt(est, other)
 
 
 def try_without_offsets(est: Any, raw: list[tuple], pairs: list[tuple],
@@ -288,10 +282,15 @@ def try_without_offsets(est: Any, raw: list[tuple], pairs: list[tuple],
     except (ValueError, np.linalg.LinAlgError):
         return
     if not est.result_.final_cost * OFFSET_GAIN < other.result_.final_cost:
-        keep = {"order_selection": est.result_.order_selection}
-        for k, v in vars(other).items():
-            if k.endswith("_") and not k.startswith("__"):
-                setattr(est, k, v)
-        est.order_selection_ = keep["order_selection"]
-        est.result_ = dataclasses.replace(est.result_, **keep)
+        _adopt(est, other)
 
+
+def _adopt(est: Any, other: Any) -> None:
+    """Give ``est`` the fitted attributes of ``other``, its refit at the order ``est`` chose:
+    the order selection on record stays ``est``'s."""
+    chosen = est.result_.order_selection
+    for k, v in vars(other).items():
+        if k.endswith("_") and not k.startswith("__"):
+            setattr(est, k, v)
+    est.order_selection_ = chosen
+    est.result_ = dataclasses.replace(est.result_, order_selection=chosen)
