@@ -269,26 +269,64 @@ def try_without_offsets(est: Any, raw: list[tuple], pairs: list[tuple],
     if est.offsets != "auto" or est.initial == "equilibrium" or roles is None or \
             not roles.source:
         return
-    from sklearn.base import clone
-
-    from fmu_surrogate.identify.linear.ported_fit import fit_roles
-
-    oriented = [(i, o, "in" if s > 0 else "out") for (i, o, _), s in zip(pairs, est.port_signs_)]
-    other = clone(est).set_params(offsets=False, order=est.system_.n_states)
-    other._check_settings()
-    other.no_feedthrough_declared_ = bool(declared)
     try:
-        fit_roles(other, raw, oriented, declared)
+        other = refit_roles(est, raw, pairs, declared, offsets=False,
+                            order=est.system_.n_states)
     except (ValueError, np.linalg.LinAlgError):
         return
     if not est.result_.final_cost * OFFSET_GAIN < other.result_.final_cost:
         _adopt(est, other)
 
 
-def _adopt(est: Any, other: Any) -> None:
-    """Give ``est`` the fitted attributes of ``other``, its refit at the order ``est`` chose:
-    the order selection on record stays ``est``'s."""
-    chosen = est.result_.order_selection
+def refit_roles(est: Any, raw: list[tuple], pairs: list[tuple] | None, declared: bool,
+                **params: Any) -> Any:
+    """Fit a clone of ``est`` with ``params`` changed to the same records by the drop-in fit
+    (:func:`~fmu_surrogate.identify.linear.ported_fit.fit_roles`), its power pairs oriented as
+    ``est`` found them.
+
+    Parameters
+    ----------
+    est : LinearPHIdentifier
+        Fitted to ``raw``.
+    raw : list of (t, u_ext, y_ext, hold)
+        The records, external convention.
+    pairs : list of (input index, output index, orientation or None) or None
+        The power pairs of the fit (None: the inputs and outputs paired in order).
+    declared : bool
+        The source declares the power outputs independent of the power inputs.
+    **params
+        The settings the clone changes (``offsets``, ``order``, ``initial`` ...).
+
+    Returns
+    -------
+    LinearPHIdentifier
+        The clone, fitted; ``est`` is left as it was.
+
+    Raises
+    ------
+    ValueError, numpy.linalg.LinAlgError
+        Where the refit fails (the caller decides whether that matters).
+    """
+    from sklearn.base import clone
+
+    from fmu_surrogate.identify.linear.ported_fit import fit_roles
+
+    signs = np.asarray(est.port_signs_, dtype=float)
+    if pairs is None:
+        pairs = [(k, k, None) for k in range(signs.size)]
+    oriented = [(i, o, "in" if s > 0 else "out") for (i, o, _), s in zip(pairs, signs)]
+    other = clone(est).set_params(**params)
+    other._check_settings()
+    other.no_feedthrough_declared_ = bool(declared)
+    fit_roles(other, raw, oriented, declared)
+    return other
+
+
+def _adopt(est: Any, other: Any, chosen: Any = None) -> None:
+    """Give ``est`` the fitted attributes of ``other``, its refit: the order selection on record
+    is ``chosen``, by default ``est``'s (the refit at the order ``est`` chose made none)."""
+    if chosen is None:
+        chosen = est.result_.order_selection
     for k, v in vars(other).items():
         if k.endswith("_") and not k.startswith("__"):
             setattr(est, k, v)

@@ -29,7 +29,6 @@ the model misses build up, and the nonlinear fit then starts its runs where they
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -97,10 +96,11 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
     declared : bool
         The source declares the power outputs independent of the power inputs.
     """
-    from sklearn.base import clone
-
-    from fmu_surrogate.identify.linear.ported_fit import fit_roles
-    from fmu_surrogate.identify.linear.prepare import EQUILIBRIUM_MISS
+    from fmu_surrogate.identify.linear.prepare import (
+        EQUILIBRIUM_MISS,
+        _adopt,
+        refit_roles,
+    )
 
     n = est.system_.n_states
     # every run from the same first inputs: a start at their equilibrium and one from a state
@@ -118,21 +118,14 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
         if miss <= EQUILIBRIUM_MISS:
             return
         head = max(HEAD_MIN, int(HEAD * min(r[0].shape[0] for r in raw)))
-    signs = np.asarray(est.port_signs_, dtype=float)
-    if pairs is None:
-        pairs = [(k, k, None) for k in range(signs.size)]
-    oriented = [(i, o, "in" if s > 0 else "out") for (i, o, _), s in zip(pairs, signs)]
 
     # the order chosen again (unless given) on the records' deviations from their first points,
     # which start at rest (from a state, a mass on a spring got order 4 for 2); where that
     # choice is a static map, no linear model fits (a mass on a hardening spring): the order
     # of the fit from a state
     def refit(order: int | None) -> Any:
-        other = clone(est).set_params(initial="equilibrium", offsets=True, order=order)
-        other._check_settings()
-        other.no_feedthrough_declared_ = bool(declared)
-        fit_roles(other, raw, oriented, declared)
-        return other
+        return refit_roles(est, raw, pairs, declared, initial="equilibrium", offsets=True,
+                           order=order)
 
     try:
         other = refit(est.order)
@@ -145,10 +138,5 @@ def try_equilibrium(est: Any, raw: list[tuple], pairs: list[tuple] | None = None
     if not forced and not (training_miss(other, raw) * GAIN <= miss or
                            training_miss(other, raw, head) * GAIN <= training_miss(est, raw, head)):
         return
-    chosen = est.order_selection_  # the selection that chose the order a refit(n) keeps
-    for k, v in vars(other).items():
-        if k.endswith("_") and not k.startswith("__"):
-            setattr(est, k, v)
-    if est.order_selection_ is None and chosen is not None:
-        est.order_selection_ = chosen
-        est.result_ = dataclasses.replace(est.result_, order_selection=chosen)
+    # the refit's own order selection, else the one that chose the order a refit(n) keeps
+    _adopt(est, other, other.order_selection_ or est.order_selection_)
