@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -191,8 +192,7 @@ def select_model(
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise ModelSelectionError(f"tolerance must be a positive relative error, got {tolerance!r}.")
     tr, va = _experiments(train, hold), _experiments(held_out, hold)
-    check = va or tr
-    where = "held-out" if va else "training (nothing held out)"
+    check, where = va or tr, "held-out" if va else "training (nothing held out)"
     on = {"checked_on": "held-out" if va else "training"}
     lin_kw = {"learn": ("J", "R", "B"), **dict(linear or {})}
     lin = LinearPHIdentifier(int(order), **lin_kw).fit(tr)
@@ -300,16 +300,15 @@ def select_dataset(
     from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs
-    from fmu_surrogate.identify.order_search import search_order
+    from fmu_surrogate.identify.order_search import LOW_ORDER_COST, search_order
     from fmu_surrogate.identify.refit import refit_linear, refit_nonlinear
     from fmu_surrogate.identify.signal_block import as_signal_block
     from fmu_surrogate.ph import PortedSystem
 
     fit, held = split_runs(ds, runs)
     deadline = None if max_time is None else time.monotonic() + float(max_time)
-    check = held or fit
+    check, original = held or fit, ds
     estimator = linear if linear is not None else LinearPHIdentifier()
-    original = ds
     grid = np.diff(np.asarray(ds["time"].values, dtype=float))
     step = float(grid[0]) if grid.size and np.allclose(grid, grid[0], rtol=1e-9) else None
 
@@ -409,22 +408,23 @@ def select_dataset(
 
     def nonlinear_fit(data: Any, start: Any, direct: Any) -> tuple[Any, float, str]:
         return search_order(start, data, list(inputs), list(outputs), fit, tolerance,
-                            lambda lin_start: nonlinear_at(data, lin_start, direct), deadline)
+                            partial(nonlinear_at, data, direct=direct), deadline,
+                            partial(nonlinear_at, data, direct=direct, rescue=LOW_ORDER_COST))
 
-    def nonlinear_at(data: Any, start: Any, direct: Any) -> tuple[Any, float, str]:
+    def nonlinear_at(data: Any, start: Any, direct: Any,
+                     rescue: float | None = None) -> tuple[Any, float, str]:
         # the linear fit's order, at least 1 (an order-0 static map becomes one state plus the
         # nonlinear feedthrough); direct: the outputs see the inputs of their own point (late
         # outputs taken one sample earlier, or a delay the timing test left unclear), None: those
         # of the step before (where it could not tell), False: the timing test decides
-        settings = dict(nonlinear or {})
+        settings = {"max_rescue_cost": rescue, **(nonlinear or {})}
         if deadline is not None:
             settings.setdefault("max_time", max(deadline - time.monotonic(), 0.0))
         if direct is not False:
             settings["delayed_feedthrough"] = direct is None
-        nl = NonlinearPHIdentifier(n_states=None, linear=start,
-                                   validation_runs=len(held), **settings
-                                   ).fit_dataset(data, inputs=list(inputs),
-                                                 outputs=list(outputs), runs=fit + held)
+        nl = NonlinearPHIdentifier(n_states=None, linear=start, validation_runs=len(held),
+                                   **settings).fit_dataset(data, inputs=list(inputs),
+                                                           outputs=list(outputs), runs=fit + held)
         sur = nl.to_surrogate()
         lines = "\n  " + delay_line(nl, list(sur.output_names))
         lines += "".join("\n  " + text for text in (law_line(nl, sur), reading_line(sur),

@@ -29,9 +29,10 @@ def test_no_power_order_where_the_question_does_not_arise(spring_force):
     assert power_order(alone, ds, ["F"], ["v"], [0, 1]) is None  # no measured output
 
 
-def _search(spring_force, errors, tolerance=0.01, start=None, deadline=None):
+def _search(spring_force, errors, tolerance=0.01, start=None, deadline=None, below=None):
     """search_order with a stand-in nonlinear fit whose held-out error at order r is
-    ``errors[r]`` (a missing order raises); returns (kept order, error, lines, orders fitted)."""
+    ``errors[r]`` (a missing order raises); returns (kept order, error, lines, orders fitted).
+    ``below``: a list that the stand-in ``fit_below`` adds its orders to (else none given)."""
     ds, lin = spring_force
     calls = []
 
@@ -42,8 +43,12 @@ def _search(spring_force, errors, tolerance=0.01, start=None, deadline=None):
             raise RuntimeError(f"no fit at order {r}")
         return linear_start, errors[r], f"\n  fit at {r}"
 
+    def fit_below(linear_start):
+        below.append(linear_start.system_.n_states)
+        return fit(linear_start)
+
     est, e, lines = search_order(start or lin, ds, ["F"], ["v", "Fs"], [0, 1], tolerance, fit,
-                                 deadline)
+                                 deadline, None if below is None else fit_below)
     return est.system_.n_states, e, lines, calls
 
 
@@ -59,6 +64,20 @@ def test_the_search_stops_once_an_order_meets_the_tolerance_and_the_next_is_no_b
     assert lines.startswith("\n  fit at 2") and "orders tried (held-out error): 3: 0.107 %, " \
         "2: 0.109 %, 1: 120 % — order 2 kept" in lines
     assert f"the power outputs alone choose order {r_power}" in lines
+
+
+def test_orders_below_the_cap_are_fitted_without_rescuing_a_fit_short_of_states(
+        spring_force):
+    # the orders the search follows by a higher one take fit_below (max_rescue_cost set:
+    # LOW_ORDER_COST); the cap (the power outputs' order, here below the start's 7) and the
+    # start's order after it take the full fit
+    r_power = power_order(spring_force[1], *spring_force[:1], ["F"], ["v", "Fs"], [0, 1])
+    below = []
+    errors = {1: 0.9, 2: 0.6, 3: 0.4, 4: 0.25, 5: 0.2, 6: 0.15, 7: 0.1}  # each gains, all miss
+    _, _, _, calls = _search(spring_force, errors, below=below)
+    assert r_power is not None and calls[:r_power] == list(range(1, r_power + 1))
+    assert below == list(range(1, r_power))
+    assert r_power not in below and 7 in calls and 7 not in below
 
 
 def test_a_fit_far_within_the_tolerance_ends_the_search(spring_force):

@@ -150,8 +150,11 @@ class NonlinearPHIdentifier(PHEstimator):
         Levenberg–Marquardt iterations per start (:mod:`.gauss_newton`); the fit also stops at
         a cost below :data:`~fmu_surrogate.identify.nonlinear.optimise.TARGET_COST`, or where
         it stalls (:func:`~.gauss_newton.stalled`).  A strongly stiffening oscillator may need
-        more than 100 (the Duffing benchmark's FMU at three levels: 122, held out 0.84 %;
-        10.7 % at 100).
+        more than 100 (the Duffing benchmark's FMU at three levels: 122, held out 0.84 %).
+    max_rescue_cost : float or None
+        A missed fit is rescued (:mod:`.continuation`) only where its training cost is at most
+        this (None: always); the order search sets 0.5 (``LOW_ORDER_COST``) where a higher
+        order follows: a model that explains less than half its outputs lacks states.
     max_time : float or None
         Wall-time budget [s] of the optimiser in one fit (its starts and continuation stages
         together, :meth:`refine` its own): where spent, the fit stops at its best so far.
@@ -224,8 +227,8 @@ class NonlinearPHIdentifier(PHEstimator):
                  n_dissipation: int = 1, feedthrough: Any = "auto",
                  n_port_dissipation: int | str = "auto",
                  segment_length: int | None = 50, continuity_weight: float = 10.0,
-                 max_iter: int = 300, max_time: float | None = None, tol: float = 1e-5,
-                 smoothing: float = 1e-3,
+                 max_iter: int = 300, max_rescue_cost: float | None = None,
+                 max_time: float | None = None, tol: float = 1e-5, smoothing: float = 1e-3,
                  exponent: float = 0.5, validation_runs: int = 1, linear: Any = None,
                  input_hold: str | None = None, seed: int = 0, ports: Any = None,
                  delayed_feedthrough: Any = "auto", static_law: bool = True,
@@ -237,16 +240,11 @@ class NonlinearPHIdentifier(PHEstimator):
         self.n_port_dissipation = n_port_dissipation
         self.segment_length = segment_length
         self.continuity_weight = continuity_weight
-        self.max_iter = max_iter
-        self.max_time = max_time
-        self.tol = tol
-        self.smoothing = smoothing
-        self.exponent = exponent
-        self.validation_runs = validation_runs
-        self.linear = linear
-        self.input_hold = input_hold
-        self.seed = seed
-        self.ports = ports
+        self.max_iter, self.max_rescue_cost = max_iter, max_rescue_cost
+        self.max_time, self.tol = max_time, tol
+        self.smoothing, self.exponent = smoothing, exponent
+        self.validation_runs, self.linear = validation_runs, linear
+        self.input_hold, self.seed, self.ports = input_hold, seed, ports
         self.delayed_feedthrough = delayed_feedthrough
         self.static_law = static_law
         self.progress = progress

@@ -14,6 +14,7 @@ from fmu_surrogate.identify.nonlinear.continuation import (
     small_signal_start,
 )
 from fmu_surrogate.identify.nonlinear.estimator import NonlinearPHIdentifier
+from fmu_surrogate.identify.order_search import LOW_ORDER_COST
 
 
 def test_levels_are_the_inputs_spread_relative_to_the_pooled_one():
@@ -178,14 +179,13 @@ def test_a_quarter_car_at_one_level_is_found():
 
 
 def _stand_in_homotopy(monkeypatch, y_lin, ridges=("quartic", "logcosh", "periodic", "gap"),
-                       missed=0.08, simulated=lambda fit: 0.0):
+                       missed=0.08, simulated=lambda fit: 0.0, rescue=None):
     """:func:`optimise_continued` on one run (one level) with stand-in fits: the direct fit
     misses (cost ``missed``), every later one reaches 1e-6; the linear core's outputs are
     ``y_lin`` (an exception instance: raised); the energy's ``ridges`` (with a periodic and a
     gap one, no second fit with either); ``simulated(fit)`` the relative error of a fit's model
-    simulated
-    through the training runs.  Returns the result, the direct fit and the targets each later
-    fit was given."""
+    simulated through the training runs; ``rescue`` the estimator's ``max_rescue_cost``.
+    Returns the result, the direct fit and the targets each later fit was given."""
     from dataclasses import dataclass
     from types import SimpleNamespace
 
@@ -216,7 +216,8 @@ def _stand_in_homotopy(monkeypatch, y_lin, ridges=("quartic", "logcosh", "period
     monkeypatch.setattr(cont, "relative_error", lambda fit, runs: simulated(fit))
     monkeypatch.setattr(cont, "simulate", simulate)
     t, u, y = np.arange(4.0), np.ones((4, 1)), np.full((4, 1), 8.0)
-    out = cont.optimise_continued(NonlinearPHIdentifier(2, ridges=ridges),
+    out = cont.optimise_continued(NonlinearPHIdentifier(2, ridges=ridges,
+                                                        max_rescue_cost=rescue),
                                   SimpleNamespace(n_states=2),
                                   [(t, u, y, "zoh")], False, 0, law_inputs=[u])
     return out, direct, targets
@@ -239,6 +240,19 @@ def test_a_linear_core_that_cannot_be_simulated_keeps_the_direct_fit(monkeypatch
     for y_lin in (np.full((4, 1), np.nan), FmuSurrogateError("no step")):
         out, direct, targets = _stand_in_homotopy(monkeypatch, y_lin)
         assert out is direct and len(targets) == 2  # the direct fit and the linear core only
+
+
+def test_a_fit_above_the_rescue_cost_is_kept_as_it_is(monkeypatch):
+    # an order the search follows by a higher one: a direct fit that explains less than half its
+    # outputs (cost 0.85) gets no continuation, ridge, short segments or contact (one fit), and
+    # says why; one at 0.3 (a pendulum's 0.35 was rescued) still gets them all
+    out, direct, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), missed=0.85,
+                                              rescue=LOW_ORDER_COST)
+    assert len(targets) == 1 and out.costs is direct.costs
+    assert out.reason == "stalled; not rescued: the cost above 0.5 (an order too low)"
+    out, _, targets = _stand_in_homotopy(monkeypatch, np.zeros((4, 1)), missed=0.3,
+                                         rescue=LOW_ORDER_COST)
+    assert len(targets) == 2 + HOMOTOPY_STAGES and out.costs[-1] == 1e-6
 
 
 def test_a_fit_that_misses_by_far_is_run_again_with_a_periodic_ridge(monkeypatch):
