@@ -62,6 +62,7 @@ def test_late_outputs_as_set_are_fitted_one_sample_earlier():
 def test_late_outputs_of_a_nonlinear_component_are_found_by_the_nonlinear_fit(benchmark_fmus):
     import fmu_surrogate as fs
     from fmu_surrogate.cli.inputs import parse_input_option
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.identify.selection import select_dataset
 
     # the saturating coil under the signals of scripts/bench_dropin.py (band-limited noise),
@@ -74,8 +75,11 @@ def test_late_outputs_of_a_nonlinear_component_are_found_by_the_nonlinear_fit(be
     # the delay from the linear test (measured 8.6 % one sample earlier, 13.7 % at its point:
     # not half); the nonlinear model misses the late current at its point (6.8 %) and fits it
     # one sample earlier
-    # (60 iterations: the fit one sample earlier converges in about 25, the other cannot)
-    choice = select_dataset(late(ds, ["i"]), nonlinear={"max_iter": 60})
+    # (60 iterations: the fit one sample earlier converges in about 25, the other cannot; the
+    # coil's one state given: the search of higher orders at the outputs' own point, which
+    # miss too, is not what this test checks, and took 190 of its 200 s)
+    choice = select_dataset(late(ds, ["i"]), linear=LinearPHIdentifier(1),
+                            nonlinear={"max_iter": 60})
     assert choice.method == "nonlinear" and choice.late_outputs
     assert choice.surrogate().late_outputs
     assert "the nonlinear model misses them by" in choice.report()

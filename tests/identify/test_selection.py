@@ -137,6 +137,7 @@ def test_a_damper_with_a_preload_force_is_found_with_its_offset(benchmark_fmus):
 
 
 def test_the_report_names_the_outputs_a_kept_model_misses():
+    from fmu_surrogate.identify.linear.estimator import LinearPHIdentifier
     from fmu_surrogate.identify.selection import select_dataset
 
     ds, _, _ = _mass_dataset()
@@ -144,7 +145,10 @@ def test_the_report_names_the_outputs_a_kept_model_misses():
     # inputs explains it, and its relative error is about 100 %
     noise = np.random.default_rng(0).normal(size=ds["x"].shape) * 1e-15
     ds["r"] = (ds["x"].dims, noise, {**ds["x"].attrs, "fmu_variable": "r", "units": "J"})
-    choice = select_dataset(ds, nonlinear={"max_iter": 1}, late_outputs=False)
+    # the mass's order given: the search over the orders the round-off output raises (8 to 10,
+    # each fit diverging) is not what this test checks, and took 90 of its 97 s
+    choice = select_dataset(ds, linear=LinearPHIdentifier(2), nonlinear={"max_iter": 1},
+                            late_outputs=False)
     line = next(x for x in choice.report().splitlines() if "error of each output" in x)
     assert line.split(": ")[1].startswith("r ")  # the worst first
     assert "--outputs" in line and all(f"{n} " in line for n in ("x", "v", "a"))
