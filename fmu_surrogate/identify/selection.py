@@ -299,7 +299,7 @@ def select_dataset(
     from fmu_surrogate.identify import first_outputs as fo
     from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
-    from fmu_surrogate.identify.late_outputs import fit_late_outputs
+    from fmu_surrogate.identify.late_outputs import fit_late_outputs, fit_nonlinear_timed
     from fmu_surrogate.identify.order_search import LOW_ORDER_COST, search_order
     from fmu_surrogate.identify.refit import refit_linear, refit_nonlinear
     from fmu_surrogate.identify.signal_block import as_signal_block
@@ -433,25 +433,20 @@ def select_dataset(
                                       list(sur.output_names), check)), lines
 
     own = ds  # the data the linear start was fitted to
+
+    def refit_at(start: Any, order: int) -> Any:  # the linear start at another order
+        return start if order == start.system_.n_states else clone(start).set_params(
+            order=order).fit_dataset(own, inputs=list(inputs), outputs=list(outputs), runs=fit)
+
     try:
-        nl, e_nl, lines = nonlinear_fit(ds, lin, late.late)
+        nl, e_nl, lines, ds, kept_late = fit_nonlinear_timed(
+            late, ds, lin, nonlinear_fit, nonlinear_at, refit_at, tolerance,
+            lambda: _time_left(deadline))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
         return choice("linear", lin, float("nan"),
                       f"the linear {where} error {percent(e_lin)} exceeds the tolerance "
                       f"{percent(tolerance)}, but the nonlinear fit was not possible "
                       f"({type(exc).__name__}: {exc})")
-    if e_nl > tolerance and _time_left(deadline) and late.alternative is not None:
-        # late outputs of a nonlinear component: the linear misfit hid the delay
-        data, start, _ = late.alternative
-        try:
-            nl_late, e_late, lines_late = nonlinear_fit(data, start, True)
-        except Exception:  # noqa: BLE001 - the fit at the outputs' own point stays
-            e_late = float("inf")
-        if e_late <= LATE_GAIN * e_nl:
-            lines = (lines_late + f"\n  outputs are those of the point before (late outputs): "
-                     f"the nonlinear model misses them by {percent(e_nl)}, and by "
-                     f"{percent(e_late)} one sample earlier")
-            nl, e_nl, ds, kept_late = nl_late, e_late, data, True
     ev = getattr(nl, "delay_evidence_", None)
     fast = getattr(nl, "fast_feedthrough_", None) is not None  # it takes a law's share of u_k
     if (e_nl > tolerance or fast) and _time_left(deadline) and ev is not None and ev.delayed:
