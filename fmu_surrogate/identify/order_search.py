@@ -18,10 +18,11 @@ represent by more states: their modes fit the harmonics of a nonlinearity.
 
 :func:`search_order` (what :func:`~fmu_surrogate.identify.selection.select_dataset` runs)
 fits the nonlinear model at orders 1, 2, … up to that of the power outputs (where it is lower)
-or of the linear start: lower orders are cheaper fits and faster surrogates.  Below that cap a
-fit that explains less than half its outputs is left as it is (:data:`LOW_ORDER_COST`): it is
-short of states, and the continuation's rescues cost most there (a mass on a hardening spring,
-order 1: 138 s of 208 s, every rescue missing by 80 % or more; 77 s without them).  A static linear
+or of the linear start: lower orders are cheaper fits and faster surrogates.  Below that cap
+and the linear start's order a fit that explains less than half its outputs is left as it is
+(:data:`LOW_ORDER_COST`): it is short of states, and the continuation's rescues cost most there
+(a mass on a hardening spring, order 1: 138 s of 208 s, every rescue missing by 80 % or more;
+77 s without them).  A static start gives no such evidence: its orders keep every rescue.  A static linear
 start (order 0: where no linear model predicts the held-out part better than a static map) is
 fitted as such first; so is a static map where a dynamic start has a feedthrough of its power
 outputs or the FMU declares one (``<ModelStructure>``), kept where it meets the tolerance (a
@@ -69,8 +70,8 @@ STATIC_GAIN = 0.5
 #: state more than the part needs, is the slowest of the search (a progressive spring, 3 × 20 s
 #: at 1 ms: order 1 0.0021 % in 48 s, then order 2 43.6 % in 3.5 min)
 CLEAR_MARGIN = 0.01
-#: Below an order the search tries next, a fit whose training cost stays above this (it
-#: explains less than half of its outputs' energy) is not rescued: it is short of states
+#: Below the search's cap and a dynamic linear start's order, a fit whose training cost stays
+#: above this (it explains less than half of its outputs' energy) is not rescued: short of states
 #: (``max_rescue_cost``, :mod:`~fmu_surrogate.identify.nonlinear.continuation`).  The fits
 #: rescued by the continuation, the added ridges or short segments started at most at 0.35
 #: (a pendulum that turns over); a mass on a hardening spring at order 1 at 0.85
@@ -137,8 +138,10 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         ``time.monotonic()`` after which no further order is fitted once one has been (a
         wall-time budget; the report says which orders it left out).
     fit_below : callable, optional
-        ``fit`` at the orders below the cap, which the search follows by a higher one: where
-        given, one that rescues no fit above :data:`LOW_ORDER_COST` (``max_rescue_cost``).
+        ``fit`` at the orders below the cap and the linear start's order (the data show more
+        states, and the search follows by a higher order): where given, one that rescues no
+        fit above :data:`LOW_ORDER_COST` (``max_rescue_cost``).  A static start's search
+        (order 0) does not use it.
 
     Returns
     -------
@@ -202,7 +205,7 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     best = gained = tried[0][1] if order < 1 else float("inf")
     arg, from_one = 0, order >= 1
     for r in range(1, cap + 1):
-        e = at(r, r < cap)
+        e = at(r, r < min(cap, order))  # below a dynamic start's order and the cap
         if skipped:
             break
         best = min(best, e)

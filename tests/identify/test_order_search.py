@@ -149,9 +149,12 @@ def test_a_static_start_that_meets_the_tolerance_or_gains_nothing_stays_static(s
                                                                                static_start):
     kept, _, lines, calls = _search(spring_force, {0: 0.001}, start=static_start)
     assert calls == [0] and kept == 0 and lines == "\n  fit at 0"
-    kept, e, _, calls = _search(spring_force, {0: 0.5, 1: 0.45, 2: 0.6}, start=static_start)
-    # neither 1 nor 2 gains 1.2 over the static map: stop two orders after it, keep it
-    assert calls == [0, 1, 2] and kept == 0 and e == 0.5
+    below = []
+    kept, e, _, calls = _search(spring_force, {0: 0.5, 1: 0.45, 2: 0.6}, start=static_start,
+                                below=below)
+    # neither 1 nor 2 gains 1.2 over the static map: stop two orders after it, keep it; a
+    # static start shows no states, so every order keeps the rescues (no fit_below)
+    assert calls == [0, 1, 2] and kept == 0 and e == 0.5 and below == []
 
 
 def test_a_static_law_that_explains_the_part_stays_static(spring_force, static_start):
