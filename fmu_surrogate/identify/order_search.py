@@ -22,9 +22,10 @@ or of the linear start: lower orders are cheaper fits and faster surrogates.  Be
 and the linear start's order a fit that explains less than half its outputs is left as it is
 (:data:`LOW_ORDER_COST`): it is short of states, and the continuation's rescues cost most there
 (a mass on a hardening spring, order 1: 138 s of 208 s, every rescue missing by 80 % or more;
-77 s without them).  A static start gives no such evidence: its orders keep every rescue.  A static linear
-start (order 0: where no linear model predicts the held-out part better than a static map) is
-fitted as such first; so is a static map where a dynamic start has a feedthrough of its power
+77 s without them).  A static start gives no such evidence: its orders keep every rescue.
+A static linear start (order 0: where no linear model predicts the held-out part better than a
+static map) is fitted as such first; so is a static map where a dynamic start has a feedthrough
+of its power
 outputs or the FMU declares one (``<ModelStructure>``), kept where it meets the tolerance (a
 power-law damper at small velocities, whose linear misfit of 14–22 % the linear orders share:
 order 2 chosen, its feedthrough taken for a share of that misfit, and from there the nonlinear

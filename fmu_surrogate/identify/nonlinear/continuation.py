@@ -40,7 +40,7 @@ anything below rescued where the fit's cost stays above the estimator's ``max_re
 which the order search sets where it tries a higher order next
 (:data:`~fmu_surrogate.identify.order_search.LOW_ORDER_COST`): a model that explains less than
 half its outputs is short of states, not in a local minimum (a mass on a hardening spring at
-order 1: cost 0.85, every rescue in turn 0.65 to 0.96, 138 s of its 240 s identification).
+order 1: cost 0.85, every rescue in turn 0.65 to 0.96, 138 s of its 208 s identification).
 
 Short segments.  Multiple shooting fits each segment from its own state, so a model can meet
 every segment and still drift from the runs when simulated from their start: a Duffing
