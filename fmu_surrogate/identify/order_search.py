@@ -61,7 +61,8 @@ import numpy as np
 from fmu_surrogate.identify.fit_report import percent
 from fmu_surrogate.identify.linear.init.order import MAX_ORDER, ORDER_FACTOR, ORDER_FLOOR
 
-__all__ = ["CLEAR_MARGIN", "LOW_ORDER_COST", "STATIC_GAIN", "power_order", "search_order"]
+__all__ = ["CLEAR_MARGIN", "LOW_ORDER_COST", "STATIC_GAIN", "power_order", "search_order",
+           "start_at"]
 
 #: A static nonlinear model that divides the static linear start's held-out error by less than
 #: 1/STATIC_GAIN explains little: the part has states no linear model found (module doc)
@@ -154,7 +155,6 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     Exception
         What ``fit`` raises from ``start`` when no other order could be fitted.
     """
-    from sklearn.base import clone
 
     order = int(start.system_.n_states)
     if start.order is not None:  # given
@@ -173,8 +173,7 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
         # power outputs that follow the inputs: the static map first, kept where it meets the
         # tolerance (module doc)
         try:
-            static = fit(clone(start).set_params(order=0).fit_dataset(
-                ds, inputs=list(inputs), outputs=list(outputs), runs=list(runs)))
+            static = fit(start_at(start, 0, ds, inputs, outputs, runs))
         except Exception as exc:  # noqa: BLE001 - reported in the orders line
             failed[0] = exc
         else:
@@ -190,8 +189,7 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
             skipped.append(r)
             return float("nan")
         try:
-            lin = start if r == order else clone(start).set_params(order=r).fit_dataset(
-                ds, inputs=list(inputs), outputs=list(outputs), runs=list(runs))
+            lin = start_at(start, r, ds, inputs, outputs, runs)
             tried[r] = (fit_below if below and fit_below is not None else fit)(lin)
         except Exception as exc:  # noqa: BLE001 - reported in the orders line
             failed[r] = exc
@@ -254,6 +252,32 @@ def search_order(start: Any, ds: Any, inputs: Sequence[str], outputs: Sequence[s
     return nl, e, (lines + f"\n  nonlinear model orders tried (held-out error): {table} — "
                    f"order {kept} kept, the smallest {which}within {ORDER_FACTOR:g}× of the "
                    f"best (the linear start's order {order}{why})")
+
+
+def start_at(start: Any, order: int, ds: Any, inputs: Sequence[str], outputs: Sequence[str],
+             runs: Sequence[int]) -> Any:
+    """The linear start at another order: ``start`` itself at its own, else a clone with the
+    order given fitted to the same data.
+
+    Parameters
+    ----------
+    start : LinearPHIdentifier
+        Fitted to ``ds`` with ``inputs``, ``outputs`` and training ``runs``.
+    order : int
+        The state dimension wanted.
+    ds, inputs, outputs, runs
+        As for :func:`power_order`.
+
+    Returns
+    -------
+    LinearPHIdentifier
+    """
+    from sklearn.base import clone
+
+    if order == start.system_.n_states:
+        return start
+    return clone(start).set_params(order=order).fit_dataset(
+        ds, inputs=list(inputs), outputs=list(outputs), runs=list(runs))
 
 
 def _feedthrough_shown(start: Any, ds: Any, inputs: Sequence[str],

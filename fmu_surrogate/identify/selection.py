@@ -300,7 +300,7 @@ def select_dataset(
     from fmu_surrogate.identify.delayed_form import as_delayed_feedthrough, prefer_delayed
     from fmu_surrogate.identify.late_outputs import GAIN as LATE_GAIN
     from fmu_surrogate.identify.late_outputs import fit_late_outputs, fit_nonlinear_timed
-    from fmu_surrogate.identify.order_search import LOW_ORDER_COST, search_order
+    from fmu_surrogate.identify.order_search import LOW_ORDER_COST, search_order, start_at
     from fmu_surrogate.identify.refit import refit_linear, refit_nonlinear
     from fmu_surrogate.identify.signal_block import as_signal_block
     from fmu_surrogate.ph import PortedSystem
@@ -433,14 +433,10 @@ def select_dataset(
                                       list(sur.output_names), check)), lines
 
     own = ds  # the data the linear start was fitted to
-
-    def refit_at(start: Any, order: int) -> Any:  # the linear start at another order
-        return start if order == start.system_.n_states else clone(start).set_params(
-            order=order).fit_dataset(own, inputs=list(inputs), outputs=list(outputs), runs=fit)
-
     try:
         nl, e_nl, lines, ds, kept_late = fit_nonlinear_timed(
-            late, ds, lin, nonlinear_fit, nonlinear_at, refit_at, tolerance,
+            late, ds, lin, nonlinear_fit, nonlinear_at,
+            lambda start, r: start_at(start, r, own, inputs, outputs, fit), tolerance,
             lambda: _time_left(deadline))
     except Exception as exc:  # noqa: BLE001 - any failure keeps the linear model, reported
         return choice("linear", lin, float("nan"),
